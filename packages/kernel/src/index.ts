@@ -1,0 +1,15 @@
+export type { KernelErrorCode } from './errors.js'
+export { KernelError, KernelErrorCodes, ToolvisorError } from './errors.js'
+export { Kernel } from './kernel.js'
+export type {
+  Deps,
+  Inject,
+  PendingPlugin,
+  Plugin,
+  PluginContext,
+  PluginHandle,
+  PluginState,
+} from './plugin.js'
+export { definePlugin } from './plugin.js'
+export type { ServiceOf, Token } from './token.js'
+export { token } from './token.js'

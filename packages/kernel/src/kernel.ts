@@ -1,0 +1,338 @@
+import { KernelError } from './errors.js'
+import type { Inject, PendingPlugin, Plugin, PluginContext, PluginHandle, PluginState } from './plugin.js'
+import type { Token } from './token.js'
+
+type AnyPlugin = Plugin<Inject, unknown, unknown>
+type Disposer = () => void | Promise<void>
+
+/** The kernel's bookkeeping for one `use()`. */
+interface Entry {
+  readonly plugin: AnyPlugin
+  readonly config: unknown
+  state: PluginState
+  /** Set while the entry is being unloaded: its services stop counting as available at once. */
+  unloading: boolean
+  controller: AbortController | undefined
+  disposers: Disposer[]
+  /** The keys this entry provided in its current activation. */
+  provided: string[]
+  /** Settles when the current `apply` has settled. */
+  applying: Promise<void> | undefined
+  /** Order of the latest activation; disposal runs in reverse of it. */
+  activation: number
+  /** Serialises unloads of this entry. */
+  queue: Promise<void>
+  readonly ready: Deferred
+}
+
+interface Deferred {
+  readonly promise: Promise<void>
+  resolve(): void
+  reject(error: unknown): void
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void
+  let reject!: (error: unknown) => void
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  // A handle nobody awaits must not become an unhandled rejection.
+  promise.catch(() => {})
+  return { promise, resolve, reject }
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+/**
+ * The container every toolvisor package registers into. A plugin is applied as soon as every
+ * token it injects has an active provider, whatever the order of `use()` calls; unloading a
+ * provider first unloads what depends on it.
+ *
+ * @example
+ * ```ts
+ * await using kernel = new Kernel()
+ * kernel.use(greeterPlugin)            // pending: injects 'clock'
+ * await kernel.use(clockPlugin)        // active; greeter activates right after
+ * kernel.get(Greeter)?.greet('ada')
+ * ```
+ */
+export class Kernel implements AsyncDisposable {
+  readonly #entries: Entry[] = []
+  readonly #providers = new Map<string, { entry: Entry; value: unknown }>()
+  #activations = 0
+  #disposed = false
+
+  /**
+   * Registers a plugin. The config is validated at once (a bad one throws
+   * `KERNEL_ERR_INVALID_CONFIG` naming the field); the plugin then waits for its injected
+   * services. The returned handle resolves when the plugin is active and rejects when it failed.
+   */
+  use<I extends Inject, C, In>(plugin: Plugin<I, C, In>, config?: In): PluginHandle {
+    if (this.#disposed) {
+      throw new KernelError(
+        'KERNEL_ERR_DISPOSED',
+        `cannot use plugin "${plugin.name}": the kernel is disposed`,
+      )
+    }
+    const entry: Entry = {
+      plugin: plugin as unknown as AnyPlugin,
+      config: validateConfig(plugin as unknown as AnyPlugin, config),
+      state: 'pending',
+      unloading: false,
+      controller: undefined,
+      disposers: [],
+      provided: [],
+      applying: undefined,
+      activation: 0,
+      queue: Promise.resolve(),
+      ready: deferred(),
+    }
+    this.#entries.push(entry)
+    this.#reconcile()
+    return this.#handle(entry)
+  }
+
+  /** The service behind a token when its provider is active, else `undefined`. */
+  get<T>(token: Token<T>): T | undefined {
+    const provider = this.#providers.get(token.key)
+    return provider && this.#isAvailable(token.key) ? (provider.value as T) : undefined
+  }
+
+  /** Every plugin still waiting, with the token keys it misses. */
+  pending(): PendingPlugin[] {
+    return this.#entries
+      .filter((entry) => entry.state === 'pending')
+      .map((entry) => ({ name: entry.plugin.name, missing: this.#missing(entry) }))
+  }
+
+  /**
+   * Unloads every plugin, dependents before providers, in reverse activation order. Each
+   * plugin's signal is aborted first, then its disposers run last-registered first. Rejects with
+   * `KERNEL_ERR_DISPOSE_FAILED` carrying every disposer error when any threw.
+   */
+  async dispose(): Promise<void> {
+    this.#disposed = true
+    const errors: unknown[] = []
+    const order = [...this.#entries].sort((a, b) => b.activation - a.activation)
+    for (const entry of order) await this.#unload(entry, 'disposed', errors)
+    if (errors.length > 0) throw disposeError(errors)
+  }
+
+  /** Same as `dispose()`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.dispose()
+  }
+
+  #handle(entry: Entry): PluginHandle {
+    const kernel = this
+    return {
+      name: entry.plugin.name,
+      get state() {
+        return entry.state
+      },
+      get missing() {
+        return kernel.#missing(entry)
+      },
+      async dispose() {
+        const errors: unknown[] = []
+        await kernel.#unload(entry, 'disposed', errors)
+        if (errors.length > 0) throw disposeError(errors)
+      },
+      // biome-ignore lint/suspicious/noThenProperty: the handle is awaitable on purpose.
+      then(onfulfilled, onrejected) {
+        return entry.ready.promise.then(onfulfilled, onrejected)
+      },
+    }
+  }
+
+  #isAvailable(key: string): boolean {
+    const provider = this.#providers.get(key)
+    return provider !== undefined && provider.entry.state === 'active' && !provider.entry.unloading
+  }
+
+  #missing(entry: Entry): string[] {
+    const inject = entry.plugin.inject ?? {}
+    return Object.values(inject)
+      .map((token) => token.key)
+      .filter((key) => !this.#isAvailable(key))
+  }
+
+  /** Starts every pending plugin whose injected services are all available. */
+  #reconcile(): void {
+    if (this.#disposed) return
+    for (const entry of this.#entries) {
+      if (entry.state === 'pending' && !entry.unloading && this.#missing(entry).length === 0)
+        this.#start(entry)
+    }
+  }
+
+  #start(entry: Entry): void {
+    const controller = new AbortController()
+    entry.state = 'loading'
+    entry.controller = controller
+    entry.disposers = []
+    entry.provided = []
+    const ctx = this.#context(entry, controller.signal)
+    entry.applying = (async () => {
+      try {
+        await entry.plugin.apply(ctx, entry.config)
+      } catch (error) {
+        await this.#fail(entry, error)
+        return
+      }
+      if (controller.signal.aborted) return // unloaded while applying: the unloader finishes the job
+      entry.state = 'active'
+      entry.activation = ++this.#activations
+      entry.ready.resolve()
+      this.#reconcile()
+    })()
+  }
+
+  #context(entry: Entry, signal: AbortSignal): PluginContext {
+    const kernel = this
+    const name = entry.plugin.name
+    const inject = entry.plugin.inject ?? {}
+    const deps: Record<string, unknown> = {}
+    for (const [alias, token] of Object.entries(inject)) deps[alias] = this.#providers.get(token.key)?.value
+    const assertLive = (what: string) => {
+      if (entry.state !== 'loading' && entry.state !== 'active') {
+        throw new KernelError('KERNEL_ERR_DISPOSED', `plugin "${name}" called ${what} after it was unloaded`)
+      }
+    }
+    return {
+      deps: Object.freeze(deps),
+      signal,
+      get: (token) => kernel.get(token),
+      provide(token, value) {
+        assertLive(`provide('${token.key}')`)
+        if (!(entry.plugin.provides ?? []).some((declared) => declared.key === token.key)) {
+          throw new KernelError(
+            'KERNEL_ERR_UNDECLARED_PROVIDE',
+            `plugin "${name}" provided '${token.key}' without listing it in provides; add it to the plugin's provides`,
+          )
+        }
+        const holder = kernel.#providers.get(token.key)
+        if (holder) {
+          const other = holder.entry === entry ? 'itself, earlier' : `plugin "${holder.entry.plugin.name}"`
+          throw new KernelError(
+            'KERNEL_ERR_DUPLICATE_PROVIDER',
+            `plugin "${name}" cannot provide '${token.key}': it is already provided by ${other}; dispose one of them`,
+          )
+        }
+        kernel.#providers.set(token.key, { entry, value })
+        entry.provided.push(token.key)
+      },
+      onDispose(fn) {
+        assertLive('onDispose()')
+        entry.disposers.push(fn)
+      },
+    }
+  }
+
+  /** `apply` threw: undo what it registered and reject the handle with the cause. */
+  async #fail(entry: Entry, cause: unknown): Promise<void> {
+    const errors: unknown[] = []
+    await this.#teardown(entry, errors)
+    entry.state = 'failed'
+    const extra = errors.length > 0 ? ` (and ${errors.length} disposer error(s) while undoing it)` : ''
+    entry.ready.reject(
+      new KernelError(
+        'KERNEL_ERR_PLUGIN_FAILED',
+        `plugin "${entry.plugin.name}" failed: ${describeError(cause)}${extra}`,
+        {
+          cause,
+          errors,
+        },
+      ),
+    )
+  }
+
+  /** Unloads an entry to `pending` (its provider went away) or `disposed`; serialised per entry. */
+  #unload(entry: Entry, to: 'pending' | 'disposed', errors: unknown[]): Promise<void> {
+    const run = async () => {
+      if (entry.state === 'disposed') return
+      if (entry.state === 'loading' || entry.state === 'active') {
+        entry.unloading = true
+        try {
+          const dependents = this.#dependents(entry).sort((a, b) => b.activation - a.activation)
+          for (const dependent of dependents) await this.#unload(dependent, 'pending', errors)
+          entry.controller?.abort()
+          await entry.applying
+          // apply may have failed meanwhile: #fail already tore it down.
+          if ((entry.state as PluginState) !== 'failed') await this.#teardown(entry, errors)
+        } finally {
+          entry.unloading = false
+        }
+      }
+      if (entry.state === 'failed' && to === 'pending') return
+      entry.state = to
+      if (to === 'disposed') {
+        entry.ready.reject(
+          new KernelError(
+            'KERNEL_ERR_DISPOSED',
+            `plugin "${entry.plugin.name}" was disposed before it became active`,
+          ),
+        )
+      }
+    }
+    entry.queue = entry.queue.then(run, run)
+    return entry.queue.then(() => {
+      if (to === 'disposed') this.#reconcile()
+    })
+  }
+
+  /** Entries that are loading or active and inject a token this entry provides. */
+  #dependents(entry: Entry): Entry[] {
+    const keys = new Set(entry.provided)
+    return this.#entries.filter(
+      (other) =>
+        other !== entry &&
+        (other.state === 'active' || other.state === 'loading') &&
+        Object.values(other.plugin.inject ?? {}).some((token) => keys.has(token.key)),
+    )
+  }
+
+  /** Aborts the signal, withdraws the services, runs the disposers last-first, collecting errors. */
+  async #teardown(entry: Entry, errors: unknown[]): Promise<void> {
+    entry.controller?.abort()
+    for (const key of entry.provided) {
+      if (this.#providers.get(key)?.entry === entry) this.#providers.delete(key)
+    }
+    entry.provided = []
+    const disposers = entry.disposers.splice(0).reverse()
+    for (const dispose of disposers) {
+      try {
+        await dispose()
+      } catch (error) {
+        errors.push(error)
+      }
+    }
+  }
+}
+
+function validateConfig(plugin: AnyPlugin, config: unknown): unknown {
+  if (!plugin.config) return config
+  const result = plugin.config.safeParse(config)
+  if (result.success) return result.data
+  const problems = result.error.issues.map((issue) => {
+    const path = issue.path.length > 0 ? `config.${issue.path.map(String).join('.')}` : 'config'
+    return `${path}: ${issue.message}`
+  })
+  throw new KernelError(
+    'KERNEL_ERR_INVALID_CONFIG',
+    `plugin "${plugin.name}" got an invalid config: ${problems.join('; ')}`,
+    { cause: result.error },
+  )
+}
+
+function disposeError(errors: unknown[]): KernelError {
+  const list = errors.map(describeError).join('; ')
+  return new KernelError('KERNEL_ERR_DISPOSE_FAILED', `${errors.length} disposer(s) failed: ${list}`, {
+    errors,
+    cause: new AggregateError(errors, 'disposers failed'),
+  })
+}
