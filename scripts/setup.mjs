@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { delimiter, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -43,7 +43,7 @@ function ensurePnpm() {
   if (onPath.status === 0 && onPath.stdout.trim() === pnpmVersion) return 'pnpm'
   const local = join(root, '.tools', 'pnpm', 'node_modules', '.bin', 'pnpm')
   const localVersion = existsSync(local) ? spawnSync(local, ['--version'], { encoding: 'utf8', env }) : undefined
-  if (localVersion?.status === 0 && localVersion.stdout.trim() === pnpmVersion) return local
+  if (localVersion?.status === 0 && localVersion.stdout.trim() === pnpmVersion) return usePrivate(local)
   process.stderr.write(`setup: installing pnpm ${pnpmVersion} into .tools/pnpm (once)\n`)
   quiet('installing pnpm', 'npm', [
     'install',
@@ -55,6 +55,12 @@ function ensurePnpm() {
     '--loglevel=error',
     `pnpm@${pnpmVersion}`,
   ])
+  return usePrivate(local)
+}
+
+/** turbo runs package scripts with the `pnpm` it finds on PATH: put the private copy first. */
+function usePrivate(local) {
+  env.PATH = `${dirname(local)}${delimiter}${env.PATH ?? ''}`
   return local
 }
 
