@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest'
+import { LoadingError } from './errors.js'
+import { compileEventSchema } from './event-schema.js'
+import type { JsonSchema } from './types.js'
+
+describe('compileEventSchema', () => {
+  it.each<[string, JsonSchema, unknown, string | undefined]>([
+    ['a matching value', { type: 'object', required: ['line'] }, { line: 'x' }, undefined],
+    ['a wrong type at the root', { type: 'object' }, 'line', '$: must be object'],
+    [
+      'a wrong property type',
+      { properties: { level: { type: 'string' } } },
+      { level: 1 },
+      '$.level: must be string',
+    ],
+    ['a missing property', { required: ['line'] }, {}, "$: must have required property 'line'"],
+    [
+      'an additional property',
+      { type: 'object', properties: {}, additionalProperties: false },
+      { extra: 1 },
+      '$: must NOT have additional properties: "extra"',
+    ],
+    [
+      'an enum',
+      { properties: { op: { enum: ['pattern', 'pause', 1] } } },
+      { op: 'stop' },
+      '$.op: must be equal to one of the allowed values: "pattern", "pause", 1',
+    ],
+    ['a const', { properties: { v: { const: 2 } } }, { v: 3 }, '$.v: must be equal to constant: 2'],
+    [
+      'an item of an array, under a key that needs quoting',
+      { items: { properties: { 'a/b~c': { type: 'number' } } } },
+      [{ 'a/b~c': 1 }, { 'a/b~c': 'x' }],
+      '$[1]["a/b~c"]: must be number',
+    ],
+    ['true', true, { any: 'thing' }, undefined],
+    ['false', false, null, '$: boolean schema is false'],
+  ])('%s', (_, schema, value, reason) => {
+    expect(compileEventSchema(schema)(value)).toBe(reason)
+  })
+
+  it('cuts a long list of allowed values', () => {
+    const values = Array.from({ length: 30 }, (_, i) => `value-${i}`)
+    const reason = compileEventSchema({ enum: values })('x')
+    expect(reason).toBe(
+      `$: must be equal to one of the allowed values: ${values
+        .map((v) => `"${v}"`)
+        .join(', ')
+        .slice(0, 79)}…`,
+    )
+  })
+
+  it('validates many times with one compile, without keeping state between values', () => {
+    const validate = compileEventSchema({ type: 'object', properties: { n: { type: 'integer' } } })
+    expect(validate({ n: 'x' })).toBe('$.n: must be integer')
+    expect(validate({ n: 1 })).toBeUndefined()
+    expect(validate({ n: 1.5 })).toBe('$.n: must be integer')
+  })
+
+  it('does not modify the value (no defaults, no coercion)', () => {
+    const value = { n: '1' }
+    compileEventSchema({ properties: { n: { type: 'integer', default: 0 }, m: { default: 1 } } })(value)
+    expect(value).toEqual({ n: '1' })
+  })
+
+  it('throws a plain Error with ajv message when the schema does not compile', () => {
+    let error: unknown
+    try {
+      compileEventSchema({ type: 'strin' })
+    } catch (thrown) {
+      error = thrown
+    }
+    expect(error).toBeInstanceOf(Error)
+    expect(error).not.toBeInstanceOf(LoadingError)
+    expect((error as Error).message).toBe(
+      'schema is invalid: data/type must be equal to one of the allowed values, data/type must be array, data/type must match a schema in anyOf',
+    )
+  })
+
+  it('refuses what is not a schema at all', () => {
+    expect(() => compileEventSchema([] as unknown as JsonSchema)).toThrow(
+      'a JSON Schema must be an object or a boolean; got an array',
+    )
+    expect(() => compileEventSchema({ $id: 5 } as JsonSchema)).toThrow(Error)
+    expect(compileEventSchema({ type: 'string' })('s')).toBeUndefined()
+  })
+
+  it('compiles recursive schemas, and a too deep value fails instead of throwing', () => {
+    const validate = compileEventSchema({ type: 'array', items: { $ref: '#' } })
+    expect(validate([[[]]])).toBeUndefined()
+    expect(validate([[1]])).toBe('$[0][0]: must be array')
+    let deep: unknown[] = []
+    for (let i = 0; i < 200_000; i++) deep = [deep]
+    expect(validate(deep)).toMatch(/^\$: could not be validated \(Maximum call stack size exceeded\)$/)
+  })
+
+  it('compiles schemas sharing a $id, one after the other (a tool changed and was reloaded)', () => {
+    for (let i = 0; i < 3; i++) {
+      const schema = {
+        $id: 'urn:tool:event',
+        description: `version ${i}`,
+        type: 'object',
+        properties: { n: { $id: 'urn:tool:n', type: 'number', minimum: i } },
+      }
+      expect(compileEventSchema(schema)({ n: 'x' })).toBe('$.n: must be number')
+      expect(compileEventSchema(schema)({ n: i - 1 })).toBe(`$.n: must be >= ${i}`)
+    }
+  })
+
+  it('compiles a schema once and shares the validator for the same schema text', () => {
+    const schema = { type: 'object', properties: { shared: { type: 'string' } } }
+    expect(compileEventSchema(schema)).toBe(compileEventSchema(structuredClone(schema)))
+    expect(compileEventSchema(schema)).not.toBe(compileEventSchema({ ...schema, required: ['shared'] }))
+  })
+})

@@ -1,0 +1,31 @@
+export type { DescribeErrorCode, LoadingErrorDetails } from './errors.js'
+export { ArgumentError, DescribeErrorCodes, LoadingError } from './errors.js'
+export { compileEventSchema } from './event-schema.js'
+export { envVariableName, internalName } from './naming.js'
+export { parseDescribe } from './parse.js'
+export type { DescribeService } from './plugin.js'
+export { DescribeToken, describePlugin } from './plugin.js'
+export { inputSchema, renderCall } from './render.js'
+export type {
+  ArgMode,
+  ArgSpec,
+  BackingType,
+  CancelSpec,
+  CommandSpec,
+  DigestSpec,
+  EmptyResult,
+  EventValidator,
+  Framing,
+  InputSchema,
+  InputSpec,
+  JsonSchema,
+  OutputSpec,
+  ProcessSpec,
+  ReadySpec,
+  RenderedCall,
+  RunAsDeclaration,
+  RuntimeSpec,
+  SandboxDeclaration,
+  TimeoutSpec,
+  ToolSpec,
+} from './types.js'

@@ -1,0 +1,76 @@
+import { DescribeErrorCodes } from '../errors.js'
+import { compileEventSchemaWithWarnings } from '../event-schema.js'
+import type { EventValidator, InputSpec, JsonSchema, OutputSpec, ProcessSpec, ReadySpec } from '../types.js'
+import type { Load } from './load.js'
+import { fail } from './load.js'
+import type { V2Document } from './schema.js'
+import { show } from './text.js'
+
+type RawProcess = NonNullable<V2Document['process']>
+
+/** The process of a v1 tool, and of a v2 tool without `process`: a oneshot whose stdout is the result. */
+export function v1Process(): ProcessSpec {
+  return { mode: 'oneshot', output: { framing: 'chunks' }, digest: { per: 'round' }, ready: { kind: 'exit' } }
+}
+
+function compiled(schema: JsonSchema, field: string, load: Load): EventValidator {
+  try {
+    const result = compileEventSchemaWithWarnings(schema)
+    for (const warning of result.warnings) load.warnings.push(`${field}: ${warning}`)
+    return result.validate
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    const reason = `does not compile as a JSON Schema (draft-07): ${message}`
+    return fail(load, DescribeErrorCodes.BAD_EVENT_SCHEMA, field, reason, error)
+  }
+}
+
+function outputOf(raw: RawProcess['output'], load: Load): OutputSpec {
+  const framing = raw?.framing ?? 'jsonl'
+  const event = raw?.event
+  if (event === undefined) return { framing }
+  if (framing !== 'jsonl') {
+    load.warnings.push(
+      `$.process.output.event is ignored: events are validated under jsonl framing only (framing is ${show(framing)})`,
+    )
+    return { framing }
+  }
+  return { framing, event, validate: compiled(event, '$.process.output.event', load) }
+}
+
+function inputOf(raw: NonNullable<RawProcess['input']>, load: Load): InputSpec {
+  const framing = raw.framing ?? 'jsonl'
+  const { event } = raw
+  if (event === undefined) return { framing }
+  return { framing, event, validate: compiled(event, '$.process.input.event', load) }
+}
+
+function readyOf(raw: RawProcess['ready'], mode: ProcessSpec['mode'], load: Load): ReadySpec {
+  if (raw === undefined) return mode === 'oneshot' ? { kind: 'exit' } : { kind: 'immediate' }
+  if (raw.kind !== 'line') return { kind: raw.kind }
+  const { match } = raw
+  try {
+    return { kind: 'line', match, regex: new RegExp(match) }
+  } catch (error) {
+    const why = error instanceof Error ? ` (${error.message})` : ''
+    const reason = `expected a JavaScript regular expression; got ${show(match)}${why}`
+    return fail(load, DescribeErrorCodes.BAD_READY_REGEX, '$.process.ready.match', reason, error)
+  }
+}
+
+/**
+ * `process` with its defaults: oneshot, jsonl framing both ways, digest per round, ready at exit
+ * for a oneshot and at once otherwise. Event schemas and `ready.match` are compiled here, once.
+ */
+export function processOf(raw: V2Document['process'], load: Load): ProcessSpec {
+  if (raw === undefined) return v1Process()
+  const mode = raw.mode ?? 'oneshot'
+  const output = outputOf(raw.output, load)
+  const input = raw.input === undefined ? undefined : inputOf(raw.input, load)
+  const digest =
+    raw.digest === undefined || raw.digest.per === 'round'
+      ? { per: 'round' as const }
+      : { per: raw.digest.per, n: raw.digest.n }
+  const ready = readyOf(raw.ready, mode, load)
+  return input === undefined ? { mode, output, digest, ready } : { mode, output, input, digest, ready }
+}

@@ -1,0 +1,17 @@
+import { ToolvisorError } from '@toolvisor/kernel'
+
+/** Every code this package throws. */
+export const McpServerErrorCodes = {
+  /** `createMcpServer`/`serveStdio` got options it cannot use; the message names the field. */
+  INVALID_OPTIONS: 'MCP_ERR_INVALID_OPTIONS',
+  /** `connect()` on a server that is, or was, connected: one server serves one connection (one session). */
+  ALREADY_CONNECTED: 'MCP_ERR_ALREADY_CONNECTED',
+} as const
+
+/** A code of this package. */
+export type McpServerErrorCode = (typeof McpServerErrorCodes)[keyof typeof McpServerErrorCodes]
+
+/** An error thrown by the MCP surface, always with an `MCP_ERR_*` code. */
+export class McpServerError extends ToolvisorError<McpServerErrorCode> {
+  static override readonly family = 'mcp-server'
+}

@@ -1,0 +1,113 @@
+import type { OutputSpec, ReadySpec } from '@toolvisor/describe-v2'
+import { LineFramer, type LineSink } from './framing.js'
+
+/**
+ * An event as a process produced it: a parsed JSON value (`jsonl`), a string (`lines`) or bytes
+ * (`chunks`), or an `invalid` event `{invalid: true, raw, error}` (ruling 8).
+ */
+export type EventValue = unknown
+
+/** The shape of an event that could not be taken as declared (ruling 8). */
+export interface InvalidEvent {
+  readonly invalid: true
+  readonly raw: string
+  readonly error: string
+}
+
+/** True for an `invalid` event. */
+export function isInvalidEvent(value: unknown): value is InvalidEvent {
+  return typeof value === 'object' && value !== null && (value as { invalid?: unknown }).invalid === true
+}
+
+/** Receives what a decoder makes of stdout. */
+export interface DecodeSink {
+  /** One event, starting at byte `offset` of stdout. */
+  event(value: EventValue, offset: number, invalid: boolean): void
+  /** The ready line was seen (it is not an event). */
+  ready?(offset: number): void
+}
+
+/** Turns stdout bytes into events as `process.output` declares, watching for the ready line. */
+export interface Decoder {
+  push(chunk: Buffer): void
+  end(): void
+}
+
+/** Options of a decoder. */
+export interface DecodeOptions {
+  readonly output: OutputSpec
+  /** Longest line kept whole; longer ones become `invalid` events with a preview. */
+  readonly maxLine: number
+  /** Watch for this ready line (kind `line` only). */
+  readonly ready?: ReadySpec | undefined
+  /** When replaying from a spill file: the byte offset of the ready line to skip. */
+  readonly readyOffset?: number | undefined
+  /** Where the bytes pushed start in stdout (replays start mid-stream). */
+  readonly startOffset?: number
+}
+
+/** Creates the decoder for a process's stdout. */
+export function createDecoder(options: DecodeOptions, sink: DecodeSink): Decoder {
+  const { output } = options
+  if (output.framing === 'chunks') {
+    let offset = options.startOffset ?? 0
+    return {
+      push(chunk) {
+        sink.event(chunk, offset, false)
+        offset += chunk.length
+      },
+      end() {},
+    }
+  }
+  const regex = options.ready?.kind === 'line' ? options.ready.regex : undefined
+  let waitingForReady = regex !== undefined && options.readyOffset === undefined
+  const readyOffset = options.readyOffset
+  const jsonl = output.framing === 'jsonl'
+  const validate = output.validate
+  const lineSink: LineSink = {
+    line(bytes, offset) {
+      if (offset === readyOffset) return
+      const text = bytes.toString('utf8')
+      if (waitingForReady && regex?.test(text)) {
+        waitingForReady = false
+        sink.ready?.(offset)
+        return
+      }
+      if (!jsonl) {
+        sink.event(text, offset, false)
+        return
+      }
+      if (text.trim().length === 0) return // blank lines carry no event
+      let value: unknown
+      try {
+        value = JSON.parse(text)
+      } catch (error) {
+        sink.event(invalid(text, `not JSON: ${(error as Error).message}`), offset, true)
+        return
+      }
+      const problem = validate?.(value)
+      if (problem === undefined) sink.event(value, offset, false)
+      else sink.event(invalid(text, `does not match output.event: ${problem}`), offset, true)
+    },
+    overlong(preview, offset, length) {
+      if (offset === readyOffset) return
+      sink.event(
+        invalid(
+          `${preview.toString('utf8')}…`,
+          `line of ${length} bytes is longer than the ${options.maxLine}-byte bound: cut (the spill file holds it whole)`,
+        ),
+        offset,
+        true,
+      )
+    },
+  }
+  const framer = new LineFramer(lineSink, options.maxLine, options.startOffset ?? 0)
+  return {
+    push: (chunk) => framer.push(chunk),
+    end: () => framer.end(),
+  }
+}
+
+function invalid(raw: string, error: string): InvalidEvent {
+  return { invalid: true, raw, error }
+}

@@ -1,0 +1,39 @@
+import { ToolvisorError } from '@toolvisor/kernel'
+
+/** Codes of the errors the process runtime throws (load-time ones are LoadingErrors with these codes). */
+export const RuntimeErrorCodes = {
+  /** Two mechanisms registered under one name. */
+  DUPLICATE_MECHANISM: 'RUNTIME_ERR_DUPLICATE_MECHANISM',
+  /** `envdir` declared but no envdir root configured, or the directory is missing. */
+  ENVDIR: 'RUNTIME_ERR_ENVDIR',
+  /** `run_as` declared but no run_as mechanism configured, or the user cannot be switched to. */
+  RUN_AS: 'RUNTIME_ERR_RUN_AS',
+  /** `sandbox` declared but no mechanism configured, or no mechanism honours a field. */
+  SANDBOX: 'RUNTIME_ERR_SANDBOX',
+  /** A declared sandbox path is missing, or a symlink leads outside what was declared. */
+  SANDBOX_PATH: 'RUNTIME_ERR_SANDBOX_PATH',
+  /** `rundir` cannot be created or escapes the tool's directory. */
+  RUNDIR: 'RUNTIME_ERR_RUNDIR',
+  /** The process could not be spawned (missing executable, permission). */
+  SPAWN_FAILED: 'RUNTIME_ERR_SPAWN_FAILED',
+  /** The process did not become ready within `timeout.start`, or exited before ready. */
+  NOT_READY: 'RUNTIME_ERR_NOT_READY',
+  /** An event sent to a process does not match its declared `input.event`. */
+  INVALID_INPUT: 'RUNTIME_ERR_INVALID_INPUT',
+  /** Writing to a process whose stdin is closed or was never open. */
+  STDIN_CLOSED: 'RUNTIME_ERR_STDIN_CLOSED',
+  /** The runtime was disposed. */
+  DISPOSED: 'RUNTIME_ERR_DISPOSED',
+  /** A task id that does not exist. */
+  UNKNOWN_TASK: 'RUNTIME_ERR_UNKNOWN_TASK',
+  /** A session touched another session's task. */
+  FOREIGN_TASK: 'RUNTIME_ERR_FOREIGN_TASK',
+} as const
+
+/** A code of this package. */
+export type RuntimeErrorCode = (typeof RuntimeErrorCodes)[keyof typeof RuntimeErrorCodes]
+
+/** An error of the process runtime. */
+export class RuntimeError extends ToolvisorError<RuntimeErrorCode> {
+  static override readonly family = 'runtime'
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest'
+import { LineFramer } from './framing.js'
+
+function frame(chunks: string[], maxLine = 10) {
+  const out: Array<[string, number] | [string, number, number]> = []
+  const framer = new LineFramer(
+    {
+      line: (bytes, offset) => out.push([bytes.toString(), offset]),
+      overlong: (preview, offset, length) => out.push([`!${preview.toString()}`, offset, length]),
+    },
+    maxLine,
+  )
+  for (const chunk of chunks) framer.push(Buffer.from(chunk))
+  framer.end()
+  return out
+}
+
+describe('LineFramer', () => {
+  it('reports lines with their byte offsets, across chunk boundaries', () => {
+    expect(frame(['ab\ncd', 'e\n\nf'])).toEqual([
+      ['ab', 0],
+      ['cde', 3],
+      ['', 7],
+      ['f', 8],
+    ])
+  })
+
+  it('removes a CR before the newline, even when they arrive in different chunks', () => {
+    expect(frame(['one\r', '\ntwo\r\n'])).toEqual([
+      ['one', 0],
+      ['two', 5],
+    ])
+  })
+
+  it('reports a line past the bound once, at its end, with a preview and its full length', () => {
+    expect(frame(['0123456789ABC', 'DEF\nok\n'], 10)).toEqual([
+      ['!0123456789ABCDEF', 0, 16],
+      ['ok', 17],
+    ])
+    expect(frame(['0123456789ABCDEF\nok'], 10)).toEqual([
+      ['!0123456789ABCDEF', 0, 16],
+      ['ok', 17],
+    ])
+    expect(frame(['01234', '56789', 'X'], 10)).toEqual([['!0123456789X', 0, 11]])
+  })
+})

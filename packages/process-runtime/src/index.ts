@@ -1,0 +1,46 @@
+export type { DecodeSink, EventValue, InvalidEvent } from './decode.js'
+export { isInvalidEvent } from './decode.js'
+export type { EnvdirVariables } from './envdir.js'
+export { readEnvdir } from './envdir.js'
+export type { RuntimeErrorCode } from './errors.js'
+export { RuntimeError, RuntimeErrorCodes } from './errors.js'
+export type { EventPage, SequencedEvent } from './event-log.js'
+export type {
+  ExtraFd,
+  Launch,
+  Launchers,
+  MechanismDescription,
+  ProcessControl,
+  Qualification,
+  RunAsMechanism,
+  RunAsTarget,
+  SandboxField,
+  SandboxMechanism,
+  SandboxPolicy,
+  SpawnedChild,
+} from './launchers.js'
+export { nextFd } from './launchers.js'
+export { defaultStateDir, RuntimeConfig, runtimePlugin } from './plugin.js'
+export { AUTO_ORDER } from './prepare.js'
+export { markedProcesses } from './procfs.js'
+export { createLaunchers } from './registry.js'
+export { runuserRunAs, setprivRunAs } from './run-as.js'
+export { RAW_ONESHOT, RUNTIME_DEFAULTS, Runtime } from './runtime.js'
+export type { AddTaskOptions, TaskCompletion, TaskInfo, TaskKind, TaskRead, TaskRegistry } from './tasks.js'
+export { createTaskRegistry } from './tasks.js'
+export { LaunchersToken, RuntimeToken, TasksToken } from './tokens.js'
+export type {
+  CapturedOutput,
+  EndReason,
+  Lifecycle,
+  LostProcess,
+  ManagedProcess,
+  PreparedTool,
+  PrepareInput,
+  ProcessCounters,
+  ProcessExit,
+  ProcessRuntime,
+  RunContext,
+  RuntimeOptions,
+  StartOptions,
+} from './types.js'

@@ -1,0 +1,132 @@
+import type { Readable } from 'node:stream'
+
+/**
+ * The `launchers` seam: how a process gets wrapped by a sandbox mechanism and a run_as mechanism
+ * before it is spawned. There is exactly one way a process gets sandboxed: the runtime asks the
+ * mechanism chosen at load to `wrap` the launch, then spawns what comes back.
+ */
+
+/** What Node's `spawn` receives. Mechanisms rewrite it; they never spawn anything themselves. */
+export interface Launch {
+  /** The executable to spawn. */
+  readonly file: string
+  /** Its arguments (not including `file`). */
+  readonly args: readonly string[]
+  /** The complete environment. */
+  readonly env: Readonly<Record<string, string>>
+  /** The working directory. */
+  readonly cwd: string
+  /** Extra file descriptors for the child, numbered from 3 in order. */
+  readonly extraFds: readonly ExtraFd[]
+}
+
+/**
+ * An extra descriptor: `pipe` gives the mechanism a stream it reads after spawn (bwrap's
+ * `--info-fd`); `data` is written to the child then closed (a seccomp program for `--seccomp`).
+ */
+export type ExtraFd = { readonly kind: 'pipe' } | { readonly kind: 'data'; readonly data: Uint8Array }
+
+/** The descriptor number the next extra fd of `launch` will get (3 for the first). */
+export function nextFd(launch: Launch): number {
+  return 3 + launch.extraFds.length
+}
+
+/** A sandbox declaration after load: paths realpath'd, relative ones resolved against the tool's directory. */
+export interface SandboxPolicy {
+  /** The tool's directory (realpath): always readable. */
+  readonly toolDir: string
+  /** The executable itself (realpath). */
+  readonly executable: string
+  /** Paths granted read-only. */
+  readonly read: readonly string[]
+  /** Paths granted read-write. */
+  readonly write: readonly string[]
+  readonly net: 'host' | 'none'
+  readonly tmp: 'shared' | 'private'
+  /** The fields the tool actually declared (a mechanism must honour each of them or refuse). */
+  readonly declared: readonly SandboxField[]
+}
+
+/** A field of a sandbox declaration, as named in errors and reports. */
+export type SandboxField = 'fs.read' | 'fs.write' | 'net' | 'tmp' | 'run_as'
+
+/** Who the process runs as (`runtime.run_as`). */
+export interface RunAsTarget {
+  readonly user: string
+  readonly group?: string
+}
+
+/** A mechanism's answer to "can you honour this declaration here?". */
+export type Qualification =
+  | { readonly ok: true }
+  | {
+      readonly ok: false
+      readonly field: SandboxField | 'mechanism'
+      readonly reason: string
+      readonly fix?: string
+    }
+
+/** The child as a mechanism sees it right after spawn. */
+export interface SpawnedChild {
+  /** The pid of what was spawned (bwrap, or the launcher that exec'd into the tool). */
+  readonly pid: number
+  /** The `pipe` extra fds, by index in `extraFds` (undefined for `data` ones). */
+  readonly extraFds: readonly (Readable | undefined)[]
+}
+
+/** How to deliver a signal to the tool itself once it runs under the mechanism. */
+export interface ProcessControl {
+  /** Delivers `signal` to the tool; returns false when it cannot (the runtime then signals the group). */
+  signal(signal: NodeJS.Signals): boolean
+}
+
+/** What a mechanism enforces on this host and what it cannot, for `check --probe`. */
+export interface MechanismDescription {
+  readonly name: string
+  /** Whether the mechanism works on this host now (found by running it). */
+  readonly available: boolean
+  /** Why it is unavailable, and the fix. */
+  readonly unavailable?: { readonly reason: string; readonly fix: string }
+  /** Per field, how it is enforced. */
+  readonly enforces: Readonly<Partial<Record<SandboxField, string>>>
+  /** Known gaps on this host (stated, never hidden). */
+  readonly gaps: readonly string[]
+}
+
+/** A sandbox mechanism: one package against this seam (`bwrap`, `landlock`, a third party's). */
+export interface SandboxMechanism {
+  /** The name operators use (`--sandbox NAME`). */
+  readonly name: string
+  /** True when the mechanism switches to the run_as user itself; else the run_as mechanism wraps it. */
+  readonly handlesRunAs: boolean
+  /** Which declared fields it can honour here, found by running it (cached by the mechanism). */
+  qualify(policy: SandboxPolicy, runAs: RunAsTarget | undefined): Promise<Qualification>
+  /** The launch rewritten to run under the mechanism. */
+  wrap(launch: Launch, policy: SandboxPolicy, runAs: RunAsTarget | undefined): Launch
+  /** Called right after spawn: how to signal the tool itself. Absent: the process group is signalled. */
+  control?(child: SpawnedChild): ProcessControl
+  /** What it enforces and its known gaps on this host. */
+  describe(): Promise<MechanismDescription>
+}
+
+/** A run_as mechanism (`setpriv`, `runuser`): prefixes the launch so it runs as the user. */
+export interface RunAsMechanism {
+  readonly name: string
+  /** Whether the user (and group) exist and the switch can be made here. */
+  qualify(runAs: RunAsTarget): Promise<Qualification>
+  wrap(launch: Launch, runAs: RunAsTarget): Launch
+}
+
+/** The `launchers` service: the registry of mechanisms. */
+export interface Launchers {
+  /** Adds a sandbox mechanism; returns its removal. Two mechanisms of one name are refused. */
+  registerSandbox(mechanism: SandboxMechanism): () => void
+  /** Adds a run_as mechanism; returns its removal. */
+  registerRunAs(mechanism: RunAsMechanism): () => void
+  /** A sandbox mechanism by name. */
+  sandbox(name: string): SandboxMechanism | undefined
+  /** Every sandbox mechanism, in registration order. */
+  sandboxes(): readonly SandboxMechanism[]
+  /** A run_as mechanism by name. */
+  runAs(name: string): RunAsMechanism | undefined
+}

@@ -1,0 +1,124 @@
+import { closeSync, openSync, readSync, writeSync } from 'node:fs'
+
+/**
+ * One output stream of a process: the first `limit` bytes in memory (for results), a rolling tail
+ * (for error reports), and, once the stream passes `limit`, a spill file (mode 0600) holding every
+ * byte from the first one. Nothing is lost and memory stays bounded.
+ */
+export class SpillingOutput {
+  readonly #limit: number
+  readonly #tailBytes: number
+  readonly #spillPath: string
+  #head: Buffer[] = []
+  #headLength = 0
+  #tail: Buffer[] = []
+  #tailLength = 0
+  #total = 0
+  #fd: number | undefined
+  #spilled = false
+  #spillError: Error | undefined
+
+  constructor(options: { readonly limit: number; readonly tailBytes: number; readonly spillPath: string }) {
+    this.#limit = options.limit
+    this.#tailBytes = options.tailBytes
+    this.#spillPath = options.spillPath
+  }
+
+  /** Bytes written so far. */
+  get total(): number {
+    return this.#total
+  }
+
+  /** The spill file, once the stream passed the limit. */
+  get spillPath(): string | undefined {
+    return this.#spilled ? this.#spillPath : undefined
+  }
+
+  /** Why spilling failed (disk full, ...): then bytes past the limit are lost, and reports say so. */
+  get spillError(): Error | undefined {
+    return this.#spillError
+  }
+
+  /** True when the head does not hold everything. */
+  get truncated(): boolean {
+    return this.#total > this.#headLength
+  }
+
+  append(chunk: Buffer): void {
+    this.#total += chunk.length
+    if (this.#headLength < this.#limit) {
+      const take = Math.min(chunk.length, this.#limit - this.#headLength)
+      this.#head.push(take === chunk.length ? chunk : chunk.subarray(0, take))
+      this.#headLength += take
+    }
+    this.#tail.push(chunk)
+    this.#tailLength += chunk.length
+    while (this.#tail.length > 1 && this.#tailLength - this.#tail[0]!.length >= this.#tailBytes) {
+      this.#tailLength -= this.#tail.shift()!.length
+    }
+    if (this.#spilled) this.#write(chunk)
+    else if (this.#total > this.#limit) this.#startSpill(chunk)
+  }
+
+  /** The first bytes (at most `limit`). */
+  head(): Buffer {
+    return Buffer.concat(this.#head, this.#headLength)
+  }
+
+  /** The last `n` bytes (at most the tail bound). */
+  tail(n = this.#tailBytes): Buffer {
+    const all = Buffer.concat(this.#tail, this.#tailLength)
+    return all.subarray(Math.max(0, all.length - n))
+  }
+
+  /**
+   * Reads `length` bytes from `offset` of everything written: from memory when the head holds them,
+   * else from the spill file. Returns fewer bytes at the end, none when they are not available.
+   */
+  read(offset: number, length: number): Buffer {
+    const end = Math.min(offset + length, this.#total)
+    if (end <= offset) return Buffer.alloc(0)
+    if (end <= this.#headLength) return this.head().subarray(offset, end)
+    if (!this.#spilled || this.#spillError) return Buffer.alloc(0)
+    const fd = openSync(this.#spillPath, 'r')
+    try {
+      const buffer = Buffer.allocUnsafe(end - offset)
+      const read = readSync(fd, buffer, 0, buffer.length, offset)
+      return buffer.subarray(0, read)
+    } finally {
+      closeSync(fd)
+    }
+  }
+
+  /** Closes the spill file for writing (it stays readable). */
+  close(): void {
+    if (this.#fd !== undefined) {
+      closeSync(this.#fd)
+      this.#fd = undefined
+    }
+  }
+
+  #startSpill(chunk: Buffer): void {
+    try {
+      this.#fd = openSync(this.#spillPath, 'w+', 0o600)
+      this.#spilled = true
+      // Everything before this chunk is in the head (the limit had not been passed yet).
+      const before = this.head().subarray(0, this.#total - chunk.length)
+      this.#write(before)
+      this.#write(chunk)
+    } catch (error) {
+      this.#spillError = error as Error
+    }
+  }
+
+  #write(bytes: Buffer): void {
+    if (this.#fd === undefined || this.#spillError) return
+    try {
+      let written = 0
+      // A synchronous write applies backpressure to the producer for free and keeps memory flat.
+      while (written < bytes.length) written += writeSync(this.#fd, bytes, written, bytes.length - written)
+    } catch (error) {
+      this.#spillError = error as Error
+    }
+  }
+}

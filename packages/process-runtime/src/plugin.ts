@@ -1,0 +1,60 @@
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { definePlugin } from '@toolvisor/kernel'
+import { z } from 'zod'
+import { createLaunchers } from './registry.js'
+import { runuserRunAs, setprivRunAs } from './run-as.js'
+import { Runtime } from './runtime.js'
+import { createTaskRegistry } from './tasks.js'
+import { LaunchersToken, RuntimeToken, TasksToken } from './tokens.js'
+import type { RuntimeOptions } from './types.js'
+
+/** Where run records and spill files go by default: `$XDG_STATE_HOME/toolvisor` or `~/.local/state/toolvisor`. */
+export function defaultStateDir(): string {
+  const base = process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state')
+  return join(base, 'toolvisor')
+}
+
+const positive = z.number().int().positive()
+
+/** The runtime plugin's configuration (the operator's options). */
+export const RuntimeConfig = z
+  .object({
+    stateDir: z.string().min(1).default(defaultStateDir),
+    envdirRoot: z.string().min(1).optional(),
+    sandbox: z.string().min(1).optional(),
+    runAs: z.string().min(1).optional(),
+    ringEvents: positive.optional(),
+    ringStderrLines: positive.optional(),
+    resultBytes: positive.optional(),
+    maxLineBytes: positive.optional(),
+    tailBytes: positive.optional(),
+    retentionMs: positive.optional(),
+  })
+  .strict()
+
+/**
+ * The process runtime as a kernel plugin: provides `launchers` (with the `setpriv` and `runuser`
+ * run_as mechanisms registered), `runtime` and `tasks`. Unloading it stops every running process.
+ */
+export const runtimePlugin = definePlugin({
+  name: 'process-runtime',
+  provides: [LaunchersToken, RuntimeToken, TasksToken],
+  config: RuntimeConfig,
+  apply(ctx, config) {
+    const launchers = createLaunchers()
+    launchers.registerRunAs(setprivRunAs())
+    launchers.registerRunAs(runuserRunAs())
+    const runtime = new Runtime(stripUndefined(config), launchers)
+    ctx.provide(LaunchersToken, launchers)
+    ctx.provide(RuntimeToken, runtime)
+    ctx.provide(TasksToken, createTaskRegistry(runtime))
+    ctx.onDispose(() => runtime.dispose())
+  },
+})
+
+function stripUndefined(value: z.output<typeof RuntimeConfig>): RuntimeOptions {
+  return Object.fromEntries(
+    Object.entries(value).filter(([, v]) => v !== undefined),
+  ) as unknown as RuntimeOptions
+}

@@ -1,0 +1,91 @@
+import { readdirSync, readFileSync } from 'node:fs'
+
+/** What /proc says of a process: its group and its start time (clock ticks since boot). */
+export interface ProcStat {
+  /** One letter: R, S, D, Z (zombie), T, ... */
+  readonly state: string
+  readonly pgrp: number
+  readonly startTime: string
+}
+
+/** Reads /proc/PID/stat; `undefined` when the process is gone. */
+export function procStat(pid: number): ProcStat | undefined {
+  let stat: string
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    return undefined
+  }
+  // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const pgrp = Number(fields[2])
+  const startTime = fields[19]
+  if (!Number.isInteger(pgrp) || startTime === undefined) return undefined
+  return { state: fields[0] ?? '?', pgrp, startTime }
+}
+
+/**
+ * True when `pid` is alive (not a zombie) and is the very process that started at `startTime`
+ * (not a reused pid).
+ */
+export function isSameProcess(pid: number, startTime: string): boolean {
+  const stat = procStat(pid)
+  return stat !== undefined && stat.state !== 'Z' && stat.startTime === startTime
+}
+
+/** Pids of every process whose environment holds `NAME=value` exactly (readable ones only). */
+export function pidsWithEnv(name: string, values: ReadonlySet<string>): Map<string, number[]> {
+  const found = new Map<string, number[]>()
+  let entries: string[]
+  try {
+    entries = readdirSync('/proc')
+  } catch {
+    return found
+  }
+  const prefix = `${name}=`
+  for (const entry of entries) {
+    const pid = Number(entry)
+    if (!Number.isInteger(pid) || pid === process.pid) continue
+    let environ: string
+    try {
+      environ = readFileSync(`/proc/${pid}/environ`, 'latin1')
+    } catch {
+      continue
+    }
+    for (const variable of environ.split('\0')) {
+      if (!variable.startsWith(prefix)) continue
+      const value = variable.slice(prefix.length)
+      if (values.has(value)) found.set(value, [...(found.get(value) ?? []), pid])
+    }
+  }
+  return found
+}
+
+/**
+ * Pids of every live process whose `TOOLVISOR_PROCESS` marker starts with `prefix` (a run id, or
+ * `runId/proc-N`): what a runtime started, including descendants that left the process group.
+ * Used by tests and operators to prove nothing was left running.
+ */
+export function markedProcesses(prefix: string): number[] {
+  const pids: number[] = []
+  let entries: string[]
+  try {
+    entries = readdirSync('/proc')
+  } catch {
+    return pids
+  }
+  const needle = `TOOLVISOR_PROCESS=${prefix}`
+  for (const entry of entries) {
+    const pid = Number(entry)
+    if (!Number.isInteger(pid)) continue
+    try {
+      const environ = readFileSync(`/proc/${pid}/environ`, 'latin1')
+      const stat = procStat(pid)
+      // A zombie has an empty environ; a process being reaped may vanish between the two reads.
+      if (stat && environ.split('\0').some((v) => v.startsWith(needle))) pids.push(pid)
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return pids
+}

@@ -1,0 +1,134 @@
+import { dirname } from 'node:path'
+import type { ProcessSpec, RuntimeSpec } from '@toolvisor/describe-v2'
+import { RuntimeError } from './errors.js'
+import type { Launchers } from './launchers.js'
+import { prepareTool } from './prepare.js'
+import { type ProcessHost, ToolProcess } from './process.js'
+import { RunState } from './state.js'
+import type {
+  LostProcess,
+  ManagedProcess,
+  PreparedTool,
+  PrepareInput,
+  ProcessRuntime,
+  RuntimeOptions,
+  StartOptions,
+} from './types.js'
+
+const KiB = 1024
+
+/** The defaults of every operator option (ruling 16 and the issue's bounds). */
+export const RUNTIME_DEFAULTS = {
+  ringEvents: 256,
+  ringStderrLines: 256,
+  resultBytes: 256 * KiB,
+  maxLineBytes: 1024 * KiB,
+  tailBytes: 8 * KiB,
+  retentionMs: 24 * 60 * 60 * 1000,
+} as const
+
+/** How many finished processes stay addressable by id (tasks keep their own references). */
+const KEEP_FINISHED = 1000
+
+/** The process spec of `describe`, `check` and `help` runs: a oneshot whose stdout is taken whole. */
+export const RAW_ONESHOT: ProcessSpec = {
+  mode: 'oneshot',
+  output: { framing: 'chunks' },
+  digest: { per: 'round' },
+  ready: { kind: 'exit' },
+}
+
+const NO_RUNTIME: RuntimeSpec = {
+  environment: {},
+  timeout: {},
+  onExit: 'report',
+  cancel: { signal: 'SIGTERM' },
+}
+
+/**
+ * The process runtime (see `ProcessRuntime`). Create it with `createRuntime`, dispose it with
+ * `dispose()`: every process still running is stopped with its declared cancel.
+ */
+export class Runtime implements ProcessRuntime, AsyncDisposable {
+  readonly options: ProcessRuntime['options']
+  readonly #launchers: Launchers
+  readonly #state: RunState
+  readonly #processes = new Map<string, ToolProcess>()
+  readonly #running = new Set<ToolProcess>()
+  readonly #finished: string[] = []
+  readonly #host: ProcessHost
+  #counter = 0
+  #disposed = false
+
+  constructor(options: RuntimeOptions, launchers: Launchers) {
+    this.options = { ...RUNTIME_DEFAULTS, ...stripUndefined(options) } as ProcessRuntime['options']
+    this.#launchers = launchers
+    this.#state = RunState.open(options.stateDir, this.options.retentionMs)
+    this.#host = {
+      options: this.options,
+      state: this.#state,
+      finished: (process) => {
+        this.#running.delete(process)
+        this.#finished.push(process.id)
+        if (this.#finished.length > KEEP_FINISHED) this.#processes.delete(this.#finished.shift()!)
+      },
+    }
+  }
+
+  /** This instance's run id: the prefix of the `TOOLVISOR_PROCESS` marker of every process it starts. */
+  get runId(): string {
+    return this.#state.runId
+  }
+
+  /** Where this instance keeps its records and spill files. */
+  get runDir(): string {
+    return this.#state.dir
+  }
+
+  prepare(input: PrepareInput): Promise<PreparedTool> {
+    return prepareTool(input, this.options, this.#launchers)
+  }
+
+  bare(path: string): PreparedTool {
+    return { path, dir: dirname(path), name: path, process: RAW_ONESHOT, runtime: NO_RUNTIME }
+  }
+
+  start(options: StartOptions): ManagedProcess {
+    if (this.#disposed)
+      throw new RuntimeError('RUNTIME_ERR_DISPOSED', 'the runtime is disposed: it starts nothing more')
+    const process = new ToolProcess(this.#host, `proc-${++this.#counter}`, options)
+    this.#processes.set(process.id, process)
+    this.#running.add(process)
+    // A process that failed to spawn is already finished.
+    if (process.lifecycle.status === 'failed') this.#running.delete(process)
+    return process
+  }
+
+  get(id: string): ManagedProcess | undefined {
+    return this.#processes.get(id)
+  }
+
+  lost(): readonly LostProcess[] {
+    return this.#state.lost
+  }
+
+  annotate(id: string, info: { readonly task?: string; readonly session?: string }): void {
+    this.#state.annotate(id, info)
+  }
+
+  /** Stops every running process (declared cancel, then SIGKILL), then closes the run. */
+  async dispose(): Promise<void> {
+    if (this.#disposed) return
+    this.#disposed = true
+    await Promise.all([...this.#running].map((process) => process.stop({ reason: 'runtime-disposed' })))
+    this.#state.close()
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.dispose()
+  }
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>
+}

@@ -1,0 +1,261 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
+import type { Socket } from 'node:net'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { isSameProcess, pidsWithEnv, procStat } from './procfs.js'
+import type { LostProcess } from './types.js'
+
+/** The environment variable that marks every process a run started (and its descendants). */
+export const MARKER_VARIABLE = 'TOOLVISOR_PROCESS'
+
+/** One line of a run's process log. */
+type LogRecord =
+  | {
+      readonly op: '+'
+      readonly id: string
+      readonly pid: number
+      readonly start: string
+      readonly tool: string
+      readonly at: string
+    }
+  | { readonly op: '-'; readonly id: string }
+  | { readonly op: '@'; readonly id: string; readonly task?: string; readonly session?: string }
+
+interface OwnerRecord {
+  readonly pid: number
+  readonly start: string
+  readonly at: string
+}
+
+interface LiveRecord {
+  id: string
+  pid: number
+  start: string
+  tool: string
+  at: string
+  task?: string
+  session?: string
+}
+
+let instances = 0
+
+/**
+ * The on-disk state of one runtime instance (`<stateDir>/runs/<runId>/`): who owns it, which
+ * processes are running (an append-only log), and spill files. A watchdog process (spawned at
+ * open, detached) holds a pipe from this process: when this process dies, even by SIGKILL, the
+ * pipe closes and the watchdog kills every process the log says is still running.
+ */
+export class RunState {
+  readonly runId: string
+  readonly dir: string
+  readonly spillDir: string
+  readonly #log: string
+  readonly #owner: string
+  readonly #watchdog: ChildProcess | undefined
+  readonly #lost: LostProcess[]
+  #closed = false
+
+  private constructor(stateDir: string, lost: LostProcess[]) {
+    const self = procStat(process.pid)
+    this.runId = `${process.pid}-${self?.startTime ?? Date.now()}-${++instances}`
+    this.dir = join(stateDir, 'runs', this.runId)
+    this.spillDir = join(this.dir, 'spill')
+    this.#log = join(this.dir, 'processes.log')
+    this.#owner = join(this.dir, 'owner.json')
+    mkdirSync(this.spillDir, { recursive: true, mode: 0o700 })
+    const owner: OwnerRecord = {
+      pid: process.pid,
+      start: self?.startTime ?? '',
+      at: new Date().toISOString(),
+    }
+    writeFileSync(this.#owner, JSON.stringify(owner))
+    writeFileSync(this.#log, '')
+    this.#lost = lost
+    this.#watchdog = startWatchdog(this.dir)
+  }
+
+  /** Recovers what dead runs left behind, then opens a new run. */
+  static open(stateDir: string, retentionMs: number): RunState {
+    mkdirSync(join(stateDir, 'runs'), { recursive: true, mode: 0o700 })
+    const lost = recoverDeadRuns(stateDir, retentionMs)
+    return new RunState(stateDir, lost)
+  }
+
+  /** Processes of previous runs that were running when those runs died. */
+  get lost(): readonly LostProcess[] {
+    return this.#lost
+  }
+
+  /** The value of the marker variable for a process of this run. */
+  marker(id: string): string {
+    return `${this.runId}/${id}`
+  }
+
+  track(id: string, pid: number, tool: string): void {
+    const start = procStat(pid)?.startTime ?? ''
+    this.#append({ op: '+', id, pid, start, tool, at: new Date().toISOString() })
+  }
+
+  annotate(id: string, info: { readonly task?: string; readonly session?: string }): void {
+    this.#append({ op: '@', id, ...info })
+  }
+
+  untrack(id: string): void {
+    this.#append({ op: '-', id })
+  }
+
+  /** Marks the run closed (nothing of it is lost) and lets the watchdog go. */
+  close(): void {
+    if (this.#closed) return
+    this.#closed = true
+    try {
+      renameSync(this.#owner, join(this.dir, 'closed.json'))
+    } catch {
+      // already gone: nothing to mark
+    }
+    this.#watchdog?.stdin?.end()
+  }
+
+  #append(record: LogRecord): void {
+    if (this.#closed) return
+    appendFileSync(this.#log, `${JSON.stringify(record)}\n`)
+  }
+}
+
+function startWatchdog(runDir: string): ChildProcess | undefined {
+  const script = fileURLToPath(new URL('./watchdog.js', import.meta.url))
+  if (!existsSync(script)) return undefined
+  const child = spawn(process.execPath, [script, runDir], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+  })
+  child.on('error', () => {})
+  child.unref()
+  // The pipe must not keep this process alive: it exists only to close when this process dies.
+  ;(child.stdin as unknown as Socket | null)?.unref?.()
+  return child
+}
+
+/** The records of a run's log that have no end record. */
+function liveRecords(runDir: string): LiveRecord[] {
+  const live = new Map<string, LiveRecord>()
+  let text = ''
+  try {
+    text = readFileSync(join(runDir, 'processes.log'), 'utf8')
+  } catch {
+    return []
+  }
+  for (const line of text.split('\n')) {
+    if (line.length === 0) continue
+    let record: LogRecord
+    try {
+      record = JSON.parse(line) as LogRecord
+    } catch {
+      continue // a torn last line after a crash
+    }
+    if (record.op === '+') live.set(record.id, { ...record })
+    else if (record.op === '-') live.delete(record.id)
+    else {
+      const entry = live.get(record.id)
+      if (entry)
+        Object.assign(
+          entry,
+          record.task ? { task: record.task } : {},
+          record.session ? { session: record.session } : {},
+        )
+    }
+  }
+  return [...live.values()]
+}
+
+/**
+ * Kills what a dead run left running and returns how many processes were killed per record: the
+ * group of each recorded leader that is provably the same process (pid and start time), and every
+ * process carrying the run's marker in its environment (descendants that left the group).
+ */
+export function reapRun(runDir: string, runId: string): Map<string, number> {
+  const live = liveRecords(runDir)
+  const killed = new Map<string, number>()
+  if (live.length === 0) return killed
+  for (const record of live) {
+    let count = 0
+    if (record.start !== '' && isSameProcess(record.pid, record.start)) {
+      try {
+        process.kill(-record.pid, 'SIGKILL')
+        count++
+      } catch {
+        // gone meanwhile
+      }
+    }
+    killed.set(record.id, count)
+  }
+  const markers = new Set(live.map((record) => `${runId}/${record.id}`))
+  for (const [marker, pids] of pidsWithEnv(MARKER_VARIABLE, markers)) {
+    const id = marker.slice(runId.length + 1)
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL')
+        killed.set(id, (killed.get(id) ?? 0) + 1)
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  return killed
+}
+
+function recoverDeadRuns(stateDir: string, retentionMs: number): LostProcess[] {
+  const runs = join(stateDir, 'runs')
+  const lost: LostProcess[] = []
+  for (const runId of readdirSync(runs)) {
+    const dir = join(runs, runId)
+    const ownerFile = join(dir, 'owner.json')
+    if (existsSync(ownerFile)) {
+      let owner: OwnerRecord | undefined
+      try {
+        owner = JSON.parse(readFileSync(ownerFile, 'utf8')) as OwnerRecord
+      } catch {
+        owner = undefined
+      }
+      if (owner && isSameProcess(owner.pid, owner.start)) continue // a live runtime
+      // Claim it atomically: two runtimes starting together must not both report it.
+      const claimed = join(dir, 'closed.json')
+      try {
+        renameSync(ownerFile, claimed)
+      } catch {
+        continue
+      }
+      const records = liveRecords(dir)
+      const killed = reapRun(dir, runId)
+      for (const record of records) {
+        lost.push({
+          id: record.id,
+          tool: record.tool,
+          pid: record.pid,
+          startedAt: record.at,
+          killed: killed.get(record.id) ?? 0,
+          ...(record.task ? { task: record.task } : {}),
+          ...(record.session ? { session: record.session } : {}),
+        })
+      }
+      continue
+    }
+    try {
+      if (Date.now() - statSync(dir).mtimeMs > retentionMs) rmSync(dir, { recursive: true, force: true })
+    } catch {
+      // another runtime removed it
+    }
+  }
+  return lost
+}

@@ -1,0 +1,207 @@
+import type { ProcessSpec, RuntimeSpec } from '@toolvisor/describe-v2'
+import type { EventPage, SequencedEvent } from './event-log.js'
+import type { RunAsMechanism, RunAsTarget, SandboxMechanism, SandboxPolicy } from './launchers.js'
+
+/** Operator options of the runtime. */
+export interface RuntimeOptions {
+  /** Where run records and spill files live (created if missing). */
+  readonly stateDir: string
+  /** `--envdir-root`: where `runtime.envdir` subdirectories are looked up. */
+  readonly envdirRoot?: string
+  /** `--sandbox`: `bwrap`, `landlock`, `auto`, or a third-party mechanism's name. */
+  readonly sandbox?: string
+  /** `--run-as`: the run_as mechanism's name (`setpriv`, `runuser`). */
+  readonly runAs?: string
+  /** Output events kept per process (ruling 16). Default 256. */
+  readonly ringEvents?: number
+  /** stderr lines kept per process. Default 256. */
+  readonly ringStderrLines?: number
+  /** Bytes of stdout and of stderr kept in memory for results; the rest spills. Default 256 KiB. */
+  readonly resultBytes?: number
+  /** Longest stdout line kept whole. Default 1 MiB. */
+  readonly maxLineBytes?: number
+  /** Bytes kept of the end of each stream for error reports. Default 8 KiB. */
+  readonly tailBytes?: number
+  /** How long a previous run's spill files are kept. Default 24 h. */
+  readonly retentionMs?: number
+}
+
+/** A tool after load: its declarations checked against what the operator configured. */
+export interface PreparedTool {
+  /** Absolute path of the executable. */
+  readonly path: string
+  /** Its directory. */
+  readonly dir: string
+  /** The name used in reports (`slug`). */
+  readonly name: string
+  readonly process: ProcessSpec
+  readonly runtime: RuntimeSpec
+  /** The sandbox it runs under, when it declared one. */
+  readonly sandbox?: { readonly mechanism: SandboxMechanism; readonly policy: SandboxPolicy }
+  /** Who it runs as, when it declared run_as. `mechanism` is absent when the sandbox switches user itself. */
+  readonly runAs?: { readonly target: RunAsTarget; readonly mechanism?: RunAsMechanism }
+  /** The envdir to read at every start. */
+  readonly envdir?: string
+  /** The working directory (created at load). */
+  readonly rundir?: string
+}
+
+/** The variables every run gets (protocol §1 context environment), set last. */
+export interface RunContext {
+  readonly sessionId?: string
+  readonly turnId?: string
+  readonly conversationId?: string
+  readonly agentId?: string
+}
+
+/** What to start. */
+export interface StartOptions {
+  readonly tool: PreparedTool
+  /** Arguments after the executable (`['run', ...]`, `['check']`, `['describe']`). */
+  readonly argv: readonly string[]
+  /** Bytes written to stdin then closed (default: none, closed at once), or `open` to keep it open. */
+  readonly stdin?: Uint8Array | 'open'
+  /** Extra variables (the `env`-mode arguments), applied after `environment`, before the context. */
+  readonly env?: Readonly<Record<string, string>>
+  readonly context?: RunContext
+  /** Aborting it cancels the process (declared cancel, then SIGKILL after `timeout.stop`). */
+  readonly signal?: AbortSignal
+  /** Overrides the tool's `process` (for `describe`, `check`, `help`: oneshot `chunks`). */
+  readonly process?: ProcessSpec
+  /** A bound on the whole run, in ms (describe and check use 10 s). */
+  readonly timeoutMs?: number
+  /** Called for each output event as it arrives. */
+  readonly onEvent?: (event: SequencedEvent) => void
+}
+
+/** Where a process is in its life (protocol §2 lifecycle). */
+export type Lifecycle =
+  | { readonly status: 'starting' }
+  | { readonly status: 'running' }
+  | { readonly status: 'stopping' }
+  | { readonly status: 'exited'; readonly code: number | null; readonly signal: NodeJS.Signals | null }
+  | { readonly status: 'failed'; readonly why: string }
+
+/** Why a process ended, beyond its exit code. */
+export type EndReason =
+  | 'exit'
+  | 'cancelled'
+  | 'timeout'
+  | 'idle'
+  | 'not-ready'
+  | 'spawn-failed'
+  | 'runtime-disposed'
+
+/** How a process ended. */
+export interface ProcessExit {
+  /** `exited` (it ran and ended) or `failed` (it could not start, or never became ready). */
+  readonly status: 'exited' | 'failed'
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly reason: EndReason
+  /** For `failed`: why. */
+  readonly why?: string
+  /** When it ended. */
+  readonly at: Date
+}
+
+/** Counters of one process. */
+export interface ProcessCounters {
+  readonly events: number
+  readonly invalidEvents: number
+  readonly stdoutBytes: number
+  readonly stderrBytes: number
+  readonly stdinEvents: number
+  /** Events no longer in the ring (still readable from the spill file unless it failed). */
+  readonly elided: number
+}
+
+/** A bounded capture of one output stream. */
+export interface CapturedOutput {
+  /** The first bytes (up to the result bound). */
+  readonly head: Buffer
+  /** The last bytes (up to the tail bound). */
+  readonly tail: Buffer
+  readonly totalBytes: number
+  readonly truncated: boolean
+  /** The file holding every byte, once the stream passed the bound. */
+  readonly spillPath?: string
+}
+
+/** A running or finished process. */
+export interface ManagedProcess {
+  /** Unique in this runtime (`proc-1`, ...). */
+  readonly id: string
+  readonly tool: string
+  /** The spawned pid (also its process group id), once spawned. */
+  readonly pid: number | undefined
+  readonly startedAt: Date
+  readonly lifecycle: Lifecycle
+  /** Resolves when the process counts as started (`process.ready`); rejects with `RUNTIME_ERR_NOT_READY`. */
+  readonly ready: Promise<void>
+  /** Resolves when it ended and all its output was read. Never rejects. */
+  readonly exit: Promise<ProcessExit>
+  counters(): ProcessCounters
+  /** The last `n` output events, oldest first. */
+  tail(n: number): SequencedEvent[]
+  /** The last `n` stderr lines, oldest first. */
+  stderrLines(n: number): string[]
+  /** Up to `max` events from absolute position `from` (ring, then spill file). */
+  read(from: number, max: number): EventPage
+  stdout(): CapturedOutput
+  stderr(): CapturedOutput
+  /** Subscribes to output events; returns the unsubscription. */
+  onEvent(listener: (event: SequencedEvent) => void): () => void
+  /** Writes one event to stdin, framed as `process.input` declares. */
+  write(event: unknown): Promise<void>
+  /** Closes stdin. */
+  closeStdin(): void
+  /**
+   * Stops the process: the declared cancel (signal, or an event on stdin), then SIGKILL to the group
+   * after `timeout.stop`; `force` sends SIGKILL at once. Resolves with the exit.
+   */
+  stop(options?: { readonly force?: boolean; readonly reason?: EndReason }): Promise<ProcessExit>
+}
+
+/** A process a previous run recorded as running and that was lost when that run ended. */
+export interface LostProcess {
+  readonly id: string
+  readonly tool: string
+  readonly session?: string
+  readonly task?: string
+  readonly pid: number
+  readonly startedAt: string
+  /** Whether leftover processes of its group were found and killed now. */
+  readonly killed: number
+}
+
+/** The `runtime` service. */
+export interface ProcessRuntime {
+  readonly options: Readonly<Required<Omit<RuntimeOptions, 'envdirRoot' | 'sandbox' | 'runAs'>>> &
+    Pick<RuntimeOptions, 'envdirRoot' | 'sandbox' | 'runAs'>
+  /**
+   * Checks a loaded tool's runtime declarations against the operator's configuration: envdir root,
+   * run_as mechanism, sandbox mechanism (qualified by running it), paths. Throws a LoadingError
+   * naming the field it cannot honour.
+   */
+  prepare(spec: PrepareInput): Promise<PreparedTool>
+  /** A tool with no declarations (for running `describe`). */
+  bare(path: string): PreparedTool
+  /** Starts a process. Spawn failures show in `exit` (status failed), not as a throw. */
+  start(options: StartOptions): ManagedProcess
+  /** Every process of this runtime, running or finished, by id. */
+  get(id: string): ManagedProcess | undefined
+  /** What the previous run (crashed or killed) left running, found at start. */
+  lost(): readonly LostProcess[]
+  /** Records which task and session a process belongs to (for restart reports). */
+  annotate(id: string, info: { readonly task?: string; readonly session?: string }): void
+}
+
+/** What `prepare` needs of a tool. */
+export interface PrepareInput {
+  readonly path: string
+  readonly dir: string
+  readonly slug: string
+  readonly process: ProcessSpec
+  readonly runtime: RuntimeSpec
+}

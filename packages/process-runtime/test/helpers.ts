@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { OutputSpec, ProcessSpec, ReadySpec, RuntimeSpec } from '@toolvisor/describe-v2'
+import { afterEach, expect } from 'vitest'
+import type { Launchers, PreparedTool } from '../src/index.js'
+import { createLaunchers, markedProcesses, Runtime, type RuntimeOptions } from '../src/index.js'
+
+export const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
+
+export function fixture(name: string): string {
+  return join(fixtures, name)
+}
+
+const cleanups: Array<() => Promise<void> | void> = []
+
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!()
+})
+
+/** A temporary directory removed after the test. */
+export function tempDir(prefix = 'tv-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+/**
+ * A runtime for one test. After the test it is disposed, and the test fails if any process it
+ * started (found by its marker, descendants included) is still alive.
+ */
+export function makeRuntime(
+  options: Partial<RuntimeOptions> = {},
+  launchers: Launchers = createLaunchers(),
+): Runtime {
+  const stateDir = options.stateDir ?? tempDir('tv-state-')
+  const runtime = new Runtime({ ...options, stateDir }, launchers)
+  cleanups.push(async () => {
+    await runtime.dispose()
+    await expectNoneLeft(runtime.runId)
+  })
+  return runtime
+}
+
+/** Waits up to `ms` for every process marked with `prefix` to be gone, then asserts it. */
+export async function expectNoneLeft(prefix: string, ms = 2000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (markedProcesses(prefix).length > 0 && Date.now() < deadline) await sleep(25)
+  expect(markedProcesses(prefix), `processes of ${prefix} still running`).toEqual([])
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+export const output = (framing: OutputSpec['framing'], extra: Partial<OutputSpec> = {}): OutputSpec => ({
+  framing,
+  ...extra,
+})
+
+/** A process spec with defaults: oneshot, chunks, ready at exit. */
+export function processSpec(spec: Partial<ProcessSpec> = {}): ProcessSpec {
+  const mode = spec.mode ?? 'oneshot'
+  const ready: ReadySpec = spec.ready ?? (mode === 'oneshot' ? { kind: 'exit' } : { kind: 'immediate' })
+  return {
+    mode,
+    output: spec.output ?? output('chunks'),
+    digest: { per: 'round' },
+    ready,
+    ...(spec.input ? { input: spec.input } : {}),
+  }
+}
+
+export function runtimeSpec(spec: Partial<RuntimeSpec> = {}): RuntimeSpec {
+  return { environment: {}, timeout: {}, onExit: 'report', cancel: { signal: 'SIGTERM' }, ...spec }
+}
+
+/** A prepared tool built directly (no describe run): what `runtime.prepare` would give for no declarations. */
+export function tool(
+  path: string,
+  parts: { process?: Partial<ProcessSpec>; runtime?: Partial<RuntimeSpec> } = {},
+): PreparedTool {
+  return {
+    path,
+    dir: dirname(path),
+    name: path.split('/').pop()!,
+    process: processSpec(parts.process),
+    runtime: runtimeSpec(parts.runtime),
+  }
+}

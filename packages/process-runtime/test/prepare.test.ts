@@ -1,0 +1,323 @@
+import { execFileSync } from 'node:child_process'
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { join } from 'node:path'
+import type { RuntimeSpec, SandboxDeclaration } from '@toolvisor/describe-v2'
+import { LoadingError } from '@toolvisor/describe-v2'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  createLaunchers,
+  type Launch,
+  type Launchers,
+  readEnvdir,
+  type SandboxMechanism,
+  setprivRunAs,
+} from '../src/index.js'
+import { fixture, makeRuntime, output, processSpec, runtimeSpec, tempDir } from './helpers.js'
+
+const isRoot = process.geteuid?.() === 0
+
+function toolDir(): { dir: string; path: string } {
+  const dir = tempDir('tv-tool-')
+  const path = join(dir, 'report.mjs')
+  copyFileSync(fixture('report.mjs'), path)
+  chmodSync(path, 0o755)
+  return { dir, path }
+}
+
+const input = (path: string, dir: string, runtime: Partial<RuntimeSpec>) => ({
+  path,
+  dir,
+  slug: 'report',
+  process: processSpec({ output: output('chunks') }),
+  runtime: runtimeSpec(runtime),
+})
+
+async function loadError(promise: Promise<unknown>): Promise<LoadingError> {
+  try {
+    await promise
+  } catch (error) {
+    if (LoadingError.is(error)) return error
+    throw error
+  }
+  throw new Error('expected a LoadingError')
+}
+
+const sandbox = (partial: Partial<SandboxDeclaration>): SandboxDeclaration => ({
+  fs: { read: [], write: [] },
+  net: 'host',
+  tmp: 'shared',
+  declared: [],
+  ...partial,
+})
+
+describe('envdir', () => {
+  it('reads variables the daemontools way', () => {
+    const dir = tempDir()
+    writeFileSync(join(dir, 'TOKEN'), 'abc \t\nsecond line\n')
+    writeFileSync(join(dir, 'MULTI'), 'a\0b')
+    writeFileSync(join(dir, 'GONE'), '')
+    writeFileSync(join(dir, 'BAD=NAME'), 'x')
+    mkdirSync(join(dir, 'subdir'))
+    expect(readEnvdir(dir)).toEqual({ set: { MULTI: 'a\nb', TOKEN: 'abc' }, unset: ['GONE'] })
+  })
+
+  it('refuses envdir without an envdir root, naming the field', async () => {
+    const runtime = makeRuntime()
+    const { dir, path } = toolDir()
+    const error = await loadError(runtime.prepare(input(path, dir, { envdir: 'secrets' })))
+    expect(error.code).toBe('RUNTIME_ERR_ENVDIR')
+    expect(error.message).toBe(
+      `${path}: $.runtime.envdir: declared, but no envdir root is configured: start toolvisor with --envdir-root DIR`,
+    )
+  })
+
+  it('reads the envdir at every start, after inherited and before environment', async () => {
+    const root = tempDir('tv-envroot-')
+    mkdirSync(join(root, 'secrets'))
+    writeFileSync(join(root, 'secrets', 'TOKEN'), 'first\n')
+    writeFileSync(join(root, 'secrets', 'OVERRIDDEN'), 'from-envdir\n')
+    writeFileSync(join(root, 'secrets', 'HOME'), '')
+    const runtime = makeRuntime({ envdirRoot: root })
+    const { dir, path } = toolDir()
+    const prepared = await runtime.prepare(
+      input(path, dir, { envdir: 'secrets', environment: { OVERRIDDEN: 'env' } }),
+    )
+    const run = async () => {
+      const proc = runtime.start({
+        tool: prepared,
+        argv: ['run'],
+        env: { REPORT_ENV: 'TOKEN,OVERRIDDEN,HOME' },
+      })
+      await proc.exit
+      return JSON.parse(proc.stdout().head.toString()).env
+    }
+    expect(await run()).toEqual({ TOKEN: 'first', OVERRIDDEN: 'env', HOME: null })
+    writeFileSync(join(root, 'secrets', 'TOKEN'), 'rotated\n')
+    expect((await run()).TOKEN).toBe('rotated')
+    const missing = await loadError(runtime.prepare(input(path, dir, { envdir: 'nope' })))
+    expect(missing.message).toBe(
+      `${path}: $.runtime.envdir: ${join(root, 'nope')} is not a directory: create it under the envdir root`,
+    )
+  })
+})
+
+describe('rundir', () => {
+  it('creates the rundir relative to the tool and runs there', async () => {
+    const runtime = makeRuntime()
+    const { dir, path } = toolDir()
+    const prepared = await runtime.prepare(input(path, dir, { rundir: 'state/work' }))
+    expect(existsSync(join(dir, 'state/work'))).toBe(true)
+    const proc = runtime.start({ tool: prepared, argv: ['run'] })
+    await proc.exit
+    expect(JSON.parse(proc.stdout().head.toString()).cwd).toBe(join(dir, 'state/work'))
+  })
+})
+
+describe('run_as', () => {
+  const user = 'tvrunas'
+  beforeAll(() => {
+    if (!isRoot) return
+    execFileSync('sh', ['-c', `id ${user} >/dev/null 2>&1 || useradd --no-create-home ${user}`])
+    execFileSync('sh', [
+      '-c',
+      `getent group tvextra >/dev/null || groupadd tvextra; usermod -aG tvextra ${user}`,
+    ])
+  })
+  afterAll(() => {
+    if (!isRoot) return
+    execFileSync('sh', ['-c', `userdel ${user} 2>/dev/null; groupdel tvextra 2>/dev/null; true`])
+  })
+
+  it('refuses run_as when no run_as mechanism is configured, naming the field', async () => {
+    const runtime = makeRuntime()
+    const { dir, path } = toolDir()
+    const error = await loadError(runtime.prepare(input(path, dir, { runAs: { user: 'nobody' } })))
+    expect(error.code).toBe('RUNTIME_ERR_RUN_AS')
+    expect(error.field).toBe('$.runtime.run_as')
+    expect(error.reason).toBe(
+      'declared, but no run_as mechanism is configured: start toolvisor with --run-as setpriv',
+    )
+  })
+
+  it('refuses a user that does not exist', async () => {
+    const launchers = createLaunchers()
+    launchers.registerRunAs(setprivRunAs())
+    const runtime = makeRuntime({ runAs: 'setpriv' }, launchers)
+    const { dir, path } = toolDir()
+    const error = await loadError(runtime.prepare(input(path, dir, { runAs: { user: 'no-such-user-x' } })))
+    expect(error.message).toBe(
+      `${path}: $.runtime.run_as: no such user "no-such-user-x" (fix: create the user or fix run_as.user)`,
+    )
+  })
+
+  it.skipIf(!isRoot)(
+    'runs as the user with its supplementary groups (needs root to switch users)',
+    async () => {
+      const launchers = createLaunchers()
+      launchers.registerRunAs(setprivRunAs())
+      const runtime = makeRuntime({ runAs: 'setpriv' }, launchers)
+      const dir = tempDir('tv-runas-')
+      chmodSync(dir, 0o755)
+      const path = join(dir, 'whoami.sh')
+      writeFileSync(path, '#!/bin/sh\nid -un; id -Gn; touch "$1"\n')
+      chmodSync(path, 0o755)
+      const out = join(tempDir('tv-runas-out-'), 'written')
+      chmodSync(join(out, '..'), 0o777)
+      const prepared = await runtime.prepare({ ...input(path, dir, { runAs: { user } }), slug: 'whoami' })
+      const proc = runtime.start({ tool: prepared, argv: [out] })
+      expect(await proc.exit).toMatchObject({ code: 0 })
+      const [name, groups] = proc.stdout().head.toString().trim().split('\n')
+      expect(name).toBe(user)
+      expect(groups?.split(' ')).toContain('tvextra')
+      const owner = Number(execFileSync('stat', ['-c', '%u', out]).toString())
+      expect(owner).toBe(Number(execFileSync('id', ['-u', user]).toString()))
+    },
+  )
+})
+
+/** A third mechanism, as small as a mechanism can be: it logs every launch and changes nothing else. */
+function loggedMechanism(
+  log: string[],
+  verdict: Awaited<ReturnType<SandboxMechanism['qualify']>> = { ok: true },
+): SandboxMechanism {
+  return {
+    name: 'logged',
+    handlesRunAs: false,
+    qualify: async () => verdict,
+    wrap(launch: Launch): Launch {
+      log.push(`${launch.file} ${launch.args.join(' ')}`)
+      return { ...launch, env: { ...launch.env, SANDBOXED_BY: 'logged' } }
+    },
+    describe: async () => ({
+      name: 'logged',
+      available: true,
+      enforces: {},
+      gaps: ['enforces nothing: for tests'],
+    }),
+  }
+}
+
+describe('sandbox declarations', () => {
+  it('refuses a sandbox declaration when no mechanism is configured', async () => {
+    const runtime = makeRuntime()
+    const { dir, path } = toolDir()
+    const error = await loadError(
+      runtime.prepare(input(path, dir, { sandbox: sandbox({ declared: ['net'], net: 'none' }) })),
+    )
+    expect(error.code).toBe('RUNTIME_ERR_SANDBOX')
+    expect(error.message).toBe(
+      `${path}: $.runtime.sandbox: declared, but no sandbox mechanism is configured: start toolvisor with --sandbox bwrap, landlock or auto`,
+    )
+  })
+
+  it('runs a tool through a third-party mechanism with no change to the runtime', async () => {
+    const log: string[] = []
+    const launchers = createLaunchers()
+    launchers.registerSandbox(loggedMechanism(log))
+    const runtime = makeRuntime({ sandbox: 'logged' }, launchers)
+    const { dir, path } = toolDir()
+    const prepared = await runtime.prepare(
+      input(path, dir, { sandbox: sandbox({ declared: ['fs.read'], fs: { read: ['.'], write: [] } }) }),
+    )
+    expect(prepared.sandbox?.policy).toMatchObject({
+      read: [dir],
+      write: [],
+      toolDir: dir,
+      declared: ['fs.read'],
+    })
+    const proc = runtime.start({ tool: prepared, argv: ['run'], env: { REPORT_ENV: 'SANDBOXED_BY' } })
+    await proc.exit
+    expect(log).toEqual([`${path} run`])
+    expect(JSON.parse(proc.stdout().head.toString()).env).toEqual({ SANDBOXED_BY: 'logged' })
+  })
+
+  it('names the field and the mechanism when a mechanism refuses', async () => {
+    const launchers = createLaunchers()
+    launchers.registerSandbox(
+      loggedMechanism([], { ok: false, field: 'tmp', reason: 'no mount namespace', fix: 'use bwrap' }),
+    )
+    const runtime = makeRuntime({ sandbox: 'logged' }, launchers)
+    const { dir, path } = toolDir()
+    const error = await loadError(
+      runtime.prepare(input(path, dir, { sandbox: sandbox({ declared: ['tmp'], tmp: 'private' }) })),
+    )
+    expect(error.message).toBe(
+      `${path}: $.runtime.sandbox.tmp: logged cannot honour it: no mount namespace (fix: use bwrap)`,
+    )
+    const unknown = makeRuntime({ sandbox: 'podman' }, launchers)
+    expect((await loadError(unknown.prepare(input(path, dir, { sandbox: sandbox({}) })))).reason).toBe(
+      'the sandbox mechanism "podman" is not installed (known: logged)',
+    )
+  })
+
+  it('refuses a missing path and a relative symlink that leads outside the tool, naming the field', async () => {
+    const launchers: Launchers = createLaunchers()
+    launchers.registerSandbox(loggedMechanism([]))
+    const runtime = makeRuntime({ sandbox: 'logged' }, launchers)
+    const { dir, path } = toolDir()
+    const missing = await loadError(
+      runtime.prepare(
+        input(path, dir, { sandbox: sandbox({ fs: { read: ['/etc', '/no/such/place'], write: [] } }) }),
+      ),
+    )
+    expect(missing.message).toBe(
+      `${path}: $.runtime.sandbox.fs.read[1]: "/no/such/place" does not exist (/no/such/place); create it or remove it`,
+    )
+    symlinkSync('/etc', join(dir, 'state'))
+    const outside = await loadError(
+      runtime.prepare(input(path, dir, { sandbox: sandbox({ fs: { read: [], write: ['state'] } }) })),
+    )
+    expect(outside.message).toBe(
+      `${path}: $.runtime.sandbox.fs.write[0]: "state" is a symlink to /etc, outside the tool's directory; declare the target itself`,
+    )
+    // An absolute symlink is resolved to its target: the grant is the target.
+    const target = tempDir('tv-target-')
+    const link = join(tempDir('tv-link-'), 'link')
+    symlinkSync(target, link)
+    const ok = await runtime.prepare(
+      input(path, dir, { sandbox: sandbox({ fs: { read: [], write: [link] } }) }),
+    )
+    expect(ok.sandbox?.policy.write).toEqual([target])
+    expect(readFileSync(path).length).toBeGreaterThan(0)
+  })
+
+  it('auto takes the first of bwrap, landlock that qualifies, and names every refusal otherwise', async () => {
+    const refuse = (name: string, field: 'net' | 'tmp', reason: string): SandboxMechanism => ({
+      ...loggedMechanism([], { ok: false, field, reason }),
+      name,
+    })
+    const accept = (name: string): SandboxMechanism => ({ ...loggedMechanism([]), name })
+    const { dir, path } = toolDir()
+    const decl = { sandbox: sandbox({ declared: ['net'], net: 'none' }) }
+
+    const both = createLaunchers()
+    both.registerSandbox(accept('landlock'))
+    both.registerSandbox(accept('bwrap'))
+    const picked = await makeRuntime({ sandbox: 'auto' }, both).prepare(input(path, dir, decl))
+    expect(picked.sandbox?.mechanism.name).toBe('bwrap')
+
+    const fallback = createLaunchers()
+    fallback.registerSandbox(refuse('bwrap', 'net', 'bwrap: not found'))
+    fallback.registerSandbox(accept('landlock'))
+    expect(
+      (await makeRuntime({ sandbox: 'auto' }, fallback).prepare(input(path, dir, decl))).sandbox?.mechanism
+        .name,
+    ).toBe('landlock')
+
+    const none = createLaunchers()
+    none.registerSandbox(refuse('bwrap', 'net', 'bwrap: not found'))
+    none.registerSandbox(refuse('landlock', 'net', 'needs ABI 9'))
+    const error = await loadError(makeRuntime({ sandbox: 'auto' }, none).prepare(input(path, dir, decl)))
+    expect(error.message).toBe(
+      `${path}: $.runtime.sandbox: no mechanism honours every declared field (auto): bwrap: net: bwrap: not found; landlock: net: needs ABI 9`,
+    )
+  })
+})

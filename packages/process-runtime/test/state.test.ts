@@ -1,0 +1,73 @@
+import { spawn } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { describe, expect, it } from 'vitest'
+import { createTaskRegistry, markedProcesses } from '../src/index.js'
+import { fixture, makeRuntime, sleep, tempDir } from './helpers.js'
+
+describe('when the runtime dies', () => {
+  it('leaves no tool process running a second after a SIGKILL, and the next start reports them lost', async () => {
+    const stateDir = tempDir('tv-crash-')
+    const host = spawn(process.execPath, [fixture('host.mjs'), stateDir, '10'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: host.stdout! }).once('line', resolve)
+      host.once('exit', (code) => reject(new Error(`host exited ${code}`)))
+    })
+    const runId = line.replace(/^ready /, '')
+    // 10 tools, each with a shell and two grandchildren.
+    expect(markedProcesses(runId).length).toBeGreaterThanOrEqual(30)
+    host.kill('SIGKILL')
+    const killedAt = Date.now()
+    while (markedProcesses(runId).length > 0 && Date.now() - killedAt < 3000) await sleep(20)
+    const took = Date.now() - killedAt
+    expect(markedProcesses(runId)).toEqual([])
+    expect(took).toBeLessThan(1000)
+
+    const next = makeRuntime({ stateDir })
+    expect(next.lost()).toHaveLength(10)
+    expect(next.lost()[0]).toMatchObject({ tool: 'stubborn', session: 'session-a', task: 't1', killed: 0 })
+    const tasks = createTaskRegistry(next)
+    const mine = tasks.list('session-a')
+    expect(mine.map((t) => t.id)).toEqual(['t1', 't3', 't5', 't7', 't9'])
+    expect(mine[0]!.lifecycle).toEqual({ status: 'failed', why: 'lost on restart' })
+    // Reported once: a third start finds nothing more.
+    expect(makeRuntime({ stateDir }).lost()).toEqual([])
+  })
+
+  it('kills leftovers of a dead run that its watchdog could not reach, at the next start', async () => {
+    const stateDir = tempDir('tv-leftover-')
+    const host = spawn(process.execPath, [fixture('host.mjs'), stateDir, '2'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    const line = await new Promise<string>((resolve) =>
+      createInterface({ input: host.stdout! }).once('line', resolve),
+    )
+    const runId = line.replace(/^ready /, '')
+    // Kill the watchdog first (it is the only other process with this run dir in its argv), then the host.
+    const watchdogs = await pidsByArgv(runId)
+    expect(watchdogs.length).toBe(1)
+    for (const pid of watchdogs) process.kill(pid, 'SIGKILL')
+    host.kill('SIGKILL')
+    await sleep(300)
+    expect(markedProcesses(runId).length).toBeGreaterThan(0)
+    const next = makeRuntime({ stateDir })
+    expect(next.lost().map((p) => p.killed > 0)).toEqual([true, true])
+    await sleep(100)
+    expect(markedProcesses(runId)).toEqual([])
+  })
+})
+
+async function pidsByArgv(needle: string): Promise<number[]> {
+  const { readdirSync, readFileSync } = await import('node:fs')
+  const pids: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) pids.push(Number(entry))
+    } catch {
+      // gone
+    }
+  }
+  return pids
+}

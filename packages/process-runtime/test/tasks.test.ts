@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest'
+import { createTaskRegistry, RuntimeError, type TaskCompletion } from '../src/index.js'
+import { fixture, makeRuntime, output, sleep, tool } from './helpers.js'
+
+const counter = (count: number, ms = 20) => ({
+  tool: tool(fixture('slow-events.mjs'), { process: { mode: 'stream', output: output('jsonl') } }),
+  argv: ['run', String(count), String(ms)],
+})
+
+describe('task registry', () => {
+  it('fences every task by its owner session: no read, stop or list across sessions', async () => {
+    const runtime = makeRuntime()
+    const tasks = createTaskRegistry(runtime)
+    const a = tasks.add({
+      kind: 'stream',
+      tool: 'counter',
+      owner: 'alice',
+      process: runtime.start(counter(0)),
+    })
+    const b = tasks.add({ kind: 'stream', tool: 'counter', owner: 'bob', process: runtime.start(counter(0)) })
+    expect([a.id, b.id]).toEqual(['t1', 't2'])
+    expect(tasks.list('alice').map((t) => t.id)).toEqual(['t1'])
+    expect(tasks.list('bob').map((t) => t.id)).toEqual(['t2'])
+    expect(tasks.list(undefined)).toEqual([])
+    const foreign = 'task t2 belongs to another session'
+    expect(() => tasks.get('t2', 'alice')).toThrow(foreign)
+    expect(() => tasks.read('t2', 'alice')).toThrow(foreign)
+    expect(() => tasks.page('t2', 'alice', { offset: 0 })).toThrow(foreign)
+    await expect(tasks.cancel('t2', 'alice')).rejects.toThrow(foreign)
+    await expect(tasks.wait('t2', 'alice', 10)).rejects.toThrow(foreign)
+    try {
+      tasks.get('t2', undefined)
+    } catch (error) {
+      expect(RuntimeError.is(error) && error.code).toBe('RUNTIME_ERR_FOREIGN_TASK')
+    }
+    expect(() => tasks.get('t9', 'alice')).toThrow(
+      expect.objectContaining({ code: 'RUNTIME_ERR_UNKNOWN_TASK' }),
+    )
+    // Bob's task is untouched by Alice's attempts.
+    expect(tasks.get('t2', 'bob').lifecycle.status).toBe('running')
+    await tasks.cancel('t1', 'alice')
+    await tasks.cancel('t2', 'bob')
+  })
+
+  it('shows a task started with no session to every session, and says so', async () => {
+    const runtime = makeRuntime()
+    const tasks = createTaskRegistry(runtime)
+    tasks.add({ kind: 'stream', tool: 'counter', process: runtime.start(counter(3)) })
+    for (const session of ['alice', 'bob', undefined]) {
+      expect(tasks.list(session).map((t) => [t.id, t.visibility])).toEqual([['t1', 'all sessions']])
+    }
+    await tasks.wait('t1', 'alice', 5000)
+  })
+
+  it('gives each reader its own cursor, and pages by absolute offset', async () => {
+    const runtime = makeRuntime()
+    const tasks = createTaskRegistry(runtime)
+    const task = tasks.add({
+      kind: 'stream',
+      tool: 'counter',
+      owner: 's',
+      process: runtime.start(counter(10, 5)),
+    })
+    const done = await tasks.wait(task.id, 's', 5000)
+    expect(done.lifecycle).toEqual({ status: 'exited', code: 0, signal: null })
+    const n = (read: { events: readonly { value: unknown }[] }) =>
+      read.events.map((e) => (e.value as { n: number }).n)
+    expect(n(tasks.read(task.id, 's', { reader: 'one', max: 4 }))).toEqual([0, 1, 2, 3])
+    expect(n(tasks.read(task.id, 's', { reader: 'two', max: 2 }))).toEqual([0, 1])
+    expect(n(tasks.read(task.id, 's', { reader: 'one', max: 4 }))).toEqual([4, 5, 6, 7])
+    expect(n(tasks.read(task.id, 's', { reader: 'two' }))).toEqual([2, 3, 4, 5, 6, 7, 8, 9])
+    const last = tasks.read(task.id, 's', { reader: 'one' })
+    expect(n(last)).toEqual([8, 9])
+    expect(last).toMatchObject({ next: 10, total: 10, elided: 0 })
+    expect(n(tasks.read(task.id, 's', { reader: 'one' }))).toEqual([])
+    expect(n(tasks.page(task.id, 's', { offset: 3, max: 2 }))).toEqual([3, 4])
+  })
+
+  it('reports each completion once through onDone, and cancel returns the exit', async () => {
+    const runtime = makeRuntime()
+    const tasks = createTaskRegistry(runtime)
+    const completions: TaskCompletion[] = []
+    const off = tasks.onDone((c) => completions.push(c))
+    tasks.add({ kind: 'stream', tool: 'counter', owner: 's', process: runtime.start(counter(2, 5)) })
+    const long = tasks.add({
+      kind: 'stream',
+      tool: 'graceful',
+      owner: 's',
+      process: runtime.start({
+        tool: tool(fixture('graceful.sh'), { process: { mode: 'stream', output: output('lines') } }),
+        argv: ['run'],
+      }),
+    })
+    await tasks.wait('t1', 's', 5000)
+    await sleep(50)
+    const exit = await tasks.cancel(long.id, 's')
+    expect(exit).toMatchObject({ code: 42, reason: 'cancelled' })
+    await sleep(20)
+    expect(completions.map((c) => [c.task.id, c.exit.code])).toEqual([
+      ['t1', 0],
+      ['t2', 42],
+    ])
+    expect(completions[1]!.task.endedAt).toBeInstanceOf(Date)
+    off()
+  })
+
+  it('returns from wait at the bound while the task still runs', async () => {
+    const runtime = makeRuntime()
+    const tasks = createTaskRegistry(runtime)
+    tasks.add({ kind: 'stream', tool: 'counter', owner: 's', process: runtime.start(counter(0)) })
+    const began = Date.now()
+    const info = await tasks.wait('t1', 's', 150)
+    expect(Date.now() - began).toBeGreaterThanOrEqual(140)
+    expect(info.lifecycle.status).toBe('running')
+    await tasks.cancel('t1', 's', { force: true })
+  })
+})

@@ -1,0 +1,64 @@
+import { ToolboxError } from './errors.js'
+import { providerSafeName } from './names.js'
+import type { LoadReport, Tool, ToolCallContext, ToolRegistry, ToolResult } from './types.js'
+
+/** Creates an empty `tools` registry. */
+export function createToolRegistry(): ToolRegistry {
+  const tools = new Map<string, Tool>()
+  const bySafeName = new Map<string, string>()
+  const reports: LoadReport[] = []
+
+  const safeNameOf = (name: string): string => {
+    const mapped = providerSafeName(name)
+    if (mapped === undefined) {
+      throw new ToolboxError(
+        'TOOLBOX_ERR_NAME_TAKEN',
+        `tool name "${name}" cannot be made provider-safe: after mapping "." to "__" it must match ^[a-zA-Z0-9_-]{1,64}$`,
+      )
+    }
+    return mapped
+  }
+
+  return {
+    register(tool) {
+      const mapped = safeNameOf(tool.name)
+      if (tools.has(tool.name)) {
+        throw new ToolboxError('TOOLBOX_ERR_NAME_TAKEN', `a tool named "${tool.name}" is already registered`)
+      }
+      const other = bySafeName.get(mapped)
+      if (other !== undefined) {
+        throw new ToolboxError(
+          'TOOLBOX_ERR_NAME_TAKEN',
+          `tool "${tool.name}" collides with "${other}": both become "${mapped}" for providers; rename one`,
+        )
+      }
+      tools.set(tool.name, tool)
+      bySafeName.set(mapped, tool.name)
+      return () => {
+        if (tools.get(tool.name) !== tool) return
+        tools.delete(tool.name)
+        bySafeName.delete(mapped)
+      }
+    },
+    list: () => [...tools.values()],
+    get(name) {
+      return tools.get(name) ?? tools.get(bySafeName.get(name) ?? '')
+    },
+    safeName: safeNameOf,
+    async call(name: string, args: unknown, ctx: ToolCallContext): Promise<ToolResult> {
+      const tool = tools.get(name) ?? tools.get(bySafeName.get(name) ?? '')
+      if (!tool) {
+        const known = [...tools.keys()].map((n) => safeNameOf(n)).join(', ')
+        return {
+          content: [{ type: 'text', text: `unknown tool "${name}"; the tools are: ${known || '(none)'}` }],
+          isError: true,
+        }
+      }
+      return tool.call(args, ctx)
+    },
+    loadErrors: () => [...reports],
+    reportLoadError(report) {
+      reports.push(report)
+    },
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The `tools` seam: the registry of model-facing tools. Every surface (MCP, a host's own loop, the
+ * CLI) reads it; every tool package registers into it.
+ */
+
+/** A JSON Schema object describing a tool's arguments. */
+export type ToolInputSchema = Readonly<Record<string, unknown>> & { readonly type: 'object' }
+
+/** One piece of a tool result. */
+export type ToolContent = { readonly type: 'text'; readonly text: string }
+
+/** What a call returns to the model. A failed tool is a result with `isError`, never a throw. */
+export interface ToolResult {
+  readonly content: readonly ToolContent[]
+  readonly isError: boolean
+  /** The structured form, where the tool produced one (a jsonl oneshot's event array, a JSON answer). */
+  readonly structuredContent?: unknown
+  /** Facts for the host, not the model: exit code, spill files, the backend that served it, ... */
+  readonly meta?: Readonly<Record<string, unknown>>
+}
+
+/** A progress report during a call: one event of the tool as it arrives. */
+export interface ToolProgress {
+  /** How many events so far (1-based). */
+  readonly progress: number
+  /** A one-line rendering for surfaces that show text. */
+  readonly message: string
+  /** The event itself. */
+  readonly event?: unknown
+}
+
+/** What a call knows about who is calling. */
+export interface ToolCallContext {
+  /** The calling session; tasks it starts are owned by it. Absent: visible to every session. */
+  readonly sessionId?: string
+  readonly turnId?: string
+  readonly conversationId?: string
+  readonly agentId?: string
+  /** Aborted when the caller cancels the call. */
+  readonly signal: AbortSignal
+  /** Called for each event as it arrives, when the caller wants progress. */
+  readonly progress?: (progress: ToolProgress) => void
+}
+
+/** A model-facing tool. */
+export interface Tool {
+  /** The internal name (`slug`, `slug.command`, `processes`). */
+  readonly name: string
+  /** What the model reads. */
+  readonly description: string
+  readonly inputSchema: ToolInputSchema
+  /** Runs one call. Resolves with a result; rejects only on a bug, never because the tool failed. */
+  call(args: unknown, ctx: ToolCallContext): Promise<ToolResult>
+}
+
+/** The `tools` service. */
+export interface ToolRegistry {
+  /**
+   * Adds a tool; returns its removal. A name already taken, or one whose provider-safe form
+   * (`.` to `__`) collides with another's, is refused with a LoadingError.
+   */
+  register(tool: Tool): () => void
+  /** Every tool, in registration order. */
+  list(): readonly Tool[]
+  /** A tool by internal or provider-safe name. */
+  get(name: string): Tool | undefined
+  /** The provider-safe name of a tool (`log_watcher.send` -> `log_watcher__send`). */
+  safeName(name: string): string
+  /** Calls a tool by name; an unknown name is an error result naming the tools that exist. */
+  call(name: string, args: unknown, ctx: ToolCallContext): Promise<ToolResult>
+  /** Tools that failed to load (and load warnings), each with its path and reason. */
+  loadErrors(): readonly LoadReport[]
+  /** Adds a load failure or warning to the report (loaders call it; surfaces print it). */
+  reportLoadError(report: LoadReport): void
+}
+
+/** A tool that failed to load, or loaded with a warning. */
+export interface LoadReport {
+  /** `error`: the tool is not served; `warning`: it is, and something deserves a look. */
+  readonly severity: 'error' | 'warning'
+  /** The path of the tool or toolbox entry. */
+  readonly tool: string
+  /** The full message: `<path>: <field>: <reason>`. */
+  readonly message: string
+  readonly code: string
+  readonly field?: string
+}

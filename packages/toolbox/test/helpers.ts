@@ -1,0 +1,61 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describePlugin } from '@toolvisor/describe-v2'
+import { Kernel } from '@toolvisor/kernel'
+import { markedProcesses, RuntimeToken, runtimePlugin, TasksToken } from '@toolvisor/process-runtime'
+import { afterEach, expect } from 'vitest'
+import { BinaryToolsToken, type ToolCallContext, ToolsToken, toolboxPlugin } from '../src/index.js'
+
+const here = dirname(fileURLToPath(import.meta.url))
+export const fixtures = join(here, 'fixtures')
+export const examples = resolve(here, '../../../examples/tools')
+
+const cleanups: Array<() => Promise<void> | void> = []
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!()
+})
+
+export function tempDir(prefix = 'tv-toolbox-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+/**
+ * A kernel with describe, the runtime and the toolbox, loaded from `toolboxes`. After the test it
+ * is disposed and the test fails if any process it started is still alive.
+ */
+export async function compose(toolboxes: string[], toolbox: Record<string, unknown> = {}) {
+  const kernel = new Kernel()
+  kernel.use(describePlugin)
+  kernel.use(runtimePlugin, { stateDir: tempDir('tv-state-') })
+  const handle = kernel.use(toolboxPlugin, { toolboxes, ...toolbox })
+  await handle
+  const runtime = kernel.get(RuntimeToken)!
+  const runId = (runtime as unknown as { runId: string }).runId
+  cleanups.push(async () => {
+    await kernel.dispose()
+    const deadline = Date.now() + 2000
+    while (markedProcesses(runId).length > 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20))
+    expect(markedProcesses(runId), 'processes left running').toEqual([])
+  })
+  return {
+    kernel,
+    tools: kernel.get(ToolsToken)!,
+    binary: kernel.get(BinaryToolsToken)!,
+    tasks: kernel.get(TasksToken)!,
+    runtime,
+    runId,
+  }
+}
+
+export function ctx(extra: Partial<ToolCallContext> = {}): ToolCallContext {
+  return { sessionId: 'session-1', signal: new AbortController().signal, ...extra }
+}
+
+export function textOf(result: { content: readonly { text: string }[] }): string {
+  return result.content.map((c) => c.text).join('\n')
+}

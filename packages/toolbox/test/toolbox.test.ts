@@ -1,0 +1,226 @@
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import type { ToolProgress } from '../src/index.js'
+import { compose, ctx, examples, fixtures, textOf } from './helpers.js'
+
+describe('loading a toolbox', () => {
+  it('serves every good tool and reports each broken one with its path and reason', async () => {
+    const dir = join(fixtures, 'broken')
+    const { tools } = await compose([dir], { describeTimeoutMs: 3000 })
+    expect(tools.list().map((t) => t.name)).toEqual(['word_count'])
+    const reports = tools
+      .loadErrors()
+      .map((r) => [r.severity, r.code, r.message])
+      .sort()
+    expect(reports).toEqual(
+      [
+        [
+          'error',
+          'DESCRIBE_ERR_NOT_JSON',
+          expect.stringMatching(new RegExp(`^${dir}/bad-json: describe must print one JSON`)),
+        ],
+        [
+          'error',
+          'DESCRIBE_ERR_INVALID_FIELD',
+          expect.stringMatching(
+            new RegExp(
+              `^${dir}/wrong-type: \\$\\.args\\[0\\]\\.mode: expected one of positional, dashdashspace, dashdashequal, stdin, env; got "flag"`,
+            ),
+          ),
+        ],
+        ['error', 'TOOLBOX_ERR_DESCRIBE_FAILED', `${dir}/hangs: describe did not answer within 3 s`],
+        [
+          'error',
+          'TOOLBOX_ERR_DESCRIBE_FAILED',
+          `${dir}/exits-1: describe exited with code 1: cannot describe myself: config missing`,
+        ],
+        [
+          'error',
+          'TOOLBOX_ERR_NOT_EXECUTABLE',
+          `${dir}/not-executable: not executable: chmod +x it, or move it out of the toolbox`,
+        ],
+        [
+          'error',
+          'TOOLBOX_ERR_UNSUPPORTED_MODE',
+          `${dir}/service: $.process.mode: service tools are run by @toolvisor/tool-processes, which this toolvisor does not include yet`,
+        ],
+      ].sort(),
+    )
+    // And the good tool works.
+    const result = await tools.call('word_count', { text: 'two words\n' }, ctx())
+    expect(result.isError).toBe(false)
+  })
+
+  it('reports a toolbox directory that does not exist, and still loads the others', async () => {
+    const { tools } = await compose(['/no/such/toolbox', join(fixtures, 'tools')])
+    expect(tools.loadErrors()).toEqual([
+      expect.objectContaining({
+        code: 'TOOLBOX_ERR_TOOLBOX_UNREADABLE',
+        message: '/no/such/toolbox: cannot read the toolbox: ENOENT',
+      }),
+    ])
+    expect(tools.list().length).toBeGreaterThan(0)
+  })
+})
+
+describe('oneshot calls', () => {
+  it('passes one argument of each mode exactly as the protocol says', async () => {
+    const { tools } = await compose([examples])
+    const result = await tools.call(
+      'echo_args',
+      { path: 'a b', pattern: '--x', limit: 7, note: 'hello\nworld', 'api-token': 's3cr3t' },
+      ctx(),
+    )
+    expect(result.isError).toBe(false)
+    expect(JSON.parse(textOf(result))).toEqual({
+      argv: ['a b', '--pattern', '--x', '--limit=7'],
+      stdin: 'hello\nworld\n',
+      env: { API_TOKEN: 's3cr3t' },
+    })
+  })
+
+  it('refuses an object argument without running the tool', async () => {
+    const { tools } = await compose([examples])
+    const result = await tools.call('echo_args', { path: {}, pattern: 'p', limit: 1, note: 'n' }, ctx())
+    expect(result).toMatchObject({ isError: true })
+    expect(textOf(result)).toBe(
+      'echo_args: argument "path": expected a string, number or boolean; got an object; the tool was not run',
+    )
+  })
+
+  it('returns the events of a jsonl oneshot as a JSON array, invalid lines as invalid events', async () => {
+    const { tools } = await compose([examples])
+    const progress: ToolProgress[] = []
+    const result = await tools.call(
+      'file_stats',
+      { path: fixtures, bad: true },
+      ctx({ progress: (p) => progress.push(p) }),
+    )
+    expect(result.isError).toBe(false)
+    const events = JSON.parse(textOf(result)) as Array<Record<string, unknown>>
+    expect(events.filter((e) => e.invalid === true)).toEqual([
+      {
+        invalid: true,
+        raw: expect.any(String),
+        error: expect.stringMatching(/^does not match output\.event: /),
+      },
+    ])
+    expect(events.filter((e) => e.name === 'broken')).toEqual([
+      { name: 'broken', size: expect.any(Number), kind: 'dir' },
+    ])
+    expect(result.structuredContent).toEqual({ events })
+    expect(progress.map((p) => p.progress)).toEqual(events.map((_, i) => i + 1))
+  })
+
+  it('bounds a 50 MB result, says so, and names the spill file that holds every byte', async () => {
+    const { tools } = await compose([join(fixtures, 'tools')])
+    const size = 50 * 1024 * 1024
+    const result = await tools.call('flood', { size }, ctx())
+    const body = textOf(result)
+    expect(result.isError).toBe(false)
+    const spill = result.meta?.stdoutSpill as string
+    expect(body.startsWith('x'.repeat(1000))).toBe(true)
+    expect(
+      body.endsWith(
+        `\n[output truncated: showing the first 262144 of ${size} bytes; every byte is in ${spill}]`,
+      ),
+    ).toBe(true)
+    const bytes = readFileSync(spill)
+    expect(bytes.length).toBe(size)
+    expect(createHash('sha1').update(bytes).digest('hex')).toBe(
+      createHash('sha1').update(Buffer.alloc(size, 'x')).digest('hex'),
+    )
+  })
+
+  it('reports a failure with the exit code and the tails of stdout and stderr', async () => {
+    const { tools } = await compose([join(fixtures, 'tools')])
+    const result = await tools.call('fails', {}, ctx())
+    expect(result.isError).toBe(true)
+    expect(textOf(result)).toBe(
+      'fails failed: exit code 3\n--- stdout ---\npartial result\n--- stderr ---\nthe real reason',
+    )
+    expect(result.meta).toMatchObject({ exitCode: 3 })
+  })
+
+  it('applies empty-result to an exactly empty stdout', async () => {
+    const { tools } = await compose([join(fixtures, 'tools')])
+    expect(textOf(await tools.call('quiet', {}, ctx()))).toBe('nothing to report')
+  })
+
+  it('leaves no process of the group alive when the caller cancels', async () => {
+    const { tools, runId } = await compose([join(fixtures, 'tools')])
+    const controller = new AbortController()
+    const call = tools.call('spawner', {}, ctx({ signal: controller.signal }))
+    await new Promise((r) => setTimeout(r, 300))
+    const { markedProcesses } = await import('@toolvisor/process-runtime')
+    expect(markedProcesses(runId).length).toBeGreaterThanOrEqual(3)
+    controller.abort()
+    const result = await call
+    expect(result.isError).toBe(true)
+    expect(textOf(result)).toMatch(/^spawner failed: cancelled \(/)
+    expect(markedProcesses(runId)).toEqual([])
+  })
+})
+
+describe('commands and help', () => {
+  it('exposes each command as slug.command and runs TOOL run <command> <args>', async () => {
+    const { tools } = await compose([examples])
+    const names = tools.list().map((t) => t.name)
+    expect(names).toEqual(expect.arrayContaining(['git_lite.status', 'git_lite.log', 'help']))
+    expect(names).not.toContain('git_lite')
+    expect(tools.safeName('git_lite.status')).toBe('git_lite__status')
+    expect(tools.get('git_lite__log')?.name).toBe('git_lite.log')
+    const repo = join(examples, '..', '..')
+    const log = await tools.call('git_lite__log', { dir: repo, n: 1 }, ctx())
+    expect(log.isError).toBe(false)
+    expect(textOf(log).split('\n').filter(Boolean)).toHaveLength(1)
+  })
+
+  it('serves longer help on demand through the shared help tool', async () => {
+    const { tools } = await compose([examples])
+    const help = tools.get('help')!
+    expect(help.inputSchema).toMatchObject({
+      properties: { tool: { enum: ['git_lite__status', 'git_lite__log'] } },
+    })
+    const result = await tools.call('help', { tool: 'git_lite__log' }, ctx())
+    expect(result.isError).toBe(false)
+    expect(textOf(result).length).toBeGreaterThan(20)
+    const unknown = await tools.call('help', { tool: 'nope' }, ctx())
+    expect(textOf(unknown)).toBe('help: no help for "nope"; tools with help: git_lite__status, git_lite__log')
+  })
+})
+
+describe('stream calls', () => {
+  it('returns the event sequence when the stream ends within the yield window, with progress for each event', async () => {
+    const { tools, tasks } = await compose([join(fixtures, 'tools')], { streamResultEvents: 3 })
+    const progress: ToolProgress[] = []
+    const result = await tools.call('ticker', { count: 5 }, ctx({ progress: (p) => progress.push(p) }))
+    expect(result.isError).toBe(false)
+    expect(textOf(result)).toBe(
+      '["tick 2","tick 3","tick 4"]\n[2 earlier events elided; the task keeps them: processes tail with n up to 5]',
+    )
+    expect(progress.map((p) => p.message)).toEqual(['tick 0', 'tick 1', 'tick 2', 'tick 3', 'tick 4'])
+    expect(tasks.list('session-1')).toEqual([
+      expect.objectContaining({ id: 't1', kind: 'stream', tool: 'ticker' }),
+    ])
+  })
+
+  it('answers with a running placeholder after the yield window, and the task keeps running', async () => {
+    const { tools, tasks } = await compose([join(fixtures, 'tools')], { yieldMs: 200 })
+    const result = await tools.call('ticker', { count: 1000 }, ctx())
+    expect(JSON.parse(textOf(result))).toEqual({
+      status: 'running',
+      task: 't1',
+      tool: 'ticker',
+      message:
+        'still running after 0.2 s; its events arrive as progress. Follow it with processes {"command":"tail","process":"t1"}, check it with {"command":"status","process":"t1"}, stop it with {"command":"stop","process":"t1"}.',
+    })
+    const before = tasks.read('t1', 'session-1').total
+    await new Promise((r) => setTimeout(r, 200))
+    expect(tasks.read('t1', 'session-1').total).toBeGreaterThan(before)
+    expect(() => tasks.get('t1', 'session-2')).toThrow('task t1 belongs to another session')
+    await tasks.cancel('t1', 'session-1')
+  })
+})
