@@ -1,0 +1,54 @@
+// Start latency of a tiny process, direct vs through the Landlock launcher, with Node's spawn
+// (as the runtime starts tools). Prints medians and the ratio to the direct baseline of the same run.
+// Usage: node scripts/bench-start.mjs [runs]   (needs the package built)
+import { spawn } from 'node:child_process'
+import { landlockMechanism } from '../dist/index.js'
+
+const runs = Number(process.argv[2] ?? 50)
+const mechanism = landlockMechanism()
+const description = await mechanism.describe()
+if (!description.available) {
+  process.stderr.write(`landlock unavailable: ${description.unavailable?.reason}\n`)
+  process.exit(1)
+}
+const policy = {
+  toolDir: '/usr/bin',
+  executable: '/usr/bin/true',
+  read: [],
+  write: [],
+  net: 'host',
+  tmp: 'shared',
+  declared: [],
+}
+const direct = { file: '/bin/true', args: [], env: { PATH: '/usr/bin:/bin' }, cwd: '/', extraFds: [] }
+const wrapped = mechanism.wrap(direct, policy, undefined)
+const minimal = { ...direct, file: wrapped.file, args: ['--ro', '/usr', '--', '/bin/true'] }
+const cases = { direct, 'launcher --ro /usr': minimal, 'launcher, exec minimum + tool dir + /tmp': wrapped }
+
+function once(launch) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint()
+    const child = spawn(launch.file, launch.args, { env: launch.env, cwd: launch.cwd, stdio: 'pipe' })
+    child.on('error', reject)
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`${launch.file} exited ${code}`))
+      else resolve(Number(process.hrtime.bigint() - started) / 1e6)
+    })
+  })
+}
+
+const times = Object.fromEntries(Object.keys(cases).map((name) => [name, []]))
+for (const launch of Object.values(cases)) for (let i = 0; i < 5; i++) await once(launch) // warm up
+for (let i = 0; i < runs; i++) {
+  for (const [name, launch] of Object.entries(cases)) times[name].push(await once(launch))
+}
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+}
+const base = median(times.direct)
+process.stdout.write(`start latency, /bin/true, Node spawn, ${runs} runs each (interleaved), median:\n`)
+for (const [name, xs] of Object.entries(times)) {
+  const m = median(xs)
+  process.stdout.write(`  ${name.padEnd(42)} ${m.toFixed(2)} ms  x${(m / base).toFixed(2)}\n`)
+}

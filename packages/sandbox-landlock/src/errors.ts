@@ -1,0 +1,17 @@
+import { ToolvisorError } from '@toolvisor/kernel'
+
+/** Every code this package throws. */
+export const LandlockErrorCodes = {
+  /** `wrap` was asked while the launcher is missing or the kernel has no Landlock; `qualify` refuses the same. */
+  UNAVAILABLE: 'LANDLOCK_ERR_UNAVAILABLE',
+  /** `wrap` was asked for a policy a field of which Landlock cannot honour here; `qualify` refuses the same. */
+  REFUSED: 'LANDLOCK_ERR_REFUSED',
+} as const
+
+/** A code of this package. */
+export type LandlockErrorCode = (typeof LandlockErrorCodes)[keyof typeof LandlockErrorCodes]
+
+/** An error of the Landlock mechanism. */
+export class LandlockError extends ToolvisorError<LandlockErrorCode> {
+  static override readonly family = 'landlock'
+}

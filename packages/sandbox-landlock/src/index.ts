@@ -1,0 +1,5 @@
+export type { LandlockErrorCode } from './errors.js'
+export { LandlockError, LandlockErrorCodes } from './errors.js'
+export type { LandlockOptions } from './mechanism.js'
+export { landlockMechanism } from './mechanism.js'
+export { LandlockPluginConfig, landlockPlugin } from './plugin.js'

@@ -1,0 +1,90 @@
+import type { SandboxPolicy } from '@toolvisor/process-runtime'
+import { describe, expect, it } from 'vitest'
+import { interpretAbi } from './launcher.js'
+import { launcherArgs, refusal } from './policy.js'
+import { fieldOf } from './preflight.js'
+
+const minimum = { read: ['/usr', '/etc'], write: ['/dev/null'] }
+const policy: SandboxPolicy = {
+  toolDir: '/opt/tools/t',
+  executable: '/opt/tools/t/run',
+  read: ['/data/in'],
+  write: ['/data/out'],
+  net: 'host',
+  tmp: 'shared',
+  declared: ['fs.read', 'fs.write'],
+}
+
+describe('launcherArgs', () => {
+  it('exec minimum, tool dir, declared paths, /tmp, user, in that order', () => {
+    expect(launcherArgs(policy, { user: 'svc', group: 'data' }, 7, minimum)).toEqual([
+      ...['--ro', '/usr', '--ro', '/etc', '--rw', '/dev/null', '--ro', '/opt/tools/t'],
+      ...['--ro', '/data/in', '--rw', '/data/out', '--rw', '/tmp', '--user', 'svc:data', '--'],
+    ])
+  })
+
+  it('grants an executable that links out of the tool directory; net: none adds both network flags at ABI 9', () => {
+    const args = launcherArgs(
+      { ...policy, executable: '/usr/local/lib/t/run', read: [], write: [], net: 'none', tmp: 'private' },
+      undefined,
+      9,
+      minimum,
+    )
+    expect(args).toEqual([
+      ...['--ro', '/usr', '--ro', '/etc', '--rw', '/dev/null', '--ro', '/opt/tools/t'],
+      ...['--ro', '/usr/local/lib/t/run', '--deny-tcp', '--no-inet', '--'],
+    ])
+  })
+
+  it('does not treat a sibling sharing a prefix as inside the tool directory', () => {
+    expect(launcherArgs({ ...policy, executable: '/opt/tools/t2/run' }, undefined, 7, minimum)).toContain(
+      '/opt/tools/t2/run',
+    )
+  })
+})
+
+describe('refusal', () => {
+  const available = { available: true, launcher: '/l', abi: 9 } as const
+  it('accepts net: none at ABI 9, refuses run_as for non-root before anything that passes', () => {
+    expect(refusal({ ...policy, net: 'none' }, undefined, available, 1000)).toEqual({ ok: true })
+    expect(refusal(policy, { user: 'svc' }, available, 1000)).toMatchObject({ ok: false, field: 'run_as' })
+    expect(refusal(policy, { user: 'svc' }, available, 0)).toEqual({ ok: true })
+  })
+})
+
+describe('fieldOf', () => {
+  it.each([
+    ['--ro /data/in', 'fs.read'],
+    ['--rw /data/out', 'fs.write'],
+    ['--rw /tmp', 'tmp'],
+    ['--ro /usr', 'mechanism'],
+    ['--user svc', 'run_as'],
+    ['drop privileges to svc', 'run_as'],
+    ['--deny-tcp', 'net'],
+    ['landlock_restrict_self', 'mechanism'],
+  ])('%s -> %s', (what, field) => {
+    expect(fieldOf(what, policy)).toBe(field)
+  })
+})
+
+describe('interpretAbi', () => {
+  it('reads the ABI, or says why the launcher is unusable', () => {
+    expect(interpretAbi('/l', { status: 0, stdout: '7\n', stderr: '' })).toEqual({
+      available: true,
+      launcher: '/l',
+      abi: 7,
+    })
+    expect(interpretAbi('/l', { status: 0, stdout: 'hello\n', stderr: '' })).toMatchObject({
+      available: false,
+      reason: 'the Landlock launcher /l answered "hello" to --abi instead of a number',
+    })
+    expect(
+      interpretAbi('/l', {
+        spawnError: { code: 'EACCES', message: 'spawn /l EACCES' },
+        status: null,
+        stdout: '',
+        stderr: '',
+      }),
+    ).toMatchObject({ available: false, reason: 'the Landlock launcher /l did not run: spawn /l EACCES' })
+  })
+})

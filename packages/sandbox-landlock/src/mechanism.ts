@@ -1,0 +1,93 @@
+import type {
+  Launch,
+  MechanismDescription,
+  Qualification,
+  RunAsTarget,
+  SandboxMechanism,
+  SandboxPolicy,
+} from '@toolvisor/process-runtime'
+import { LandlockError } from './errors.js'
+import { describeStatus } from './internal/describe.js'
+import { builtLauncher, type LauncherStatus, probeLauncher, probeLauncherSync } from './internal/launcher.js'
+import { type ExecMinimum, execMinimum, launcherArgs, refusal } from './internal/policy.js'
+import { preflight } from './internal/preflight.js'
+
+/** Options of {@link landlockMechanism}. */
+export interface LandlockOptions {
+  /** The launcher to run; default: the one this package's build compiled (`dist/native/landlock-launcher`). */
+  readonly launcher?: string
+}
+
+/**
+ * The `landlock` sandbox mechanism: the tool is spawned through a small native launcher that
+ * restricts itself with Landlock (plus a seccomp socket filter for `net: none`), switches to the
+ * run_as user when asked, then execs the tool in place: same pid, so the runtime's group signal
+ * reaches the tool's own TERM handler and no `control` is needed.
+ *
+ * @example
+ * ```ts
+ * const landlock = landlockMechanism()
+ * const answer = await landlock.qualify(policy, runAs)
+ * if (!answer.ok) throw new Error(`${answer.field}: ${answer.reason}`)
+ * const { file, args, env, cwd } = landlock.wrap(launch, policy, runAs)
+ * spawn(file, args, { env, cwd, detached: true })
+ * ```
+ */
+export function landlockMechanism(options: LandlockOptions = {}): SandboxMechanism {
+  const launcher = options.launcher ?? builtLauncher
+  let status: LauncherStatus | undefined
+  let probing: Promise<LauncherStatus> | undefined
+  let minimum: ExecMinimum | undefined
+
+  const probe = (): Promise<LauncherStatus> => {
+    if (status !== undefined) return Promise.resolve(status)
+    probing ??= probeLauncher(launcher).then((found) => {
+      status ??= found
+      return status
+    })
+    return probing
+  }
+  const probeSync = (): LauncherStatus => {
+    status ??= probeLauncherSync(launcher)
+    return status
+  }
+  const exec = (): ExecMinimum => {
+    minimum ??= execMinimum()
+    return minimum
+  }
+
+  return {
+    name: 'landlock',
+    handlesRunAs: true,
+
+    async qualify(policy: SandboxPolicy, runAs: RunAsTarget | undefined): Promise<Qualification> {
+      const found = await probe()
+      const refused = refusal(policy, runAs, found, process.geteuid?.())
+      if (!refused.ok || !found.available) return refused
+      return preflight(found.launcher, launcherArgs(policy, runAs, found.abi, exec()), policy)
+    },
+
+    wrap(launch: Launch, policy: SandboxPolicy, runAs: RunAsTarget | undefined): Launch {
+      const found = probeSync()
+      const refused = refusal(policy, runAs, found, process.geteuid?.())
+      if (!refused.ok) {
+        const code = refused.field === 'mechanism' ? 'LANDLOCK_ERR_UNAVAILABLE' : 'LANDLOCK_ERR_REFUSED'
+        const fix = refused.fix === undefined ? '' : `; fix: ${refused.fix}`
+        throw new LandlockError(
+          code,
+          `cannot run ${policy.executable} under Landlock: ${refused.field}: ${refused.reason}${fix}`,
+        )
+      }
+      if (!found.available) throw new Error('unreachable: refusal() refuses an unavailable launcher')
+      return {
+        ...launch,
+        file: found.launcher,
+        args: [...launcherArgs(policy, runAs, found.abi, exec()), launch.file, ...launch.args],
+      }
+    },
+
+    async describe(): Promise<MechanismDescription> {
+      return describeStatus('landlock', await probe(), exec())
+    },
+  }
+}

@@ -1,0 +1,259 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { createSocket } from 'node:dgram'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:net'
+import { join } from 'node:path'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { builtLauncher } from '../src/internal/launcher.js'
+import { execMinimum } from '../src/internal/policy.js'
+import {
+  createTestUser,
+  isRoot,
+  killStarted,
+  node,
+  nodeOutsideUsr,
+  probeTool,
+  removeTempDirs,
+  removeTestUser,
+  run,
+  type TestUser,
+  tempDir,
+  writeTool,
+} from './helpers.js'
+
+const source = new URL('../native/landlock-launcher.c', import.meta.url).pathname
+const hasCc = spawnSync('cc', ['--version']).status === 0
+const abi = Number(execFileSync(builtLauncher, ['--abi'], { encoding: 'utf8' }).trim())
+const minimum = execMinimum()
+const base = [
+  ...minimum.read.flatMap((p) => ['--ro', p]),
+  ...minimum.write.flatMap((p) => ['--rw', p]),
+  ...(nodeOutsideUsr ? ['--ro', node] : []),
+]
+let user: TestUser | undefined
+
+beforeAll(() => {
+  if (isRoot) user = createTestUser()
+})
+afterEach(async () => {
+  await killStarted()
+})
+afterAll(() => {
+  if (user !== undefined) removeTestUser(user)
+  removeTempDirs()
+})
+
+/** Runs the launcher with `args` (env: only what is given). */
+function launch(args: string[], env: Record<string, string> = {}) {
+  return run({ file: builtLauncher, args, env: { PATH: '/usr/bin:/bin', ...env }, cwd: '/', extraFds: [] })
+}
+
+/** Runs the probe tool under the launcher with `flags`; returns its answer. */
+async function probe(flags: string[], ops: unknown[][], env: Record<string, string> = {}) {
+  const tool = probeTool()
+  const result = await launch(
+    [...base, '--ro', tool.dir, ...flags, '--', tool.file, JSON.stringify(ops)],
+    env,
+  )
+  expect(result.stderr).toBe('')
+  expect(result.code).toBe(0)
+  return JSON.parse(result.stdout) as Record<string, unknown>
+}
+
+describe('the C source', () => {
+  it.skipIf(!hasCc)('compiles clean with cc -std=gnu99 -O2 -Wall -Wextra -Werror (needs cc)', () => {
+    const out = join(tempDir(), 'launcher')
+    const result = spawnSync('cc', ['-std=gnu99', '-O2', '-Wall', '-Wextra', '-Werror', '-o', out, source], {
+      encoding: 'utf8',
+    })
+    expect(result.stderr).toBe('')
+    expect(result.status).toBe(0)
+    expect(execFileSync(out, ['--abi'], { encoding: 'utf8' })).toBe(`${abi}\n`)
+  })
+})
+
+describe('--abi', () => {
+  it('prints the kernel ABI; LL_MAX_ABI lowers it, never raises it', () => {
+    expect(abi).toBeGreaterThan(0)
+    const at = (value: string) =>
+      spawnSync(builtLauncher, ['--abi'], { encoding: 'utf8', env: { LL_MAX_ABI: value } })
+    expect(at('3').stdout).toBe('3\n')
+    expect(at('99').stdout).toBe(`${abi}\n`)
+    expect(at('0')).toMatchObject({
+      status: 0,
+      stdout: '0\n',
+      stderr: 'toolvisor-landlock: Landlock: hidden by LL_MAX_ABI=0\n',
+    })
+    expect(at('x')).toMatchObject({
+      status: 125,
+      stdout: '',
+      stderr: 'toolvisor-landlock: LL_MAX_ABI: not a non-negative integer\n',
+    })
+  })
+})
+
+describe('fails closed with 125 and one line', () => {
+  it.each([
+    [['--ro'], 'toolvisor-landlock: --ro: missing value\n'],
+    [['--bogus', '--', 'true'], 'toolvisor-landlock: --bogus: unknown option\n'],
+    [['--ro', '/usr'], 'toolvisor-landlock: usage: missing -- before the command\n'],
+    [['--ro', '/usr', '--'], 'toolvisor-landlock: usage: missing command after --\n'],
+    [['--user', 'a', '--user', 'b', '--', 'true'], 'toolvisor-landlock: --user: given twice\n'],
+  ])('%j', async (args, stderr) => {
+    expect(await launch(args)).toEqual({ code: 125, signal: null, stdout: '', stderr })
+  })
+
+  it('a missing path: the message names it, the command does not run', async () => {
+    const missing = join(tempDir(), 'nope')
+    const marker = join(tempDir(), 'ran')
+    const result = await launch([...base, '--rw', missing, '--', '/bin/sh', '-c', `echo > ${marker}`])
+    expect(result).toEqual({
+      code: 125,
+      signal: null,
+      stdout: '',
+      stderr: `toolvisor-landlock: --rw ${missing}: No such file or directory\n`,
+    })
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it('--deny-tcp at ABI 3 (LL_MAX_ABI=3)', async () => {
+    expect(await launch([...base, '--deny-tcp', '--', 'true'], { LL_MAX_ABI: '3' })).toEqual({
+      code: 125,
+      signal: null,
+      stdout: '',
+      stderr: 'toolvisor-landlock: --deny-tcp: needs Landlock ABI >= 4, this kernel has ABI 3\n',
+    })
+  })
+
+  it('Landlock missing (LL_MAX_ABI=0)', async () => {
+    expect(await launch([...base, '--', 'true'], { LL_MAX_ABI: '0' })).toEqual({
+      code: 125,
+      signal: null,
+      stdout: '',
+      stderr: 'toolvisor-landlock: Landlock: hidden by LL_MAX_ABI=0\n',
+    })
+  })
+
+  it('an unknown user', async () => {
+    const result = await launch([...base, '--user', 'tvll-no-such-user', '--', 'true'])
+    expect(result.code).toBe(125)
+    expect(result.stderr).toBe('toolvisor-landlock: --user tvll-no-such-user: no such user\n')
+  })
+
+  it.skipIf(!isRoot)('--user run by a non-root caller (needs root to create the user)', () => {
+    const u = user!
+    const result = spawnSync(builtLauncher, [...base, '--user', u.name, '--', 'true'], {
+      encoding: 'utf8',
+      uid: u.uid,
+      gid: u.gid,
+    })
+    expect(result.status).toBe(125)
+    expect(result.stderr).toBe(`toolvisor-landlock: drop privileges to ${u.name}: Operation not permitted\n`)
+  })
+})
+
+describe('exec failures', () => {
+  it('127 when the command does not exist, 126 when it cannot be executed (not granted)', async () => {
+    const dir = tempDir()
+    const tool = writeTool(join(dir, 't.sh'), '#!/bin/sh\necho no\n')
+    expect(await launch([...base, '--', join(dir, 'missing')])).toEqual({
+      code: 127,
+      signal: null,
+      stdout: '',
+      stderr: `toolvisor-landlock: exec ${join(dir, 'missing')}: No such file or directory\n`,
+    })
+    expect(await launch([...base, '--', tool])).toEqual({
+      code: 126,
+      signal: null,
+      stdout: '',
+      stderr: `toolvisor-landlock: exec ${tool}: Permission denied\n`,
+    })
+  })
+})
+
+describe('network', () => {
+  let tcp: Server
+  let tcpPort = 0
+  const udp = createSocket('udp4')
+  let udpPort = 0
+  const datagrams: string[] = []
+  let unixDir = ''
+  let unixServer: Server
+
+  beforeAll(async () => {
+    tcp = createServer((s) => s.end())
+    await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r))
+    tcpPort = (tcp.address() as { port: number }).port
+    udp.on('message', (m) => datagrams.push(String(m)))
+    await new Promise<void>((r) => udp.bind(0, '127.0.0.1', r))
+    udpPort = udp.address().port
+    unixDir = tempDir()
+    unixServer = createServer((s) => s.end())
+    await new Promise<void>((r) => unixServer.listen(join(unixDir, 'u.sock'), r))
+  })
+  afterAll(async () => {
+    await new Promise((r) => tcp.close(r))
+    await new Promise((r) => unixServer.close(r))
+    udp.close()
+  })
+
+  const ops = () => [
+    ['tcp', 'tcp', tcpPort],
+    ['udp', 'udp', udpPort],
+    ['unix', 'unix', join(unixDir, 'u.sock')],
+  ]
+  const received = async () => {
+    await new Promise((r) => setTimeout(r, 100))
+    return datagrams.splice(0).length
+  }
+
+  it('without flags TCP and UDP reach host listeners', async () => {
+    expect(await probe(['--ro', unixDir], ops())).toEqual({ tcp: 'ok', udp: 'ok', unix: 'ok' })
+    expect(await received()).toBe(1)
+  })
+
+  it('--deny-tcp: TCP is EACCES, but UDP still gets out (why net: none is not TCP rules alone)', async () => {
+    expect(await probe(['--ro', unixDir, '--deny-tcp'], ops())).toEqual({
+      tcp: 'EACCES',
+      udp: 'ok',
+      unix: 'ok',
+    })
+    expect(await received()).toBe(1)
+  })
+
+  it(`--deny-tcp --no-inet: TCP and UDP are EPERM; a pathname unix socket under a read grant ${abi >= 9 ? 'is EACCES (ABI 9)' : 'still connects (the ABI < 9 gap)'}`, async () => {
+    expect(await probe(['--ro', unixDir, '--deny-tcp', '--no-inet'], ops())).toEqual({
+      tcp: 'EPERM',
+      udp: 'EPERM',
+      unix: abi >= 9 ? 'EACCES' : 'ok',
+    })
+    expect(await received()).toBe(0)
+  })
+})
+
+describe('scoping (ABI 6)', () => {
+  it('signals to a process outside the sandbox are EPERM from ABI 6 on, allowed at LL_MAX_ABI=5', async () => {
+    const op = [['kill', 'kill', process.pid]]
+    expect(await probe([], op)).toEqual({ kill: abi >= 6 ? 'EPERM' : 'ok' })
+    expect(await probe([], op, { LL_MAX_ABI: '5' })).toEqual({ kill: 'ok' })
+  })
+})
+
+describe('rules on files', () => {
+  it('a --rw on a single file grants it alone (directory-only rights are masked)', async () => {
+    const dir = tempDir()
+    mkdirSync(join(dir, 'd'))
+    writeFileSync(join(dir, 'd', 'f'), 'one')
+    writeFileSync(join(dir, 'd', 'g'), 'two')
+    expect(
+      await probe(
+        ['--rw', join(dir, 'd', 'f')],
+        [
+          ['write', 'write', join(dir, 'd', 'f'), 'changed'],
+          ['other', 'write', join(dir, 'd', 'g')],
+          ['create', 'write', join(dir, 'd', 'h')],
+        ],
+      ),
+    ).toEqual({ write: 'ok', other: 'EACCES', create: 'EACCES' })
+  })
+})

@@ -1,0 +1,2 @@
+export { processesPlugin } from './plugin.js'
+export { processesTool, statusOf } from './processes-tool.js'
