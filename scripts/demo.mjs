@@ -10,7 +10,9 @@ const greeter = definePlugin({
   inject: { clock: Clock },
   provides: [Greeter],
   apply(ctx) {
-    ctx.provide(Greeter, { greet: (who) => `hello ${who}, it is ${new Date(ctx.deps.clock.now()).toISOString()}` })
+    ctx.provide(Greeter, {
+      greet: (who) => `hello ${who}, it is ${new Date(ctx.deps.clock.now()).toISOString()}`,
+    })
     ctx.onDispose(() => console.log('greeter: disposed (first: it depends on clock)'))
   },
 })

@@ -11,7 +11,12 @@ import { fileURLToPath } from 'node:url'
 const root = fileURLToPath(new URL('..', import.meta.url))
 const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 const pnpmVersion = rootManifest.packageManager.replace(/^pnpm@/, '')
-const env = { ...process.env, TURBO_TELEMETRY_DISABLED: '1', TURBO_NO_UPDATE_NOTIFIER: '1', DO_NOT_TRACK: '1' }
+const env = {
+  ...process.env,
+  TURBO_TELEMETRY_DISABLED: '1',
+  TURBO_NO_UPDATE_NOTIFIER: '1',
+  DO_NOT_TRACK: '1',
+}
 
 function fail(message) {
   process.stderr.write(`setup: ${message}\n`)
@@ -42,7 +47,9 @@ function ensurePnpm() {
   const onPath = spawnSync('pnpm', ['--version'], { encoding: 'utf8', env })
   if (onPath.status === 0 && onPath.stdout.trim() === pnpmVersion) return 'pnpm'
   const local = join(root, '.tools', 'pnpm', 'node_modules', '.bin', 'pnpm')
-  const localVersion = existsSync(local) ? spawnSync(local, ['--version'], { encoding: 'utf8', env }) : undefined
+  const localVersion = existsSync(local)
+    ? spawnSync(local, ['--version'], { encoding: 'utf8', env })
+    : undefined
   if (localVersion?.status === 0 && localVersion.stdout.trim() === pnpmVersion) return usePrivate(local)
   process.stderr.write(`setup: installing pnpm ${pnpmVersion} into .tools/pnpm (once)\n`)
   quiet('installing pnpm', 'npm', [
@@ -87,7 +94,12 @@ function ensureInstalled(pnpm) {
   const fingerprint = installFingerprint()
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === fingerprint) return
   process.stderr.write('setup: installing dependencies\n')
-  quiet('pnpm install', pnpm, ['install', '--frozen-lockfile', '--config.confirmModulesPurge=false', '--reporter=silent'])
+  quiet('pnpm install', pnpm, [
+    'install',
+    '--frozen-lockfile',
+    '--config.confirmModulesPurge=false',
+    '--reporter=silent',
+  ])
   writeFileSync(stamp, fingerprint)
 }
 
@@ -122,7 +134,9 @@ function summarise(expected) {
 }
 
 function runTests(pnpm, args) {
-  const withTests = packageDirs().filter((dir) => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).scripts?.test)
+  const withTests = packageDirs().filter(
+    (dir) => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).scripts?.test,
+  )
   for (const dir of withTests) rmSync(join(dir, '.vitest-report.json'), { force: true })
   const status = loud(pnpm, ['exec', 'turbo', 'run', 'test', '--concurrency=2', '--continue', ...args])
   const { passed, failed, skipped } = summarise(withTests)

@@ -65,9 +65,9 @@ export function createDecoder(options: DecodeOptions, sink: DecodeSink): Decoder
   const jsonl = output.framing === 'jsonl'
   const validate = output.validate
   const lineSink: LineSink = {
-    line(bytes, offset) {
+    line(buffer, start, end, offset) {
       if (offset === readyOffset) return
-      const text = bytes.toString('utf8')
+      const text = buffer.toString('utf8', start, end)
       if (waitingForReady && regex?.test(text)) {
         waitingForReady = false
         sink.ready?.(offset)
@@ -77,7 +77,7 @@ export function createDecoder(options: DecodeOptions, sink: DecodeSink): Decoder
         sink.event(text, offset, false)
         return
       }
-      if (text.trim().length === 0) return // blank lines carry no event
+      if (isBlank(text)) return // blank lines carry no event
       let value: unknown
       try {
         value = JSON.parse(text)
@@ -106,6 +106,16 @@ export function createDecoder(options: DecodeOptions, sink: DecodeSink): Decoder
     push: (chunk) => framer.push(chunk),
     end: () => framer.end(),
   }
+}
+
+/**
+ * True for a line of whitespace only (what `trim()` removes). A line that starts with a printable
+ * ASCII character is not blank: that answers nearly every line without trimming it.
+ */
+function isBlank(text: string): boolean {
+  const first = text.charCodeAt(0) // NaN for '': not in (32, 127), so it is trimmed
+  if (first > 32 && first < 127) return false
+  return text.trim().length === 0
 }
 
 function invalid(raw: string, error: string): InvalidEvent {

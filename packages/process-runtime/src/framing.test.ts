@@ -5,7 +5,7 @@ function frame(chunks: string[], maxLine = 10) {
   const out: Array<[string, number] | [string, number, number]> = []
   const framer = new LineFramer(
     {
-      line: (bytes, offset) => out.push([bytes.toString(), offset]),
+      line: (buffer, start, end, offset) => out.push([buffer.toString('utf8', start, end), offset]),
       overlong: (preview, offset, length) => out.push([`!${preview.toString()}`, offset, length]),
     },
     maxLine,

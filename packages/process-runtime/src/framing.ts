@@ -5,8 +5,12 @@
 
 /** How the framer reports a line. */
 export interface LineSink {
-  /** A complete line without its terminator (`\n`, and a `\r` before it), starting at byte `offset`. */
-  line(bytes: Buffer, offset: number): void
+  /**
+   * A complete line without its terminator (`\n`, and a `\r` before it): bytes `start` to `end` of
+   * `buffer`, starting at byte `offset` of the stream. A range, not a slice: making a `Buffer` view
+   * per line costs about as much as decoding it. The bytes are valid during the call only.
+   */
+  line(buffer: Buffer, start: number, end: number, offset: number): void
   /** A line that exceeded the bound: `preview` holds its first bytes, `length` counts all of them. */
   overlong(preview: Buffer, offset: number, length: number): void
 }
@@ -41,26 +45,38 @@ export class LineFramer {
   push(chunk: Buffer): void {
     const base = this.#offset
     this.#offset += chunk.length
+    const length = chunk.length
     let start = 0
-    for (;;) {
-      const newline = chunk.indexOf(10, start)
+    if (this.#lineLength > 0) {
+      // The line held from earlier chunks ends here, or goes on past this chunk.
+      const newline = chunk.indexOf(10)
       if (newline === -1) {
-        if (start < chunk.length) this.#hold(chunk.subarray(start), base + start)
+        if (length > 0) this.#hold(chunk, base)
         return
       }
-      if (this.#lineLength === 0) {
-        // The whole line is inside this chunk: no copy.
-        const length = newline - start
-        if (length <= this.#maxLine) this.#sink.line(trimCr(chunk.subarray(start, newline)), base + start)
-        else
-          this.#sink.overlong(
-            Buffer.from(chunk.subarray(start, Math.min(newline, start + OVERLONG_PREVIEW_BYTES))),
-            base + start,
-            length,
-          )
+      this.#hold(chunk.subarray(0, newline), base)
+      this.#flush()
+      start = newline + 1
+    }
+    // Every line that starts in this chunk: locals only, one sink call per line, no copy.
+    const sink = this.#sink
+    const maxLine = this.#maxLine
+    while (start < length) {
+      const newline = chunk.indexOf(10, start)
+      if (newline === -1) {
+        this.#hold(chunk.subarray(start), base + start)
+        return
+      }
+      if (newline - start <= maxLine) {
+        sink.line(
+          chunk,
+          start,
+          newline > start && chunk[newline - 1] === 13 ? newline - 1 : newline,
+          base + start,
+        )
       } else {
-        this.#hold(chunk.subarray(start, newline), base + start)
-        this.#flush()
+        const preview = chunk.subarray(start, Math.min(newline, start + OVERLONG_PREVIEW_BYTES))
+        sink.overlong(Buffer.from(preview), base + start, newline - start)
       }
       start = newline + 1
     }
@@ -94,14 +110,11 @@ export class LineFramer {
       this.#sink.overlong(this.#preview, this.#lineStart, this.#lineLength)
     } else {
       const line = this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending)
-      this.#sink.line(trimCr(line), this.#lineStart)
+      const end = line.length > 0 && line[line.length - 1] === 13 ? line.length - 1 : line.length
+      this.#sink.line(line, 0, end, this.#lineStart)
     }
     this.#pending = []
     this.#lineLength = 0
     this.#preview = undefined
   }
-}
-
-function trimCr(bytes: Buffer): Buffer {
-  return bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.subarray(0, bytes.length - 1) : bytes
 }

@@ -111,7 +111,7 @@ export class ToolProcess implements ManagedProcess {
     this.#stderrLines = new Ring(options.ringStderrLines)
     this.#stderrFramer = new LineFramer(
       {
-        line: (bytes) => this.#stderrLines.push(bytes.toString('utf8')),
+        line: (buffer, start, end) => this.#stderrLines.push(buffer.toString('utf8', start, end)),
         overlong: (preview, _offset, length) =>
           this.#stderrLines.push(`${preview.toString('utf8')}… (line of ${length} bytes, cut)`),
       },
@@ -239,14 +239,15 @@ export class ToolProcess implements ManagedProcess {
       cwd: tool.rundir ?? process.cwd(),
       extraFds: [],
     }
-    if (tool.sandbox) {
-      const runAs = tool.sandbox.mechanism.handlesRunAs ? tool.runAs?.target : undefined
-      launch = tool.sandbox.mechanism.wrap(launch, tool.sandbox.policy, runAs)
-    }
-    if (tool.runAs?.mechanism) launch = tool.runAs.mechanism.wrap(launch, tool.runAs.target)
-
     let child: ChildProcess
     try {
+      // The one way a process gets sandboxed: the mechanism chosen at load wraps the launch, then
+      // the run_as mechanism wraps that (unless the sandbox switches user itself).
+      if (tool.sandbox) {
+        const runAs = tool.sandbox.mechanism.handlesRunAs ? tool.runAs?.target : undefined
+        launch = tool.sandbox.mechanism.wrap(launch, tool.sandbox.policy, runAs)
+      }
+      if (tool.runAs?.mechanism) launch = tool.runAs.mechanism.wrap(launch, tool.runAs.target)
       child = spawn(launch.file, launch.args, {
         cwd: launch.cwd,
         env: launch.env,

@@ -321,3 +321,14 @@ describe('sandbox declarations', () => {
     )
   })
 })
+
+describe('run_as mechanisms', () => {
+  it("run setpriv by its absolute path, so a tool's PATH cannot choose what runs as root", () => {
+    const launch = setprivRunAs().wrap(
+      { file: '/t/tool', args: ['run'], env: { PATH: '/evil' }, cwd: '/', extraFds: [] },
+      { user: 'u' },
+    )
+    expect(launch.file).toBe('/usr/bin/setpriv')
+    expect(launch.args).toEqual(['--reuid', 'u', '--regid', 'u', '--init-groups', '--', '/t/tool', 'run'])
+  })
+})

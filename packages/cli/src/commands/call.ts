@@ -1,0 +1,120 @@
+import { LoadingError } from '@toolvisor/describe-v2'
+import type { ToolProgress } from '@toolvisor/toolbox'
+import { compose } from '../compose.js'
+import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
+import type { Io } from '../output.js'
+
+export const CALL_USAGE = `usage: toolvisor call TOOL [ARGS_JSON] [--command NAME] [--progress] [flags]
+
+Runs one call of TOOL with ARGS_JSON (a JSON object, default {}) and prints the result the model
+would get. A stream tool is waited for until it ends (use --yield-ms to get the running
+placeholder instead). Ctrl-C cancels the call: the tool gets its declared cancel, then SIGKILL.
+Exit 0 on success, 1 when the tool failed, 2 on a loading or usage error, 130 when cancelled.
+
+  --command NAME       the sub-command to run, for a tool with commands
+  --progress           print each event to stderr as it arrives
+  --session ID         the session the call belongs to (AGENT_SESSION_ID; default cli)
+  --yield-ms N         answer with the running placeholder after N ms (stream tools)
+${RUNTIME_FLAGS_HELP}`
+
+const DAY_MS = 24 * 60 * 60 * 1000
+
+/** `toolvisor call TOOL [ARGS_JSON]`. */
+export async function callCommand(
+  argv: readonly string[],
+  io: Io,
+  signals: NodeJS.EventEmitter = process,
+): Promise<number> {
+  const { values, positionals } = parse(
+    argv,
+    {
+      ...RUNTIME_FLAGS,
+      command: { type: 'string' },
+      progress: { type: 'boolean' },
+      session: { type: 'string' },
+      'yield-ms': { type: 'string' },
+    },
+    CALL_USAGE,
+  )
+  if (values.help) {
+    io.out(`${CALL_USAGE}\n`)
+    return 0
+  }
+  if (positionals.length < 1 || positionals.length > 2) {
+    io.err(
+      `toolvisor call: expected TOOL and at most one ARGS_JSON, got ${positionals.length} arguments\n\n${CALL_USAGE}\n`,
+    )
+    return 2
+  }
+  let args: unknown = {}
+  if (positionals[1] !== undefined) {
+    try {
+      args = JSON.parse(positionals[1])
+    } catch (error) {
+      io.err(
+        `toolvisor call: ARGS_JSON is not JSON: ${(error as Error).message}; pass an object such as '{"path":"x"}'\n`,
+      )
+      return 2
+    }
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+      io.err(
+        `toolvisor call: ARGS_JSON must be a JSON object, got ${Array.isArray(args) ? 'an array' : JSON.stringify(args)}\n`,
+      )
+      return 2
+    }
+  }
+  const yieldArg = values['yield-ms']
+  const yieldMs = yieldArg === undefined ? DAY_MS : Number(yieldArg)
+  if (!Number.isInteger(yieldMs) || yieldMs < 0) {
+    io.err(`toolvisor call: --yield-ms must be a whole number of milliseconds, got ${yieldArg}\n`)
+    return 2
+  }
+  const composed = await compose(configFrom(values), { loadToolboxes: false, yieldMs })
+  const controller = new AbortController()
+  const cancel = () => controller.abort()
+  signals.on('SIGINT', cancel)
+  signals.on('SIGTERM', cancel)
+  try {
+    let loaded: Awaited<ReturnType<typeof composed.binary.load>>
+    try {
+      loaded = await composed.binary.load(positionals[0]!)
+    } catch (error) {
+      if (!LoadingError.is(error)) throw error
+      io.err(`toolvisor call: ${error.message}\n`)
+      return 2
+    }
+    const tools = composed.binary.tools(loaded)
+    const wanted = values.command === undefined ? undefined : `${loaded.spec.slug}.${values.command}`
+    const tool =
+      wanted === undefined
+        ? tools.length === 1
+          ? tools[0]
+          : undefined
+        : tools.find((t) => t.name === wanted)
+    if (!tool) {
+      const commands = loaded.spec.commands.map((c) => c.name).join(', ')
+      io.err(
+        wanted === undefined
+          ? `toolvisor call: ${loaded.spec.slug} has commands (${commands}): pass --command NAME\n`
+          : `toolvisor call: ${loaded.spec.slug} has no command "${values.command}"; its commands: ${commands || '(none)'}\n`,
+      )
+      return 2
+    }
+    const progress = values.progress
+      ? (p: ToolProgress) => io.err(`[${p.progress}] ${p.message}\n`)
+      : undefined
+    const result = await tool.call(args, {
+      sessionId: values.session ?? 'cli',
+      signal: controller.signal,
+      ...(progress ? { progress } : {}),
+    })
+    const text = result.content.map((c) => c.text).join('\n')
+    if (text.length > 0) io.out(text.endsWith('\n') ? text : `${text}\n`)
+    if (controller.signal.aborted) return 130
+    return result.isError ? 1 : 0
+  } finally {
+    signals.off('SIGINT', cancel)
+    signals.off('SIGTERM', cancel)
+    await composed.kernel.dispose()
+  }
+}

@@ -1,0 +1,81 @@
+import { readFileSync } from 'node:fs'
+import { dirname, isAbsolute, resolve } from 'node:path'
+import { z } from 'zod'
+import { CliError } from './errors.js'
+
+/** One capability: a model-facing tool served by ordered backends (spec §1.5). */
+const Capability = z
+  .object({
+    capability: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'a name of letters, digits, _ and - (at most 64)'),
+    backends: z.array(z.string().min(1)).min(1, 'at least one backend'),
+    required: z.boolean().default(true),
+  })
+  .strict()
+
+/** The schema of `toolvisor.json`. Relative paths are relative to the file. */
+export const ConfigFile = z
+  .object({
+    toolboxes: z.array(z.string().min(1)).default([]),
+    capabilities: z.array(Capability).default([]),
+    sandbox: z.string().min(1).optional(),
+    envdirRoot: z.string().min(1).optional(),
+    runAs: z.string().min(1).optional(),
+    stateDir: z.string().min(1).optional(),
+    backends: z.record(z.string(), z.string().min(1)).default({}),
+    checkTtlMs: z.number().int().nonnegative().optional(),
+    checkTimeoutMs: z.number().int().positive().optional(),
+    yieldMs: z.number().int().nonnegative().optional(),
+    /** The bubblewrap binary the bwrap mechanism runs (default `bwrap` on PATH). */
+    bwrap: z.string().min(1).optional(),
+    /** The Landlock launcher (default: the one @toolvisor/sandbox-landlock built). */
+    landlockLauncher: z.string().min(1).optional(),
+  })
+  .strict()
+
+/** The configuration after the file and the flags are merged (flags win). */
+export type Config = z.output<typeof ConfigFile>
+
+/** A capability as configured. */
+export type CapabilityConfig = z.output<typeof Capability>
+
+/** Reads and validates `toolvisor.json`; paths in it become absolute, relative to the file. */
+export function readConfig(path: string): Config {
+  const file = resolve(path)
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new CliError(
+      'CLI_ERR_CONFIG',
+      `${file}: cannot read the configuration: ${(error as NodeJS.ErrnoException).code ?? error}`,
+    )
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    throw new CliError('CLI_ERR_CONFIG', `${file}: not JSON: ${(error as Error).message}`)
+  }
+  const parsed = ConfigFile.safeParse(json)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!
+    const path = issue.path.length > 0 ? `$.${issue.path.map(String).join('.')}` : '$'
+    const others = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : ''
+    throw new CliError('CLI_ERR_CONFIG', `${file}: ${path}: ${issue.message}${others}`)
+  }
+  const base = dirname(file)
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(base, p))
+  const config = parsed.data
+  return {
+    ...config,
+    toolboxes: config.toolboxes.map(abs),
+    capabilities: config.capabilities.map((c) => ({ ...c, backends: c.backends.map(abs) })),
+    ...(config.envdirRoot ? { envdirRoot: abs(config.envdirRoot) } : {}),
+    ...(config.stateDir ? { stateDir: abs(config.stateDir) } : {}),
+  }
+}
+
+/** The empty configuration (no file). */
+export function emptyConfig(): Config {
+  return ConfigFile.parse({})
+}

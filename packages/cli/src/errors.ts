@@ -1,0 +1,17 @@
+import { ToolvisorError } from '@toolvisor/kernel'
+
+/** Codes of the errors the CLI reports. */
+export const CliErrorCodes = {
+  /** A wrong flag, a missing argument, bad JSON arguments: exit 2, with what to do. */
+  USAGE: 'CLI_ERR_USAGE',
+  /** The configuration file is missing, not JSON, or refused by its schema (the field is named). */
+  CONFIG: 'CLI_ERR_CONFIG',
+} as const
+
+/** A code of the CLI. */
+export type CliErrorCode = (typeof CliErrorCodes)[keyof typeof CliErrorCodes]
+
+/** An error the CLI prints as is and exits 2 for. */
+export class CliError extends ToolvisorError<CliErrorCode> {
+  static override readonly family = 'cli'
+}

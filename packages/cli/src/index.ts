@@ -1,0 +1,6 @@
+export type { CapabilityConfig, Config } from './config.js'
+export { ConfigFile, readConfig } from './config.js'
+export type { CliErrorCode } from './errors.js'
+export { CliError, CliErrorCodes } from './errors.js'
+export { main, USAGE } from './main.js'
+export type { Io } from './output.js'

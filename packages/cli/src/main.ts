@@ -1,0 +1,60 @@
+import { CALL_USAGE, callCommand } from './commands/call.js'
+import { CHECK_USAGE, checkCommand } from './commands/check.js'
+import { DEMO_USAGE, demoCommand } from './commands/demo.js'
+import { DESCRIBE_USAGE, describeCommand } from './commands/describe.js'
+import { MCP_USAGE, mcpCommand } from './commands/mcp.js'
+import { CliError } from './errors.js'
+import { explain, type Io, processIo } from './output.js'
+import { VERSION } from './version.js'
+
+export const USAGE = `usage: toolvisor COMMAND [...]
+
+Runs an AI agent's tools as processes: one-shot commands, streams of typed events, long-lived
+services; each under a declared runtime, owned by the session that started it.
+
+commands:
+  describe TOOL [--json]         what the model will see of one tool
+  call TOOL [ARGS_JSON]          run one call and print the result
+  mcp --toolbox DIR              serve toolboxes to an MCP client over stdio
+  check [--probe] [--json]       does the configuration load; are its tools usable here, now
+  demo                           a guided run on examples/tools
+
+  toolvisor COMMAND --help       help for one command
+  toolvisor --version            the version`
+
+const commands: Record<string, { run: (argv: readonly string[], io: Io) => Promise<number>; usage: string }> =
+  {
+    describe: { run: describeCommand, usage: DESCRIBE_USAGE },
+    call: { run: callCommand, usage: CALL_USAGE },
+    mcp: { run: mcpCommand, usage: MCP_USAGE },
+    check: { run: checkCommand, usage: CHECK_USAGE },
+    demo: { run: demoCommand, usage: DEMO_USAGE },
+  }
+
+/** Runs the CLI; resolves with the exit code. Usage and configuration errors are exit 2. */
+export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
+  const [name, ...rest] = argv
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.out(`${USAGE}\n`)
+    return name === undefined ? 2 : 0
+  }
+  if (name === '--version' || name === '-v') {
+    io.out(`${VERSION}\n`)
+    return 0
+  }
+  const command = commands[name]
+  if (!command) {
+    io.err(`toolvisor: unknown command "${name}"\n\n${USAGE}\n`)
+    return 2
+  }
+  try {
+    return await command.run(rest, io)
+  } catch (error) {
+    if (CliError.is(error)) {
+      io.err(`toolvisor ${name}: ${error.message}\n`)
+      return 2
+    }
+    io.err(`toolvisor ${name}: ${explain(error)}\n`)
+    return 2
+  }
+}

@@ -1,0 +1,189 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { fixtures, run, tempDir } from './helpers.js'
+
+const web = join(fixtures, 'web')
+
+/** Writes a toolvisor.json (paths relative to it) and returns its path. */
+function configFile(config: Record<string, unknown>): string {
+  const dir = tempDir('tv-check-')
+  const file = join(dir, 'toolvisor.json')
+  writeFileSync(file, JSON.stringify({ stateDir: 'state', ...config }))
+  return file
+}
+
+const three = (required = true) => ({
+  capabilities: [
+    {
+      capability: 'web_read',
+      required,
+      backends: [join(web, 'read-jina'), join(web, 'read-curl'), join(web, 'read-lynx')],
+    },
+  ],
+})
+
+describe('toolvisor check', () => {
+  it('--probe --json reports per capability the active backend and every candidate', async () => {
+    const { code, stdout } = await run(['check', '--config', configFile(three()), '--probe', '--json'])
+    expect(code).toBe(0)
+    expect(JSON.parse(stdout)).toEqual({
+      capabilities: [
+        {
+          capability: 'web_read',
+          active: 'read-curl',
+          backends: [
+            {
+              name: 'read-jina',
+              status: 'failed',
+              ms: expect.any(Number),
+              detail: 'check exited with code 1: jina reader answered 429',
+              fix: 'set JINA_API_KEY in the envdir',
+            },
+            { name: 'read-curl', status: 'ok', ms: expect.any(Number) },
+            {
+              name: 'read-lynx',
+              status: 'unverified',
+              detail: 'the tool declares no check: it loaded, nothing more is known',
+            },
+          ],
+        },
+      ],
+      tools: [],
+    })
+  })
+
+  it('puts an overridden backend first, still inactive when its probe failed, and says why', async () => {
+    const { code, stdout } = await run([
+      'check',
+      '--config',
+      configFile(three()),
+      '--probe',
+      '--backend',
+      'web_read=read-jina',
+    ])
+    expect(code).toBe(0)
+    expect(
+      stdout
+        .split('\n')
+        .slice(0, 4)
+        .map((l) => l.replace(/ +\d+ ms/, ' N ms')),
+    ).toEqual([
+      'capabilities',
+      '  web_read (required): active read-curl',
+      '    read-jina            failed N ms  check exited with code 1: jina reader answered 429; fix: set JINA_API_KEY in the envdir',
+      '    read-curl            ok N ms',
+    ])
+  })
+
+  it('ignores an unknown override with a warning and changes nothing else', async () => {
+    const { code, stdout } = await run([
+      'check',
+      '--config',
+      configFile(three()),
+      '--probe',
+      '--json',
+      '--backend',
+      'web_read=read-gone',
+    ])
+    expect(code).toBe(0)
+    const doc = JSON.parse(stdout)
+    expect(doc.capabilities[0].active).toBe('read-curl')
+    expect(doc.capabilities[0].backends.map((b: { name: string }) => b.name)).toEqual([
+      'read-jina',
+      'read-curl',
+      'read-lynx',
+    ])
+    expect(doc.warnings).toEqual([
+      '--backend web_read=read-gone: web_read has no backend named "read-gone" (its backends: read-jina, read-curl, read-lynx); the override is ignored',
+    ])
+  })
+
+  it('exits 1 when backends differ on an argument, naming it', async () => {
+    const config = configFile({
+      capabilities: [{ capability: 'web_read', backends: [join(web, 'read-curl'), join(web, 'read-odd')] }],
+    })
+    const { code, stdout } = await run(['check', '--config', config, '--json'])
+    expect(code).toBe(1)
+    expect(JSON.parse(stdout).errors).toEqual([
+      `${join(web, 'read-odd')}: $.args[0]: capability web_read: argument "url" differs between backends: integer, single in read-odd, string, single in read-curl; every backend must expose the same arguments (names, backing types, arity)`,
+    ])
+  })
+
+  it('exits 1 on a configuration file that does not load, naming the field', async () => {
+    const { code, stderr } = await run([
+      'check',
+      '--config',
+      configFile({ capabilities: [{ capability: 'web read', backends: [] }] }),
+    ])
+    expect(code).toBe(1)
+    expect(stderr).toMatch(
+      /^toolvisor check: the configuration does not load:\n {2}.*toolvisor\.json: \$\.capabilities\.0\.capability: /,
+    )
+  })
+
+  it('exits 2 with --probe when a required capability has no active backend; mcp refuses to start with the same message', async () => {
+    const config = configFile({
+      capabilities: [{ capability: 'web_read', backends: [join(web, 'read-jina')] }],
+    })
+    const plain = await run(['check', '--config', config])
+    expect(plain.code).toBe(0)
+    const probe = await run(['check', '--config', config, '--probe'])
+    expect(probe.code).toBe(2)
+    expect(probe.stdout).toContain('web_read (required): NO ACTIVE BACKEND')
+    const mcp = await run(['mcp', '--config', config, '--toolbox', tempDir()])
+    expect(mcp.code).toBe(2)
+    expect(mcp.stderr).toBe(
+      'toolvisor mcp: web_read: capability web_read has no usable backend: read-jina: failed (check exited with code 1: jina reader answered 429); it is required\n',
+    )
+  })
+
+  it('leaves an optional capability with no backend out, with a warning', async () => {
+    const config = configFile({
+      capabilities: [{ capability: 'web_read', required: false, backends: [join(web, 'read-jina')] }],
+    })
+    const { code, stdout } = await run(['check', '--config', config, '--probe', '--json'])
+    expect(code).toBe(0)
+    const doc = JSON.parse(stdout)
+    expect(doc.capabilities[0].active).toBeNull()
+    expect(doc.warnings).toEqual([
+      'capability web_read has no usable backend: read-jina: failed (check exited with code 1: jina reader answered 429); it is optional and left out',
+    ])
+    const mcp = await run(['mcp', '--config', config, '--toolbox', tempDir()], { input: '' })
+    expect(mcp.code).toBe(0)
+    expect(mcp.stderr).toMatch(
+      /warning: capability web_read has no usable backend: .*; it is optional and left out\n/,
+    )
+  })
+
+  it('cuts a probe that hangs at its bound and reports it failed', async () => {
+    const config = configFile({
+      checkTimeoutMs: 500,
+      capabilities: [{ capability: 'web_read', backends: [join(web, 'read-slow'), join(web, 'read-curl')] }],
+    })
+    const { code, stdout } = await run(['check', '--config', config, '--probe', '--json'])
+    expect(code).toBe(0)
+    const [slow, curl] = JSON.parse(stdout).capabilities[0].backends
+    expect(slow).toMatchObject({
+      name: 'read-slow',
+      status: 'failed',
+      detail: 'check did not answer within 0.5 s',
+    })
+    expect(curl).toMatchObject({ name: 'read-curl', status: 'ok' })
+  })
+
+  it('reports each tool of the toolboxes with its status', async () => {
+    const config = configFile({ toolboxes: [web], checkTimeoutMs: 500 })
+    const { code, stdout } = await run(['check', '--config', config, '--probe', '--json'])
+    expect(code).toBe(0)
+    const tools = JSON.parse(stdout).tools.map((t: { tool: string; status: string }) => [t.tool, t.status])
+    expect(tools).toEqual(
+      expect.arrayContaining([
+        ['read_curl', 'ok'],
+        ['read_jina', 'failed'],
+        ['read_lynx', 'unverified'],
+        ['read_slow', 'failed'],
+      ]),
+    )
+  })
+})

@@ -1,0 +1,129 @@
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { examples, fixtures, run, tagged, toolvisor } from './helpers.js'
+
+describe('toolvisor describe', () => {
+  it('prints what the model will see', async () => {
+    const { code, stdout, stderr } = await run(['describe', join(examples, 'echo-args')])
+    expect(stderr).toBe('')
+    expect(code).toBe(0)
+    expect(stdout).toContain(`${join(examples, 'echo-args')} (v1 oneshot, stdout as is)`)
+    expect(stdout).toContain('\necho_args\n')
+    expect(stdout).toContain('  limit  integer, dashdashequal: a number; passed as --limit=VALUE')
+    expect(stdout).toContain('  api-token  string, optional, env: ')
+  })
+
+  it('prints one JSON document with --json, with provider-safe names', async () => {
+    const { code, stdout } = await run(['describe', join(examples, 'git-lite'), '--json'])
+    expect(code).toBe(0)
+    const doc = JSON.parse(stdout)
+    expect(doc).toMatchObject({ protocol: 2, mode: 'oneshot', help: true })
+    expect(doc.tools.map((t: { safeName: string }) => t.safeName)).toEqual([
+      'git_lite__status',
+      'git_lite__log',
+    ])
+    expect(doc.tools[1].inputSchema).toMatchObject({
+      type: 'object',
+      required: ['dir'],
+      additionalProperties: false,
+    })
+  })
+
+  it('prints the LoadingError and exits 2', async () => {
+    const { code, stdout, stderr } = await run(['describe', join(fixtures, 'nope')])
+    expect(code).toBe(2)
+    expect(stdout).toBe('')
+    expect(stderr).toBe(`toolvisor describe: ${join(fixtures, 'nope')}: no such file\n`)
+  })
+})
+
+describe('toolvisor call', () => {
+  it('passes one argument of each mode exactly, and exits 0', async () => {
+    const args = { path: 'a b', pattern: 'p q', limit: 2, note: 'line\twith tab', 'api-token': 't' }
+    const { code, stdout } = await run(['call', join(examples, 'echo-args'), JSON.stringify(args)])
+    expect(code).toBe(0)
+    expect(JSON.parse(stdout)).toEqual({
+      argv: ['a b', '--pattern', 'p q', '--limit=2'],
+      stdin: 'line\twith tab\n',
+      env: { API_TOKEN: 't' },
+    })
+  })
+
+  it('exits 1 with the error result when the tool fails', async () => {
+    const { code, stdout } = await run(['call', join(fixtures, 'fails')])
+    expect(code).toBe(1)
+    expect(stdout).toBe(
+      'fails failed: exit code 3\n--- stdout ---\npartial result\n--- stderr ---\nthe real reason\n',
+    )
+  })
+
+  it('exits 2 on usage and loading errors, saying what to do', async () => {
+    const notJson = await run(['call', join(examples, 'echo-args'), '{nope'])
+    expect(notJson.code).toBe(2)
+    expect(notJson.stderr).toMatch(
+      /^toolvisor call: ARGS_JSON is not JSON: .*; pass an object such as '\{"path":"x"\}'\n$/,
+    )
+    const noCommand = await run(['call', join(examples, 'git-lite'), '{}'])
+    expect(noCommand.code).toBe(2)
+    expect(noCommand.stderr).toBe(
+      'toolvisor call: git_lite has commands (status, log): pass --command NAME\n',
+    )
+    const flag = await run(['call', '--bogus'])
+    expect(flag.code).toBe(2)
+    expect(flag.stderr).toMatch(/^toolvisor call: Unknown option '--bogus'/)
+  })
+
+  it('runs a sub-command with --command and prints progress to stderr with --progress', async () => {
+    const counter = await run(['call', join(examples, 'counter'), '{"to":3,"every-ms":10}', '--progress'])
+    expect(counter.code).toBe(0)
+    expect(
+      counter.stderr
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.replace(/"at":"[^"]+"/, '"at":_')),
+    ).toEqual(['[1] {"n":1,"at":_}', '[2] {"n":2,"at":_}', '[3] {"n":3,"at":_}'])
+    expect(JSON.parse(counter.stdout).map((e: { n: number }) => e.n)).toEqual([1, 2, 3])
+    const log = await run([
+      'call',
+      join(examples, 'git-lite'),
+      JSON.stringify({ dir: join(examples, '..', '..'), n: 2 }),
+      '--command',
+      'log',
+    ])
+    expect(log.code).toBe(0)
+    expect(log.stdout.trim().split('\n')).toHaveLength(2)
+  })
+
+  it('cancels on Ctrl-C: the tool and everything it started are gone, exit 130', async () => {
+    const { child, done, tag } = toolvisor(['call', join(fixtures, 'spawner')])
+    const deadline = Date.now() + 10_000
+    // spawner + sleep + sh + sleep
+    while (tagged(tag).length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+    expect(tagged(tag).length).toBeGreaterThanOrEqual(5)
+    child.kill('SIGINT')
+    const { code, stdout } = await done
+    expect(code).toBe(130)
+    expect(stdout).toMatch(/^spawner failed: cancelled \(/)
+    expect(tagged(tag)).toEqual([])
+  })
+})
+
+describe('toolvisor', () => {
+  it('has help for every command and exits 2 on an unknown one', async () => {
+    for (const command of ['describe', 'call', 'mcp', 'demo']) {
+      const { code, stdout } = await run([command, '--help'])
+      expect(code).toBe(0)
+      expect(stdout).toMatch(new RegExp(`^usage: toolvisor ${command}`))
+    }
+    const unknown = await run(['frobnicate'])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toMatch(/^toolvisor: unknown command "frobnicate"\n\nusage: toolvisor COMMAND/)
+  })
+
+  it('runs the demo', async () => {
+    const { code, stdout } = await run(['demo', '--toolbox', examples])
+    expect(code).toBe(0)
+    expect(stdout).toContain('{"error":"task t1 belongs to another session"}')
+    expect(stdout).toContain('"invalid":true')
+  }, 60_000)
+})

@@ -1,0 +1,91 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeAll, expect } from 'vitest'
+
+const here = dirname(fileURLToPath(import.meta.url))
+export const fixtures = join(here, 'fixtures')
+export const examples = resolve(here, '../../../examples/tools')
+export const bin = resolve(here, '../dist/bin.js')
+
+beforeAll(() => {
+  if (!existsSync(bin))
+    throw new Error(`${bin} is missing: build the CLI first (pnpm --filter @toolvisor/cli build)`)
+})
+
+const cleanups: Array<() => Promise<void> | void> = []
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!()
+})
+
+export function tempDir(prefix = 'tv-cli-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+/** Pids of live processes whose environment holds `TV_TEST_TAG=tag` (every process the CLI started inherits it). */
+export function tagged(tag: string): number[] {
+  const pids: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(`TV_TEST_TAG=${tag}`))
+        pids.push(Number(entry))
+    } catch {
+      // gone
+    }
+  }
+  return pids
+}
+
+export interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * Runs `toolvisor ARGS` as a subprocess with its own state dir and a tag in its environment; after
+ * the test, fails if any process carrying the tag is alive.
+ */
+export function toolvisor(
+  args: string[],
+  options: { input?: string; tag?: string } = {},
+): { child: ChildProcess; done: Promise<Run>; tag: string } {
+  const tag = options.tag ?? randomUUID()
+  const stateDir = tempDir('tv-cli-state-')
+  const child = spawn(
+    process.execPath,
+    [
+      bin,
+      ...args,
+      ...(args[0] === 'call' || args[0] === 'describe' || args[0] === 'mcp' ? ['--state-dir', stateDir] : []),
+    ],
+    {
+      env: { ...process.env, TV_TEST_TAG: tag },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  )
+  let stdout = ''
+  let stderr = ''
+  child.stdout!.on('data', (c) => (stdout += c))
+  child.stderr!.on('data', (c) => (stderr += c))
+  if (options.input !== undefined) child.stdin!.end(options.input)
+  const done = new Promise<Run>((res) => child.once('close', (code) => res({ code, stdout, stderr })))
+  cleanups.push(async () => {
+    if (child.exitCode === null) child.kill('SIGKILL')
+    await done
+    const deadline = Date.now() + 2000
+    while (tagged(tag).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+    expect(tagged(tag), 'processes left running').toEqual([])
+  })
+  return { child, done, tag }
+}
+
+export async function run(args: string[], options: { input?: string } = {}): Promise<Run> {
+  return toolvisor(args, options).done
+}

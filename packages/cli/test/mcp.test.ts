@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto'
+import { mkdirSync, symlinkSync } from 'node:fs'
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import { bin, examples, fixtures, tagged, tempDir } from './helpers.js'
+
+let clients: Array<{ client: Client; tag: string }> = []
+afterEach(async () => {
+  for (const { client, tag } of clients) {
+    await client.close()
+    const deadline = Date.now() + 3000
+    while (tagged(tag).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+    expect(tagged(tag), 'processes left running').toEqual([])
+  }
+  clients = []
+})
+
+async function connect(toolboxes: string[]) {
+  const tag = randomUUID()
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [
+      bin,
+      'mcp',
+      ...toolboxes.flatMap((dir) => ['--toolbox', dir]),
+      '--state-dir',
+      tempDir('tv-mcp-state-'),
+    ],
+    env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
+    stderr: 'pipe',
+  })
+  const client = new Client({ name: 'toolvisor-test', version: '0.0.0' })
+  await client.connect(transport)
+  clients.push({ client, tag })
+  return { client, tag }
+}
+
+const textOf = (result: unknown) =>
+  (result as { content: Array<{ text: string }> }).content.map((c) => c.text).join('\n')
+
+describe('toolvisor mcp, with the SDK client over stdio', () => {
+  it('lists the example tools with provider-safe names and JSON Schemas', async () => {
+    const { client } = await connect([examples])
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name).sort()).toEqual(
+      [
+        'counter',
+        'echo_args',
+        'file_stats',
+        'git_lite__log',
+        'git_lite__status',
+        'help',
+        'log_lines',
+        'processes',
+        'word_count',
+      ].sort(),
+    )
+    const echo = tools.find((t) => t.name === 'echo_args')!
+    expect(echo.inputSchema).toEqual({
+      type: 'object',
+      properties: expect.objectContaining({
+        limit: { type: 'integer', description: 'a number; passed as --limit=VALUE' },
+      }),
+      required: ['path', 'pattern', 'limit', 'note'],
+      additionalProperties: false,
+    })
+  })
+
+  it('passes one argument of each mode exactly, as through toolvisor call', async () => {
+    const { client } = await connect([examples])
+    const result = await client.callTool({
+      name: 'echo_args',
+      arguments: { path: 'a b', pattern: 'p q', limit: 2, note: 'line\twith tab', 'api-token': 't' },
+    })
+    expect(result.isError).toBeFalsy()
+    expect(JSON.parse(textOf(result))).toEqual({
+      argv: ['a b', '--pattern', 'p q', '--limit=2'],
+      stdin: 'line\twith tab\n',
+      env: { API_TOKEN: 't' },
+    })
+  })
+
+  it('calls sub-commands, help and the processes tool, and reports failures as isError results', async () => {
+    const { client } = await connect([examples])
+    const log = await client.callTool({
+      name: 'git_lite__log',
+      arguments: { dir: join(examples, '..', '..'), n: 1 },
+    })
+    expect(log.isError).toBeFalsy()
+    const help = await client.callTool({ name: 'help', arguments: { tool: 'git_lite__log' } })
+    expect(textOf(help)).toMatch(/git log/)
+    const bad = await client.callTool({ name: 'word_count', arguments: { text: { nested: true } } })
+    expect(bad.isError).toBe(true)
+    expect(textOf(bad)).toBe(
+      'word_count: argument "text": expected a string, number or boolean; got an object; the tool was not run',
+    )
+    const list = await client.callTool({ name: 'processes', arguments: { command: 'list' } })
+    expect(JSON.parse(textOf(list))).toEqual({ processes: [] })
+  })
+
+  it('sends progress notifications for each event when the client asks for them', async () => {
+    const { client } = await connect([examples])
+    const seen: Array<{ progress: number; message?: string }> = []
+    const result = await client.callTool(
+      { name: 'counter', arguments: { to: 4, 'every-ms': 20 } },
+      undefined,
+      {
+        onprogress: (p) => seen.push({ progress: p.progress, ...(p.message ? { message: p.message } : {}) }),
+      },
+    )
+    expect(result.isError).toBeFalsy()
+    expect(seen.map((p) => p.progress)).toEqual([1, 2, 3, 4])
+    expect(JSON.parse(seen[0]!.message!)).toMatchObject({ n: 1 })
+  })
+
+  it('kills the tool and everything it started when the client cancels the call', async () => {
+    const box = tempDir('tv-mcp-box-')
+    mkdirSync(join(box, 'tools'))
+    symlinkSync(join(fixtures, 'spawner'), join(box, 'tools', 'spawner'))
+    const { client, tag } = await connect([join(box, 'tools')])
+    const controller = new AbortController()
+    const call = client.callTool({ name: 'spawner', arguments: {} }, undefined, { signal: controller.signal })
+    const deadline = Date.now() + 10_000
+    // toolvisor, its watchdog, spawner, sleep, sh, sleep
+    while (tagged(tag).length < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+    const before = tagged(tag).length
+    expect(before).toBeGreaterThanOrEqual(6)
+    controller.abort()
+    await expect(call).rejects.toThrow()
+    const gone = Date.now() + 3000
+    while (tagged(tag).length > 2 && Date.now() < gone) await new Promise((r) => setTimeout(r, 25))
+    // Only toolvisor and its watchdog remain: no process of the tool's group.
+    expect(tagged(tag).length).toBe(2)
+  })
+
+  it('serves the good tools when a toolbox holds a broken one, and logs the failure to stderr', async () => {
+    const box = tempDir('tv-mcp-broken-')
+    const { writeFileSync } = await import('node:fs')
+    writeFileSync(join(box, 'broken'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
+    symlinkSync(join(examples, 'word-count'), join(box, 'word-count'))
+    const { client } = await connect([box])
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name)).toEqual(['word_count', 'processes'])
+  })
+})

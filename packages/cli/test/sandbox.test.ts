@@ -1,0 +1,403 @@
+/**
+ * The sandbox test matrix (spec/sandbox.md) through the one path every process takes: the CLI's
+ * composition root, `runtime.prepare` at load, `runtime.start` at each call. Tools are small sh
+ * scripts declaring `runtime.sandbox`; their directories live under /var/tmp because `tmp: shared`
+ * grants /tmp itself.
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { createSocket } from 'node:dgram'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
+import { createServer, type Server } from 'node:net'
+import { join } from 'node:path'
+import type { ToolCallContext } from '@toolvisor/toolbox'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { compose } from '../src/compose.js'
+import { ConfigFile } from '../src/config.js'
+import { bin, tagged } from './helpers.js'
+
+const isRoot = process.geteuid?.() === 0
+const hasBwrap = existsSync('/usr/bin/bwrap')
+const user = 'tvsandbox'
+const group = 'tvsandboxextra'
+const dirs: string[] = []
+const disposers: Array<() => Promise<void>> = []
+
+function dir(prefix: string): string {
+  const made = realpathSync(mkdtempSync(join('/var/tmp', prefix)))
+  chmodSync(made, 0o755)
+  dirs.push(made)
+  return made
+}
+
+afterEach(async () => {
+  while (disposers.length > 0) await disposers.pop()!()
+})
+afterAll(() => {
+  for (const made of dirs.splice(0)) rmSync(made, { recursive: true, force: true })
+})
+
+/** Writes a tool that declares `runtime` and runs its `script` argument with sh. */
+function sandboxedTool(
+  box: string,
+  name: string,
+  runtime: Record<string, unknown>,
+  check = 'echo \'{"ok": true}\'',
+): string {
+  const describe = {
+    protocol: 2,
+    slug: name,
+    check: true,
+    description: `runs a script under ${JSON.stringify(runtime)}`,
+    args: [
+      {
+        name: 'script',
+        description: 'sh script',
+        type: 'text',
+        backing_type: 'string',
+        arity: 'single',
+        mode: 'positional',
+      },
+    ],
+    runtime,
+  }
+  const path = join(box, name)
+  writeFileSync(
+    path,
+    `#!/bin/sh\ncase "$1" in\ndescribe) cat <<'EOF'\n${JSON.stringify(describe)}\nEOF\n;;\ncheck) ${check} ;;\nrun) exec /bin/sh -c "$2" ;;\nesac\n`,
+  )
+  chmodSync(path, 0o755)
+  return path
+}
+
+async function load(box: string, config: Record<string, unknown>) {
+  const composed = await compose(
+    ConfigFile.parse({ toolboxes: [box], stateDir: dir('tv-sb-state-'), ...config }),
+  )
+  disposers.push(() => composed.kernel.dispose())
+  const call = async (name: string, script: string, extra: Partial<ToolCallContext> = {}) => {
+    const result = await composed.tools.call(
+      name,
+      { script },
+      { sessionId: 's', signal: new AbortController().signal, ...extra },
+    )
+    return { isError: result.isError, text: result.content.map((c) => c.text).join('\n') }
+  }
+  return { ...composed, call }
+}
+
+const mechanisms = ['bwrap', 'landlock'] as const
+type Mechanism = (typeof mechanisms)[number]
+const errno = {
+  bwrap: { hiddenRead: 'No such file or directory', deniedWrite: 'Read-only file system' },
+  landlock: { hiddenRead: 'Permission denied', deniedWrite: 'Permission denied' },
+} satisfies Record<Mechanism, unknown>
+
+describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: needs /usr/bin/bwrap)', () => {
+  for (const mechanism of mechanisms) {
+    describe(mechanism, () => {
+      it('fs.read: the path is readable; a sibling is not; writing under it fails', async () => {
+        const box = dir('tv-sb-box-')
+        const data = dir('tv-sb-data-')
+        const sibling = dir('tv-sb-sibling-')
+        writeFileSync(join(data, 'f'), 'granted\n')
+        writeFileSync(join(sibling, 'f'), 'secret\n')
+        sandboxedTool(box, 'reader', { sandbox: { fs: { read: [data] } } })
+        const { call } = await load(box, { sandbox: mechanism })
+        expect(await call('reader', `cat ${data}/f`)).toEqual({ isError: false, text: 'granted\n' })
+        const hidden = await call('reader', `cat ${sibling}/f`)
+        expect(hidden.isError).toBe(true)
+        expect(hidden.text).toContain(`${sibling}/f: ${errno[mechanism].hiddenRead}`)
+        const write = await call('reader', `echo x > ${data}/new`)
+        expect(write.text).toContain(errno[mechanism].deniedWrite)
+        expect(existsSync(join(data, 'new'))).toBe(false)
+      })
+
+      it('fs.write: a written file appears on the host; a write outside fails and the host is unchanged', async () => {
+        const box = dir('tv-sb-box-')
+        const out = dir('tv-sb-out-')
+        const other = dir('tv-sb-other-')
+        writeFileSync(join(other, 'keep'), 'original\n')
+        sandboxedTool(box, 'writer', { sandbox: { fs: { write: [out] } } })
+        const { call } = await load(box, { sandbox: mechanism })
+        expect((await call('writer', `echo hello > ${out}/result && echo done`)).text).toBe('done\n')
+        expect(readFileSync(join(out, 'result'), 'utf8')).toBe('hello\n')
+        const outside = await call('writer', `echo changed > ${other}/keep`)
+        expect(outside.isError).toBe(true)
+        expect(readFileSync(join(other, 'keep'), 'utf8')).toBe('original\n')
+        const usr = await call('writer', 'echo x > /usr/toolvisor-test-x')
+        expect(usr.text).toContain(mechanism === 'bwrap' ? 'Read-only file system' : 'Permission denied')
+        expect(existsSync('/usr/toolvisor-test-x')).toBe(false)
+      })
+
+      it("cancel reaches the tool's own TERM handler, and its exit code comes back", async () => {
+        const box = dir('tv-sb-box-')
+        sandboxedTool(box, 'patient', { sandbox: { fs: { read: [] } }, timeout: { stop: 5 } })
+        const { call } = await load(box, { sandbox: mechanism })
+        const controller = new AbortController()
+        const pending = call(
+          'patient',
+          "trap 'echo got-term; exit 42' TERM; echo started; while :; do sleep 0.1; done",
+          {
+            signal: controller.signal,
+          },
+        )
+        await new Promise((r) => setTimeout(r, 700))
+        controller.abort()
+        const result = await pending
+        expect(result.isError).toBe(true)
+        expect(result.text).toMatch(
+          /^patient failed: cancelled \(exit code 42\)\n--- stdout ---\nstarted\ngot-term(\n--- stderr ---\nTerminated)?$/,
+        )
+      })
+
+      it('leaves no sandboxed process when the runtime is SIGKILLed', async () => {
+        const box = dir('tv-sb-box-')
+        const tool = sandboxedTool(box, 'sleeper', { sandbox: { fs: { read: [] } } })
+        const tag = randomUUID()
+        const host = spawn(
+          process.execPath,
+          [
+            bin,
+            'call',
+            tool,
+            JSON.stringify({ script: 'sleep 300 & sleep 300' }),
+            '--sandbox',
+            mechanism,
+            '--state-dir',
+            dir('tv-sb-state-'),
+          ],
+          { env: { ...process.env, TV_TEST_TAG: tag }, stdio: 'ignore' },
+        )
+        const deadline = Date.now() + 10_000
+        // toolvisor, its watchdog, the sandbox (bwrap or the exec'd tool), sh, two sleeps
+        while (tagged(tag).length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+        expect(tagged(tag).length).toBeGreaterThanOrEqual(5)
+        host.kill('SIGKILL')
+        const killedAt = Date.now()
+        while (tagged(tag).length > 0 && Date.now() - killedAt < 3000)
+          await new Promise((r) => setTimeout(r, 20))
+        expect(tagged(tag)).toEqual([])
+        expect(Date.now() - killedAt).toBeLessThan(1500)
+      })
+
+      describe.skipIf(!isRoot)('run_as (needs root to create a user and switch to it)', () => {
+        beforeAll(() => {
+          execFileSync('sh', [
+            '-c',
+            `getent group ${group} >/dev/null || groupadd ${group}; id ${user} >/dev/null 2>&1 || useradd --no-create-home ${user}; usermod -aG ${group} ${user}`,
+          ])
+        })
+        afterAll(() => {
+          execFileSync('sh', ['-c', `userdel ${user} 2>/dev/null; groupdel ${group} 2>/dev/null; true`])
+        })
+
+        it('runs as the user, files it writes are owned by it, and supplementary groups are kept', async () => {
+          const box = dir('tv-sb-box-')
+          const out = dir('tv-sb-out-')
+          const shared = dir('tv-sb-group-')
+          chmodSync(out, 0o777)
+          writeFileSync(join(shared, 'group-only'), 'for the group\n')
+          execFileSync('chgrp', ['-R', group, shared])
+          chmodSync(join(shared, 'group-only'), 0o640)
+          // Landlock grants no /proc by default (it would expose every process): grant it to read the status.
+          const read = mechanism === 'landlock' ? [shared, '/proc'] : [shared]
+          sandboxedTool(box, 'other', { run_as: { user }, sandbox: { fs: { read, write: [out] } } })
+          const { call } = await load(box, { sandbox: mechanism, runAs: 'setpriv' })
+          const result = await call(
+            'other',
+            `id -un; cat ${shared}/group-only; touch ${out}/mine; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status`,
+          )
+          expect(result.text.startsWith(user), result.text).toBe(true)
+          expect(result.isError).toBe(false)
+          const [name, content, ...status] = result.text.trim().split('\n')
+          expect(name).toBe(user)
+          expect(content).toBe('for the group')
+          expect(status).toEqual(
+            expect.arrayContaining([
+              expect.stringMatching(/^CapEff:\s+0+$/),
+              expect.stringMatching(/^NoNewPrivs:\s+1$/),
+            ]),
+          )
+          const uid = Number(execFileSync('id', ['-u', user]).toString())
+          expect(statSync(join(out, 'mine')).uid).toBe(uid)
+        })
+      })
+    })
+  }
+
+  describe('bwrap only', () => {
+    it('root caller: no capabilities inside, and a remount of a read-only bind fails', async () => {
+      const box = dir('tv-sb-box-')
+      const data = dir('tv-sb-data-')
+      writeFileSync(join(data, 'f'), 'host\n')
+      sandboxedTool(box, 'rooty', { sandbox: { fs: { read: [data] } } })
+      const { call } = await load(box, { sandbox: 'bwrap' })
+      const result = await call(
+        'rooty',
+        `grep CapEff /proc/self/status; mount -o remount,bind,rw ${data} 2>&1; echo changed > ${data}/f 2>&1; true`,
+      )
+      expect(result.text).toMatch(/^CapEff:\s+0+\n/)
+      expect(readFileSync(join(data, 'f'), 'utf8')).toBe('host\n')
+    })
+
+    it('net: none cannot reach a host loopback listener over TCP or UDP; only lo exists', async () => {
+      const box = dir('tv-sb-box-')
+      sandboxedTool(box, 'offline', { sandbox: { net: 'none' } })
+      const server: Server = createServer((socket) => socket.end('hello\n'))
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const port = (server.address() as { port: number }).port
+      const udp = createSocket('udp4')
+      let datagrams = 0
+      udp.on('message', () => datagrams++)
+      await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve))
+      const udpPort = udp.address().port
+      try {
+        const { call } = await load(box, { sandbox: 'bwrap' })
+        const py = (code: string) => `/usr/bin/python3 -c '${code}' 2>&1 || true`
+        const tcp = await call(
+          'offline',
+          py(`import socket; socket.create_connection(("127.0.0.1", ${port}), 2)`),
+        )
+        expect(tcp.text).toMatch(
+          /PermissionError: \[Errno 1\] Operation not permitted|ConnectionRefusedError/,
+        )
+        const dgram = await call(
+          'offline',
+          py(
+            `import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1", ${udpPort}))`,
+          ),
+        )
+        expect(dgram.text).toMatch(/Error/)
+        const devices = await call('offline', "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
+        expect(devices.text).toBe('lo\n')
+        await new Promise((r) => setTimeout(r, 100))
+        expect(datagrams).toBe(0)
+      } finally {
+        server.close()
+        udp.close()
+      }
+    })
+
+    it('tmp: private hides a host /tmp marker, and what the tool writes in /tmp stays off the host', async () => {
+      const box = dir('tv-sb-box-')
+      const marker = `/tmp/tv-marker-${randomUUID()}`
+      writeFileSync(marker, 'host\n')
+      try {
+        sandboxedTool(box, 'private', { sandbox: { tmp: 'private' } })
+        const { call } = await load(box, { sandbox: 'bwrap' })
+        const name = `tv-inside-${randomUUID()}`
+        const result = await call('private', `ls ${marker} 2>&1; echo x > /tmp/${name} && echo wrote`)
+        expect(result.text).toBe(`ls: cannot access '${marker}': No such file or directory\nwrote\n`)
+        expect(existsSync(`/tmp/${name}`)).toBe(false)
+      } finally {
+        rmSync(marker, { force: true })
+      }
+    })
+  })
+
+  describe('refusals and auto', () => {
+    it('--sandbox landlock refuses tmp: private and net: none, naming the field; the other tools load', async () => {
+      const box = dir('tv-sb-box-')
+      sandboxedTool(box, 'needs_private_tmp', { sandbox: { tmp: 'private' } })
+      sandboxedTool(box, 'needs_no_net', { sandbox: { net: 'none' } })
+      sandboxedTool(box, 'plain', { sandbox: { fs: { read: [] } } })
+      const { tools } = await load(box, { sandbox: 'landlock' })
+      expect(tools.list().map((t) => t.name)).toEqual(['plain', 'processes'])
+      const reports = tools.loadErrors().map((r) => [r.field, r.message.replace(`${box}/`, '')])
+      expect(reports).toEqual(
+        expect.arrayContaining([
+          [
+            '$.runtime.sandbox.tmp',
+            expect.stringMatching(
+              /^needs_private_tmp: \$\.runtime\.sandbox\.tmp: landlock cannot honour it: /,
+            ),
+          ],
+          [
+            '$.runtime.sandbox.net',
+            expect.stringMatching(
+              /^needs_no_net: \$\.runtime\.sandbox\.net: landlock cannot honour it: net: none needs Landlock ABI >= 9/,
+            ),
+          ],
+        ]),
+      )
+    })
+
+    it('auto runs a tool that needs tmp: private under bwrap, and plain ones under bwrap too', async () => {
+      const box = dir('tv-sb-box-')
+      sandboxedTool(box, 'private', { sandbox: { tmp: 'private' } })
+      const { binary, call } = await load(box, { sandbox: 'auto' })
+      const loaded = await binary.load(join(box, 'private'))
+      expect(loaded.prepared.sandbox?.mechanism.name).toBe('bwrap')
+      expect((await call('private', 'echo inside')).text).toBe('inside\n')
+    })
+
+    it('with bwrap unavailable, auto refuses the tool that needs it and still loads the others under landlock', async () => {
+      const box = dir('tv-sb-box-')
+      sandboxedTool(box, 'private', { sandbox: { tmp: 'private' } })
+      sandboxedTool(box, 'plain', { sandbox: { fs: { read: [] } } })
+      const { tools, binary } = await load(box, { sandbox: 'auto', bwrap: '/nonexistent/bwrap' })
+      expect(tools.list().map((t) => t.name)).toEqual(['plain', 'processes'])
+      expect((await binary.load(join(box, 'plain'))).prepared.sandbox?.mechanism.name).toBe('landlock')
+      const [report] = tools.loadErrors()
+      expect(report!.message).toMatch(
+        /private: \$\.runtime\.sandbox: no mechanism honours every declared field \(auto\): bwrap: mechanism: .*; landlock: tmp: /,
+      )
+    })
+
+    it('refuses a declared path that does not exist, and a relative symlink that leads outside the tool', async () => {
+      const box = dir('tv-sb-box-')
+      const { symlinkSync } = await import('node:fs')
+      symlinkSync('/etc', join(box, 'state'))
+      sandboxedTool(box, 'missing', { sandbox: { fs: { read: ['/no/such/dir'] } } })
+      sandboxedTool(box, 'escapes', { sandbox: { fs: { write: ['state'] } } })
+      const { tools } = await load(box, { sandbox: 'bwrap' })
+      expect(
+        tools
+          .loadErrors()
+          .map((r) => r.field)
+          .sort(),
+      ).toEqual(['$.runtime.sandbox.fs.read[0]', '$.runtime.sandbox.fs.write[0]'])
+    })
+  })
+
+  describe('check runs under the sandbox', () => {
+    it('a check that reads outside its fs.read fails under bwrap', async () => {
+      const box = dir('tv-sb-box-')
+      const secret = dir('tv-sb-secret-')
+      writeFileSync(join(secret, 'key'), 'k\n')
+      const tool = sandboxedTool(
+        box,
+        'probe',
+        { sandbox: { fs: { read: [] } } },
+        `cat ${secret}/key >/dev/null && echo '{"ok": true}'`,
+      )
+      const state = dir('tv-sb-state-')
+      mkdirSync(join(state, 'x'))
+      const { runCheck } = await import('@toolvisor/capability-backends')
+      const { binary } = await load(box, { sandbox: 'bwrap' })
+      const result = await runCheck(binary, await binary.load(tool))
+      expect(result.status).toBe('failed')
+      expect(result.detail).toContain(`${secret}/key: No such file or directory`)
+      // Unsandboxed, the same check passes: the failure is the sandbox's doing.
+      const open = await load(dir('tv-sb-open-'), {})
+      const plain = sandboxedTool(
+        dir('tv-sb-plainbox-'),
+        'probe',
+        {},
+        `cat ${secret}/key >/dev/null && echo '{"ok": true}'`,
+      )
+      expect((await runCheck(open.binary, await open.binary.load(plain))).status).toBe('ok')
+    })
+  })
+})

@@ -1,0 +1,5 @@
+export type { BwrapErrorCode } from './errors.js'
+export { BwrapError, BwrapErrorCodes } from './errors.js'
+export type { BwrapOptions } from './mechanism.js'
+export { bwrapMechanism } from './mechanism.js'
+export { BwrapPluginConfig, bwrapPlugin } from './plugin.js'

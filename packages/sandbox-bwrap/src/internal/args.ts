@@ -1,0 +1,114 @@
+import type { SandboxPolicy } from '@toolvisor/process-runtime'
+import type { HostEntry } from './host.js'
+
+/**
+ * Namespaces and privileges, the same for every tool. `--unshare-user --disable-userns` is the
+ * hardening Flatpak applies: the tool cannot create nested user namespaces (where it would hold
+ * every capability again, a large kernel attack surface). `--cap-drop ALL` is passed whoever runs
+ * bwrap: as root it is what stops a tool from remounting a read-only bind writable; when bwrap runs
+ * as the run_as user it changes nothing, except when that user is root.
+ */
+export function namespaceArgs(net: SandboxPolicy['net']): string[] {
+  return [
+    '--unshare-user',
+    '--disable-userns',
+    '--die-with-parent',
+    '--new-session',
+    '--unshare-pid',
+    '--unshare-ipc',
+    ...(net === 'none' ? ['--unshare-net'] : []),
+    '--cap-drop',
+    'ALL',
+  ]
+}
+
+/** One mount operation, with the path it covers and whether the host's content shows there. */
+export interface Mount {
+  readonly path: string
+  readonly args: readonly string[]
+  /** True for binds of host paths; false for tmpfs, proc and dev, which replace what was there. */
+  readonly host: boolean
+}
+
+const bind = (flag: '--ro-bind' | '--bind', path: string): Mount => ({
+  path,
+  args: [flag, path, path],
+  host: true,
+})
+const tmpfs = (path: string): Mount => ({ path, args: ['--perms', '1777', '--tmpfs', path], host: false })
+
+/**
+ * What any dynamically linked program needs to start (/usr, the host's /bin etc., /etc, /proc,
+ * /dev), and /tmp as `tmp` says. /dev/shm is private always: POSIX shared memory is IPC, and the
+ * IPC namespace is unshared too. `tmp: shared` binds the host's /tmp only, not /var/tmp.
+ */
+export function baseMounts(layout: readonly HostEntry[], tmp: SandboxPolicy['tmp']): Mount[] {
+  return [
+    bind('--ro-bind', '/usr'),
+    ...layout.map(
+      (entry): Mount =>
+        entry.kind === 'symlink'
+          ? { path: entry.path, args: ['--symlink', entry.target, entry.path], host: true }
+          : bind('--ro-bind', entry.path),
+    ),
+    bind('--ro-bind', '/etc'),
+    { path: '/proc', args: ['--proc', '/proc'], host: false },
+    { path: '/dev', args: ['--dev', '/dev'], host: false },
+    tmpfs('/dev/shm'),
+    ...(tmp === 'shared' ? [bind('--bind', '/tmp')] : [tmpfs('/tmp'), tmpfs('/var/tmp')]),
+  ]
+}
+
+const depth = (path: string) => (path === '/' ? 0 : path.split('/').length - 1)
+
+/** True when `path` is `root` or below it. */
+export function isWithin(path: string, root: string): boolean {
+  return path === root || root === '/' || path.startsWith(`${root}/`)
+}
+
+/**
+ * The tool's directory (and its executable when that lies outside every grant), fs.read
+ * read-only, fs.write read-write. A read grant inside a write grant is dropped: grants add up, as
+ * under Landlock, so that path stays writable.
+ */
+export function grantMounts(policy: SandboxPolicy): Mount[] {
+  const writes = [...new Set(policy.write)]
+  const reads = [policy.toolDir, ...policy.read]
+  if (![...reads, ...writes].some((root) => isWithin(policy.executable, root))) reads.push(policy.executable)
+  return [
+    ...[...new Set(reads)]
+      .filter((path) => !writes.some((root) => isWithin(path, root)))
+      .map((p) => bind('--ro-bind', p)),
+    ...writes.map((path) => bind('--bind', path)),
+  ]
+}
+
+/**
+ * Every mount, parents before children (a stable sort by depth; at equal depth the base mount
+ * first). Later mounts shadow earlier ones, so this order keeps a grant below /tmp visible over
+ * the tmpfs, and a private /var/tmp or /dev private under a grant of /var or /. A usr-merge link
+ * that a grant of / already brings is left out: bwrap refuses to create a symlink over it.
+ */
+export function mounts(policy: SandboxPolicy, layout: readonly HostEntry[]): Mount[] {
+  const sorted = [...baseMounts(layout, policy.tmp), ...grantMounts(policy)].sort(
+    (a, b) => depth(a.path) - depth(b.path),
+  )
+  return sorted.filter(
+    (mount, i) =>
+      mount.args[0] !== '--symlink' ||
+      !sorted
+        .slice(0, i)
+        .some((earlier) => earlier.host && earlier.path !== mount.path && isWithin(mount.path, earlier.path)),
+  )
+}
+
+/** The argument list of a mount sequence. */
+export function mountArgs(list: readonly Mount[]): string[] {
+  return list.flatMap((mount) => mount.args)
+}
+
+/** Whether `path` shows the host's content inside: the last mount covering it is a host bind. */
+export function showsHost(path: string, list: readonly Mount[]): boolean {
+  const covering = list.filter((mount) => isWithin(path, mount.path))
+  return covering.at(-1)?.host ?? false
+}

@@ -1,0 +1,24 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { locate } from './locate.js'
+
+describe('locate', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tvbw-locate-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('pins a bare name to the first executable on the runtime PATH, skipping relative entries', () => {
+    writeFileSync(join(dir, 'fakebin'), '#!/bin/sh\n')
+    writeFileSync(join(dir, 'plain'), 'not executable')
+    chmodSync(join(dir, 'fakebin'), 0o755)
+    expect(locate('fakebin', `.:relative:${dir}:/usr/bin`)).toBe(join(dir, 'fakebin'))
+    expect(locate('plain', dir)).toBe('plain')
+    expect(locate('bwrap', '/usr/bin')).toBe('/usr/bin/bwrap')
+  })
+
+  it('keeps a path, made absolute', () => {
+    expect(locate('/opt/bwrap/bin/bwrap', '')).toBe('/opt/bwrap/bin/bwrap')
+    expect(locate('./bin/bwrap', '')).toBe(join(process.cwd(), 'bin/bwrap'))
+  })
+})

@@ -1,0 +1,252 @@
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
+import { isAbsolute } from 'node:path'
+import type { Readable } from 'node:stream'
+import type {
+  ExtraFd,
+  Launch,
+  MechanismDescription,
+  ProcessControl,
+  Qualification,
+  RunAsTarget,
+  SandboxMechanism,
+  SandboxPolicy,
+  SpawnedChild,
+} from '@toolvisor/process-runtime'
+import { BwrapError } from './errors.js'
+import type { Mount } from './internal/args.js'
+import { mountArgs, mounts, namespaceArgs, showsHost } from './internal/args.js'
+import type { HostEntry } from './internal/host.js'
+import { hostLayout } from './internal/host.js'
+import { readChildPid } from './internal/info.js'
+import { locate } from './internal/locate.js'
+import type { Ids, PreflightResult } from './internal/preflight.js'
+import { preflight, resolveIds } from './internal/preflight.js'
+import { netNoneProgram } from './internal/seccomp.js'
+
+/** Options of {@link bwrapMechanism}. */
+export interface BwrapOptions {
+  /** The bwrap binary: a path, or a name searched on the runtime's PATH once (default `bwrap`). */
+  readonly bwrap?: string
+}
+
+const FIX_MISSING =
+  'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), or set the sandbox-bwrap "bwrap" path'
+const FIX_USERNS =
+  'use bubblewrap >= 0.8.0 and enable unprivileged user namespaces for the user bwrap runs as ' +
+  '(sysctl user.max_user_namespaces > 0; Debian: kernel.unprivileged_userns_clone=1; ' +
+  'Ubuntu: kernel.apparmor_restrict_unprivileged_userns=0)'
+const FIX_NET =
+  'allow network namespaces for the user bwrap runs as (sysctl user.max_net_namespaces > 0), ' +
+  'or pick a mechanism that honours net: none'
+
+const ENFORCES: MechanismDescription['enforces'] = {
+  'fs.read':
+    'mount namespace: each path bound read-only (--ro-bind); writes under it give EROFS; paths outside the ' +
+    "grants, /usr, /etc and the tool's directory do not exist (ENOENT)",
+  'fs.write':
+    'each path bound read-write (--bind) after the tmp mounts; the rest of the tree is read-only (--remount-ro /); ' +
+    'files are owned on the host by the user bwrap runs as',
+  net:
+    'net: none: a network namespace with only lo (--unshare-net) and a seccomp filter: socket() of every family ' +
+    'but AF_UNIX (AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_VSOCK...) gives EPERM, io_uring_setup ENOSYS, ' +
+    'x32 calls ENOSYS, and a process of another ABI (i386, arm32) is killed; net: host: the host network',
+  tmp: 'tmp: private: fresh tmpfs at /tmp and /var/tmp (mode 1777), gone when the tool exits; tmp: shared: the host /tmp bound read-write; /dev/shm is always a private tmpfs',
+  run_as:
+    'not switched by bwrap: the run_as mechanism starts bwrap as the user (unprivileged user namespace, ' +
+    'supplementary groups kept, CapEff 0)',
+}
+
+const GAPS = [
+  'net: none: a pathname unix socket inside a granted directory (fs.read, fs.write, the tool directory, /tmp when tmp: shared) stays connectable',
+  'fs: paths outside the grants are hidden (ENOENT), not denied (EACCES) as under Landlock',
+  'fs: /usr and /etc are readable whole; a tool running as root without run_as (every capability dropped) still reads root-owned files such as /etc/shadow',
+]
+
+/**
+ * The bubblewrap mechanism (`--sandbox bwrap`): a mount namespace holding only the exec minimum,
+ * the tool's directory and the declared paths, a pid and IPC namespace, `net: none` as a network
+ * namespace plus a seccomp socket filter, every capability dropped, and a sandbox that dies with
+ * the runtime. It never switches users (`handlesRunAs: false`): the run_as mechanism starts bwrap
+ * itself as the user, so files are written with the user's uid on the host.
+ *
+ * @example
+ * ```ts
+ * const bwrap = bwrapMechanism()
+ * const verdict = await bwrap.qualify(policy, undefined) // { ok: true } or the field it cannot honour
+ * const launch = bwrap.wrap({ file: '/tools/t/run', args: [], env, cwd: '/tools/t', extraFds: [] }, policy, undefined)
+ * ```
+ */
+export function bwrapMechanism(options: BwrapOptions = {}): SandboxMechanism {
+  const requested = options.bwrap ?? 'bwrap'
+  let bwrap: string | undefined
+  let layout: HostEntry[] | undefined
+  const preflights = new Map<string, Promise<PreflightResult>>()
+
+  const binary = () => {
+    bwrap ??= locate(requested)
+    return bwrap
+  }
+  const host = () => {
+    layout ??= hostLayout()
+    return layout
+  }
+  const check = (net: SandboxPolicy['net'], ids: Ids | undefined): Promise<PreflightResult> => {
+    const key = `${net}:${ids === undefined ? 'self' : `${ids.uid}:${ids.gid}`}`
+    let result = preflights.get(key)
+    if (result === undefined) {
+      result = preflight(binary(), host(), net, ids)
+      preflights.set(key, result)
+    }
+    return result
+  }
+  const mechanismFailure = (failed: { reason: string; spawned: boolean }) => ({
+    reason: failed.reason,
+    fix: failed.spawned ? FIX_USERNS : FIX_MISSING,
+  })
+
+  return {
+    name: 'bwrap',
+    handlesRunAs: false,
+
+    async qualify(policy: SandboxPolicy, runAs: RunAsTarget | undefined): Promise<Qualification> {
+      let ids: Ids | undefined
+      if (runAs !== undefined && process.geteuid?.() === 0) {
+        const resolved = await resolveIds(runAs)
+        if (typeof resolved === 'string') {
+          return {
+            ok: false,
+            field: 'run_as',
+            reason: resolved,
+            fix: 'create the user, or fix runtime.run_as',
+          }
+        }
+        ids = resolved
+      }
+      const base = await check('host', ids)
+      if (!base.ok) return { ok: false, field: 'mechanism', ...mechanismFailure(base) }
+      if (policy.net === 'none') {
+        const net = await check('none', ids)
+        if (!net.ok) return { ok: false, field: 'net', reason: net.reason, fix: FIX_NET }
+      }
+      return { ok: true }
+    },
+
+    wrap(launch: Launch, policy: SandboxPolicy): Launch {
+      checkPaths(policy)
+      const extraFds: ExtraFd[] = [...launch.extraFds]
+      const fdArgs: string[] = []
+      if (policy.net === 'none') {
+        fdArgs.push('--seccomp', String(3 + extraFds.length))
+        extraFds.push({ kind: 'data', data: netNoneProgram() })
+      }
+      // The info fd is the last pipe: control() finds it there.
+      fdArgs.push('--info-fd', String(3 + extraFds.length))
+      extraFds.push({ kind: 'pipe' })
+      const list = mounts(policy, host())
+      // A write grant of / is the host's root, writable as declared: do not make it read-only.
+      const readOnlyRoot = policy.write.includes('/') ? [] : ['--remount-ro', '/']
+      return {
+        ...launch,
+        file: binary(),
+        args: [
+          ...namespaceArgs(policy.net),
+          ...mountArgs(list),
+          ...fdArgs,
+          '--chdir',
+          sandboxCwd(launch.cwd, policy, list),
+          ...readOnlyRoot,
+          '--',
+          launch.file,
+          ...launch.args,
+        ],
+        extraFds,
+      }
+    },
+
+    control(child: SpawnedChild): ProcessControl {
+      let childPid: number | undefined
+      const info = child.extraFds.findLast((fd): fd is Readable => fd !== undefined)
+      if (info !== undefined) {
+        readChildPid(info, (pid) => {
+          childPid = pid
+        })
+      }
+      return {
+        signal(signal: NodeJS.Signals): boolean {
+          if (childPid === undefined || !alive(childPid)) return false
+          try {
+            process.kill(-childPid, signal)
+            return true
+          } catch {
+            return false
+          }
+        },
+      }
+    },
+
+    async describe(): Promise<MechanismDescription> {
+      const base = await check('host', undefined)
+      if (!base.ok) {
+        return {
+          name: 'bwrap',
+          available: false,
+          unavailable: mechanismFailure(base),
+          enforces: ENFORCES,
+          gaps: GAPS,
+        }
+      }
+      const net = await check('none', undefined)
+      const gaps = net.ok ? GAPS : [`net: none cannot be honoured here: ${net.reason}`, ...GAPS]
+      return { name: 'bwrap', available: true, enforces: ENFORCES, gaps }
+    },
+  }
+}
+
+/**
+ * Whether the sandbox's pid 1 still runs. bwrap exits without reaping it, so once the tool is gone
+ * it lingers as a zombie until the host's init reaps it, and a signal to its group would still
+ * "succeed" while reaching nothing.
+ */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))
+  } catch {
+    return false
+  }
+}
+
+/** Where the tool starts: the launch's cwd when the sandbox shows it as on the host, else the tool's directory. */
+function sandboxCwd(cwd: string, policy: SandboxPolicy, list: readonly Mount[]): string {
+  let real: string
+  try {
+    real = realpathSync(cwd)
+  } catch {
+    return policy.toolDir
+  }
+  return showsHost(real, list) ? real : policy.toolDir
+}
+
+/** The runtime resolved and checked these at load; a path that is now gone would make bwrap abort. */
+function checkPaths(policy: SandboxPolicy): void {
+  const paths: [string, string][] = [
+    ['the tool directory', policy.toolDir],
+    ['the executable', policy.executable],
+    ...policy.read.map((path): [string, string] => ['runtime.sandbox.fs.read', path]),
+    ...policy.write.map((path): [string, string] => ['runtime.sandbox.fs.write', path]),
+  ]
+  for (const [where, path] of paths) {
+    if (!isAbsolute(path)) {
+      throw new BwrapError(
+        'BWRAP_ERR_RELATIVE_PATH',
+        `${where} path "${path}" is not absolute (tool ${policy.executable}): the runtime must resolve sandbox paths before wrap`,
+      )
+    }
+    if (!existsSync(path)) {
+      throw new BwrapError(
+        'BWRAP_ERR_PATH_MISSING',
+        `${where} path ${path} does not exist (tool ${policy.executable}): create it, or remove it from the declaration`,
+      )
+    }
+  }
+}

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    name: '@toolvisor/sandbox-bwrap',
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    reporters: ['default', ['json', { outputFile: '.vitest-report.json' }]],
+  },
+})
