@@ -20,6 +20,7 @@ import {
 } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
+import { createTestUser, type TestUser } from '@toolvisor/process-runtime/testing'
 import type { ToolCallContext } from '@toolvisor/toolbox'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { compose } from '../src/compose.js'
@@ -28,8 +29,6 @@ import { bin, tagged } from './helpers.js'
 
 const isRoot = process.geteuid?.() === 0
 const hasBwrap = existsSync('/usr/bin/bwrap')
-const user = 'tvsandbox'
-const group = 'tvsandboxextra'
 const dirs: string[] = []
 const disposers: Array<() => Promise<void>> = []
 
@@ -192,21 +191,18 @@ describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: need
       })
 
       describe.skipIf(!isRoot)('run_as (needs root to create a user and switch to it)', () => {
+        let account: TestUser
         beforeAll(() => {
-          execFileSync('sh', [
-            '-c',
-            `getent group ${group} >/dev/null || groupadd ${group}; id ${user} >/dev/null 2>&1 || useradd --no-create-home ${user}; usermod -aG ${group} ${user}`,
-          ])
+          account = createTestUser('tvsb')
         })
-        afterAll(() => {
-          execFileSync('sh', ['-c', `userdel ${user} 2>/dev/null; groupdel ${group} 2>/dev/null; true`])
-        })
+        afterAll(() => account.remove())
 
         it('runs as the user, files it writes are owned by it, and supplementary groups are kept', async () => {
           const box = dir('tv-sb-box-')
           const out = dir('tv-sb-out-')
           const shared = dir('tv-sb-group-')
           chmodSync(out, 0o777)
+          const { user, group, uid } = account
           writeFileSync(join(shared, 'group-only'), 'for the group\n')
           execFileSync('chgrp', ['-R', group, shared])
           chmodSync(join(shared, 'group-only'), 0o640)
@@ -229,7 +225,6 @@ describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: need
               expect.stringMatching(/^NoNewPrivs:\s+1$/),
             ]),
           )
-          const uid = Number(execFileSync('id', ['-u', user]).toString())
           expect(statSync(join(out, 'mine')).uid).toBe(uid)
         })
       })

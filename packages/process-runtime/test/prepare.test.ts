@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process'
 import {
   chmodSync,
   copyFileSync,
   existsSync,
   mkdirSync,
   readFileSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs'
@@ -20,7 +20,9 @@ import {
   type SandboxMechanism,
   setprivRunAs,
 } from '../src/index.js'
+import { createTestUser, type TestUser } from '../src/testing.js'
 import { fixture, makeRuntime, output, processSpec, runtimeSpec, tempDir } from './helpers.js'
+import { loggedMechanism as guideMechanism } from './none-but-logged.js'
 
 const isRoot = process.geteuid?.() === 0
 
@@ -122,19 +124,11 @@ describe('rundir', () => {
 })
 
 describe('run_as', () => {
-  const user = 'tvrunas'
+  let account: TestUser | undefined
   beforeAll(() => {
-    if (!isRoot) return
-    execFileSync('sh', ['-c', `id ${user} >/dev/null 2>&1 || useradd --no-create-home ${user}`])
-    execFileSync('sh', [
-      '-c',
-      `getent group tvextra >/dev/null || groupadd tvextra; usermod -aG tvextra ${user}`,
-    ])
+    if (isRoot) account = createTestUser('tvrt')
   })
-  afterAll(() => {
-    if (!isRoot) return
-    execFileSync('sh', ['-c', `userdel ${user} 2>/dev/null; groupdel tvextra 2>/dev/null; true`])
-  })
+  afterAll(() => account?.remove())
 
   it('refuses run_as when no run_as mechanism is configured, naming the field', async () => {
     const runtime = makeRuntime()
@@ -171,20 +165,20 @@ describe('run_as', () => {
       chmodSync(path, 0o755)
       const out = join(tempDir('tv-runas-out-'), 'written')
       chmodSync(join(out, '..'), 0o777)
+      const { user, group, uid } = account!
       const prepared = await runtime.prepare({ ...input(path, dir, { runAs: { user } }), slug: 'whoami' })
       const proc = runtime.start({ tool: prepared, argv: [out] })
       expect(await proc.exit).toMatchObject({ code: 0 })
       const [name, groups] = proc.stdout().head.toString().trim().split('\n')
       expect(name).toBe(user)
-      expect(groups?.split(' ')).toContain('tvextra')
-      const owner = Number(execFileSync('stat', ['-c', '%u', out]).toString())
-      expect(owner).toBe(Number(execFileSync('id', ['-u', user]).toString()))
+      expect(groups?.split(' ')).toContain(group)
+      expect(statSync(out).uid).toBe(uid)
     },
   )
 })
 
-/** A third mechanism, as small as a mechanism can be: it logs every launch and changes nothing else. */
-function loggedMechanism(
+/** A mechanism whose verdict a test chooses: for the refusal and auto paths. */
+function stubMechanism(
   log: string[],
   verdict: Awaited<ReturnType<SandboxMechanism['qualify']>> = { ok: true },
 ): SandboxMechanism {
@@ -218,31 +212,34 @@ describe('sandbox declarations', () => {
     )
   })
 
-  it('runs a tool through a third-party mechanism with no change to the runtime', async () => {
+  it("runs a tool through a third-party mechanism with no change to the runtime (the guide's none-but-logged)", async () => {
     const log: string[] = []
     const launchers = createLaunchers()
-    launchers.registerSandbox(loggedMechanism(log))
-    const runtime = makeRuntime({ sandbox: 'logged' }, launchers)
+    launchers.registerSandbox(guideMechanism((line) => log.push(line)))
+    const runtime = makeRuntime({ sandbox: 'none-but-logged' }, launchers)
     const { dir, path } = toolDir()
-    const prepared = await runtime.prepare(
-      input(path, dir, { sandbox: sandbox({ declared: ['fs.read'], fs: { read: ['.'], write: [] } }) }),
-    )
-    expect(prepared.sandbox?.policy).toMatchObject({
-      read: [dir],
-      write: [],
-      toolDir: dir,
-      declared: ['fs.read'],
-    })
+    // A declaration that asks for nothing is accepted, wrapped and run.
+    const prepared = await runtime.prepare(input(path, dir, { sandbox: sandbox({}) }))
+    expect(prepared.sandbox?.policy).toMatchObject({ read: [], write: [], toolDir: dir, declared: [] })
     const proc = runtime.start({ tool: prepared, argv: ['run'], env: { REPORT_ENV: 'SANDBOXED_BY' } })
     await proc.exit
     expect(log).toEqual([`${path} run`])
-    expect(JSON.parse(proc.stdout().head.toString()).env).toEqual({ SANDBOXED_BY: 'logged' })
+    expect(JSON.parse(proc.stdout().head.toString()).env).toEqual({ SANDBOXED_BY: 'none-but-logged' })
+    // One that asks for something it cannot enforce is refused, never weakened.
+    const error = await loadError(
+      runtime.prepare(
+        input(path, dir, { sandbox: sandbox({ declared: ['fs.read'], fs: { read: ['.'], write: [] } }) }),
+      ),
+    )
+    expect(error.message).toBe(
+      `${path}: $.runtime.sandbox.fs.read: none-but-logged cannot honour it: none-but-logged enforces nothing (fix: use --sandbox bwrap)`,
+    )
   })
 
   it('names the field and the mechanism when a mechanism refuses', async () => {
     const launchers = createLaunchers()
     launchers.registerSandbox(
-      loggedMechanism([], { ok: false, field: 'tmp', reason: 'no mount namespace', fix: 'use bwrap' }),
+      stubMechanism([], { ok: false, field: 'tmp', reason: 'no mount namespace', fix: 'use bwrap' }),
     )
     const runtime = makeRuntime({ sandbox: 'logged' }, launchers)
     const { dir, path } = toolDir()
@@ -260,7 +257,7 @@ describe('sandbox declarations', () => {
 
   it('refuses a missing path and a relative symlink that leads outside the tool, naming the field', async () => {
     const launchers: Launchers = createLaunchers()
-    launchers.registerSandbox(loggedMechanism([]))
+    launchers.registerSandbox(stubMechanism([]))
     const runtime = makeRuntime({ sandbox: 'logged' }, launchers)
     const { dir, path } = toolDir()
     const missing = await loadError(
@@ -291,10 +288,10 @@ describe('sandbox declarations', () => {
 
   it('auto takes the first of bwrap, landlock that qualifies, and names every refusal otherwise', async () => {
     const refuse = (name: string, field: 'net' | 'tmp', reason: string): SandboxMechanism => ({
-      ...loggedMechanism([], { ok: false, field, reason }),
+      ...stubMechanism([], { ok: false, field, reason }),
       name,
     })
-    const accept = (name: string): SandboxMechanism => ({ ...loggedMechanism([]), name })
+    const accept = (name: string): SandboxMechanism => ({ ...stubMechanism([]), name })
     const { dir, path } = toolDir()
     const decl = { sandbox: sandbox({ declared: ['net'], net: 'none' }) }
 
