@@ -4,7 +4,7 @@ import { z } from 'zod'
 import { CliError } from './errors.js'
 
 /** One capability: a model-facing tool served by ordered backends (spec §1.5). */
-const Capability = z
+export const CapabilityEntry = z
   .object({
     capability: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'a name of letters, digits, _ and - (at most 64)'),
     backends: z.array(z.string().min(1)).min(1, 'at least one backend'),
@@ -16,7 +16,7 @@ const Capability = z
 export const ConfigFile = z
   .object({
     toolboxes: z.array(z.string().min(1)).default([]),
-    capabilities: z.array(Capability).default([]),
+    capabilities: z.array(CapabilityEntry).default([]),
     sandbox: z.string().min(1).optional(),
     envdirRoot: z.string().min(1).optional(),
     runAs: z.string().min(1).optional(),
@@ -36,7 +36,7 @@ export const ConfigFile = z
 export type Config = z.output<typeof ConfigFile>
 
 /** A capability as configured. */
-export type CapabilityConfig = z.output<typeof Capability>
+export type CapabilityConfig = z.output<typeof CapabilityEntry>
 
 /** Reads and validates `toolvisor.json`; paths in it become absolute, relative to the file. */
 export function readConfig(path: string): Config {

@@ -1,5 +1,5 @@
 export type { CapabilityConfig, Config } from './config.js'
-export { ConfigFile, readConfig } from './config.js'
+export { CapabilityEntry, ConfigFile, readConfig } from './config.js'
 export type { CliErrorCode } from './errors.js'
 export { CliError, CliErrorCodes } from './errors.js'
 export { main, USAGE } from './main.js'

@@ -4,7 +4,7 @@
  * scripts declaring `runtime.sandbox`; their directories live under /var/tmp because `tmp: shared`
  * grants /tmp itself.
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { createSocket } from 'node:dgram'
 import {
@@ -231,6 +231,54 @@ describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: need
     })
   }
 
+  describe.skipIf(!isRoot)('toolvisor itself running as an unprivileged user (root creates the user)', () => {
+    let account: TestUser
+    beforeAll(() => {
+      account = createTestUser('tvun')
+    })
+    afterAll(() => account.remove())
+
+    for (const mechanism of mechanisms) {
+      it(`${mechanism}: fs.read holds with no privilege anywhere`, async () => {
+        const box = dir('tv-sb-box-')
+        const data = dir('tv-sb-data-')
+        const sibling = dir('tv-sb-sibling-')
+        const state = dir('tv-sb-state-')
+        execFileSync('chown', [account.user, state])
+        writeFileSync(join(data, 'f'), 'granted\n')
+        writeFileSync(join(sibling, 'f'), 'secret\n')
+        const tool = sandboxedTool(box, 'reader', { sandbox: { fs: { read: [data] } } })
+        const cli = (script: string) =>
+          spawnSync(
+            'setpriv',
+            [
+              '--reuid',
+              account.user,
+              '--regid',
+              account.user,
+              '--init-groups',
+              process.execPath,
+              bin,
+              'call',
+              tool,
+              JSON.stringify({ script }),
+              '--sandbox',
+              mechanism,
+              '--state-dir',
+              state,
+            ],
+            { encoding: 'utf8' },
+          )
+        const whoami = cli(`id -u; cat ${data}/f`)
+        expect(whoami.stdout).toBe(`${account.uid}\ngranted\n`)
+        expect(whoami.status).toBe(0)
+        const hidden = cli(`cat ${sibling}/f`)
+        expect(hidden.status).toBe(1)
+        expect(hidden.stdout).toContain(`${sibling}/f: ${errno[mechanism].hiddenRead}`)
+      })
+    }
+  })
+
   describe('bwrap only', () => {
     it('root caller: no capabilities inside, and a remount of a read-only bind fails', async () => {
       const box = dir('tv-sb-box-')
@@ -363,6 +411,63 @@ describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: need
           .map((r) => r.field)
           .sort(),
       ).toEqual(['$.runtime.sandbox.fs.read[0]', '$.runtime.sandbox.fs.write[0]'])
+    })
+  })
+
+  describe('toolvisor check --probe reports the mechanism each tool resolved to', () => {
+    it('names the mechanism (auto) and what it cannot enforce; a field the mechanism refuses is skipped', async () => {
+      const box = dir('tv-sb-box-')
+      sandboxedTool(box, 'private', { sandbox: { tmp: 'private' } })
+      sandboxedTool(box, 'plain', { sandbox: { fs: { read: [] } } })
+      const probe = (sandbox: string) =>
+        spawnSync(
+          process.execPath,
+          [
+            bin,
+            'check',
+            '--toolbox',
+            box,
+            '--sandbox',
+            sandbox,
+            '--probe',
+            '--json',
+            '--state-dir',
+            dir('tv-sb-state-'),
+          ],
+          {
+            encoding: 'utf8',
+          },
+        )
+      const auto = probe('auto')
+      expect(auto.status).toBe(0)
+      const tools = JSON.parse(auto.stdout).tools
+      expect(tools).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            tool: 'private',
+            status: 'ok',
+            mechanism: 'bwrap',
+            gaps: expect.arrayContaining([expect.stringMatching(/unix socket/)]),
+          }),
+          expect.objectContaining({ tool: 'plain', status: 'ok', mechanism: 'bwrap' }),
+        ]),
+      )
+      const landlock = JSON.parse(probe('landlock').stdout).tools
+      expect(landlock).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            tool: 'private',
+            status: 'skipped',
+            detail: expect.stringMatching(/\$\.runtime\.sandbox\.tmp: landlock cannot honour it/),
+          }),
+          expect.objectContaining({
+            tool: 'plain',
+            status: 'ok',
+            mechanism: 'landlock',
+            gaps: expect.arrayContaining([expect.stringMatching(/stat/)]),
+          }),
+        ]),
+      )
     })
   })
 
