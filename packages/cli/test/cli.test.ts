@@ -104,6 +104,9 @@ describe('toolvisor call', () => {
     const { code, stdout } = await done
     expect(code).toBe(130)
     expect(stdout).toMatch(/^spawner failed: cancelled \(/)
+    // The tool's group is gone when toolvisor exits; its watchdog follows within moments.
+    const gone = Date.now() + 1000
+    while (tagged(tag).length > 0 && Date.now() < gone) await new Promise((r) => setTimeout(r, 20))
     expect(tagged(tag)).toEqual([])
   })
 })

@@ -1,4 +1,3 @@
-import { LoadingError } from '@toolvisor/describe-v2'
 import type { ToolProgress } from '@toolvisor/toolbox'
 import { compose } from '../compose.js'
 import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
@@ -75,14 +74,8 @@ export async function callCommand(
   signals.on('SIGINT', cancel)
   signals.on('SIGTERM', cancel)
   try {
-    let loaded: Awaited<ReturnType<typeof composed.binary.load>>
-    try {
-      loaded = await composed.binary.load(positionals[0]!)
-    } catch (error) {
-      if (!LoadingError.is(error)) throw error
-      io.err(`toolvisor call: ${error.message}\n`)
-      return 2
-    }
+    // A LoadingError reaches main(), which prints it and exits 2.
+    const loaded = await composed.binary.load(positionals[0]!)
     const tools = composed.binary.tools(loaded)
     const wanted = values.command === undefined ? undefined : `${loaded.spec.slug}.${values.command}`
     const tool =

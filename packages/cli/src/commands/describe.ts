@@ -1,4 +1,3 @@
-import { LoadingError } from '@toolvisor/describe-v2'
 import { compose } from '../compose.js'
 import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
 import type { Io } from '../output.js'
@@ -25,14 +24,8 @@ export async function describeCommand(argv: readonly string[], io: Io): Promise<
   }
   const composed = await compose(configFrom(values), { loadToolboxes: false })
   try {
-    let loaded: Awaited<ReturnType<typeof composed.binary.load>>
-    try {
-      loaded = await composed.binary.load(positionals[0]!)
-    } catch (error) {
-      if (!LoadingError.is(error)) throw error
-      io.err(`toolvisor describe: ${error.message}\n`)
-      return 2
-    }
+    // A LoadingError reaches main(), which prints it and exits 2.
+    const loaded = await composed.binary.load(positionals[0]!)
     const tools = composed.binary.tools(loaded)
     const { spec, prepared } = loaded
     const runtime = {
