@@ -25,6 +25,18 @@ describe('LineFramer', () => {
     ])
   })
 
+  it('holds a line across several chunks, empty chunks included, and starts the next one after it', () => {
+    expect(frame(['a', '', 'b', 'c\nd', '', 'e\r', '\n'])).toEqual([
+      ['abc', 0],
+      ['de', 4],
+    ])
+    expect(frame(['\n', '\r\n', 'x'])).toEqual([
+      ['', 0],
+      ['', 1],
+      ['x', 3],
+    ])
+  })
+
   it('removes a CR before the newline, even when they arrive in different chunks', () => {
     expect(frame(['one\r', '\ntwo\r\n'])).toEqual([
       ['one', 0],

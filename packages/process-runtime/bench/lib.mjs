@@ -1,0 +1,119 @@
+// Shared pieces of the process-runtime benchmarks: a runtime in a temp state dir that cleans up
+// after itself, the report line, and a few statistics.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createLaunchers, markedProcesses, Runtime } from '../dist/index.js'
+
+export const here = dirname(fileURLToPath(import.meta.url))
+export const producers = join(here, 'producers')
+
+/** A runtime whose state dir (run records, spill files) lives in a fresh temp dir. */
+export function benchRuntime(options = {}) {
+  const root = mkdtempSync(join(tmpdir(), 'tv-bench-'))
+  const runtime = new Runtime({ ...options, stateDir: join(root, 'state') }, createLaunchers())
+  return { runtime, root }
+}
+
+/**
+ * Disposes the runtime, waits up to 2 s for every process it started to be gone, removes the temp
+ * dir (spill files included), prints the cleanup line and returns how many processes were left.
+ */
+export async function cleanup(name, runtime, root) {
+  await runtime.dispose()
+  const deadline = Date.now() + 2000
+  while (markedProcesses(runtime.runId).length > 0 && Date.now() < deadline) await sleep(20)
+  const left = markedProcesses(runtime.runId)
+  rmSync(root, { recursive: true, force: true })
+  console.log(
+    `${name} cleanup: ${left.length} processes left, temp dir removed ${verdict(left.length === 0)}`,
+  )
+  if (left.length > 0) process.exitCode = 1
+  return left.length
+}
+
+/** A prepared tool built directly, as `runtime.prepare` would give for a tool with no declarations. */
+export function preparedTool(path, process) {
+  return {
+    path,
+    dir: dirname(path),
+    name: path.split('/').pop(),
+    process: {
+      digest: { per: 'round' },
+      ready: process.mode === 'oneshot' ? { kind: 'exit' } : { kind: 'immediate' },
+      ...process,
+    },
+    runtime: { environment: {}, timeout: {}, onExit: 'report', cancel: { signal: 'SIGTERM' } },
+  }
+}
+
+export function verdict(ok) {
+  return ok ? 'PASS' : 'MISS'
+}
+
+/**
+ * Prints one measure: `<measure>: toolvisor X, baseline Y, ratio R (target OP T) PASS|MISS`.
+ * `higherIsBetter` picks `>=` (throughput) or `<=` (latency, memory). The ratio is toolvisor over
+ * baseline unless `ratio` is given (a median of paired rounds). A target that is not on the ratio
+ * (memory growth) comes as a label in `target` with its verdict in `ok`.
+ */
+export function report(measure, options) {
+  const { toolvisor, baseline, unit, target, higherIsBetter = false, digits = 2 } = options
+  const ratio = options.ratio ?? toolvisor / baseline
+  const op = higherIsBetter ? '>=' : '<='
+  const ok = options.ok ?? (higherIsBetter ? ratio >= target : ratio <= target)
+  console.log(
+    `${measure}: toolvisor ${toolvisor.toFixed(digits)} ${unit}, baseline ${baseline.toFixed(digits)} ${unit}, ` +
+      `ratio ${ratio.toFixed(2)} (target ${op} ${target}) ${verdict(ok)}`,
+  )
+  return ok
+}
+
+/**
+ * Runs `rounds` pairs of `toolvisor()` and `baseline()` (each resolves to a rate), alternating
+ * which goes first (AB, BA, AB, ...), so that slow drift of the machine hits both alike. Returns
+ * both lists of rates and the ratio of each pair (toolvisor over baseline, run back to back).
+ */
+export async function alternate(rounds, toolvisor, baseline, describe = (rate) => rate.toFixed(2)) {
+  const result = { toolvisor: [], baseline: [], ratios: [] }
+  for (let round = 0; round < rounds; round++) {
+    let tv
+    let base
+    if (round % 2 === 0) {
+      tv = await toolvisor()
+      base = await baseline()
+    } else {
+      base = await baseline()
+      tv = await toolvisor()
+    }
+    result.toolvisor.push(tv)
+    result.baseline.push(base)
+    result.ratios.push(tv / base)
+    if (process.env.BENCH_VERBOSE)
+      console.log(
+        `  round ${round + 1}: toolvisor ${describe(tv)}, baseline ${describe(base)}, ratio ${(tv / base).toFixed(2)}`,
+      )
+  }
+  return result
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+export function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+}
+
+export function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+/** Milliseconds since `start` (a `process.hrtime.bigint()`). */
+export function since(start) {
+  return Number(process.hrtime.bigint() - start) / 1e6
+}

@@ -1,0 +1,211 @@
+// RSS of the runtime's process while one stream task emits 2 GiB of jsonl (~1 KiB lines,
+// validated, every byte spilled, a follower reading 100 events through the task registry every
+// 250 ms), against the same producer read by a bare parse-and-validate loop. Each side runs in a
+// fresh child node process; this process samples the child's VmRSS from /proc every 250 ms.
+// Run after `pnpm --filter @toolvisor/process-runtime build`: `node bench/memory.mjs`.
+import { spawn } from 'node:child_process'
+import { readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { compileEventSchema } from '@toolvisor/describe-v2'
+import { benchRuntime, cleanup, preparedTool, producers, report, sleep, verdict } from './lib.mjs'
+
+const MiB = 1024 * 1024
+const BYTES = Number(process.env.BENCH_BYTES ?? 2048 * MiB)
+const PAD = 1000 // ~1 KiB lines: 2 GiB is about 2 million events
+const SAMPLE_MS = 250
+const TARGET_MB = 64
+const script = join(producers, 'jsonl.mjs')
+const producerArgs = [script, `--bytes=${BYTES}`, String(PAD)]
+
+const schema = {
+  type: 'object',
+  required: ['n', 'level', 'msg'],
+  properties: { n: { type: 'integer', minimum: 0 }, level: { type: 'string' }, msg: { type: 'string' } },
+}
+
+/** Tells the sampling parent what happens: one JSON line per phase on stdout. */
+function tell(message) {
+  process.stdout.write(`${JSON.stringify(message)}\n`)
+}
+
+/** The toolvisor side: a runtime, a task registry, one stream task, one follower. */
+async function childToolvisor() {
+  const { createTaskRegistry } = await import('../dist/index.js')
+  const validate = compileEventSchema(schema)
+  const { runtime, root } = benchRuntime()
+  const tasks = createTaskRegistry(runtime)
+  const tool = preparedTool(process.execPath, {
+    mode: 'stream',
+    output: { framing: 'jsonl', event: schema, validate },
+  })
+  globalThis.gc?.()
+  tell({ phase: 'start' })
+  const proc = runtime.start({ tool, argv: producerArgs })
+  const task = tasks.add({ kind: 'stream', tool: 'producer', process: proc, owner: 'bench' })
+  let followed = 0
+  const follower = setInterval(() => {
+    followed += tasks.read(task.id, 'bench', { max: 100 }).events.length
+  }, SAMPLE_MS)
+  const exit = await proc.exit
+  clearInterval(follower)
+  const { events, invalidEvents, stdoutBytes } = proc.counters()
+  tell({ phase: 'end', events, invalidEvents, bytes: stdoutBytes, followed, code: exit.code })
+  // Remove the spill file (and the whole state dir) before the next side runs.
+  const spill = proc.stdout().spillPath
+  if (spill) rmSync(spill)
+  await cleanup('memory (toolvisor child)', runtime, root)
+}
+
+/** The baseline side: spawn the producer, split, parse and validate inline, count. */
+async function childBaseline() {
+  const validate = compileEventSchema(schema)
+  globalThis.gc?.()
+  tell({ phase: 'start' })
+  let events = 0
+  let invalidEvents = 0
+  let bytes = 0
+  let pending
+  const take = (text) => {
+    if (validate(JSON.parse(text)) === undefined) events++
+    else invalidEvents++
+  }
+  const child = spawn(process.execPath, producerArgs, { stdio: ['ignore', 'pipe', 'inherit'] })
+  child.stdout.on('data', (chunk) => {
+    bytes += chunk.length
+    let from = 0
+    if (pending !== undefined) {
+      const newline = chunk.indexOf(10)
+      if (newline === -1) {
+        pending = Buffer.concat([pending, chunk])
+        return
+      }
+      take(Buffer.concat([pending, chunk.subarray(0, newline)]).toString('utf8'))
+      pending = undefined
+      from = newline + 1
+    }
+    for (;;) {
+      const newline = chunk.indexOf(10, from)
+      if (newline === -1) break
+      take(chunk.toString('utf8', from, newline))
+      from = newline + 1
+    }
+    if (from < chunk.length) pending = Buffer.from(chunk.subarray(from))
+  })
+  const code = await new Promise((resolve) => child.on('close', resolve))
+  tell({ phase: 'end', events, invalidEvents, bytes, code })
+}
+
+function rssMB(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1])
+    return Number.isFinite(kb) ? kb / 1024 : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Least-squares slope of RSS over time (MB/s). */
+function slope(samples) {
+  const n = samples.length
+  if (n < 2) return 0
+  const mt = samples.reduce((s, p) => s + p.t, 0) / n
+  const mr = samples.reduce((s, p) => s + p.rss, 0) / n
+  let num = 0
+  let den = 0
+  for (const p of samples) {
+    num += (p.t - mt) * (p.rss - mr)
+    den += (p.t - mt) ** 2
+  }
+  return den === 0 ? 0 : num / den
+}
+
+/** Runs one side in a fresh node, sampling its RSS from `start` to `end`. */
+async function measure(side) {
+  const self = fileURLToPath(import.meta.url)
+  const child = spawn(process.execPath, ['--expose-gc', self, 'child', side], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const samples = []
+  const notes = []
+  let started
+  let ended
+  let buffered = ''
+  child.stdout.setEncoding('utf8')
+  child.stdout.on('data', (text) => {
+    buffered += text
+    let newline = buffered.indexOf('\n')
+    while (newline !== -1) {
+      const line = buffered.slice(0, newline)
+      buffered = buffered.slice(newline + 1)
+      newline = buffered.indexOf('\n')
+      if (!line.startsWith('{')) {
+        notes.push(line) // the toolvisor child's cleanup line
+        continue
+      }
+      const message = JSON.parse(line)
+      const rss = rssMB(child.pid)
+      if (message.phase === 'start') {
+        started = performance.now()
+        samples.push({ t: 0, rss })
+      } else if (message.phase === 'end') {
+        ended = { ...message, rss, t: (performance.now() - started) / 1000 }
+      }
+    }
+  })
+  const closed = new Promise((resolve) => child.on('close', resolve))
+  while (ended === undefined && child.exitCode === null) {
+    await sleep(SAMPLE_MS)
+    if (started === undefined || ended !== undefined) continue
+    const rss = rssMB(child.pid)
+    if (rss !== undefined) samples.push({ t: (performance.now() - started) / 1000, rss })
+  }
+  const code = await closed
+  if (
+    code !== 0 ||
+    ended === undefined ||
+    ended.code !== 0 ||
+    ended.invalidEvents !== 0 ||
+    ended.bytes < BYTES
+  )
+    throw new Error(`${side} child failed: exit ${code}, ${JSON.stringify(ended)}`)
+  samples.push({ t: ended.t, rss: ended.rss })
+  const start = samples[0].rss
+  const max = Math.max(...samples.map((s) => s.rss))
+  const secondHalf = samples.filter((s) => s.t >= ended.t / 2)
+  const result = { start, max, end: ended.rss, growth: max - start, slope: slope(secondHalf), ...ended }
+  console.log(
+    `  ${side.padEnd(9)}: start ${start.toFixed(1)} MB, max ${max.toFixed(1)} MB, end ${ended.rss.toFixed(1)} MB, ` +
+      `second-half slope ${result.slope >= 0 ? '+' : ''}${result.slope.toFixed(2)} MB/s over ${secondHalf.length} samples, ` +
+      `${ended.t.toFixed(1)} s, ${ended.events} events` +
+      (ended.followed === undefined ? '' : ` (${ended.followed} read by the follower)`),
+  )
+  for (const note of notes) console.log(note)
+  return result
+}
+
+if (process.argv[2] === 'child') {
+  if (process.argv[3] === 'toolvisor') await childToolvisor()
+  else await childBaseline()
+} else {
+  console.log(
+    `memory: one stream task emitting ${BYTES / MiB} MiB of ~1 KiB jsonl lines; VmRSS sampled every ${SAMPLE_MS} ms`,
+  )
+  const toolvisor = await measure('toolvisor')
+  const baseline = await measure('baseline')
+  report('rss growth', {
+    toolvisor: toolvisor.growth,
+    baseline: baseline.growth,
+    unit: 'MB',
+    target: `${TARGET_MB} MB of growth`,
+    ok: toolvisor.growth <= TARGET_MB,
+    digits: 1,
+  })
+  const drift = toolvisor.slope * (toolvisor.t / 2)
+  console.log(
+    `memory flat: toolvisor second-half slope ${toolvisor.slope >= 0 ? '+' : ''}${toolvisor.slope.toFixed(2)} MB/s, ` +
+      `${drift >= 0 ? '+' : ''}${drift.toFixed(1)} MB over the second half (target |drift| <= ${TARGET_MB / 4} MB) ` +
+      verdict(Math.abs(drift) <= TARGET_MB / 4),
+  )
+}
