@@ -36,14 +36,21 @@ export class EventLog {
   readonly #stride: number
   readonly #decode: DecodeOptions
   readonly #stdout: SpillingOutput
+  /** Byte offset in stdout of each event in the ring, by slot (seq modulo capacity). */
+  readonly #offsets: Float64Array
+  /** The most stdout bytes the ring may stand for; older events leave it early (still readable back). */
+  readonly #maxBytes: number
   #readyOffset: number | undefined
 
   constructor(options: {
     readonly capacity: number
+    readonly maxBytes: number
     readonly decode: DecodeOptions
     readonly stdout: SpillingOutput
   }) {
     this.#ring = new Ring(options.capacity)
+    this.#offsets = new Float64Array(options.capacity)
+    this.#maxBytes = options.maxBytes
     this.#decode = options.decode
     this.#stdout = options.stdout
     // Chunk boundaries cannot be found again by decoding: remember every one.
@@ -61,10 +68,44 @@ export class EventLog {
   }
 
   append(value: EventValue, offset: number): number {
-    const seq = this.#ring.total
+    const ring = this.#ring
+    const seq = ring.total
     if (seq % this.#stride === 0) this.#index.push(offset)
-    this.#ring.push(value)
+    ring.push(value)
+    const capacity = ring.capacity
+    const offsets = this.#offsets
+    offsets[seq % capacity] = offset
+    // Bound the ring by the bytes it stands for too: 256 big chunks must not hold 16 MiB. The
+    // oldest slot is the next one to be overwritten, unless events already left early.
+    if (offset - offsets[(seq + 1) % capacity]! > this.#maxBytes || this.#early) this.#bound(seq, offset)
     return seq
+  }
+
+  /** Set once events left the ring before its slots were reused (the byte bound kicked in). */
+  #early = false
+
+  #bound(seq: number, offset: number): void {
+    const ring = this.#ring
+    const capacity = ring.capacity
+    let first = ring.first
+    if (first >= seq) return
+    while (first < seq && offset - this.#offsets[first % capacity]! > this.#maxBytes) first++
+    if (first > ring.first) {
+      ring.dropBefore(first)
+      this.#early = true
+    }
+  }
+
+  /** About how many stdout bytes the events in the ring stand for. */
+  get heldBytes(): number {
+    const ring = this.#ring
+    if (ring.size === 0) return 0
+    return this.#stdout.total - this.#offsets[ring.first % ring.capacity]!
+  }
+
+  /** Drops every event from memory: they stay readable back from the spill file. */
+  compact(): void {
+    this.#ring.dropBefore(this.#ring.total)
   }
 
   /** Remembers where the ready line was, so replays skip it. */
@@ -72,11 +113,11 @@ export class EventLog {
     this.#readyOffset = offset
   }
 
-  /** The last `n` events, oldest first. */
+  /** The last `n` events, oldest first (read back from the spill file when the ring let them go). */
   last(n: number): SequencedEvent[] {
-    const values = this.#ring.last(n)
-    const start = this.#ring.total - values.length
-    return values.map((value, i) => ({ seq: start + i, value }))
+    const total = this.#ring.total
+    const count = Math.max(0, Math.min(n, total))
+    return [...this.read(total - count, count).events]
   }
 
   /** Up to `max` events from position `from`: from the ring when it still holds them, else from the spill file. */

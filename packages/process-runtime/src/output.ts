@@ -17,6 +17,8 @@ export class SpillingOutput {
   #fd: number | undefined
   #spilled = false
   #spillError: Error | undefined
+  /** The head left memory for the spill file (a finished process, compacted). */
+  #compacted = false
 
   constructor(options: { readonly limit: number; readonly tailBytes: number; readonly spillPath: string }) {
     this.#limit = options.limit
@@ -41,7 +43,7 @@ export class SpillingOutput {
 
   /** True when the head does not hold everything. */
   get truncated(): boolean {
-    return this.#total > this.#headLength
+    return this.#total > this.#limit
   }
 
   append(chunk: Buffer): void {
@@ -62,6 +64,7 @@ export class SpillingOutput {
 
   /** The first bytes (at most `limit`). */
   head(): Buffer {
+    if (this.#compacted) return this.read(0, Math.min(this.#total, this.#limit))
     return Buffer.concat(this.#head, this.#headLength)
   }
 
@@ -78,7 +81,7 @@ export class SpillingOutput {
   read(offset: number, length: number): Buffer {
     const end = Math.min(offset + length, this.#total)
     if (end <= offset) return Buffer.alloc(0)
-    if (end <= this.#headLength) return this.head().subarray(offset, end)
+    if (end <= this.#headLength && !this.#compacted) return this.head().subarray(offset, end)
     if (!this.#spilled || this.#spillError) return Buffer.alloc(0)
     const fd = openSync(this.#spillPath, 'r')
     try {
@@ -88,6 +91,39 @@ export class SpillingOutput {
     } finally {
       closeSync(fd)
     }
+  }
+
+  /** Bytes held in memory (head and tail). */
+  get heldBytes(): number {
+    return this.#headLength + this.#tailLength
+  }
+
+  /**
+   * Moves everything to the spill file (writing it now if the stream never passed the bound) and
+   * drops the head from memory; reads then come from the file. Keeps the small tail. Returns false
+   * (and keeps the head) when the file cannot be written.
+   */
+  compact(): boolean {
+    if (!this.#spilled) {
+      if (this.#total === 0) return true
+      try {
+        const fd = openSync(this.#spillPath, 'w', 0o600)
+        try {
+          writeSync(fd, this.head())
+        } finally {
+          closeSync(fd)
+        }
+        this.#spilled = true
+      } catch (error) {
+        this.#spillError = error as Error
+        return false
+      }
+    }
+    if (this.#spillError) return false
+    this.#head = []
+    this.#headLength = 0
+    this.#compacted = true
+    return true
   }
 
   /** Closes the spill file for writing (it stays readable). */

@@ -25,6 +25,8 @@ export const RuntimeConfig = z
     sandbox: z.string().min(1).optional(),
     runAs: z.string().min(1).optional(),
     ringEvents: positive.optional(),
+    ringBytes: positive.optional(),
+    retainBytes: z.number().int().nonnegative().optional(),
     ringStderrLines: positive.optional(),
     resultBytes: positive.optional(),
     maxLineBytes: positive.optional(),

@@ -100,7 +100,12 @@ export class ToolProcess implements ManagedProcess {
       spillPath: spill('stderr'),
     })
     const decode = { output: this.#spec.output, maxLine: options.maxLineBytes, ready: this.#spec.ready }
-    this.#events = new EventLog({ capacity: options.ringEvents, decode, stdout: this.#stdout })
+    this.#events = new EventLog({
+      capacity: options.ringEvents,
+      maxBytes: options.ringBytes,
+      decode,
+      stdout: this.#stdout,
+    })
     this.#decoder = createDecoder(decode, {
       event: (value, offset, invalid) => this.#event(value, offset, invalid),
       ready: (offset) => {
@@ -158,6 +163,17 @@ export class ToolProcess implements ManagedProcess {
 
   stderr(): CapturedOutput {
     return capture(this.#stderr)
+  }
+
+  /** About how many bytes this process holds in memory (ring, heads, tails). */
+  heldBytes(): number {
+    return this.#events.heldBytes + this.#stdout.heldBytes + this.#stderr.heldBytes
+  }
+
+  /** Moves a finished process's events and output to its spill files, freeing the memory. */
+  compact(): void {
+    if (this.#stdout.compact()) this.#events.compact()
+    this.#stderr.compact()
   }
 
   onEvent(listener: (event: SequencedEvent) => void): () => void {

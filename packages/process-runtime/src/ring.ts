@@ -3,6 +3,8 @@ export class Ring<T> {
   readonly #items: (T | undefined)[]
   #next = 0
   #total = 0
+  /** Items below this index were dropped early (a byte bound, or a compaction). */
+  #floor = 0
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1)
@@ -17,18 +19,25 @@ export class Ring<T> {
 
   /** Items held now. */
   get size(): number {
-    return Math.min(this.#total, this.capacity)
+    return this.#total - this.first
   }
 
   /** Index (in push order, from 0) of the oldest item held. */
   get first(): number {
-    return this.#total - this.size
+    return Math.max(this.#total - this.capacity, this.#floor)
   }
 
   push(item: T): void {
     this.#items[this.#next] = item
     this.#next = (this.#next + 1) % this.capacity
     this.#total++
+  }
+
+  /** Drops every item older than `index` (their slots are freed at once). */
+  dropBefore(index: number): void {
+    const until = Math.min(index, this.#total)
+    for (let i = this.first; i < until; i++) this.#items[i % this.capacity] = undefined
+    this.#floor = Math.max(this.#floor, until)
   }
 
   /** The item pushed as number `index` (0-based), if still held. */

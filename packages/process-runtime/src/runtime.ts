@@ -20,6 +20,8 @@ const KiB = 1024
 /** The defaults of every operator option (ruling 16 and the issue's bounds). */
 export const RUNTIME_DEFAULTS = {
   ringEvents: 256,
+  ringBytes: 4 * 1024 * KiB,
+  retainBytes: 64 * 1024 * KiB,
   ringStderrLines: 256,
   resultBytes: 256 * KiB,
   maxLineBytes: 1024 * KiB,
@@ -56,6 +58,9 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   readonly #processes = new Map<string, ToolProcess>()
   readonly #running = new Set<ToolProcess>()
   readonly #finished: string[] = []
+  /** Finished processes still holding memory, oldest first, and how much they hold together. */
+  readonly #retained: ToolProcess[] = []
+  #retainedBytes = 0
   readonly #host: ProcessHost
   #counter = 0
   #disposed = false
@@ -71,7 +76,22 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
         this.#running.delete(process)
         this.#finished.push(process.id)
         if (this.#finished.length > KEEP_FINISHED) this.#processes.delete(this.#finished.shift()!)
+        this.#retain(process)
       },
+    }
+  }
+
+  /**
+   * Keeps a finished process's events and output in memory while the finished ones together stay
+   * under `retainBytes`; past it, the oldest move to their spill files (still readable).
+   */
+  #retain(process: ToolProcess): void {
+    this.#retained.push(process)
+    this.#retainedBytes += process.heldBytes()
+    while (this.#retainedBytes > this.options.retainBytes && this.#retained.length > 0) {
+      const oldest = this.#retained.shift()!
+      this.#retainedBytes -= oldest.heldBytes()
+      oldest.compact()
     }
   }
 

@@ -14,6 +14,10 @@ export interface RuntimeOptions {
   readonly runAs?: string
   /** Output events kept per process (ruling 16). Default 256. */
   readonly ringEvents?: number
+  /** The most stdout bytes the events of a process's ring may stand for; older ones are read back from the spill file. Default 4 MiB. */
+  readonly ringBytes?: number
+  /** Memory (rings, heads) finished processes may hold together; past it the oldest move to their spill files. Default 64 MiB. */
+  readonly retainBytes?: number
   /** stderr lines kept per process. Default 256. */
   readonly ringStderrLines?: number
   /** Bytes of stdout and of stderr kept in memory for results; the rest spills. Default 256 KiB. */
@@ -142,6 +146,8 @@ export interface ManagedProcess {
   /** Resolves when it ended and all its output was read. Never rejects. */
   readonly exit: Promise<ProcessExit>
   counters(): ProcessCounters
+  /** About how many bytes the process holds in memory (its ring, heads and tails of output). */
+  heldBytes(): number
   /** The last `n` output events, oldest first. */
   tail(n: number): SequencedEvent[]
   /** The last `n` stderr lines, oldest first. */

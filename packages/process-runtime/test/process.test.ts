@@ -202,6 +202,43 @@ describe('output bounds', () => {
   })
 })
 
+describe('memory bounds', () => {
+  it('bounds the ring by bytes too; older events are read back from the spill file', async () => {
+    const runtime = makeRuntime({ ringBytes: 1000, resultBytes: 4096 })
+    const proc = runtime.start({
+      tool: tool(fixture('produce.mjs'), { process: { output: output('jsonl') } }),
+      argv: ['run', 'lines', '200000'],
+    })
+    await proc.exit
+    const total = proc.counters().events
+    // ~65-byte lines: the ring keeps about 15 events, far fewer than its 256 slots.
+    expect(total - proc.counters().elided).toBeLessThan(20)
+    const last = proc.tail(100)
+    expect(last.map((e) => (e.value as { n: number }).n)).toEqual(
+      Array.from({ length: 100 }, (_, i) => total - 100 + i),
+    )
+  })
+
+  it('moves finished processes past the retention budget to their spill files; nothing is lost', async () => {
+    const runtime = makeRuntime({ retainBytes: 0 })
+    const proc = runtime.start({
+      tool: tool(fixture('events.mjs'), { process: { output: output('jsonl') } }),
+      argv: ['run', '5'],
+    })
+    await proc.exit
+    expect(proc.heldBytes()).toBeLessThan(100)
+    expect(proc.counters().elided).toBe(5)
+    expect(proc.read(0, 10).events.map((e) => e.value)).toEqual([
+      { n: 0 },
+      { n: 1 },
+      { n: 2 },
+      { n: 3 },
+      { n: 4 },
+    ])
+    expect(proc.stdout().head.toString()).toBe('{"n":0}\n{"n":1}\n{"n":2}\n{"n":3}\n{"n":4}\n')
+  })
+})
+
 describe('ready', () => {
   it('takes the matching line as the ready marker, not an event; lines before it are events', async () => {
     const runtime = makeRuntime()
