@@ -65,9 +65,9 @@ export function createDecoder(options: DecodeOptions, sink: DecodeSink): Decoder
   const jsonl = output.framing === 'jsonl'
   const validate = output.validate
   const lineSink: LineSink = {
-    line(buffer, start, end, offset) {
+    line(buffer, start, end, offset, ascii) {
       if (offset === readyOffset) return
-      const text = buffer.toString('utf8', start, end)
+      const text = ascii === undefined ? buffer.toString('utf8', start, end) : ascii.slice(start, end)
       if (waitingForReady && regex?.test(text)) {
         waitingForReady = false
         sink.ready?.(offset)

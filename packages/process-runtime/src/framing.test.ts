@@ -56,3 +56,50 @@ describe('LineFramer', () => {
     expect(frame(['01234', '56789', 'X'], 10)).toEqual([['!0123456789X', 0, 11]])
   })
 })
+
+describe('LineFramer, ASCII and UTF-8 chunks alike', () => {
+  it('gives the same lines and offsets whatever the chunking and the characters', () => {
+    let seed = 42
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff
+      return seed / 0x7fffffff
+    }
+    const pieces = ['a', 'bc', '{"n":1}', 'é', '€', '日本', '\r', ' ', 'xyz']
+    for (let round = 0; round < 200; round++) {
+      const lines = Array.from({ length: 1 + Math.floor(random() * 8) }, () =>
+        Array.from(
+          { length: Math.floor(random() * 6) },
+          () => pieces[Math.floor(random() * pieces.length)],
+        ).join(''),
+      )
+      const bytes = Buffer.from(`${lines.join('\n')}\n`)
+      const expected: Array<[string, number]> = []
+      let offset = 0
+      for (const line of lines) {
+        expected.push([line.endsWith('\r') ? line.slice(0, -1) : line, offset])
+        offset += Buffer.byteLength(line) + 1
+      }
+      const out: Array<[string, number]> = []
+      const framer = new LineFramer(
+        {
+          line: (buffer, start, end, at, ascii) =>
+            out.push([
+              ascii === undefined ? buffer.toString('utf8', start, end) : ascii.slice(start, end),
+              at,
+            ]),
+          overlong: () => {
+            throw new Error('no line is that long here')
+          },
+        },
+        1024,
+      )
+      for (let at = 0; at < bytes.length; ) {
+        const size = 1 + Math.floor(random() * 12)
+        framer.push(bytes.subarray(at, at + size))
+        at += size
+      }
+      framer.end()
+      expect(out).toEqual(expected)
+    }
+  })
+})

@@ -1,3 +1,5 @@
+import { isAscii } from 'node:buffer'
+
 /**
  * Cuts a byte stream into lines without ever buffering an unbounded one: a line longer than
  * `maxLine` is reported once, at its end, with a bounded preview and its full length.
@@ -8,9 +10,10 @@ export interface LineSink {
   /**
    * A complete line without its terminator (`\n`, and a `\r` before it): bytes `start` to `end` of
    * `buffer`, starting at byte `offset` of the stream. A range, not a slice: making a `Buffer` view
-   * per line costs about as much as decoding it. The bytes are valid during the call only.
+   * per line costs about as much as decoding it. The bytes are valid during the call only. When the
+   * whole chunk is ASCII, `ascii` is it decoded once: the line is `ascii.slice(start, end)`.
    */
-  line(buffer: Buffer, start: number, end: number, offset: number): void
+  line(buffer: Buffer, start: number, end: number, offset: number, ascii?: string): void
   /** A line that exceeded the bound: `preview` holds its first bytes, `length` counts all of them. */
   overlong(preview: Buffer, offset: number, length: number): void
 }
@@ -58,11 +61,13 @@ export class LineFramer {
       this.#flush()
       start = newline + 1
     }
-    // Every line that starts in this chunk: locals only, one sink call per line, no copy.
+    // Every line that starts in this chunk: locals only, one sink call per line, no copy. An ASCII
+    // chunk (the common case) is decoded once instead of once per line.
     const sink = this.#sink
     const maxLine = this.#maxLine
+    const ascii = start < length && isAscii(chunk) ? chunk.toString('latin1') : undefined
     while (start < length) {
-      const newline = chunk.indexOf(10, start)
+      const newline = ascii === undefined ? chunk.indexOf(10, start) : ascii.indexOf('\n', start)
       if (newline === -1) {
         this.#hold(chunk.subarray(start), base + start)
         return
@@ -73,6 +78,7 @@ export class LineFramer {
           start,
           newline > start && chunk[newline - 1] === 13 ? newline - 1 : newline,
           base + start,
+          ascii,
         )
       } else {
         const preview = chunk.subarray(start, Math.min(newline, start + OVERLONG_PREVIEW_BYTES))

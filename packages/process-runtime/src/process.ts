@@ -55,7 +55,8 @@ export class ToolProcess implements ManagedProcess {
   readonly #stderrLines: Ring<string>
   readonly #decoder: Decoder
   readonly #stderrFramer: LineFramer
-  readonly #listeners = new Set<(event: SequencedEvent) => void>()
+  /** An array, not a Set: iterating a Set allocates an iterator per event on the hot path. */
+  #listeners: Array<(event: SequencedEvent) => void> = []
   /** One controller for the process: every timer and listener hangs on it. */
   readonly #lifetime = new AbortController()
   #child: ChildProcess | undefined
@@ -122,7 +123,7 @@ export class ToolProcess implements ManagedProcess {
       },
       MAX_STDERR_LINE,
     )
-    if (start.onEvent) this.#listeners.add(start.onEvent)
+    if (start.onEvent) this.#listeners.push(start.onEvent)
     this.#launch()
   }
 
@@ -177,8 +178,10 @@ export class ToolProcess implements ManagedProcess {
   }
 
   onEvent(listener: (event: SequencedEvent) => void): () => void {
-    this.#listeners.add(listener)
-    return () => this.#listeners.delete(listener)
+    this.#listeners = [...this.#listeners, listener]
+    return () => {
+      this.#listeners = this.#listeners.filter((other) => other !== listener)
+    }
   }
 
   async write(event: unknown): Promise<void> {
@@ -374,11 +377,12 @@ export class ToolProcess implements ManagedProcess {
     const seq = this.#events.append(value, offset)
     if (invalid) this.#invalid++
     if (this.#idleTimer) this.#idleTimer.refresh()
-    if (this.#listeners.size === 0) return
+    const listeners = this.#listeners
+    if (listeners.length === 0) return
     const event: SequencedEvent = { seq, value }
-    for (const listener of this.#listeners) {
+    for (let i = 0; i < listeners.length; i++) {
       try {
-        listener(event)
+        listeners[i]!(event)
       } catch {
         // A listener's bug must not stop the process's output from being read.
       }
