@@ -130,3 +130,35 @@ describe('toolvisor', () => {
     expect(stdout).toContain('"invalid":true')
   }, 60_000)
 })
+
+describe('secrets from an envdir', () => {
+  it('reach the tool and never appear in describe output, errors or logs', async () => {
+    const { mkdirSync, writeFileSync } = await import('node:fs')
+    const { tempDir } = await import('./helpers.js')
+    const root = tempDir('tv-envroot-')
+    mkdirSync(join(root, 'vault'))
+    writeFileSync(join(root, 'vault', 'API_TOKEN'), 's3cr3t-value\n')
+    const box = tempDir('tv-envtool-')
+    const tool = join(box, 'needs-token')
+    writeFileSync(
+      tool,
+      `#!/bin/sh\ncase "$1" in\ndescribe) echo '{"protocol": 2, "slug": "needs_token", "description": "uses a token", "args": [], "runtime": {"envdir": "vault"}}' ;;\nrun) [ -n "$API_TOKEN" ] && echo "token of length \${#API_TOKEN}"; echo "failing on purpose" >&2; exit 4 ;;\nesac\n`,
+      { mode: 0o755 },
+    )
+    const described = await run(['describe', tool, '--json', '--envdir-root', root])
+    expect(described.code).toBe(0)
+    expect(JSON.parse(described.stdout).runtime.envdir).toBe('vault')
+    const called = await run(['call', tool, '--envdir-root', root])
+    expect(called.code).toBe(1)
+    expect(called.stdout).toBe(
+      'needs_token failed: exit code 4\n--- stdout ---\ntoken of length 12\n--- stderr ---\nfailing on purpose\n',
+    )
+    for (const output of [described.stdout, described.stderr, called.stdout, called.stderr])
+      expect(output).not.toContain('s3cr3t')
+    const refused = await run(['describe', tool])
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toBe(
+      `toolvisor describe: ${tool}: $.runtime.envdir: declared, but no envdir root is configured: start toolvisor with --envdir-root DIR\n`,
+    )
+  })
+})
