@@ -70,7 +70,7 @@ export async function demoCommand(argv: readonly string[], io: Io): Promise<numb
     show(
       await call('echo_args', {
         path: join(scratch, 'notes.txt'),
-        pattern: 'TODO',
+        pattern: 'ERROR',
         limit: 3,
         note: 'from stdin',
         'api-token': 'demo-token',
