@@ -42,6 +42,17 @@ export function tagged(tag: string): number[] {
   return pids
 }
 
+/** The command lines of the live processes carrying the tag. */
+export function taggedCommands(tag: string): string[] {
+  return tagged(tag).flatMap((pid) => {
+    try {
+      return [readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim()]
+    } catch {
+      return []
+    }
+  })
+}
+
 export interface Run {
   readonly code: number | null
   readonly stdout: string

@@ -153,8 +153,11 @@ describe('oneshot calls', () => {
     const { tools, runId } = await compose([join(fixtures, 'tools')])
     const controller = new AbortController()
     const call = tools.call('spawner', {}, ctx({ signal: controller.signal }))
-    await new Promise((r) => setTimeout(r, 300))
     const { markedProcesses } = await import('@toolvisor/process-runtime')
+    // spawner, its child and its grandchild
+    const deadline = Date.now() + 10_000
+    while (markedProcesses(runId).length < 3 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 25))
     expect(markedProcesses(runId).length).toBeGreaterThanOrEqual(3)
     controller.abort()
     const result = await call
