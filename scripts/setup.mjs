@@ -151,6 +151,124 @@ function runTests(pnpm, args) {
 
 function runDemo(args) {
   const cli = join(root, 'node_modules', '.bin', 'toolvisor')
+  if (!existsSync(cli)) fail(`${cli} is missing after the build: run \`pnpm install\` and try again`)
+  return loud(cli, ['demo', ...args])
+}
+
+checkNode() {
+  const [major, minor] = process.versions.node.split('.').map(Number)
+  if (major < 20 || (major === 20 && minor < 5)) fail(`Node >= 20.5 is required, this is ${process.version}`)
+}
+
+/** The pinned pnpm: the one on PATH when it is that version, else a private copy under .tools/. */
+function ensurePnpm() {
+  const onPath = spawnSync('pnpm', ['--version'], { encoding: 'utf8', env })
+  if (onPath.status === 0 && onPath.stdout.trim() === pnpmVersion) return 'pnpm'
+  const local = join(root, '.tools', 'pnpm', 'node_modules', '.bin', 'pnpm')
+  const localVersion = existsSync(local)
+    ? spawnSync(local, ['--version'], { encoding: 'utf8', env })
+    : undefined
+  if (localVersion?.status === 0 && localVersion.stdout.trim() === pnpmVersion) return usePrivate(local)
+  process.stderr.write(`setup: installing pnpm ${pnpmVersion} into .tools/pnpm (once)\n`)
+  quiet('installing pnpm', 'npm', [
+    'install',
+    '--prefix',
+    join(root, '.tools', 'pnpm'),
+    '--no-audit',
+    '--no-fund',
+    '--no-save',
+    '--loglevel=error',
+    `pnpm@${pnpmVersion}`,
+  ])
+  return usePrivate(local)
+}
+
+/** turbo runs package scripts with the `pnpm` it finds on PATH: put the private copy first. */
+function usePrivate(local) {
+  env.PATH = `${dirname(local)}${delimiter}${env.PATH ?? ''}`
+  return local
+}
+
+/** A fingerprint of everything that decides what `pnpm install` does. */
+function installFingerprint() {
+  const hash = createHash('sha256')
+  for (const file of ['pnpm-lock.yaml', 'package.json', 'pnpm-workspace.yaml']) {
+    if (existsSync(join(root, file))) hash.update(readFileSync(join(root, file)))
+  }
+  for (const dir of packageDirs()) hash.update(readFileSync(join(dir, 'package.json')))
+  return hash.digest('hex')
+}
+
+function packageDirs() {
+  const base = join(root, 'packages')
+  if (!existsSync(base)) return []
+  return readdirSync(base)
+    .map((name) => join(base, name))
+    .filter((dir) => existsSync(join(dir, 'package.json')))
+}
+
+function ensureInstalled(pnpm) {
+  const stamp = join(root, 'node_modules', '.setup-stamp')
+  const fingerprint = installFingerprint()
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === fingerprint) return
+  process.stderr.write('setup: installing dependencies\n')
+  quiet('pnpm install', pnpm, [
+    'install',
+    '--frozen-lockfile',
+    '--config.confirmModulesPurge=false',
+    '--reporter=silent',
+  ])
+  writeFileSync(stamp, fingerprint)
+}
+
+function ensureBuilt(pnpm) {
+  quiet('build', pnpm, ['exec', 'turbo', 'run', 'build', '--output-logs=errors-only'])
+}
+
+/** Sums the vitest JSON reports of every package into one line. */
+function summarise(expected) {
+  let passed = 0
+  let failed = 0
+  let skipped = 0
+  const missing = []
+  for (const dir of expected) {
+    const file = join(dir, '.vitest-report.json')
+    if (!existsSync(file)) {
+      missing.push(dir)
+      continue
+    }
+    const report = JSON.parse(readFileSync(file, 'utf8'))
+    passed += report.numPassedTests
+    failed += report.numFailedTests
+    skipped += report.numPendingTests + report.numTodoTests
+    // A test file that failed to load has no test results but counts as a failure.
+    for (const result of report.testResults ?? []) {
+      if (result.status === 'failed' && (result.assertionResults ?? []).length === 0) failed += 1
+    }
+  }
+  for (const dir of missing) process.stdout.write(`no test report from ${dir}: its test run crashed\n`)
+  failed += missing.length
+  return { passed, failed, skipped }
+}
+
+function runTests(pnpm, args) {
+  const withTests = packageDirs().filter(
+    (dir) => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).scripts?.test,
+  )
+  for (const dir of withTests) rmSync(join(dir, '.vitest-report.json'), { force: true })
+  const status = loud(pnpm, ['exec', 'turbo', 'run', 'test', '--concurrency=2', '--continue', ...args])
+  const { passed, failed, skipped } = summarise(withTests)
+  const total = passed + failed + skipped
+  process.stdout.write(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}\n`)
+  if (total === 0) {
+    process.stderr.write('setup: no test ran\n')
+    return 1
+  }
+  return failed > 0 || status !== 0 ? 1 : 0
+}
+
+function runDemo(args) {
+  const cli = join(root, 'node_modules', '.bin', 'toolvisor')
   if (existsSync(cli)) return loud(cli, ['demo', ...args])
   return loud(process.execPath, [join(root, 'scripts', 'demo.mjs'), ...args])
 }
