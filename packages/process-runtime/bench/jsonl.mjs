@@ -6,7 +6,17 @@ import { spawn } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { compileEventSchema } from '@toolvisor/describe-v2'
-import { alternate, benchRuntime, cleanup, median, preparedTool, producers, report, since } from './lib.mjs'
+import {
+  alternate,
+  benchRuntime,
+  cleanup,
+  median,
+  preparedTool,
+  producers,
+  report,
+  since,
+  splitLines,
+} from './lib.mjs'
 
 const LINES = Number(process.env.BENCH_LINES ?? 2_000_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
@@ -59,7 +69,6 @@ function viaBareLoop(lines) {
   return new Promise((resolve, reject) => {
     let events = 0
     let invalid = 0
-    let pending
     const take = (text) => {
       if (validate(JSON.parse(text)) === undefined) events++
       else invalid++
@@ -68,26 +77,7 @@ function viaBareLoop(lines) {
     const child = spawn(process.execPath, [script, String(lines)], { stdio: ['ignore', 'pipe', 'pipe'] })
     child.on('error', reject)
     child.stderr.resume()
-    child.stdout.on('data', (chunk) => {
-      let from = 0
-      if (pending !== undefined) {
-        const newline = chunk.indexOf(10)
-        if (newline === -1) {
-          pending = Buffer.concat([pending, chunk])
-          return
-        }
-        take(Buffer.concat([pending, chunk.subarray(0, newline)]).toString('utf8'))
-        pending = undefined
-        from = newline + 1
-      }
-      for (;;) {
-        const newline = chunk.indexOf(10, from)
-        if (newline === -1) break
-        take(chunk.toString('utf8', from, newline))
-        from = newline + 1
-      }
-      if (from < chunk.length) pending = Buffer.from(chunk.subarray(from))
-    })
+    child.stdout.on('data', splitLines(take))
     child.on('close', (code) => {
       const ms = since(start)
       if (code !== 0 || invalid !== 0 || events !== lines)

@@ -117,3 +117,32 @@ export function sleep(ms) {
 export function since(start) {
   return Number(process.hrtime.bigint() - start) / 1e6
 }
+
+/**
+ * The baseline's line splitter: the naive loop a harness would write by hand (one `toString` per
+ * line), shared by the jsonl and memory benchmarks. Returns a `data` handler that calls `take` with
+ * each complete line.
+ */
+export function splitLines(take) {
+  let pending
+  return (chunk) => {
+    let from = 0
+    if (pending !== undefined) {
+      const newline = chunk.indexOf(10)
+      if (newline === -1) {
+        pending = Buffer.concat([pending, chunk])
+        return
+      }
+      take(Buffer.concat([pending, chunk.subarray(0, newline)]).toString('utf8'))
+      pending = undefined
+      from = newline + 1
+    }
+    for (;;) {
+      const newline = chunk.indexOf(10, from)
+      if (newline === -1) break
+      take(chunk.toString('utf8', from, newline))
+      from = newline + 1
+    }
+    if (from < chunk.length) pending = Buffer.from(chunk.subarray(from))
+  }
+}

@@ -8,7 +8,7 @@ import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { compileEventSchema } from '@toolvisor/describe-v2'
-import { benchRuntime, cleanup, preparedTool, producers, report, sleep, verdict } from './lib.mjs'
+import { benchRuntime, cleanup, preparedTool, producers, report, sleep, splitLines, verdict } from './lib.mjs'
 
 const MiB = 1024 * 1024
 const BYTES = Number(process.env.BENCH_BYTES ?? 2048 * MiB)
@@ -65,32 +65,15 @@ async function childBaseline() {
   let events = 0
   let invalidEvents = 0
   let bytes = 0
-  let pending
   const take = (text) => {
     if (validate(JSON.parse(text)) === undefined) events++
     else invalidEvents++
   }
   const child = spawn(process.execPath, producerArgs, { stdio: ['ignore', 'pipe', 'inherit'] })
+  const split = splitLines(take)
   child.stdout.on('data', (chunk) => {
     bytes += chunk.length
-    let from = 0
-    if (pending !== undefined) {
-      const newline = chunk.indexOf(10)
-      if (newline === -1) {
-        pending = Buffer.concat([pending, chunk])
-        return
-      }
-      take(Buffer.concat([pending, chunk.subarray(0, newline)]).toString('utf8'))
-      pending = undefined
-      from = newline + 1
-    }
-    for (;;) {
-      const newline = chunk.indexOf(10, from)
-      if (newline === -1) break
-      take(chunk.toString('utf8', from, newline))
-      from = newline + 1
-    }
-    if (from < chunk.length) pending = Buffer.from(chunk.subarray(from))
+    split(chunk)
   })
   const code = await new Promise((resolve) => child.on('close', resolve))
   tell({ phase: 'end', events, invalidEvents, bytes, code })
