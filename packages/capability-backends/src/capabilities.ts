@@ -1,7 +1,7 @@
 import { basename } from 'node:path'
 import { type ArgSpec, LoadingError } from '@toolvisor/describe-v2'
 import type { BinaryTools, LoadedTool, Tool, ToolResult } from '@toolvisor/toolbox'
-import { type CheckCache, type CheckResult, type CheckStatus, runCheck } from './check.js'
+import { type CheckCache, type CheckResult, type CheckStatus, cachedCheck } from './check.js'
 
 /** A capability as configured: one model-facing tool, ordered backends, preferred first. */
 export interface CapabilityConfig {
@@ -51,6 +51,20 @@ export interface ResolveOptions {
   readonly warn: (message: string) => void
   /** The bound on one probe (default 10 s). */
   readonly timeoutMs?: number
+}
+
+/** Warnings for operator overrides that name no configured capability (they are ignored). */
+export function unknownOverrides(
+  capabilities: readonly CapabilityConfig[],
+  overrides: Readonly<Record<string, string>>,
+): string[] {
+  const known = new Set(capabilities.map((c) => c.capability))
+  return Object.entries(overrides)
+    .filter(([name]) => !known.has(name))
+    .map(
+      ([name, backend]) =>
+        `--backend ${name}=${backend}: no capability is named "${name}"; the override is ignored`,
+    )
 }
 
 /** Moves the overridden backend first; an unknown name is ignored with a warning (a stale override never hides a working backend). */
@@ -106,9 +120,7 @@ export async function resolveCapability(
   for (const entry of loaded) {
     let result = entry.failure
     if (entry.tool) {
-      const cached = options.probe ? undefined : options.cache.get(entry.path)
-      result = cached ?? (await runCheck(options.binary, entry.tool, options.timeoutMs))
-      if (!cached) options.cache.set(entry.path, result)
+      result = await cachedCheck(options.binary, entry.tool, options.cache, options)
     }
     backends.push({
       name: basename(entry.path),

@@ -121,3 +121,20 @@ export class CheckCache {
     }
   }
 }
+
+/**
+ * A tool's check result: the cached one while it is fresh, else a new run (then cached). `probe`
+ * ignores the cache, as `check --probe` does.
+ */
+export async function cachedCheck(
+  binary: BinaryTools,
+  loaded: LoadedTool,
+  cache: CheckCache,
+  options: { readonly probe: boolean; readonly timeoutMs?: number | undefined },
+): Promise<CheckResult> {
+  const cached = options.probe ? undefined : cache.get(loaded.spec.path)
+  if (cached) return cached
+  const result = await runCheck(binary, loaded, options.timeoutMs)
+  cache.set(loaded.spec.path, result)
+  return result
+}

@@ -5,9 +5,9 @@ export type {
   ResolvedCapability,
   ResolveOptions,
 } from './capabilities.js'
-export { capabilityTool, ordered, resolveCapability, whyNoBackend } from './capabilities.js'
+export { capabilityTool, ordered, resolveCapability, unknownOverrides, whyNoBackend } from './capabilities.js'
 export type { CheckResult, CheckStatus } from './check.js'
-export { CHECK_TIMEOUT_MS, CheckCache, runCheck } from './check.js'
+export { CHECK_TIMEOUT_MS, CheckCache, cachedCheck, runCheck } from './check.js'
 export type { CapabilityErrorCode } from './errors.js'
 export { CapabilityErrorCodes } from './errors.js'
 export type { Capabilities } from './plugin.js'

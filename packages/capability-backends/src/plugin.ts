@@ -3,7 +3,7 @@ import { LoadingError } from '@toolvisor/describe-v2'
 import { definePlugin, token } from '@toolvisor/kernel'
 import { BinaryToolsToken, ToolsToken } from '@toolvisor/toolbox'
 import { z } from 'zod'
-import { type CapabilityReport, resolveCapability, whyNoBackend } from './capabilities.js'
+import { type CapabilityReport, resolveCapability, unknownOverrides, whyNoBackend } from './capabilities.js'
 import { CheckCache } from './check.js'
 
 /** The `capabilities` service: what was resolved at load. */
@@ -75,12 +75,7 @@ export const capabilitiesPlugin = definePlugin({
         code: 'CAPABILITY_WARNING',
         message,
       })
-    const known = new Set(Object.keys(config.backends))
-    for (const capability of config.capabilities) known.delete(capability.capability)
-    for (const name of known)
-      warn(
-        `--backend ${name}=${config.backends[name]}: no capability is named "${name}"; the override is ignored`,
-      )
+    for (const message of unknownOverrides(config.capabilities, config.backends)) warn(message)
     for (const capability of config.capabilities) {
       const override = config.backends[capability.capability]
       const resolved = await resolveCapability(capability, {

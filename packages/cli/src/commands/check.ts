@@ -3,9 +3,10 @@ import {
   type CapabilityReport,
   CheckCache,
   type CheckResult,
+  cachedCheck,
   cacheFileIn,
   resolveCapability,
-  runCheck,
+  unknownOverrides,
   whyNoBackend,
 } from '@toolvisor/capability-backends'
 import { LoadingError } from '@toolvisor/describe-v2'
@@ -94,9 +95,10 @@ export async function checkCommand(argv: readonly string[], io: Io): Promise<num
       tools.push({ tool: basename(report.tool), path: report.tool, status: 'failed', detail: report.message })
     }
     for (const loaded of outcome.loaded) {
-      const cached = probe ? undefined : cache.get(loaded.spec.path)
-      const result = cached ?? (await runCheck(composed.binary, loaded, config.checkTimeoutMs))
-      if (!cached) cache.set(loaded.spec.path, result)
+      const result = await cachedCheck(composed.binary, loaded, cache, {
+        probe,
+        timeoutMs: config.checkTimeoutMs,
+      })
       const sandbox = loaded.prepared.sandbox
       const described = sandbox ? await sandbox.mechanism.describe() : undefined
       tools.push({
@@ -111,13 +113,7 @@ export async function checkCommand(argv: readonly string[], io: Io): Promise<num
       })
     }
     const capabilities: CapabilityReport[] = []
-    const known = new Set(config.capabilities.map((c) => c.capability))
-    for (const [name, backend] of Object.entries(config.backends)) {
-      if (!known.has(name))
-        warnings.push(
-          `--backend ${name}=${backend}: no capability is named "${name}"; the override is ignored`,
-        )
-    }
+    warnings.push(...unknownOverrides(config.capabilities, config.backends))
     for (const capability of config.capabilities) {
       try {
         const override = config.backends[capability.capability]
