@@ -5,6 +5,7 @@ export { readEnvdir } from './envdir.js'
 export type { RuntimeErrorCode } from './errors.js'
 export { RuntimeError, RuntimeErrorCodes } from './errors.js'
 export type { EventPage, SequencedEvent } from './event-log.js'
+export { pinnedExecutable } from './executable.js'
 export type {
   ExtraFd,
   Launch,

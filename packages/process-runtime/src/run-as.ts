@@ -1,30 +1,9 @@
 import { execFile } from 'node:child_process'
-import { accessSync, constants } from 'node:fs'
-import { delimiter, isAbsolute, join } from 'node:path'
 import { promisify } from 'node:util'
+import { pinnedExecutable } from './executable.js'
 import type { Launch, Qualification, RunAsMechanism, RunAsTarget } from './launchers.js'
 
 const run = promisify(execFile)
-
-/**
- * The absolute path of `name` on the runtime's own PATH. Spawn looks a bare name up on the
- * *launch's* PATH, which a tool's declared environment sets: a tool must never choose what runs as
- * root on its behalf. Falls back to the name when it is not found (qualify then reports it).
- */
-export function pinned(name: string): string {
-  if (isAbsolute(name)) return name
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir.length === 0) continue
-    const candidate = join(dir, name)
-    try {
-      accessSync(candidate, constants.X_OK)
-      return candidate
-    } catch {
-      // not here
-    }
-  }
-  return name
-}
 
 /** Looks the user (and group) up with `id`/`getent`, so a typo fails at load, not at the first call. */
 async function qualifyTarget(target: RunAsTarget, tool: string): Promise<Qualification> {
@@ -76,7 +55,7 @@ async function qualifyTarget(target: RunAsTarget, tool: string): Promise<Qualifi
  * supplementary groups (Node's own `spawn({uid, gid})` would drop them).
  */
 export function setprivRunAs(options: { readonly setpriv?: string } = {}): RunAsMechanism {
-  const setpriv = pinned(options.setpriv ?? 'setpriv')
+  const setpriv = pinnedExecutable(options.setpriv ?? 'setpriv')
   return {
     name: 'setpriv',
     qualify: (target) => qualifyTarget(target, setpriv),
@@ -93,7 +72,7 @@ export function setprivRunAs(options: { readonly setpriv?: string } = {}): RunAs
 
 /** `runuser -u U [-g G] --`: the util-linux alternative (PAM session, supplementary groups kept). */
 export function runuserRunAs(options: { readonly runuser?: string } = {}): RunAsMechanism {
-  const runuser = pinned(options.runuser ?? 'runuser')
+  const runuser = pinnedExecutable(options.runuser ?? 'runuser')
   return {
     name: 'runuser',
     qualify: (target) => qualifyTarget(target, runuser),

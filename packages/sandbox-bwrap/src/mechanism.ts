@@ -12,13 +12,13 @@ import type {
   SandboxPolicy,
   SpawnedChild,
 } from '@toolvisor/process-runtime'
+import { pinnedExecutable } from '@toolvisor/process-runtime'
 import { BwrapError } from './errors.js'
 import type { Mount } from './internal/args.js'
 import { mountArgs, mounts, namespaceArgs, showsHost } from './internal/args.js'
 import type { HostEntry } from './internal/host.js'
 import { hostLayout } from './internal/host.js'
 import { readChildPid } from './internal/info.js'
-import { locate } from './internal/locate.js'
 import type { Ids, PreflightResult } from './internal/preflight.js'
 import { preflight, resolveIds } from './internal/preflight.js'
 import { netNoneProgram } from './internal/seccomp.js'
@@ -83,7 +83,7 @@ export function bwrapMechanism(options: BwrapOptions = {}): SandboxMechanism {
   const preflights = new Map<string, Promise<PreflightResult>>()
 
   const binary = () => {
-    bwrap ??= locate(requested)
+    bwrap ??= pinnedExecutable(requested)
     return bwrap
   }
   const host = () => {

@@ -2,10 +2,10 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { locate } from './locate.js'
+import { pinnedExecutable as locate } from './executable.js'
 
-describe('locate', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tvbw-locate-'))
+describe('pinnedExecutable', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tv-pinned-'))
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
   it('pins a bare name to the first executable on the runtime PATH, skipping relative entries', () => {
@@ -14,11 +14,11 @@ describe('locate', () => {
     chmodSync(join(dir, 'fakebin'), 0o755)
     expect(locate('fakebin', `.:relative:${dir}:/usr/bin`)).toBe(join(dir, 'fakebin'))
     expect(locate('plain', dir)).toBe('plain')
-    expect(locate('bwrap', '/usr/bin')).toBe('/usr/bin/bwrap')
+    expect(locate('setpriv', '/usr/bin')).toBe('/usr/bin/setpriv')
   })
 
   it('keeps a path, made absolute', () => {
-    expect(locate('/opt/bwrap/bin/bwrap', '')).toBe('/opt/bwrap/bin/bwrap')
-    expect(locate('./bin/bwrap', '')).toBe(join(process.cwd(), 'bin/bwrap'))
+    expect(locate('/opt/tools/bin/tool', '')).toBe('/opt/tools/bin/tool')
+    expect(locate('./bin/tool', '')).toBe(join(process.cwd(), 'bin/tool'))
   })
 })
