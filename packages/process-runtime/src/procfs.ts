@@ -33,16 +33,20 @@ export function isSameProcess(pid: number, startTime: string): boolean {
   return stat !== undefined && stat.state !== 'Z' && stat.startTime === startTime
 }
 
-/** Pids of every process whose environment holds `NAME=value` exactly (readable ones only). */
-export function pidsWithEnv(name: string, values: ReadonlySet<string>): Map<string, number[]> {
-  const found = new Map<string, number[]>()
+/**
+ * Every live process (other than this one) that has `name` in its environment and whose value
+ * `accept` takes, as [pid, value] pairs. Processes that vanish or that this user cannot read are
+ * skipped. One scan of /proc serves the reaper and `markedProcesses`.
+ */
+function processesWithVariable(name: string, accept: (value: string) => boolean): Array<[number, string]> {
   let entries: string[]
   try {
     entries = readdirSync('/proc')
   } catch {
-    return found
+    return []
   }
   const prefix = `${name}=`
+  const found: Array<[number, string]> = []
   for (const entry of entries) {
     const pid = Number(entry)
     if (!Number.isInteger(pid) || pid === process.pid) continue
@@ -53,10 +57,20 @@ export function pidsWithEnv(name: string, values: ReadonlySet<string>): Map<stri
       continue
     }
     for (const variable of environ.split('\0')) {
-      if (!variable.startsWith(prefix)) continue
-      const value = variable.slice(prefix.length)
-      if (values.has(value)) found.set(value, [...(found.get(value) ?? []), pid])
+      if (variable.startsWith(prefix) && accept(variable.slice(prefix.length))) {
+        found.push([pid, variable.slice(prefix.length)])
+        break
+      }
     }
+  }
+  return found
+}
+
+/** Pids of every process whose environment holds `NAME=value` exactly, by value. */
+export function pidsWithEnv(name: string, values: ReadonlySet<string>): Map<string, number[]> {
+  const found = new Map<string, number[]>()
+  for (const [pid, value] of processesWithVariable(name, (v) => values.has(v))) {
+    found.set(value, [...(found.get(value) ?? []), pid])
   }
   return found
 }
@@ -64,28 +78,14 @@ export function pidsWithEnv(name: string, values: ReadonlySet<string>): Map<stri
 /**
  * Pids of every live process whose `TOOLVISOR_PROCESS` marker starts with `prefix` (a run id, or
  * `runId/proc-N`): what a runtime started, including descendants that left the process group.
- * Used by tests and operators to prove nothing was left running.
+ * Used by tests and operators to prove nothing was left running. Zombies (already dead, not yet
+ * reaped) are not counted.
  */
 export function markedProcesses(prefix: string): number[] {
-  const pids: number[] = []
-  let entries: string[]
-  try {
-    entries = readdirSync('/proc')
-  } catch {
-    return pids
-  }
-  const needle = `TOOLVISOR_PROCESS=${prefix}`
-  for (const entry of entries) {
-    const pid = Number(entry)
-    if (!Number.isInteger(pid)) continue
-    try {
-      const environ = readFileSync(`/proc/${pid}/environ`, 'latin1')
+  return processesWithVariable('TOOLVISOR_PROCESS', (value) => value.startsWith(prefix))
+    .map(([pid]) => pid)
+    .filter((pid) => {
       const stat = procStat(pid)
-      // A zombie has an empty environ; a process being reaped may vanish between the two reads.
-      if (stat && environ.split('\0').some((v) => v.startsWith(needle))) pids.push(pid)
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return pids
+      return stat !== undefined && stat.state !== 'Z'
+    })
 }
