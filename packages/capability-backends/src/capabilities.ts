@@ -1,7 +1,13 @@
 import { basename } from 'node:path'
 import { type ArgSpec, LoadingError } from '@toolvisor/describe-v2'
 import type { BinaryTools, LoadedTool, Tool, ToolResult } from '@toolvisor/toolbox'
-import { type CheckCache, type CheckResult, type CheckStatus, cachedCheck } from './check.js'
+import {
+  type CheckCache,
+  type CheckResult,
+  type CheckStatus,
+  cachedCheck,
+  loadFailureStatus,
+} from './check.js'
 
 /** A capability as configured: one model-facing tool, ordered backends, preferred first. */
 export interface CapabilityConfig {
@@ -104,9 +110,10 @@ export async function resolveCapability(
       loaded.push({ path, tool: await options.binary.load(path) })
     } catch (error) {
       if (!LoadingError.is(error)) throw error
-      // A sandbox field the configured mechanism cannot honour: skipped, not failed (spec §1.5).
-      const status: CheckStatus = error.code === 'RUNTIME_ERR_SANDBOX' ? 'skipped' : 'failed'
-      loaded.push({ path, failure: { status, detail: error.message, at: Date.now() } })
+      loaded.push({
+        path,
+        failure: { status: loadFailureStatus(error.code), detail: error.message, at: Date.now() },
+      })
     }
   }
   const present = loaded.filter(

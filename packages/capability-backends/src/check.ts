@@ -18,6 +18,14 @@ export interface CheckResult {
   readonly at: number
 }
 
+/**
+ * The status of a tool that failed to load: `skipped` when the configured sandbox mechanism cannot
+ * honour a declared field (spec §1.5), `failed` for anything else.
+ */
+export function loadFailureStatus(code: string): CheckStatus {
+  return code === 'RUNTIME_ERR_SANDBOX' ? 'skipped' : 'failed'
+}
+
 /** The bound on one probe (ruling 20). */
 export const CHECK_TIMEOUT_MS = 10_000
 

@@ -7,7 +7,7 @@ export type {
 } from './capabilities.js'
 export { capabilityTool, ordered, resolveCapability, unknownOverrides, whyNoBackend } from './capabilities.js'
 export type { CheckResult, CheckStatus } from './check.js'
-export { CHECK_TIMEOUT_MS, CheckCache, cachedCheck, runCheck } from './check.js'
+export { CHECK_TIMEOUT_MS, CheckCache, cachedCheck, loadFailureStatus, runCheck } from './check.js'
 export type { CapabilityErrorCode } from './errors.js'
 export { CapabilityErrorCodes } from './errors.js'
 export type { Capabilities } from './plugin.js'

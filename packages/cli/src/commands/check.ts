@@ -5,6 +5,7 @@ import {
   type CheckResult,
   cachedCheck,
   cacheFileIn,
+  loadFailureStatus,
   resolveCapability,
   unknownOverrides,
   whyNoBackend,
@@ -81,18 +82,10 @@ export async function checkCommand(argv: readonly string[], io: Io): Promise<num
         warnings.push(report.message)
         continue
       }
-      // A sandbox field the mechanism cannot honour is "skipped", not a broken configuration.
-      if (report.code === 'RUNTIME_ERR_SANDBOX') {
-        tools.push({
-          tool: basename(report.tool),
-          path: report.tool,
-          status: 'skipped',
-          detail: report.message,
-        })
-        continue
-      }
-      errors.push(report.message)
-      tools.push({ tool: basename(report.tool), path: report.tool, status: 'failed', detail: report.message })
+      const status = loadFailureStatus(report.code)
+      // A field the sandbox mechanism cannot honour is "skipped", not a broken configuration.
+      if (status === 'failed') errors.push(report.message)
+      tools.push({ tool: basename(report.tool), path: report.tool, status, detail: report.message })
     }
     for (const loaded of outcome.loaded) {
       const result = await cachedCheck(composed.binary, loaded, cache, {
