@@ -1,8 +1,8 @@
-import { CALL_USAGE, callCommand } from './commands/call.js'
-import { CHECK_USAGE, checkCommand } from './commands/check.js'
-import { DEMO_USAGE, demoCommand } from './commands/demo.js'
-import { DESCRIBE_USAGE, describeCommand } from './commands/describe.js'
-import { MCP_USAGE, mcpCommand } from './commands/mcp.js'
+import { callCommand } from './commands/call.js'
+import { checkCommand } from './commands/check.js'
+import { demoCommand } from './commands/demo.js'
+import { describeCommand } from './commands/describe.js'
+import { mcpCommand } from './commands/mcp.js'
 import { CliError } from './errors.js'
 import { explain, type Io, processIo } from './output.js'
 import { VERSION } from './version.js'
@@ -22,14 +22,13 @@ commands:
   toolvisor COMMAND --help       help for one command
   toolvisor --version            the version`
 
-const commands: Record<string, { run: (argv: readonly string[], io: Io) => Promise<number>; usage: string }> =
-  {
-    describe: { run: describeCommand, usage: DESCRIBE_USAGE },
-    call: { run: callCommand, usage: CALL_USAGE },
-    mcp: { run: mcpCommand, usage: MCP_USAGE },
-    check: { run: checkCommand, usage: CHECK_USAGE },
-    demo: { run: demoCommand, usage: DEMO_USAGE },
-  }
+const commands: Record<string, (argv: readonly string[], io: Io) => Promise<number>> = {
+  describe: describeCommand,
+  call: callCommand,
+  mcp: mcpCommand,
+  check: checkCommand,
+  demo: demoCommand,
+}
 
 /** Runs the CLI; resolves with the exit code. Usage and configuration errors are exit 2. */
 export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
@@ -48,7 +47,7 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
     return 2
   }
   try {
-    return await command.run(rest, io)
+    return await command(rest, io)
   } catch (error) {
     if (CliError.is(error)) {
       io.err(`toolvisor ${name}: ${error.message}\n`)

@@ -1,5 +1,5 @@
 import type { ArgSpec, DescribeService, ToolSpec } from '@toolvisor/describe-v2'
-import { ArgumentError, internalName } from '@toolvisor/describe-v2'
+import { ArgumentError } from '@toolvisor/describe-v2'
 import type {
   ManagedProcess,
   PreparedTool,
@@ -246,9 +246,4 @@ export function placeholder(task: string, tool: string, yieldMs: number): ToolRe
     `check it with {"command":"status","process":"${task}"}, stop it with {"command":"stop","process":"${task}"}.`
   const body = { status: 'running', task, tool, message }
   return { ...text(JSON.stringify(body)), structuredContent: body, meta: { task } }
-}
-
-/** The internal name of a loaded tool's sub-command, or of the tool itself. */
-export function nameOf(loaded: LoadedTool, command?: string): string {
-  return internalName(loaded.spec.slug, command)
 }
