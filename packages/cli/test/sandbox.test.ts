@@ -23,80 +23,9 @@ import { join } from 'node:path'
 import { createTestUser, type TestUser } from '@toolvisor/process-runtime/testing'
 import type { ToolCallContext } from '@toolvisor/toolbox'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { compose } from '../src/compose.js'
-import { ConfigFile } from '../src/config.js'
 import { bin, tagged, taggedCommands } from './helpers.js'
+import { dir, hasBwrap, isRoot, load, type Mechanism, mechanisms, sandboxedTool } from './sandbox-helpers.js'
 
-const isRoot = process.geteuid?.() === 0
-const hasBwrap = existsSync('/usr/bin/bwrap')
-const dirs: string[] = []
-const disposers: Array<() => Promise<void>> = []
-
-function dir(prefix: string): string {
-  const made = realpathSync(mkdtempSync(join('/var/tmp', prefix)))
-  chmodSync(made, 0o755)
-  dirs.push(made)
-  return made
-}
-
-afterEach(async () => {
-  while (disposers.length > 0) await disposers.pop()!()
-})
-afterAll(() => {
-  for (const made of dirs.splice(0)) rmSync(made, { recursive: true, force: true })
-})
-
-/** Writes a tool that declares `runtime` and runs its `script` argument with sh. */
-function sandboxedTool(
-  box: string,
-  name: string,
-  runtime: Record<string, unknown>,
-  check = 'echo \'{"ok": true}\'',
-): string {
-  const describe = {
-    protocol: 2,
-    slug: name,
-    check: true,
-    description: `runs a script under ${JSON.stringify(runtime)}`,
-    args: [
-      {
-        name: 'script',
-        description: 'sh script',
-        type: 'text',
-        backing_type: 'string',
-        arity: 'single',
-        mode: 'positional',
-      },
-    ],
-    runtime,
-  }
-  const path = join(box, name)
-  writeFileSync(
-    path,
-    `#!/bin/sh\ncase "$1" in\ndescribe) cat <<'EOF'\n${JSON.stringify(describe)}\nEOF\n;;\ncheck) ${check} ;;\nrun) exec /bin/sh -c "$2" ;;\nesac\n`,
-  )
-  chmodSync(path, 0o755)
-  return path
-}
-
-async function load(box: string, config: Record<string, unknown>) {
-  const composed = await compose(
-    ConfigFile.parse({ toolboxes: [box], stateDir: dir('tv-sb-state-'), ...config }),
-  )
-  disposers.push(() => composed.kernel.dispose())
-  const call = async (name: string, script: string, extra: Partial<ToolCallContext> = {}) => {
-    const result = await composed.tools.call(
-      name,
-      { script },
-      { sessionId: 's', signal: new AbortController().signal, ...extra },
-    )
-    return { isError: result.isError, text: result.content.map((c) => c.text).join('\n') }
-  }
-  return { ...composed, call }
-}
-
-const mechanisms = ['bwrap', 'landlock'] as const
-type Mechanism = (typeof mechanisms)[number]
 const errno = {
   bwrap: { hiddenRead: 'No such file or directory', deniedWrite: 'Read-only file system' },
   landlock: { hiddenRead: 'Permission denied', deniedWrite: 'Permission denied' },
