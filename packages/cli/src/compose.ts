@@ -39,7 +39,9 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
       ...(config.stateDir ? { stateDir: config.stateDir } : {}),
       ...(config.envdirRoot ? { envdirRoot: config.envdirRoot } : {}),
       ...(config.sandbox ? { sandbox: config.sandbox } : {}),
+      ...(config.sandboxUser ? { sandboxUser: config.sandboxUser } : {}),
       ...(config.runAs ? { runAs: config.runAs } : {}),
+      ...(config.environment ? { environment: config.environment } : {}),
     })
     await Promise.all([
       kernel.use(bwrapPlugin, config.bwrap ? { bwrap: config.bwrap } : {}),

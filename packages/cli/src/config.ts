@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
+import { EnvironmentPolicyConfig } from '@toolvisor/process-runtime'
+import { ToolboxEntryConfig } from '@toolvisor/toolbox'
 import { z } from 'zod'
 import { CliError } from './errors.js'
 
@@ -15,9 +17,14 @@ export const CapabilityEntry = z
 /** The schema of `toolvisor.json`. Relative paths are relative to the file. */
 export const ConfigFile = z
   .object({
-    toolboxes: z.array(z.string().min(1)).default([]),
+    /** Toolbox directories; an entry may be `{ "path", "environment" }` to give its tools their own policy. */
+    toolboxes: z.array(ToolboxEntryConfig).default([]),
     capabilities: z.array(CapabilityEntry).default([]),
     sandbox: z.string().min(1).optional(),
+    /** Who sandboxed tools run as when toolvisor is root and they declare no run_as (default `nobody`). */
+    sandboxUser: z.string().min(1).optional(),
+    /** Which of toolvisor's own environment variables tools inherit (see EnvironmentPolicy). */
+    environment: EnvironmentPolicyConfig.optional(),
     envdirRoot: z.string().min(1).optional(),
     runAs: z.string().min(1).optional(),
     stateDir: z.string().min(1).optional(),
@@ -68,7 +75,9 @@ export function readConfig(path: string): Config {
   const config = parsed.data
   return {
     ...config,
-    toolboxes: config.toolboxes.map(abs),
+    toolboxes: config.toolboxes.map((entry) =>
+      typeof entry === 'string' ? abs(entry) : { ...entry, path: abs(entry.path) },
+    ),
     capabilities: config.capabilities.map((c) => ({ ...c, backends: c.backends.map(abs) })),
     ...(config.envdirRoot ? { envdirRoot: abs(config.envdirRoot) } : {}),
     ...(config.stateDir ? { stateDir: abs(config.stateDir) } : {}),

@@ -10,6 +10,7 @@ export const RUNTIME_FLAGS = {
   'state-dir': { type: 'string' },
   'envdir-root': { type: 'string' },
   sandbox: { type: 'string' },
+  'sandbox-user': { type: 'string' },
   'run-as': { type: 'string' },
   backend: { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
@@ -21,6 +22,7 @@ export const RUNTIME_FLAGS_HELP = `  --config FILE        read toolvisor.json (f
   --state-dir DIR      where run records and spill files go (default ~/.local/state/toolvisor)
   --envdir-root DIR    where runtime.envdir subdirectories are found
   --sandbox MECHANISM  bwrap, landlock or auto: how runtime.sandbox declarations are enforced
+  --sandbox-user NAME  who sandboxed tools run as when toolvisor is root (default nobody)
   --run-as MECHANISM   setpriv or runuser: how runtime.run_as is honoured
   --backend CAP=NAME   move backend NAME of capability CAP first (repeatable)
   -h, --help           this help`
@@ -67,6 +69,7 @@ export function configFrom(values: Record<string, unknown>): Config {
     ...(str('state-dir') ? { stateDir: resolve(str('state-dir')!) } : {}),
     ...(str('envdir-root') ? { envdirRoot: resolve(str('envdir-root')!) } : {}),
     ...(str('sandbox') ? { sandbox: str('sandbox')! } : {}),
+    ...(str('sandbox-user') ? { sandboxUser: str('sandbox-user')! } : {}),
     ...(str('run-as') ? { runAs: str('run-as')! } : {}),
   }
 }

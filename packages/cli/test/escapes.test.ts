@@ -15,7 +15,6 @@ import {
   openSync,
   readFileSync,
   renameSync,
-  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,

@@ -16,6 +16,16 @@ export const RuntimeErrorCodes = {
   RUNDIR: 'RUNTIME_ERR_RUNDIR',
   /** The process could not be spawned (missing executable, permission). */
   SPAWN_FAILED: 'RUNTIME_ERR_SPAWN_FAILED',
+  /** A granted path is no longer what was qualified at load (replaced, or swapped for a symlink). */
+  GRANT_CHANGED: 'RUNTIME_ERR_GRANT_CHANGED',
+  /** The user a tool runs as cannot reach what it declared (its directory, executable, fs grants). */
+  ACCESS: 'RUNTIME_ERR_ACCESS',
+  /** The sandbox user does not exist. */
+  SANDBOX_USER: 'RUNTIME_ERR_SANDBOX_USER',
+  /** The final-exec helper (toolvisor-exec) was not built, so sandboxed and run_as tools cannot start. */
+  EXEC_HELPER: 'RUNTIME_ERR_EXEC_HELPER',
+  /** `describe`/`help` cannot be run under the confining policy a configured mechanism asks for. */
+  CONFINE: 'RUNTIME_ERR_CONFINE',
   /** The process did not become ready within `timeout.start`, or exited before ready. */
   NOT_READY: 'RUNTIME_ERR_NOT_READY',
   /** An event sent to a process does not match its declared `input.event`. */

@@ -1,16 +1,21 @@
+export type { Account } from './accounts.js'
 export type { DecodeSink, EventValue, InvalidEvent } from './decode.js'
 export { isInvalidEvent } from './decode.js'
 export type { EnvdirVariables } from './envdir.js'
 export { readEnvdir } from './envdir.js'
+export type { EffectivePolicy, EnvironmentPolicy } from './environment.js'
+export { CORE_VARIABLES, DEFAULT_EXCLUDES, inherited } from './environment.js'
 export type { RuntimeErrorCode } from './errors.js'
 export { RuntimeError, RuntimeErrorCodes } from './errors.js'
 export type { EventPage, SequencedEvent } from './event-log.js'
+export { builtExecHelper } from './exec-helper.js'
 export { pinnedExecutable } from './executable.js'
 export type {
   ExtraFd,
   Launch,
   Launchers,
   MechanismDescription,
+  Pin,
   ProcessControl,
   Qualification,
   RunAsMechanism,
@@ -20,19 +25,22 @@ export type {
   SandboxPolicy,
   SpawnedChild,
 } from './launchers.js'
-export { nextFd } from './launchers.js'
-export { defaultStateDir, RuntimeConfig, runtimePlugin } from './plugin.js'
-export { AUTO_ORDER } from './prepare.js'
+export { CLEAN_ENVIRONMENT, executableFd, grantFd, nextFd } from './launchers.js'
+export { defaultStateDir, EnvironmentPolicyConfig, RuntimeConfig, runtimePlugin } from './plugin.js'
+export { AUTO_ORDER, DEFAULT_SANDBOX_USER } from './prepare.js'
 export { markedProcesses } from './procfs.js'
 export { createLaunchers } from './registry.js'
 export { runuserRunAs, setprivRunAs } from './run-as.js'
 export { RAW_ONESHOT, RUNTIME_DEFAULTS, Runtime } from './runtime.js'
+export type { Spawned } from './spawn.js'
+export { spawnLaunch } from './spawn.js'
 export type { AddTaskOptions, TaskCompletion, TaskInfo, TaskKind, TaskRead, TaskRegistry } from './tasks.js'
 export { createTaskRegistry } from './tasks.js'
 export { LaunchersToken, RuntimeToken, TasksToken } from './tokens.js'
 export type {
   CapturedOutput,
   EndReason,
+  LaunchFacts,
   Lifecycle,
   LostProcess,
   ManagedProcess,

@@ -8,11 +8,16 @@ import type { Readable } from 'node:stream'
 
 /** What Node's `spawn` receives. Mechanisms rewrite it; they never spawn anything themselves. */
 export interface Launch {
-  /** The executable to spawn. */
+  /** The executable to spawn (absolute, or `/proc/self/fd/N` for a descriptor of `extraFds`). */
   readonly file: string
   /** Its arguments (not including `file`). */
   readonly args: readonly string[]
-  /** The complete environment. */
+  /**
+   * The environment `file` is started with. The runtime hands mechanisms a launch whose
+   * environment is already the fixed clean one ({@link CLEAN_ENVIRONMENT}): the tool's own
+   * environment travels inside it, on a descriptor, to the final exec (`toolvisor-exec`), so a
+   * privileged helper (bwrap, a launcher, setpriv) never runs with a variable the tool declared.
+   */
   readonly env: Readonly<Record<string, string>>
   /** The working directory. */
   readonly cwd: string
@@ -22,13 +27,49 @@ export interface Launch {
 
 /**
  * An extra descriptor: `pipe` gives the mechanism a stream it reads after spawn (bwrap's
- * `--info-fd`); `data` is written to the child then closed (a seccomp program for `--seccomp`).
+ * `--info-fd`); `data` is written to the child then closed (a seccomp program, the tool's
+ * environment); `file` is a path the runtime opens read-only at spawn and passes as the descriptor
+ * itself (a grant bwrap binds with `--bind-fd`, a Landlock rule), after checking it is still the
+ * object qualified at load (`pin`): a grant swapped for a symlink or replaced is refused, naming
+ * its field, and the tool is not started.
  */
-export type ExtraFd = { readonly kind: 'pipe' } | { readonly kind: 'data'; readonly data: Uint8Array }
+export type ExtraFd =
+  | { readonly kind: 'pipe' }
+  | { readonly kind: 'data'; readonly data: Uint8Array }
+  | { readonly kind: 'file'; readonly path: string; readonly pin?: Pin }
+
+/** What a path was when it was qualified at load: its identity on disk and the field that declared it. */
+export interface Pin {
+  /** `<device>:<inode>` of the path (symlinks followed) at load. */
+  readonly identity: string
+  /** The declaration it comes from (`$.runtime.sandbox.fs.write[0]`, the tool's directory, ...). */
+  readonly field: string
+}
+
+/** The fixed environment every wrapper (bwrap, a launcher, setpriv, runuser) is started with. */
+export const CLEAN_ENVIRONMENT: Readonly<Record<string, string>> = Object.freeze({
+  PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+})
 
 /** The descriptor number the next extra fd of `launch` will get (3 for the first). */
 export function nextFd(launch: Launch): number {
   return 3 + launch.extraFds.length
+}
+
+/**
+ * The descriptor a launch's executable is run from, when it is `/proc/self/fd/N` (the final exec
+ * stage is): a mechanism that restricts exec by path (Landlock) must allow that file.
+ */
+export function executableFd(launch: Launch): number | undefined {
+  const match = /^\/proc\/self\/fd\/(\d+)$/.exec(launch.file)
+  return match === null ? undefined : Number(match[1])
+}
+
+/** A `file` descriptor for `path`, pinned to what the policy qualified at load when it did. */
+export function grantFd(policy: SandboxPolicy, path: string): ExtraFd {
+  // `?.`: a policy built by hand by a host that predates pins still wraps.
+  const pin = policy.pins?.[path]
+  return pin === undefined ? { kind: 'file', path } : { kind: 'file', path, pin }
 }
 
 /** A sandbox declaration after load: paths realpath'd, relative ones resolved against the tool's directory. */
@@ -42,9 +83,16 @@ export interface SandboxPolicy {
   /** Paths granted read-write. */
   readonly write: readonly string[]
   readonly net: 'host' | 'none'
-  readonly tmp: 'shared' | 'private'
+  /**
+   * `shared`: the host's /tmp; `private`: a fresh one; `none`: no /tmp at all where the mechanism
+   * cannot make a private one (never declared by a tool: the confining policy `describe` and
+   * `help` run under asks for it).
+   */
+  readonly tmp: 'shared' | 'private' | 'none'
   /** The fields the tool actually declared (a mechanism must honour each of them or refuse). */
   readonly declared: readonly SandboxField[]
+  /** What each granted path (the tool directory, its executable, fs.read, fs.write) was at load. */
+  readonly pins: Readonly<Record<string, Pin>>
 }
 
 /** A field of a sandbox declaration, as named in errors and reports. */
@@ -101,7 +149,12 @@ export interface SandboxMechanism {
   readonly handlesRunAs: boolean
   /** Which declared fields it can honour here, found by running it (cached by the mechanism). */
   qualify(policy: SandboxPolicy, runAs: RunAsTarget | undefined): Promise<Qualification>
-  /** The launch rewritten to run under the mechanism. */
+  /**
+   * The launch rewritten to run under the mechanism. `launch` is the final exec stage (its
+   * executable may be `/proc/self/fd/N`, see {@link executableFd}); its descriptors must reach it
+   * unchanged, and what the mechanism adds runs with `launch.env`, the clean environment. Grants
+   * are bound or ruled from descriptors ({@link grantFd}) so that what runs is what was qualified.
+   */
   wrap(launch: Launch, policy: SandboxPolicy, runAs: RunAsTarget | undefined): Launch
   /** Called right after spawn: how to signal the tool itself. Absent: the process group is signalled. */
   control?(child: SpawnedChild): ProcessControl
@@ -109,7 +162,11 @@ export interface SandboxMechanism {
   describe(): Promise<MechanismDescription>
 }
 
-/** A run_as mechanism (`setpriv`, `runuser`): prefixes the launch so it runs as the user. */
+/**
+ * A run_as mechanism (`setpriv`, `runuser`): prefixes the launch so it runs as the user. The
+ * launch it wraps already has the clean environment (the tool's travels inside, to the final
+ * exec), and its descriptors must reach the wrapped executable unchanged.
+ */
 export interface RunAsMechanism {
   readonly name: string
   /** Whether the user (and group) exist and the switch can be made here. */

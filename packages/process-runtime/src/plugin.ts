@@ -17,6 +17,17 @@ export function defaultStateDir(): string {
 
 const positive = z.number().int().positive()
 
+/** An environment policy as configured (see `EnvironmentPolicy`). */
+export const EnvironmentPolicyConfig = z
+  .object({
+    inherit: z.enum(['all', 'core', 'none']).optional(),
+    ignoreDefaultExcludes: z.boolean().optional(),
+    exclude: z.array(z.string().min(1)).optional(),
+    includeOnly: z.array(z.string().min(1)).optional(),
+    set: z.record(z.string().min(1), z.string()).optional(),
+  })
+  .strict()
+
 /** The runtime plugin's configuration (the operator's options). */
 export const RuntimeConfig = z
   .object({
@@ -24,6 +35,9 @@ export const RuntimeConfig = z
     envdirRoot: z.string().min(1).optional(),
     sandbox: z.string().min(1).optional(),
     runAs: z.string().min(1).optional(),
+    sandboxUser: z.string().min(1).optional(),
+    environment: EnvironmentPolicyConfig.optional(),
+    execHelper: z.string().min(1).optional(),
     ringEvents: positive.optional(),
     ringBytes: positive.optional(),
     retainBytes: z.number().int().nonnegative().optional(),

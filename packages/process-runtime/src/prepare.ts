@@ -1,91 +1,54 @@
-import { mkdirSync, realpathSync, statSync } from 'node:fs'
-import { isAbsolute, join, relative, resolve, sep } from 'node:path'
+import { mkdirSync, statSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { LoadingError } from '@toolvisor/describe-v2'
+import { type AccessNeed, type Account, lookupAccount, missingAccess } from './accounts.js'
+import { effectivePolicy } from './environment.js'
 import type {
   Launchers,
   Qualification,
+  RunAsMechanism,
   RunAsTarget,
-  SandboxField,
   SandboxMechanism,
   SandboxPolicy,
 } from './launchers.js'
-import type { PreparedTool, PrepareInput, RuntimeOptions } from './types.js'
+import { type Fail, fieldPath, isInside, resolvePolicy } from './policy.js'
+import type { LaunchFacts, PreparedTool, PrepareInput, RuntimeOptions } from './types.js'
 
 /** The mechanisms `auto` tries, strongest first (spec §1.4). */
 export const AUTO_ORDER = ['bwrap', 'landlock'] as const
 
+/** The default `--sandbox-user`. */
+export const DEFAULT_SANDBOX_USER = 'nobody'
+
+/** What preparing a tool needs besides the tool: the operator's options and what this host has. */
+export interface PrepareContext {
+  readonly options: RuntimeOptions
+  readonly launchers: Launchers
+  readonly execHelper: LaunchFacts['execHelper']
+}
+
+const isRoot = () => process.geteuid?.() === 0
+
 /** Checks a tool's runtime declarations against the operator's configuration (see `ProcessRuntime.prepare`). */
-export async function prepareTool(
-  input: PrepareInput,
-  options: RuntimeOptions,
-  launchers: Launchers,
-): Promise<PreparedTool> {
-  const tool = input.path
-  const fail = (code: string, field: string, reason: string): never => {
-    throw new LoadingError(code, { tool, field, reason })
+export async function prepareTool(input: PrepareInput, context: PrepareContext): Promise<PreparedTool> {
+  const fail: Fail = (code, field, reason) => {
+    throw new LoadingError(code, { tool: input.path, field, reason })
   }
+  const { options, launchers } = context
   const declared = input.runtime
-
-  let envdir: string | undefined
-  if (declared.envdir !== undefined) {
-    if (options.envdirRoot === undefined) {
-      fail(
-        'RUNTIME_ERR_ENVDIR',
-        '$.runtime.envdir',
-        'declared, but no envdir root is configured: start toolvisor with --envdir-root DIR',
-      )
-    }
-    envdir = join(options.envdirRoot as string, declared.envdir)
-    if (!isDirectory(envdir)) {
-      fail(
-        'RUNTIME_ERR_ENVDIR',
-        '$.runtime.envdir',
-        `${envdir} is not a directory: create it under the envdir root`,
-      )
-    }
-  }
-
-  let rundir: string | undefined
-  if (declared.rundir !== undefined) {
-    rundir = resolve(input.dir, declared.rundir)
-    if (!isInside(rundir, input.dir)) {
-      fail(
-        'RUNTIME_ERR_RUNDIR',
-        '$.runtime.rundir',
-        `"${declared.rundir}" leads outside the tool's directory`,
-      )
-    }
-    try {
-      mkdirSync(rundir, { recursive: true })
-    } catch (error) {
-      fail('RUNTIME_ERR_RUNDIR', '$.runtime.rundir', `cannot create ${rundir}: ${(error as Error).message}`)
-    }
-  }
-
-  let runAs: PreparedTool['runAs']
-  const runAsMechanism = declared.runAs === undefined ? undefined : options.runAs
-  if (declared.runAs !== undefined) {
-    if (runAsMechanism === undefined) {
-      fail(
-        'RUNTIME_ERR_RUN_AS',
-        '$.runtime.run_as',
-        'declared, but no run_as mechanism is configured: start toolvisor with --run-as setpriv',
-      )
-    }
-    const mechanism = launchers.runAs(runAsMechanism as string)
-    if (mechanism === undefined) {
-      fail(
-        'RUNTIME_ERR_RUN_AS',
-        '$.runtime.run_as',
-        `the run_as mechanism "${runAsMechanism}" is not available`,
-      )
-    }
-    const verdict = await (mechanism as NonNullable<typeof mechanism>).qualify(declared.runAs)
-    if (!verdict.ok) fail('RUNTIME_ERR_RUN_AS', '$.runtime.run_as', withFix(verdict))
-    runAs = { target: declared.runAs, mechanism: mechanism as NonNullable<typeof mechanism> }
-  }
+  const envdir = declared.envdir === undefined ? undefined : envdirOf(declared.envdir, options, fail)
+  const rundir = declared.rundir === undefined ? undefined : rundirOf(declared.rundir, input.dir, fail)
+  const runAsMechanism =
+    declared.runAs === undefined
+      ? undefined
+      : await runAsMechanismOf(options, launchers, declared.runAs, fail)
 
   let sandbox: PreparedTool['sandbox']
+  // Who the tool runs as when it is not the runtime's user: its declaration, else (root only,
+  // sandboxed only) the sandbox user: a sandboxed tool is never host root unless it asks for it.
+  let target: RunAsTarget | undefined = declared.runAs
+  const sandboxUser = declared.runAs === undefined && declared.sandbox !== undefined && isRoot()
+  if (sandboxUser) target = { user: options.sandboxUser ?? DEFAULT_SANDBOX_USER }
   if (declared.sandbox !== undefined) {
     if (options.sandbox === undefined) {
       fail(
@@ -94,65 +57,166 @@ export async function prepareTool(
         'declared, but no sandbox mechanism is configured: start toolvisor with --sandbox bwrap, landlock or auto',
       )
     }
-    const policy = resolvePolicy(input, fail)
-    const mechanism = await chooseMechanism(options.sandbox as string, policy, runAs?.target, launchers, fail)
+    const policy = resolvePolicy(input, declared.sandbox, declared.runAs !== undefined, fail)
+    const mechanism = await chooseMechanism(options.sandbox as string, policy, target, launchers, fail)
     sandbox = { mechanism, policy }
-    if (runAs !== undefined && mechanism.handlesRunAs) runAs = { target: runAs.target }
   }
-
+  const account = target === undefined ? undefined : await accountOf(target, sandboxUser, fail)
+  let runAs: PreparedTool['runAs']
+  if (target !== undefined) {
+    if (sandbox?.mechanism.handlesRunAs) runAs = { target }
+    else {
+      // The sandbox user needs no --run-as: choosing a sandbox as root is the opt-in.
+      const mechanism =
+        runAsMechanism ?? (await runAsMechanismOf(options, launchers, target, fail, 'setpriv'))
+      runAs = { target, mechanism }
+    }
+  }
+  if ((sandbox !== undefined || runAs !== undefined) && !context.execHelper.available) {
+    const helper = context.execHelper
+    fail(
+      'RUNTIME_ERR_EXEC_HELPER',
+      sandbox ? '$.runtime.sandbox' : '$.runtime.run_as',
+      `${helper.reason} (fix: ${helper.fix})`,
+    )
+  }
+  await checkAccess(input, sandbox?.policy, account, sandboxUser, fail)
   return {
     path: input.path,
     dir: input.dir,
     name: input.slug,
     process: input.process,
     runtime: input.runtime,
+    environment: effectivePolicy(options.environment, input.environment, sandbox !== undefined),
     ...(sandbox ? { sandbox } : {}),
     ...(runAs ? { runAs } : {}),
+    ...(account && account.uid !== process.geteuid?.() ? { account } : {}),
     ...(envdir ? { envdir } : {}),
     ...(rundir ? { rundir } : {}),
   }
 }
 
-function resolvePolicy(
-  input: PrepareInput,
-  fail: (code: string, field: string, reason: string) => never,
-): SandboxPolicy {
-  const declaration = input.runtime.sandbox!
-  const toolDir = realpathSync(input.dir)
-  const resolveList = (list: readonly string[], kind: 'read' | 'write') =>
-    list.map((path, i) => {
-      const field = `$.runtime.sandbox.fs.${kind}[${i}]`
-      const absolute = resolve(input.dir, path)
-      let real: string
-      try {
-        real = realpathSync(absolute)
-      } catch {
-        return fail(
-          'RUNTIME_ERR_SANDBOX_PATH',
-          field,
-          `"${path}" does not exist (${absolute}); create it or remove it`,
-        )
-      }
-      // A relative path declares a place in the tool's own tree: a symlink out of it would grant
-      // something else than what the tool declared.
-      if (!isAbsolute(path) && !isInside(real, toolDir)) {
-        return fail(
-          'RUNTIME_ERR_SANDBOX_PATH',
-          field,
-          `"${path}" is a symlink to ${real}, outside the tool's directory; declare the target itself`,
-        )
-      }
-      return real
-    })
-  return {
-    toolDir,
-    executable: realpathSync(input.path),
-    read: resolveList(declaration.fs.read, 'read'),
-    write: resolveList(declaration.fs.write, 'write'),
-    net: declaration.net,
-    tmp: declaration.tmp,
-    declared: [...declaration.declared, ...(input.runtime.runAs ? (['run_as'] as const) : [])],
+function envdirOf(name: string, options: RuntimeOptions, fail: Fail): string {
+  if (options.envdirRoot === undefined) {
+    fail(
+      'RUNTIME_ERR_ENVDIR',
+      '$.runtime.envdir',
+      'declared, but no envdir root is configured: start toolvisor with --envdir-root DIR',
+    )
   }
+  const envdir = join(options.envdirRoot as string, name)
+  if (!isDirectory(envdir))
+    fail(
+      'RUNTIME_ERR_ENVDIR',
+      '$.runtime.envdir',
+      `${envdir} is not a directory: create it under the envdir root`,
+    )
+  return envdir
+}
+
+function rundirOf(declared: string, dir: string, fail: Fail): string {
+  const rundir = resolve(dir, declared)
+  if (!isInside(rundir, dir))
+    fail('RUNTIME_ERR_RUNDIR', '$.runtime.rundir', `"${declared}" leads outside the tool's directory`)
+  try {
+    mkdirSync(rundir, { recursive: true })
+  } catch (error) {
+    fail('RUNTIME_ERR_RUNDIR', '$.runtime.rundir', `cannot create ${rundir}: ${(error as Error).message}`)
+  }
+  return rundir
+}
+
+/** The configured run_as mechanism (or `fallback`), qualified for `target`. */
+async function runAsMechanismOf(
+  options: RuntimeOptions,
+  launchers: Launchers,
+  target: RunAsTarget,
+  fail: Fail,
+  fallback?: string,
+): Promise<RunAsMechanism> {
+  const name = options.runAs ?? fallback
+  if (name === undefined) {
+    fail(
+      'RUNTIME_ERR_RUN_AS',
+      '$.runtime.run_as',
+      'declared, but no run_as mechanism is configured: start toolvisor with --run-as setpriv',
+    )
+  }
+  const mechanism = launchers.runAs(name as string)
+  if (mechanism === undefined)
+    fail('RUNTIME_ERR_RUN_AS', '$.runtime.run_as', `the run_as mechanism "${name}" is not available`)
+  const verdict = await (mechanism as RunAsMechanism).qualify(target)
+  if (!verdict.ok) fail('RUNTIME_ERR_RUN_AS', '$.runtime.run_as', withFix(verdict))
+  return mechanism as RunAsMechanism
+}
+
+async function accountOf(target: RunAsTarget, sandboxUser: boolean, fail: Fail): Promise<Account> {
+  const found = await lookupAccount(target.user, target.group)
+  if ('missing' in found) {
+    if (sandboxUser) {
+      fail(
+        'RUNTIME_ERR_SANDBOX_USER',
+        '$.runtime.sandbox',
+        `the sandbox user "${target.user}" does not exist: create it (useradd --system --no-create-home ${target.user}) or configure another one (--sandbox-user NAME)`,
+      )
+    }
+    const what =
+      found.missing === 'user' ? `no such user "${target.user}"` : `no such group "${target.group}"`
+    fail('RUNTIME_ERR_RUN_AS', '$.runtime.run_as', `${what}: create it or fix run_as`)
+  }
+  return found as Account
+}
+
+/**
+ * Refuses, at load, a tool whose user could not reach what it declared: its directory and
+ * executable, each fs.read path (read) and fs.write path (write). Never fixed silently (no chown).
+ */
+async function checkAccess(
+  input: PrepareInput,
+  policy: SandboxPolicy | undefined,
+  account: Account | undefined,
+  sandboxUser: boolean,
+  fail: Fail,
+): Promise<void> {
+  if (account === undefined && policy === undefined) return
+  const needs: Array<AccessNeed & { readonly field: string }> = [
+    { path: policy?.toolDir ?? input.dir, mode: 'rx', field: "the tool's directory" },
+    { path: policy?.executable ?? input.path, mode: 'rx', field: "the tool's executable" },
+    ...(policy?.read ?? []).map((path, i) => ({
+      path,
+      mode: dirMode(path, 'r'),
+      field: `$.runtime.sandbox.fs.read[${i}]`,
+    })),
+    ...(policy?.write ?? []).map((path, i) => ({
+      path,
+      mode: dirMode(path, 'w'),
+      field: `$.runtime.sandbox.fs.write[${i}]`,
+    })),
+  ]
+  const self = { name: 'toolvisor', uid: process.geteuid?.() ?? -1, gid: -1, home: '' }
+  const [missing] = await missingAccess(account ?? self, needs)
+  if (missing === undefined) return
+  const need = missing as (typeof needs)[number]
+  const who =
+    account === undefined
+      ? `toolvisor's own user (uid ${self.uid})`
+      : `the ${sandboxUser ? 'sandbox' : 'run_as'} user "${account.name}" (uid ${account.uid})`
+  const verb = need.mode.includes('w') ? 'writable' : 'readable'
+  const fixes = [
+    need.mode.includes('w')
+      ? `make it writable for that user (chown ${account?.name ?? 'USER'} ${need.path}, or a group the user is in with chmod g+w)`
+      : `make it readable for that user (chmod o+rx on it and on every directory above it, or a group the user is in)`,
+    ...(sandboxUser
+      ? ['declare run_as for the tool', 'configure another sandbox user (--sandbox-user NAME)']
+      : []),
+  ]
+  const field = need.field.startsWith('$') ? need.field : policy ? '$.runtime.sandbox' : '$.runtime.run_as'
+  fail('RUNTIME_ERR_ACCESS', field, `${need.path} is not ${verb} by ${who}: ${fixes.join(', or ')}`)
+}
+
+/** Directories need search (`x`) as well to be of any use. */
+function dirMode(path: string, mode: 'r' | 'w'): string {
+  return isDirectory(path) ? `${mode}x` : mode
 }
 
 async function chooseMechanism(
@@ -160,7 +224,7 @@ async function chooseMechanism(
   policy: SandboxPolicy,
   runAs: RunAsTarget | undefined,
   launchers: Launchers,
-  fail: (code: string, field: string, reason: string) => never,
+  fail: Fail,
 ): Promise<SandboxMechanism> {
   if (name !== 'auto') {
     const mechanism = launchers.sandbox(name)
@@ -198,7 +262,8 @@ async function chooseMechanism(
   )
 }
 
-async function safeQualify(
+/** A mechanism's verdict; a mechanism that throws refuses. */
+export async function safeQualify(
   mechanism: SandboxMechanism,
   policy: SandboxPolicy,
   runAs: RunAsTarget | undefined,
@@ -210,13 +275,7 @@ async function safeQualify(
   }
 }
 
-function fieldPath(field: SandboxField | 'mechanism'): string {
-  if (field === 'mechanism') return '$.runtime.sandbox'
-  if (field === 'run_as') return '$.runtime.run_as'
-  return `$.runtime.sandbox.${field}`
-}
-
-function withFix(verdict: Extract<Qualification, { ok: false }>): string {
+export function withFix(verdict: Extract<Qualification, { ok: false }>): string {
   return verdict.fix ? `${verdict.reason} (fix: ${verdict.fix})` : verdict.reason
 }
 
@@ -231,9 +290,4 @@ function isDirectory(path: string): boolean {
   } catch {
     return false
   }
-}
-
-function isInside(path: string, dir: string): boolean {
-  const rel = relative(dir, path)
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel))
 }

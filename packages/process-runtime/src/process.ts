@@ -1,6 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { constants } from 'node:os'
 import { join } from 'node:path'
-import type { Readable, Writable } from 'node:stream'
+import type { Readable } from 'node:stream'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
 import { createDecoder, type Decoder } from './decode.js'
 import { buildEnvironment } from './environment.js'
@@ -10,6 +11,7 @@ import { LineFramer } from './framing.js'
 import type { Launch, ProcessControl } from './launchers.js'
 import { SpillingOutput } from './output.js'
 import { Ring } from './ring.js'
+import { assemble, type Spawned, spawnLaunch } from './spawn.js'
 import { MARKER_VARIABLE, type RunState } from './state.js'
 import type {
   CapturedOutput,
@@ -21,6 +23,8 @@ import type {
   ProcessRuntime,
   StartOptions,
 } from './types.js'
+
+const errnoConstants = constants.errno as Record<string, number>
 
 /** Default grace between the cancel step and SIGKILL (ruling 12). */
 const DEFAULT_STOP_SECONDS = 2
@@ -35,6 +39,8 @@ type Options = ProcessRuntime['options']
 export interface ProcessHost {
   readonly options: Options
   readonly state: RunState
+  /** The final-exec helper, when it could be built here. */
+  readonly execHelper: string | undefined
   finished(process: ToolProcess): void
 }
 
@@ -60,6 +66,7 @@ export class ToolProcess implements ManagedProcess {
   /** One controller for the process: every timer and listener hangs on it. */
   readonly #lifetime = new AbortController()
   #child: ChildProcess | undefined
+  #execStatus: Readable | undefined
   #control: ProcessControl | undefined
   #lifecycle: Lifecycle = { status: 'starting' }
   #invalid = 0
@@ -258,27 +265,20 @@ export class ToolProcess implements ManagedProcess {
       cwd: tool.rundir ?? process.cwd(),
       extraFds: [],
     }
-    let child: ChildProcess
+    let spawned: Spawned
+    let status: number | undefined
     try {
-      // The one way a process gets sandboxed: the mechanism chosen at load wraps the launch, then
-      // the run_as mechanism wraps that (unless the sandbox switches user itself).
-      if (tool.sandbox) {
-        const runAs = tool.sandbox.mechanism.handlesRunAs ? tool.runAs?.target : undefined
-        launch = tool.sandbox.mechanism.wrap(launch, tool.sandbox.policy, runAs)
-      }
-      if (tool.runAs?.mechanism) launch = tool.runAs.mechanism.wrap(launch, tool.runAs.target)
-      child = spawn(launch.file, launch.args, {
-        cwd: launch.cwd,
-        env: launch.env,
-        detached: true,
-        stdio: ['pipe', 'pipe', 'pipe', ...launch.extraFds.map(() => 'pipe' as const)],
-      })
+      ;({ launch, status } = assemble(tool, launch, this.#host.execHelper))
+      spawned = spawnLaunch(launch)
     } catch (error) {
       this.#endReason = 'spawn-failed'
-      this.#fail(`cannot start ${launch.file}: ${(error as Error).message}`)
+      this.#fail(
+        RuntimeError.is(error) ? error.message : `cannot start ${launch.file}: ${(error as Error).message}`,
+      )
       this.#finish(null, null)
       return
     }
+    const { child } = spawned
     this.#child = child
     let spawnError: Error | undefined
     child.on('error', (error) => {
@@ -294,16 +294,12 @@ export class ToolProcess implements ManagedProcess {
       return
     }
     this.#host.state.track(this.id, child.pid, this.tool)
-    for (const [i, fd] of launch.extraFds.entries()) {
-      const stream = child.stdio[3 + i] as Writable | null
-      stream?.on('error', () => {})
-      if (fd.kind === 'data') stream?.end(Buffer.from(fd.data))
-    }
+    this.#watchExec(status === undefined ? undefined : (spawned.pipes[status] as Readable | undefined))
     if (tool.sandbox?.mechanism.control) {
-      const extra = launch.extraFds.map((fd, i) =>
-        fd.kind === 'pipe' ? (child.stdio[3 + i] as Readable) : undefined,
-      )
-      this.#control = tool.sandbox.mechanism.control({ pid: child.pid, extraFds: extra })
+      this.#control = tool.sandbox.mechanism.control({
+        pid: child.pid,
+        extraFds: spawned.pipes as readonly (Readable | undefined)[],
+      })
     }
     this.#wireStdin(child)
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -319,6 +315,22 @@ export class ToolProcess implements ManagedProcess {
     const kind = this.#spec.ready.kind
     if (kind === 'immediate') this.#becomeReady()
     else if (kind === 'exit') this.#setLifecycle({ status: 'running' })
+  }
+
+  /** The final exec's status pipe: text on it means the tool itself could not be started. */
+  #watchExec(stream: Readable | undefined): void {
+    if (stream === undefined) return
+    this.#execStatus = stream
+    let text = ''
+    stream.setEncoding('utf8')
+    stream.on('data', (chunk: string) => {
+      if (text.length < 1024) text += chunk
+    })
+    stream.once('end', () => {
+      if (text.length === 0) return
+      this.#endReason = 'spawn-failed'
+      this.#fail(`cannot start ${this.#start.tool.path}: ${errnoText(text)}`)
+    })
   }
 
   #wireStdin(child: ChildProcess): void {
@@ -443,7 +455,7 @@ export class ToolProcess implements ManagedProcess {
   async #onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     // What the tool left in its group dies with it: nothing a tool starts outlives it by accident.
     this.#killGroup('SIGKILL')
-    await Promise.all([drained(child.stdout), drained(child.stderr)])
+    await Promise.all([drained(child.stdout), drained(child.stderr), drained(this.#execStatus ?? null)])
     this.#decoder.end()
     this.#stderrFramer.end()
     if (!this.#isReady) {
@@ -484,6 +496,15 @@ export class ToolProcess implements ManagedProcess {
     if (current === 'exited' || current === 'failed') return
     this.#lifecycle = lifecycle
   }
+}
+
+/** `errno=2 No such file or directory` (from toolvisor-exec) as `ENOENT: No such file or directory`. */
+function errnoText(text: string): string {
+  const match = /^errno=(\d+) (.*)$/s.exec(text.trim())
+  if (match === null) return text.trim()
+  const number = Number(match[1])
+  const name = Object.entries(errnoConstants).find(([, value]) => value === number)?.[0]
+  return name === undefined ? match[2]! : `${name}: ${match[2]}`
 }
 
 function capture(output: SpillingOutput): CapturedOutput {

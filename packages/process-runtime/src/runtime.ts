@@ -1,11 +1,13 @@
-import { dirname } from 'node:path'
-import type { ProcessSpec, RuntimeSpec } from '@toolvisor/describe-v2'
+import { confineTool } from './confine.js'
 import { RuntimeError } from './errors.js'
+import { builtExecHelper, execHelperStatus } from './exec-helper.js'
 import type { Launchers } from './launchers.js'
-import { prepareTool } from './prepare.js'
+import { DEFAULT_SANDBOX_USER, type PrepareContext, prepareTool } from './prepare.js'
 import { type ProcessHost, ToolProcess } from './process.js'
+import { RAW_ONESHOT } from './raw.js'
 import { RunState } from './state.js'
 import type {
+  LaunchFacts,
   LostProcess,
   ManagedProcess,
   PreparedTool,
@@ -27,25 +29,13 @@ export const RUNTIME_DEFAULTS = {
   maxLineBytes: 1024 * KiB,
   tailBytes: 8 * KiB,
   retentionMs: 24 * 60 * 60 * 1000,
+  sandboxUser: DEFAULT_SANDBOX_USER,
 } as const
+
+export { RAW_ONESHOT }
 
 /** How many finished processes stay addressable by id (tasks keep their own references). */
 const KEEP_FINISHED = 1000
-
-/** The process spec of `describe`, `check` and `help` runs: a oneshot whose stdout is taken whole. */
-export const RAW_ONESHOT: ProcessSpec = {
-  mode: 'oneshot',
-  output: { framing: 'chunks' },
-  digest: { per: 'round' },
-  ready: { kind: 'exit' },
-}
-
-const NO_RUNTIME: RuntimeSpec = {
-  environment: {},
-  timeout: {},
-  onExit: 'report',
-  cancel: { signal: 'SIGTERM' },
-}
 
 /**
  * The process runtime (see `ProcessRuntime`). Create it with `createRuntime`, dispose it with
@@ -53,7 +43,6 @@ const NO_RUNTIME: RuntimeSpec = {
  */
 export class Runtime implements ProcessRuntime, AsyncDisposable {
   readonly options: ProcessRuntime['options']
-  readonly #launchers: Launchers
   readonly #state: RunState
   readonly #processes = new Map<string, ToolProcess>()
   readonly #running = new Set<ToolProcess>()
@@ -62,16 +51,19 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   readonly #retained: ToolProcess[] = []
   #retainedBytes = 0
   readonly #host: ProcessHost
+  readonly #context: PrepareContext
   #counter = 0
   #disposed = false
 
   constructor(options: RuntimeOptions, launchers: Launchers) {
     this.options = { ...RUNTIME_DEFAULTS, ...stripUndefined(options) } as ProcessRuntime['options']
-    this.#launchers = launchers
     this.#state = RunState.open(options.stateDir, this.options.retentionMs)
+    const execHelper = execHelperStatus(options.execHelper ?? builtExecHelper)
+    this.#context = { options: this.options, launchers, execHelper }
     this.#host = {
       options: this.options,
       state: this.#state,
+      execHelper: execHelper.available ? execHelper.path : undefined,
       finished: (process) => {
         this.#running.delete(process)
         this.#finished.push(process.id)
@@ -106,11 +98,20 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   }
 
   prepare(input: PrepareInput): Promise<PreparedTool> {
-    return prepareTool(input, this.options, this.#launchers)
+    return prepareTool(input, this.#context)
   }
 
-  bare(path: string): PreparedTool {
-    return { path, dir: dirname(path), name: path, process: RAW_ONESHOT, runtime: NO_RUNTIME }
+  confined(path: string): Promise<PreparedTool> {
+    return confineTool(path, this.#context)
+  }
+
+  launchFacts(): LaunchFacts {
+    return {
+      execHelper: this.#context.execHelper,
+      sandboxUser: this.options.sandboxUser,
+      root: process.geteuid?.() === 0,
+      environment: this.options.environment ?? {},
+    }
   }
 
   start(options: StartOptions): ManagedProcess {

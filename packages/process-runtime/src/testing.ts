@@ -19,7 +19,8 @@ export interface TestUser {
 
 /**
  * Runs a shadow-utils command, retrying while another process (a parallel test file, another
- * package's tests) holds the /etc/passwd or /etc/group lock.
+ * package's tests) holds the /etc/passwd or /etc/group lock, or (userdel) while a process of the
+ * user is still on its way out (a runtime's watchdog exits just after the runtime).
  */
 function shadow(command: string, args: readonly string[]): void {
   for (let attempt = 1; ; attempt++) {
@@ -28,7 +29,7 @@ function shadow(command: string, args: readonly string[]): void {
       return
     } catch (error) {
       const stderr = String((error as { stderr?: Buffer }).stderr ?? '')
-      if (attempt >= 50 || !/lock|try again/i.test(stderr)) throw error
+      if (attempt >= 50 || !/lock|try again|currently used by process/i.test(stderr)) throw error
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100)
     }
   }

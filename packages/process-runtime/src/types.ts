@@ -1,4 +1,6 @@
 import type { ProcessSpec, RuntimeSpec } from '@toolvisor/describe-v2'
+import type { Account } from './accounts.js'
+import type { EffectivePolicy, EnvironmentPolicy } from './environment.js'
 import type { EventPage, SequencedEvent } from './event-log.js'
 import type { RunAsMechanism, RunAsTarget, SandboxMechanism, SandboxPolicy } from './launchers.js'
 
@@ -12,6 +14,15 @@ export interface RuntimeOptions {
   readonly sandbox?: string
   /** `--run-as`: the run_as mechanism's name (`setpriv`, `runuser`). */
   readonly runAs?: string
+  /**
+   * `--sandbox-user`: who a sandboxed tool runs as when toolvisor runs as root and the tool does
+   * not declare run_as (never host root unless the declaration asks for it). Default `nobody`.
+   */
+  readonly sandboxUser?: string
+  /** Which of the runtime's own variables tools inherit (per toolbox, `PrepareInput.environment` overrides it). */
+  readonly environment?: EnvironmentPolicy
+  /** The final-exec helper to run (default: the one this package's build compiled). */
+  readonly execHelper?: string
   /** Output events kept per process (ruling 16). Default 256. */
   readonly ringEvents?: number
   /** The most stdout bytes the events of a process's ring may stand for; older ones are read back from the spill file. Default 4 MiB. */
@@ -42,8 +53,15 @@ export interface PreparedTool {
   readonly runtime: RuntimeSpec
   /** The sandbox it runs under, when it declared one. */
   readonly sandbox?: { readonly mechanism: SandboxMechanism; readonly policy: SandboxPolicy }
-  /** Who it runs as, when it declared run_as. `mechanism` is absent when the sandbox switches user itself. */
+  /**
+   * Who it runs as when that is not the runtime's own user: its run_as declaration, or the
+   * sandbox user. `mechanism` is absent when the sandbox switches user itself.
+   */
   readonly runAs?: { readonly target: RunAsTarget; readonly mechanism?: RunAsMechanism }
+  /** That user as the host knows it (for `HOME`, `USER`, `LOGNAME`). */
+  readonly account?: Account
+  /** Which of the runtime's variables it inherits. */
+  readonly environment: EffectivePolicy
   /** The envdir to read at every start. */
   readonly envdir?: string
   /** The working directory (created at load). */
@@ -183,16 +201,25 @@ export interface LostProcess {
 
 /** The `runtime` service. */
 export interface ProcessRuntime {
-  readonly options: Readonly<Required<Omit<RuntimeOptions, 'envdirRoot' | 'sandbox' | 'runAs'>>> &
-    Pick<RuntimeOptions, 'envdirRoot' | 'sandbox' | 'runAs'>
+  readonly options: Readonly<
+    Required<Omit<RuntimeOptions, 'envdirRoot' | 'sandbox' | 'runAs' | 'environment' | 'execHelper'>>
+  > &
+    Pick<RuntimeOptions, 'envdirRoot' | 'sandbox' | 'runAs' | 'environment' | 'execHelper'>
   /**
    * Checks a loaded tool's runtime declarations against the operator's configuration: envdir root,
    * run_as mechanism, sandbox mechanism (qualified by running it), paths. Throws a LoadingError
    * naming the field it cannot honour.
    */
   prepare(spec: PrepareInput): Promise<PreparedTool>
-  /** A tool with no declarations (for running `describe`). */
-  bare(path: string): PreparedTool
+  /**
+   * The tool at `path` as `describe` and `help` run it: no declarations of its own and, when a
+   * sandbox mechanism is configured, a fixed confining policy (its directory readable, nothing
+   * writable, no network, no host /tmp, the sandbox user when toolvisor is root), whatever the
+   * tool later declares. Throws a LoadingError when that cannot be set up here.
+   */
+  confined(path: string): Promise<PreparedTool>
+  /** What `check --probe` shows of how tools are started: the exec helper and the sandbox user. */
+  launchFacts(): LaunchFacts
   /** Starts a process. Spawn failures show in `exit` (status failed), not as a throw. */
   start(options: StartOptions): ManagedProcess
   /** Every process of this runtime, running or finished, by id. */
@@ -210,4 +237,20 @@ export interface PrepareInput {
   readonly slug: string
   readonly process: ProcessSpec
   readonly runtime: RuntimeSpec
+  /** The toolbox's environment policy, over the runtime's. */
+  readonly environment?: EnvironmentPolicy
+}
+
+/** How processes are started here, for operators. */
+export interface LaunchFacts {
+  /** The final-exec helper: where it is, or why it is missing and the fix. */
+  readonly execHelper:
+    | { readonly available: true; readonly path: string }
+    | { readonly available: false; readonly path: string; readonly reason: string; readonly fix: string }
+  /** Who sandboxed tools run as when toolvisor is root and they declare no run_as. */
+  readonly sandboxUser: string
+  /** Whether toolvisor runs as root (the sandbox user applies only then). */
+  readonly root: boolean
+  /** The global environment policy (tools: `core` when sandboxed, else `all`, unless set). */
+  readonly environment: EnvironmentPolicy
 }

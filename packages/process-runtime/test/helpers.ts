@@ -87,5 +87,6 @@ export function tool(
     name: path.split('/').pop()!,
     process: processSpec(parts.process),
     runtime: runtimeSpec(parts.runtime),
+    environment: { inherit: 'all' },
   }
 }

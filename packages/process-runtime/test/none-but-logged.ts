@@ -1,6 +1,6 @@
 // The third mechanism of docs/guides/adding-a-sandbox-mechanism.md, verbatim: it enforces nothing
-// and says so, logs every launch and marks the tool's environment. The runtime's tests run tools
-// through it to prove the seam needs nothing more.
+// and says so, and logs every launch. The runtime's tests run tools through it to prove the seam
+// needs nothing more.
 import type { Launch, SandboxMechanism } from '../src/index.js'
 
 export function loggedMechanism(log: (line: string) => void): SandboxMechanism {
@@ -21,8 +21,9 @@ export function loggedMechanism(log: (line: string) => void): SandboxMechanism {
       return { ok: true }
     },
     wrap(launch: Launch): Launch {
+      // The launch is the final exec stage: it carries the tool's environment and descriptors.
       log(`${launch.file} ${launch.args.join(' ')}`)
-      return { ...launch, env: { ...launch.env, SANDBOXED_BY: 'none-but-logged' } }
+      return launch
     },
     async describe() {
       return {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import {
   chmodSync,
   copyFileSync,
@@ -28,6 +29,8 @@ const isRoot = process.geteuid?.() === 0
 
 function toolDir(): { dir: string; path: string } {
   const dir = tempDir('tv-tool-')
+  // As root, sandboxed tools run as the sandbox user (nobody), who must be able to enter it.
+  chmodSync(dir, 0o755)
   const path = join(dir, 'report.mjs')
   copyFileSync(fixture('report.mjs'), path)
   chmodSync(path, 0o755)
@@ -177,6 +180,12 @@ describe('run_as', () => {
   )
 })
 
+/** A registry with the setpriv run_as mechanism: as root, sandboxed tools run as the sandbox user through it. */
+function withSetpriv(launchers: Launchers): Launchers {
+  launchers.registerRunAs(setprivRunAs())
+  return launchers
+}
+
 /** A mechanism whose verdict a test chooses: for the refusal and auto paths. */
 function stubMechanism(
   log: string[],
@@ -214,7 +223,7 @@ describe('sandbox declarations', () => {
 
   it("runs a tool through a third-party mechanism with no change to the runtime (the guide's none-but-logged)", async () => {
     const log: string[] = []
-    const launchers = createLaunchers()
+    const launchers = withSetpriv(createLaunchers())
     launchers.registerSandbox(guideMechanism((line) => log.push(line)))
     const runtime = makeRuntime({ sandbox: 'none-but-logged' }, launchers)
     const { dir, path } = toolDir()
@@ -223,8 +232,12 @@ describe('sandbox declarations', () => {
     expect(prepared.sandbox?.policy).toMatchObject({ read: [], write: [], toolDir: dir, declared: [] })
     const proc = runtime.start({ tool: prepared, argv: ['run'], env: { REPORT_ENV: 'SANDBOXED_BY' } })
     await proc.exit
-    expect(log).toEqual([`${path} run`])
-    expect(JSON.parse(proc.stdout().head.toString()).env).toEqual({ SANDBOXED_BY: 'none-but-logged' })
+    // It wraps the final exec stage, which brings the tool's own environment with it.
+    expect(log).toEqual([
+      expect.stringMatching(new RegExp(`^/proc/self/fd/\\d+ --env-fd \\d+ --status-fd \\d+ -- ${path} run$`)),
+    ])
+    // A variable the mechanism adds to its own (clean) environment never reaches the tool.
+    expect(JSON.parse(proc.stdout().head.toString()).env).toEqual({ SANDBOXED_BY: null })
     // One that asks for something it cannot enforce is refused, never weakened.
     const error = await loadError(
       runtime.prepare(
@@ -237,7 +250,7 @@ describe('sandbox declarations', () => {
   })
 
   it('names the field and the mechanism when a mechanism refuses', async () => {
-    const launchers = createLaunchers()
+    const launchers = withSetpriv(createLaunchers())
     launchers.registerSandbox(
       stubMechanism([], { ok: false, field: 'tmp', reason: 'no mount namespace', fix: 'use bwrap' }),
     )
@@ -256,7 +269,7 @@ describe('sandbox declarations', () => {
   })
 
   it('refuses a missing path and a relative symlink that leads outside the tool, naming the field', async () => {
-    const launchers: Launchers = createLaunchers()
+    const launchers: Launchers = withSetpriv(createLaunchers())
     launchers.registerSandbox(stubMechanism([]))
     const runtime = makeRuntime({ sandbox: 'logged' }, launchers)
     const { dir, path } = toolDir()
@@ -277,6 +290,7 @@ describe('sandbox declarations', () => {
     )
     // An absolute symlink is resolved to its target: the grant is the target.
     const target = tempDir('tv-target-')
+    chmodSync(target, 0o777) // the sandbox user writes it
     const link = join(tempDir('tv-link-'), 'link')
     symlinkSync(target, link)
     const ok = await runtime.prepare(
@@ -295,13 +309,13 @@ describe('sandbox declarations', () => {
     const { dir, path } = toolDir()
     const decl = { sandbox: sandbox({ declared: ['net'], net: 'none' }) }
 
-    const both = createLaunchers()
+    const both = withSetpriv(createLaunchers())
     both.registerSandbox(accept('landlock'))
     both.registerSandbox(accept('bwrap'))
     const picked = await makeRuntime({ sandbox: 'auto' }, both).prepare(input(path, dir, decl))
     expect(picked.sandbox?.mechanism.name).toBe('bwrap')
 
-    const fallback = createLaunchers()
+    const fallback = withSetpriv(createLaunchers())
     fallback.registerSandbox(refuse('bwrap', 'net', 'bwrap: not found'))
     fallback.registerSandbox(accept('landlock'))
     expect(
@@ -309,7 +323,7 @@ describe('sandbox declarations', () => {
         .name,
     ).toBe('landlock')
 
-    const none = createLaunchers()
+    const none = withSetpriv(createLaunchers())
     none.registerSandbox(refuse('bwrap', 'net', 'bwrap: not found'))
     none.registerSandbox(refuse('landlock', 'net', 'needs ABI 9'))
     const error = await loadError(makeRuntime({ sandbox: 'auto' }, none).prepare(input(path, dir, decl)))
@@ -320,12 +334,24 @@ describe('sandbox declarations', () => {
 })
 
 describe('run_as mechanisms', () => {
-  it("run setpriv by its absolute path, so a tool's PATH cannot choose what runs as root", () => {
-    const launch = setprivRunAs().wrap(
+  it("run setpriv by its absolute path, so a tool's PATH cannot choose what runs as root; the group is the user's primary one", async () => {
+    const setpriv = setprivRunAs()
+    await setpriv.qualify({ user: 'nobody' })
+    const launch = setpriv.wrap(
       { file: '/t/tool', args: ['run'], env: { PATH: '/evil' }, cwd: '/', extraFds: [] },
-      { user: 'u' },
+      { user: 'nobody' },
     )
+    const gid = execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim()
     expect(launch.file).toBe('/usr/bin/setpriv')
-    expect(launch.args).toEqual(['--reuid', 'u', '--regid', 'u', '--init-groups', '--', '/t/tool', 'run'])
+    expect(launch.args).toEqual([
+      '--reuid',
+      'nobody',
+      '--regid',
+      gid,
+      '--init-groups',
+      '--',
+      '/t/tool',
+      'run',
+    ])
   })
 })

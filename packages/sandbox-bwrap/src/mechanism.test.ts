@@ -6,7 +6,7 @@ import type { Launch, SandboxPolicy } from '@toolvisor/process-runtime'
 import { afterAll, describe, expect, it } from 'vitest'
 import { BwrapError, BwrapErrorCodes } from './errors.js'
 import { hostLayout } from './internal/host.js'
-import { netNoneProgram } from './internal/seccomp.js'
+import { sandboxProgram } from './internal/seccomp.js'
 import { bwrapMechanism } from './mechanism.js'
 
 const root = mkdtempSync(join(tmpdir(), 'tvbw-wrap-'))
@@ -29,6 +29,7 @@ const policy = (over: Partial<SandboxPolicy> = {}): SandboxPolicy => ({
   net: 'none',
   tmp: 'private',
   declared: ['fs.read', 'fs.write', 'net', 'tmp'],
+  pins: {},
   ...over,
 })
 const launch = (over: Partial<Launch> = {}): Launch => ({
@@ -62,38 +63,73 @@ describe('wrap', () => {
       ...['--unshare-net', '--cap-drop', 'ALL'],
       ...['--ro-bind', '/usr', '/usr', ...layoutArgs, '--ro-bind', '/etc', '/etc', '--proc', '/proc'],
       ...['--dev', '/dev', '--perms', '1777', '--tmpfs', '/tmp'],
+      ...[
+        '--ro-bind',
+        '/proc/sys',
+        '/proc/sys',
+        '--ro-bind-try',
+        '/proc/sysrq-trigger',
+        '/proc/sysrq-trigger',
+      ],
+      ...['--ro-bind-try', '/proc/irq', '/proc/irq', '--ro-bind-try', '/proc/bus', '/proc/bus'],
       ...['--perms', '1777', '--tmpfs', '/dev/shm', '--perms', '1777', '--tmpfs', '/var/tmp'],
-      ...['--ro-bind', tool, tool, '--ro-bind', data, data, '--bind', out, out, '--ro-bind', sub, sub],
-      ...['--seccomp', '3', '--info-fd', '4', '--chdir', tool, '--remount-ro', '/'],
+      ...[
+        '--ro-bind-fd',
+        '3',
+        tool,
+        '--ro-bind-fd',
+        '4',
+        data,
+        '--bind-fd',
+        '5',
+        out,
+        '--ro-bind-fd',
+        '6',
+        sub,
+      ],
+      ...['--seccomp', '7', '--info-fd', '8', '--chdir', tool, '--remount-ro', '/'],
       ...['--', exe, 'a1', '--', 'a 2'],
     ])
-    expect(wrapped.extraFds).toEqual([{ kind: 'data', data: netNoneProgram() }, { kind: 'pipe' }])
+    expect(wrapped.extraFds).toEqual([
+      ...[tool, data, out, sub].map((path) => ({ kind: 'file', path })),
+      { kind: 'data', data: sandboxProgram({ net: 'none' }) },
+      { kind: 'pipe' },
+    ])
     expect(wrapped.env).toEqual({ PATH: '/usr/bin' })
     expect(wrapped.cwd).toBe(tool)
   })
 
-  it('numbers its fds after the ones the launch already has; net: host has no filter; tmp: shared binds /tmp', () => {
+  it('numbers its fds after the ones the launch already has; net: host keeps the filter; tmp: shared binds /tmp', () => {
     const wrapped = bwrap.wrap(
       launch({ extraFds: [{ kind: 'pipe' }] }),
       policy({ net: 'host', tmp: 'shared', read: [], write: [] }),
       undefined,
     )
     expect(wrapped.args).not.toContain('--unshare-net')
-    expect(wrapped.args).not.toContain('--seccomp')
+    expect(wrapped.args.join(' ')).toContain('--dev /dev --bind /tmp /tmp --ro-bind /proc/sys /proc/sys')
     expect(wrapped.args.join(' ')).toContain(
-      `--dev /dev --bind /tmp /tmp --perms 1777 --tmpfs /dev/shm --ro-bind ${tool} ${tool} --info-fd 4 --chdir`,
+      `--perms 1777 --tmpfs /dev/shm --ro-bind-fd 4 ${tool} --seccomp 5 --info-fd 6 --chdir`,
     )
     expect(wrapped.args).not.toContain('/var/tmp')
-    expect(wrapped.extraFds).toEqual([{ kind: 'pipe' }, { kind: 'pipe' }])
+    expect(wrapped.extraFds).toEqual([
+      { kind: 'pipe' },
+      { kind: 'file', path: tool },
+      { kind: 'data', data: sandboxProgram({ net: 'host' }) },
+      { kind: 'pipe' },
+    ])
+  })
+
+  it('binds a grant from a descriptor pinned to what was qualified at load', () => {
+    const pins = { [tool]: { identity: '1:2', field: "the tool's directory" } }
+    const wrapped = bwrap.wrap(launch(), policy({ read: [], write: [], pins }), undefined)
+    expect(wrapped.extraFds[0]).toEqual({ kind: 'file', path: tool, pin: pins[tool] })
   })
 
   it('binds the executable too when its real path lies outside the granted directories', () => {
     const elsewhere = join(data, 'real-run')
     writeFileSync(elsewhere, '#!/bin/sh\n')
     const args = bwrap.wrap(launch(), policy({ executable: elsewhere, read: [] }), undefined).args.join(' ')
-    expect(args).toContain(
-      `--ro-bind ${tool} ${tool} --bind ${out} ${out} --ro-bind ${elsewhere} ${elsewhere}`,
-    )
+    expect(args).toContain(`--ro-bind-fd 3 ${tool} --bind-fd 4 ${out} --ro-bind-fd 5 ${elsewhere}`)
     expect(bwrap.wrap(launch(), policy({ executable: elsewhere }), undefined).args).not.toContain(elsewhere)
   })
 
@@ -103,7 +139,8 @@ describe('wrap', () => {
       return args.filter(
         (arg, i) =>
           arg.startsWith('/') &&
-          ['--ro-bind', '--bind', '--tmpfs', '--proc', '--dev'].includes(args[i - 1] ?? ''),
+          (['--ro-bind', '--bind', '--tmpfs', '--proc', '--dev'].includes(args[i - 1] ?? '') ||
+            ['--ro-bind-fd', '--bind-fd'].includes(args[i - 2] ?? '')),
       )
     }
     const withVar = order({ read: ['/var'] })
@@ -118,10 +155,12 @@ describe('wrap', () => {
   it('drops a read grant inside a write grant (grants add up), and keeps / writable when / is a write grant', () => {
     const args = bwrap.wrap(launch(), policy({ read: [sub], write: [data] }), undefined).args
     expect(args).not.toContain(sub)
-    expect(args.join(' ')).toContain(`--bind ${data} ${data} --seccomp`)
+    expect(args.join(' ')).toContain(`--bind-fd 4 ${data} --seccomp`)
     expect(args.join(' ')).toContain('--remount-ro /')
     const open = bwrap.wrap(launch(), policy({ write: ['/'] }), undefined).args
-    expect(open.join(' ')).toContain('--bind / / --ro-bind /usr /usr')
+    expect(open.join(' ')).toContain('--bind-fd 3 / --ro-bind /usr /usr')
+    // The host's /sys comes along with /: it stays read-only.
+    expect(open.join(' ')).toContain('--ro-bind /sys /sys')
     expect(open).not.toContain('--remount-ro')
   })
 

@@ -12,7 +12,7 @@ import type {
   SandboxPolicy,
   SpawnedChild,
 } from '@toolvisor/process-runtime'
-import { pinnedExecutable } from '@toolvisor/process-runtime'
+import { grantFd, pinnedExecutable } from '@toolvisor/process-runtime'
 import { BwrapError } from './errors.js'
 import type { Mount } from './internal/args.js'
 import { mountArgs, mounts, namespaceArgs, showsHost } from './internal/args.js'
@@ -21,7 +21,7 @@ import { hostLayout } from './internal/host.js'
 import { readChildPid } from './internal/info.js'
 import type { Ids, PreflightResult } from './internal/preflight.js'
 import { preflight, resolveIds } from './internal/preflight.js'
-import { netNoneProgram } from './internal/seccomp.js'
+import { sandboxProgram } from './internal/seccomp.js'
 
 /** Options of {@link bwrapMechanism}. */
 export interface BwrapOptions {
@@ -134,15 +134,17 @@ export function bwrapMechanism(options: BwrapOptions = {}): SandboxMechanism {
     wrap(launch: Launch, policy: SandboxPolicy): Launch {
       checkPaths(policy)
       const extraFds: ExtraFd[] = [...launch.extraFds]
-      const fdArgs: string[] = []
-      if (policy.net === 'none') {
-        fdArgs.push('--seccomp', String(3 + extraFds.length))
-        extraFds.push({ kind: 'data', data: netNoneProgram() })
-      }
+      const list = mounts(policy, host())
+      // Grants are bound from descriptors the runtime opens and checks at spawn.
+      const mountList = mountArgs(list, (path) => {
+        extraFds.push(grantFd(policy, path))
+        return 2 + extraFds.length
+      })
+      const fdArgs = ['--seccomp', String(3 + extraFds.length)]
+      extraFds.push({ kind: 'data', data: sandboxProgram({ net: policy.net }) })
       // The info fd is the last pipe: control() finds it there.
       fdArgs.push('--info-fd', String(3 + extraFds.length))
       extraFds.push({ kind: 'pipe' })
-      const list = mounts(policy, host())
       // A write grant of / is the host's root, writable as declared: do not make it read-only.
       const readOnlyRoot = policy.write.includes('/') ? [] : ['--remount-ro', '/']
       return {
@@ -150,7 +152,7 @@ export function bwrapMechanism(options: BwrapOptions = {}): SandboxMechanism {
         file: binary(),
         args: [
           ...namespaceArgs(policy.net),
-          ...mountArgs(list),
+          ...mountList,
           ...fdArgs,
           '--chdir',
           sandboxCwd(launch.cwd, policy, list),

@@ -44,6 +44,7 @@ describe('bwrapPlugin', () => {
       net: 'host',
       tmp: 'shared',
       declared: [],
+      pins: {},
     } as const
     const launch = { file: '/usr/bin/true', args: [], env: {}, cwd: '/', extraFds: [] }
     const wrapped = launchers.sandbox('bwrap')?.wrap(launch, policy, undefined)

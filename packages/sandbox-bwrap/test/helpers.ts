@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process'
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import {
   chmodSync,
@@ -12,9 +12,10 @@ import {
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Readable, Writable } from 'node:stream'
+import type { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import type { Launch, ProcessControl, SandboxMechanism, SandboxPolicy } from '@toolvisor/process-runtime'
+import { spawnLaunch } from '@toolvisor/process-runtime'
 
 /** Every process a test starts carries this variable, so the suite can prove none is left behind. */
 export const MARK = `TVBW_TEST_MARK=${randomUUID()}`
@@ -52,7 +53,17 @@ export function script(dir: string, name: string, body: string): string {
  * show them all.
  */
 export function policy(dir: string, executable: string, over: Partial<SandboxPolicy> = {}): SandboxPolicy {
-  return { toolDir: dir, executable, read: [], write: [], net: 'host', tmp: 'private', declared: [], ...over }
+  return {
+    toolDir: dir,
+    executable,
+    read: [],
+    write: [],
+    net: 'host',
+    tmp: 'private',
+    declared: [],
+    pins: {},
+    ...over,
+  }
 }
 
 /** The launch the runtime builds for a tool, before any mechanism wraps it. */
@@ -74,27 +85,14 @@ export interface Started {
 const started: ChildProcess[] = []
 
 /**
- * Spawns a wrapped launch the way the runtime does: detached (own process group), stdio
- * `[pipe, pipe, pipe, ...extraFds]`, each `data` fd written and closed, then `control(child)`.
+ * Spawns a wrapped launch the way the runtime does (its own `spawnLaunch`: detached, `file`
+ * descriptors opened and passed, `data` ones written), then `control(child)`.
  */
 export function start(launch: Launch, mechanism: SandboxMechanism | undefined): Started {
-  const child = spawn(launch.file, launch.args, {
-    env: launch.env,
-    cwd: launch.cwd,
-    detached: true,
-    stdio: ['pipe', 'pipe', 'pipe', ...launch.extraFds.map(() => 'pipe' as const)],
-  })
+  const { child, pipes } = spawnLaunch(launch)
   started.push(child)
   child.stdin?.end()
-  launch.extraFds.forEach((fd, i) => {
-    if (fd.kind !== 'data') return
-    const stream = child.stdio[3 + i] as Writable
-    stream.on('error', () => {})
-    stream.end(fd.data)
-  })
-  const extraFds = launch.extraFds.map((fd, i) =>
-    fd.kind === 'pipe' ? (child.stdio[3 + i] as Readable) : undefined,
-  )
+  const extraFds = pipes as readonly (Readable | undefined)[]
   const control = child.pid === undefined ? undefined : mechanism?.control?.({ pid: child.pid, extraFds })
   let stdout = ''
   let stderr = ''

@@ -1,15 +1,31 @@
 /*
- * landlock-launcher: restrict this process with Landlock (and optionally a seccomp socket filter),
- * optionally switch to a user, then exec the command in place (same pid, so signals sent to the
- * process or its group reach the tool itself).
+ * landlock-launcher: restrict this process with Landlock and a seccomp filter, optionally switch to
+ * a user, then exec the command in place (same pid, so signals sent to the process or its group
+ * reach the tool itself).
  *
- *   landlock-launcher [--ro PATH]... [--rw PATH]... [--deny-tcp] [--no-inet]
- *                     [--user NAME[:GROUP]] -- CMD [ARGS...]
+ *   landlock-launcher [--expect-abi N] [--ro PATH]... [--rw PATH]... [--ro-fd FD]... [--rw-fd FD]...
+ *                     [--exec-fd FD] [--deny-tcp] [--no-inet] [--user NAME[:GROUP]] -- CMD [ARGS...]
  *   landlock-launcher --abi        prints the Landlock ABI (0 when Landlock is missing)
+ *   --max-abi N (before either)    lowers the ABI it works with: for degradation tests only
+ *
+ * Nothing is read from the environment: the launcher is started with a fixed clean one, and the
+ * tool's own reaches the tool through the runtime's final exec stage (the command given here).
+ * --expect-abi N: refuse unless the ABI applied is exactly N (the one toolvisor qualified the tool
+ * at), so a tool never runs under fewer restrictions than its qualification promised.
+ * --ro-fd/--rw-fd: a rule for a descriptor the runtime opened and checked against what it
+ * qualified at load (a grant swapped for a symlink is refused there); the descriptor is closed.
+ * --exec-fd: allow reading and executing the file behind that descriptor (the final exec stage
+ * runs from /proc/self/fd/FD); it stays open for that exec.
+ *
+ * Always installed, whatever the flags: a seccomp filter refusing socket(AF_UNIX) (a unix socket
+ * connects by path, and Landlock before the ABI that governs it cannot keep that inside the
+ * grants; socketpair stays), the keyring calls (add_key, request_key, keyctl) and the SysV IPC
+ * calls (host-wide: no IPC namespace here), io_uring_setup and x32 calls (ENOSYS), and killing a
+ * process of another architecture. --no-inet adds: socket() and socketpair() of every family.
  *
  * Fails closed: when anything cannot be set up exactly as asked, it prints one line
  * "toolvisor-landlock: <what>: <why>" on stderr and exits 125 without running CMD.
- * Exec failure: 127 when CMD is not found, 126 otherwise. LL_MAX_ABI=n clamps the ABI (tests).
+ * Exec failure: 127 when CMD is not found, 126 otherwise.
  *
  * Order: parse, ask the ABI, build the ruleset (opening every rule path as the caller), look the
  * user up (NSS reads /etc), drop to the user, drop every capability when still uid 0,
@@ -78,10 +94,8 @@ struct ll_path_beneath_attr {
 #define FS_REFER (1ULL << 13)          /* ABI 2 */
 #define FS_TRUNCATE (1ULL << 14)       /* ABI 3 */
 #define FS_IOCTL_DEV (1ULL << 15)      /* ABI 5 */
-#define FS_RESOLVE_UNIX (1ULL << 16)   /* ABI 9: connect/sendmsg to pathname unix sockets */
 /* Rights that make sense on a non-directory; dir-only rights on a file make add_rule fail (EINVAL). */
-#define FS_FILE_ONLY \
-  (FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV | FS_RESOLVE_UNIX)
+#define FS_FILE_ONLY (FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV)
 #define FS_READ_RULE (FS_EXECUTE | FS_READ_FILE | FS_READ_DIR)
 
 #define NET_BIND_TCP (1ULL << 0)    /* ABI 4 */
@@ -138,18 +152,22 @@ static int kernel_abi(const char **why) {
   return 0;
 }
 
-/* The ABI to work with: the kernel's, lowered by LL_MAX_ABI=n (degradation tests; never raised). */
-static int effective_abi(const char **why) {
-  const char *s = getenv("LL_MAX_ABI");
+/* Parses a non-negative number given to `flag`. */
+static long number(const char *flag, const char *text) {
   char *end;
   long n;
-  int abi = kernel_abi(why);
-  if (s == NULL || *s == '\0') return abi;
   errno = 0;
-  n = strtol(s, &end, 10);
-  if (errno != 0 || *end != '\0' || n < 0 || n > INT_MAX) fail("LL_MAX_ABI", "not a non-negative integer");
-  if (n == 0 && abi > 0) *why = "hidden by LL_MAX_ABI=0";
-  return n < abi ? (int)n : abi;
+  n = strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || n < 0 || n > INT_MAX) fail(flag, "not a non-negative integer");
+  return n;
+}
+
+/* The ABI to work with: the kernel's, lowered by --max-abi (degradation tests; never raised). */
+static int effective_abi(long max, const char **why) {
+  int abi = kernel_abi(why);
+  if (max < 0) return abi;
+  if (max == 0 && abi > 0) *why = "hidden by --max-abi 0";
+  return max < abi ? (int)max : abi;
 }
 
 /* Every filesystem right this ABI knows: handled means denied unless a rule grants it. */
@@ -158,53 +176,109 @@ static uint64_t fs_rights(int abi) {
   if (abi >= 2) r |= FS_REFER;
   if (abi >= 3) r |= FS_TRUNCATE;
   if (abi >= 5) r |= FS_IOCTL_DEV;
-  if (abi >= 9) r |= FS_RESOLVE_UNIX;
   return r;
 }
 
 /* ---- rules */
 
-static void add_path_rule(int ruleset, const char *flag, const char *path, uint64_t access) {
+/* A rule for the object behind `fd`; `what` names it in errors ("--ro /usr", "--rw-fd 7"). */
+static void add_fd_rule(int ruleset, const char *flag, const char *what, int fd, uint64_t access) {
   struct ll_path_beneath_attr rule;
   struct stat st;
-  int fd = open(path, O_PATH | O_CLOEXEC);
-  if (fd < 0 || fstat(fd, &st) != 0) fail_on(flag, path, errno, NULL);
+  if (fstat(fd, &st) != 0) fail_on(flag, what, errno, NULL);
   if (!S_ISDIR(st.st_mode)) access &= FS_FILE_ONLY;
   rule.allowed_access = access;
   rule.parent_fd = fd;
   if (syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &rule, 0) != 0) {
-    fail_on(flag, path, errno, NULL);
+    fail_on(flag, what, errno, NULL);
   }
+}
+
+static void add_path_rule(int ruleset, const char *flag, const char *path, uint64_t access) {
+  int fd = open(path, O_PATH | O_CLOEXEC);
+  if (fd < 0) fail_on(flag, path, errno, NULL);
+  add_fd_rule(ruleset, flag, path, fd, access);
   close(fd);
 }
 
-/* ---- seccomp: no socket but AF_UNIX, no io_uring (it can create sockets), native ABI only */
+/* A descriptor number given to `flag`; it must be open. */
+static int descriptor(const char *flag, const char *text) {
+  long fd = number(flag, text);
+  if (fd < 3 || fcntl((int)fd, F_GETFD) < 0) fail_on(flag, text, 0, "not an open descriptor (>= 3)");
+  return (int)fd;
+}
 
-static void deny_inet(void) {
-#ifdef SECCOMP_ARCH
-  struct sock_filter filter[] = {
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_ARCH, 1, 0),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS), /* i386/arm32 entry: socketcall bypass */
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-#ifdef X32_SYSCALL_BIT
-    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 0, 1), /* x32 numbers: refused */
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+/* ---- seccomp: no unix socket, no keyring, no SysV IPC, no io_uring, native ABI only */
+
+#ifndef __NR_io_uring_setup
+#define __NR_io_uring_setup 425 /* same number on every architecture */
 #endif
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 2, 0),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socketpair, 1, 0),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_LOW), /* the domain is an int: the low word */
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-  };
-  struct sock_fprog prog = { .len = (unsigned short)(sizeof filter / sizeof filter[0]), .filter = filter };
-  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) fail_errno("--no-inet: seccomp");
+
+/* Calls refused with EPERM whatever the flags: the keyrings and SysV IPC are host-wide. */
+static const int denied_calls[] = {
+  __NR_add_key, __NR_request_key, __NR_keyctl,
+  __NR_shmget, __NR_shmat, __NR_shmctl, __NR_shmdt,
+  __NR_semget, __NR_semop, __NR_semtimedop, __NR_semctl,
+  __NR_msgget, __NR_msgsnd, __NR_msgrcv, __NR_msgctl,
+};
+#define DENIED (sizeof denied_calls / sizeof denied_calls[0])
+
+static void install_filter(int no_inet) {
+#ifdef SECCOMP_ARCH
+  /* Dispatch, then the terminal blocks at fixed places after it (jumps are forward only). */
+#ifdef X32_SYSCALL_BIT
+  const size_t x32 = 1;
 #else
-  fail("--no-inet", "no seccomp filter for this architecture (x86_64 and little-endian aarch64 only)");
+  const size_t x32 = 0;
+#endif
+  const size_t dispatch = 4 + x32 + 1 + DENIED + 2 + 1;
+  const size_t on_socket = dispatch, on_pair = dispatch + 3, eperm = dispatch + 6, enosys = dispatch + 7,
+               allow = dispatch + 8;
+  const unsigned other_families = no_inet ? SECCOMP_RET_ERRNO | EPERM : SECCOMP_RET_ALLOW;
+  struct sock_filter filter[4 + 1 + 1 + DENIED + 2 + 1 + 9];
+  size_t n = 0, k;
+#define AT(target) ((unsigned char)((target) - n - 1))
+  filter[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+  filter[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_ARCH, 1, 0);
+  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS); /* i386/arm32: socketcall */
+  filter[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+#ifdef X32_SYSCALL_BIT
+  filter[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, AT(enosys), 0);
+  n++;
+#endif
+  filter[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, AT(enosys), 0);
+  n++;
+  for (k = 0; k < DENIED; k++) {
+    filter[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)denied_calls[k], AT(eperm), 0);
+    n++;
+  }
+  filter[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, AT(on_socket), 0);
+  n++;
+  filter[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socketpair, AT(on_pair), 0);
+  n++;
+  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+  /* socket(domain): AF_UNIX never; other families unless --no-inet. The domain is an int. */
+  filter[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_LOW);
+  filter[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, AT(eperm), 0);
+  n++;
+  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, other_families);
+  /* socketpair(domain): an AF_UNIX pair reaches nothing; other families unless --no-inet. */
+  filter[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_LOW);
+  filter[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, AT(allow), 0);
+  n++;
+  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, other_families);
+  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+#undef AT
+  {
+    struct sock_fprog prog = { .len = (unsigned short)n, .filter = filter };
+    if (n != allow + 1) fail("seccomp", "internal error: the filter is not laid out as planned");
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) fail_errno("seccomp");
+  }
+#else
+  (void)no_inet;
+  fail("seccomp", "no filter for this architecture (x86_64 and little-endian aarch64 only)");
 #endif
 }
 
@@ -285,31 +359,42 @@ static void drop_capabilities(void) {
 int main(int argc, char **argv) {
   pid_t parent = getppid();
   const char *missing_why = "unknown";
-  int abi, ruleset, cmd = -1, deny_tcp = 0, no_inet = 0, i;
+  int abi, ruleset, cmd = -1, deny_tcp = 0, no_inet = 0, i, first = 1;
+  long max_abi = -1, expect_abi = -1;
   const char *user = NULL;
   struct ll_ruleset_attr attr;
   struct target target;
 
-  if (argc == 2 && strcmp(argv[1], "--abi") == 0) {
-    abi = effective_abi(&missing_why);
+  if (argc >= 3 && strcmp(argv[1], "--max-abi") == 0) {
+    max_abi = number("--max-abi", argv[2]);
+    first = 3;
+  }
+  if (argc == first + 1 && strcmp(argv[first], "--abi") == 0) {
+    abi = effective_abi(max_abi, &missing_why);
     if (abi == 0) fprintf(stderr, PROG ": Landlock: %s\n", missing_why);
     printf("%d\n", abi);
     return fflush(stdout) == 0 ? 0 : EXIT_SETUP;
   }
 
   /* First pass: flags, so every refusal happens before any rule is built. */
-  for (i = 1; i < argc; i++) {
+  for (i = first; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--") == 0) {
       cmd = i + 1;
       break;
     }
-    if (strcmp(a, "--ro") == 0 || strcmp(a, "--rw") == 0 || strcmp(a, "--user") == 0) {
+    if (strcmp(a, "--ro") == 0 || strcmp(a, "--rw") == 0 || strcmp(a, "--user") == 0 ||
+        strcmp(a, "--ro-fd") == 0 || strcmp(a, "--rw-fd") == 0 || strcmp(a, "--exec-fd") == 0 ||
+        strcmp(a, "--expect-abi") == 0) {
       if (i + 1 >= argc) fail(a, "missing value");
       if (argv[i + 1][0] == '\0') fail(a, "empty value");
       if (strcmp(a, "--user") == 0) {
         if (user != NULL) fail(a, "given twice");
         user = argv[i + 1];
+      } else if (strcmp(a, "--expect-abi") == 0) {
+        expect_abi = number(a, argv[i + 1]);
+      } else if (strcmp(a, "--ro-fd") == 0 || strcmp(a, "--rw-fd") == 0 || strcmp(a, "--exec-fd") == 0) {
+        descriptor(a, argv[i + 1]);
       }
       i++;
     } else if (strcmp(a, "--deny-tcp") == 0) {
@@ -323,11 +408,17 @@ int main(int argc, char **argv) {
   if (cmd < 0) fail("usage", "missing -- before the command");
   if (cmd >= argc) fail("usage", "missing command after --");
 #ifndef SECCOMP_ARCH
-  if (no_inet) deny_inet(); /* refuses: no filter for this architecture */
+  install_filter(no_inet); /* refuses: no filter for this architecture */
 #endif
 
-  abi = effective_abi(&missing_why);
+  abi = effective_abi(max_abi, &missing_why);
   if (abi == 0) fail("Landlock", missing_why);
+  if (expect_abi >= 0 && abi != expect_abi) {
+    char why[160];
+    snprintf(why, sizeof why, "Landlock ABI %d applies here, toolvisor qualified the tool at ABI %ld: reload the tool",
+             abi, expect_abi);
+    fail("--expect-abi", why);
+  }
   if (deny_tcp && abi < 4) {
     char why[96];
     snprintf(why, sizeof why, "needs Landlock ABI >= 4, this kernel has ABI %d", abi);
@@ -342,13 +433,23 @@ int main(int argc, char **argv) {
   ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
   if (ruleset < 0) fail_errno("landlock_create_ruleset");
 
-  /* Second pass: rule paths, opened with the caller's rights, before any uid change. */
-  for (i = 1; i < cmd - 1; i++) {
-    if (strcmp(argv[i], "--ro") == 0) {
-      add_path_rule(ruleset, "--ro", argv[++i], FS_READ_RULE);
-    } else if (strcmp(argv[i], "--rw") == 0) {
-      add_path_rule(ruleset, "--rw", argv[++i], attr.handled_access_fs);
-    } else if (strcmp(argv[i], "--user") == 0) {
+  /* Second pass: rules, from paths opened with the caller's rights or from descriptors, before any uid change. */
+  for (i = first; i < cmd - 1; i++) {
+    const char *a = argv[i];
+    char what[64];
+    if (strcmp(a, "--ro") == 0) {
+      add_path_rule(ruleset, a, argv[++i], FS_READ_RULE);
+    } else if (strcmp(a, "--rw") == 0) {
+      add_path_rule(ruleset, a, argv[++i], attr.handled_access_fs);
+    } else if (strcmp(a, "--ro-fd") == 0 || strcmp(a, "--rw-fd") == 0 || strcmp(a, "--exec-fd") == 0) {
+      int fd = descriptor(a, argv[++i]);
+      uint64_t access = strcmp(a, "--rw-fd") == 0 ? attr.handled_access_fs
+                        : strcmp(a, "--ro-fd") == 0 ? FS_READ_RULE
+                                                    : FS_EXECUTE | FS_READ_FILE;
+      snprintf(what, sizeof what, "%d", fd);
+      add_fd_rule(ruleset, a, what, fd, access);
+      if (strcmp(a, "--exec-fd") != 0) close(fd);
+    } else if (strcmp(a, "--user") == 0 || strcmp(a, "--expect-abi") == 0) {
       i++;
     }
   }
@@ -363,7 +464,7 @@ int main(int argc, char **argv) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail_errno("PR_SET_PDEATHSIG");
   if (getppid() != parent) fail("PR_SET_PDEATHSIG", "the parent process already exited");
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail_errno("PR_SET_NO_NEW_PRIVS");
-  if (no_inet) deny_inet();
+  install_filter(no_inet);
   if (syscall(__NR_landlock_restrict_self, ruleset, 0) != 0) fail_errno("landlock_restrict_self");
   close(ruleset);
 

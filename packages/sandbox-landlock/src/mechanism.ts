@@ -1,4 +1,5 @@
 import type {
+  ExtraFd,
   Launch,
   MechanismDescription,
   Qualification,
@@ -6,6 +7,7 @@ import type {
   SandboxMechanism,
   SandboxPolicy,
 } from '@toolvisor/process-runtime'
+import { executableFd, grantFd } from '@toolvisor/process-runtime'
 import { LandlockError } from './errors.js'
 import { describeStatus } from './internal/describe.js'
 import { builtLauncher, type LauncherStatus, probeLauncher, probeLauncherSync } from './internal/launcher.js'
@@ -20,9 +22,10 @@ export interface LandlockOptions {
 
 /**
  * The `landlock` sandbox mechanism: the tool is spawned through a small native launcher that
- * restricts itself with Landlock (plus a seccomp socket filter for `net: none`), switches to the
- * run_as user when asked, then execs the tool in place: same pid, so the runtime's group signal
- * reaches the tool's own TERM handler and no `control` is needed.
+ * restricts itself with Landlock and a seccomp filter (no unix socket, no keyring, no SysV IPC;
+ * no socket at all for `net: none`), switches to the run_as or sandbox user, then execs the
+ * final exec stage in place: same pid, so the runtime's group signal reaches the tool's own TERM
+ * handler and no `control` is needed.
  *
  * @example
  * ```ts
@@ -79,10 +82,22 @@ export function landlockMechanism(options: LandlockOptions = {}): SandboxMechani
         )
       }
       if (!found.available) throw new Error('unreachable: refusal() refuses an unavailable launcher')
+      // Grants become rules on descriptors the runtime opens and checks at each start.
+      const extraFds: ExtraFd[] = [...launch.extraFds]
+      const args = launcherArgs(policy, runAs, found.abi, exec(), {
+        descriptor(path) {
+          extraFds.push(grantFd(policy, path))
+          return 2 + extraFds.length
+        },
+      })
+      // The final exec stage runs from a descriptor: allow executing what it holds.
+      const stage = executableFd(launch)
+      const execFd = stage === undefined ? [] : ['--exec-fd', String(stage)]
       return {
         ...launch,
         file: found.launcher,
-        args: [...launcherArgs(policy, runAs, found.abi, exec()), launch.file, ...launch.args],
+        args: [...execFd, ...args, launch.file, ...launch.args],
+        extraFds,
       }
     },
 

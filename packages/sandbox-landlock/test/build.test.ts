@@ -27,8 +27,8 @@ describe('scripts/build-native.mjs', () => {
     const reason = 'no C compiler: "/nonexistent/cc" was not found'
     const fix = 'install a C compiler (apt-get install gcc) and rebuild @toolvisor/sandbox-landlock'
     expect(result.stderr).toBe(
-      `warning: @toolvisor/sandbox-landlock: the Landlock launcher was not built: ${reason}\n` +
-        `  fix: ${fix}\n  the landlock sandbox mechanism will report itself unavailable until then\n`,
+      `warning: @toolvisor/sandbox-landlock: landlock-launcher was not built: ${reason}\n` +
+        `  fix: ${fix}\n  @toolvisor/sandbox-landlock reports it unavailable until then\n`,
     )
     expect(readFileSync(join(out, 'UNAVAILABLE'), 'utf8')).toBe(`reason: ${reason}\nfix: ${fix}\n`)
     expect(existsSync(join(out, 'landlock-launcher'))).toBe(false)
@@ -79,7 +79,7 @@ describe('the built package', () => {
       const { landlockMechanism } = await import(${JSON.stringify(entry)})
       const m = landlockMechanism()
       const d = await m.describe()
-      const policy = { toolDir: '/usr/bin', executable: '/usr/bin/true', read: [], write: [], net: 'host', tmp: 'shared', declared: [] }
+      const policy = { toolDir: '/usr/bin', executable: '/usr/bin/true', read: [], write: [], net: 'host', tmp: 'shared', declared: [], pins: {} }
       const w = m.wrap({ file: '/usr/bin/true', args: [], env: {}, cwd: '/', extraFds: [] }, policy, undefined)
       process.stdout.write(JSON.stringify({ available: d.available, file: w.file }))
     `

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync } from 'node:child_process'
 import {
   chmodSync,
   existsSync,
@@ -12,6 +12,7 @@ import {
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { Launch, SandboxPolicy } from '@toolvisor/process-runtime'
+import { spawnLaunch } from '@toolvisor/process-runtime'
 
 /** True when the tests run as root (needed for useradd and the launcher's --user). */
 export const isRoot = process.geteuid?.() === 0
@@ -113,6 +114,7 @@ export function policyFor(
     net: 'host',
     tmp: 'shared',
     declared: [],
+    pins: {},
     ...overrides,
     read,
   }
@@ -135,14 +137,13 @@ export function launchOf(
 
 const groups = new Set<number>()
 
-/** Spawns the launch as the runtime will (own process group); the group is tracked for cleanup. */
+/**
+ * Spawns the launch as the runtime does (its own `spawnLaunch`: own process group, grant
+ * descriptors opened and passed); the group is tracked for cleanup.
+ */
 export function start(launch: Launch): ChildProcess {
-  const child = spawn(launch.file, [...launch.args], {
-    env: launch.env,
-    cwd: launch.cwd,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  const { child } = spawnLaunch(launch)
+  child.stdin?.end()
   if (child.pid !== undefined) groups.add(child.pid)
   return child
 }

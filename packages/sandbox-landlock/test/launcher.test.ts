@@ -49,12 +49,18 @@ function launch(args: string[], env: Record<string, string> = {}) {
 }
 
 /** Runs the probe tool under the launcher with `flags`; returns its answer. */
-async function probe(flags: string[], ops: unknown[][], env: Record<string, string> = {}) {
+async function probe(flags: string[], ops: unknown[][], first: string[] = []) {
   const tool = probeTool()
-  const result = await launch(
-    [...base, '--ro', tool.dir, ...flags, '--', tool.file, JSON.stringify(ops)],
-    env,
-  )
+  const result = await launch([
+    ...first,
+    ...base,
+    '--ro',
+    tool.dir,
+    ...flags,
+    '--',
+    tool.file,
+    JSON.stringify(ops),
+  ])
   expect(result.stderr).toBe('')
   expect(result.code).toBe(0)
   return JSON.parse(result.stdout) as Record<string, unknown>
@@ -73,22 +79,39 @@ describe('the C source', () => {
 })
 
 describe('--abi', () => {
-  it('prints the kernel ABI; LL_MAX_ABI lowers it, never raises it', () => {
+  it('prints the kernel ABI; --max-abi (tests only) lowers it, never raises it', () => {
     expect(abi).toBeGreaterThan(0)
     const at = (value: string) =>
-      spawnSync(builtLauncher, ['--abi'], { encoding: 'utf8', env: { LL_MAX_ABI: value } })
+      spawnSync(builtLauncher, ['--max-abi', value, '--abi'], { encoding: 'utf8' })
     expect(at('3').stdout).toBe('3\n')
     expect(at('99').stdout).toBe(`${abi}\n`)
     expect(at('0')).toMatchObject({
       status: 0,
       stdout: '0\n',
-      stderr: 'toolvisor-landlock: Landlock: hidden by LL_MAX_ABI=0\n',
+      stderr: 'toolvisor-landlock: Landlock: hidden by --max-abi 0\n',
     })
     expect(at('x')).toMatchObject({
       status: 125,
       stdout: '',
-      stderr: 'toolvisor-landlock: LL_MAX_ABI: not a non-negative integer\n',
+      stderr: 'toolvisor-landlock: --max-abi: not a non-negative integer\n',
     })
+  })
+
+  it('reads nothing from its environment: LL_MAX_ABI, the old test knob, changes nothing', () => {
+    const result = spawnSync(builtLauncher, ['--abi'], { encoding: 'utf8', env: { LL_MAX_ABI: '0' } })
+    expect(result.stdout).toBe(`${abi}\n`)
+  })
+})
+
+describe('--expect-abi', () => {
+  it('refuses to run the tool when the ABI applied is not the one qualified', async () => {
+    expect(await launch(['--expect-abi', String(abi - 1), ...base, '--', 'true'])).toEqual({
+      code: 125,
+      signal: null,
+      stdout: '',
+      stderr: `toolvisor-landlock: --expect-abi: Landlock ABI ${abi} applies here, toolvisor qualified the tool at ABI ${abi - 1}: reload the tool\n`,
+    })
+    expect((await launch(['--expect-abi', String(abi), ...base, '--', 'true'])).code).toBe(0)
   })
 })
 
@@ -116,8 +139,8 @@ describe('fails closed with 125 and one line', () => {
     expect(existsSync(marker)).toBe(false)
   })
 
-  it('--deny-tcp at ABI 3 (LL_MAX_ABI=3)', async () => {
-    expect(await launch([...base, '--deny-tcp', '--', 'true'], { LL_MAX_ABI: '3' })).toEqual({
+  it('--deny-tcp at ABI 3 (--max-abi 3)', async () => {
+    expect(await launch(['--max-abi', '3', ...base, '--deny-tcp', '--', 'true'])).toEqual({
       code: 125,
       signal: null,
       stdout: '',
@@ -125,13 +148,19 @@ describe('fails closed with 125 and one line', () => {
     })
   })
 
-  it('Landlock missing (LL_MAX_ABI=0)', async () => {
-    expect(await launch([...base, '--', 'true'], { LL_MAX_ABI: '0' })).toEqual({
+  it('Landlock missing (--max-abi 0)', async () => {
+    expect(await launch(['--max-abi', '0', ...base, '--', 'true'])).toEqual({
       code: 125,
       signal: null,
       stdout: '',
-      stderr: 'toolvisor-landlock: Landlock: hidden by LL_MAX_ABI=0\n',
+      stderr: 'toolvisor-landlock: Landlock: hidden by --max-abi 0\n',
     })
+  })
+
+  it('a descriptor flag without an open descriptor', async () => {
+    expect((await launch([...base, '--ro-fd', '77', '--', 'true'])).stderr).toBe(
+      'toolvisor-landlock: --ro-fd 77: not an open descriptor (>= 3)\n',
+    )
   })
 
   it('an unknown user', async () => {
@@ -207,8 +236,8 @@ describe('network', () => {
     return datagrams.splice(0).length
   }
 
-  it('without flags TCP and UDP reach host listeners', async () => {
-    expect(await probe(['--ro', unixDir], ops())).toEqual({ tcp: 'ok', udp: 'ok', unix: 'ok' })
+  it('without flags TCP and UDP reach host listeners; a unix socket never, even under a grant', async () => {
+    expect(await probe(['--ro', unixDir], ops())).toEqual({ tcp: 'ok', udp: 'ok', unix: 'EPERM' })
     expect(await received()).toBe(1)
   })
 
@@ -216,26 +245,26 @@ describe('network', () => {
     expect(await probe(['--ro', unixDir, '--deny-tcp'], ops())).toEqual({
       tcp: 'EACCES',
       udp: 'ok',
-      unix: 'ok',
+      unix: 'EPERM',
     })
     expect(await received()).toBe(1)
   })
 
-  it(`--deny-tcp --no-inet: TCP and UDP are EPERM; a pathname unix socket under a read grant ${abi >= 9 ? 'is EACCES (ABI 9)' : 'still connects (the ABI < 9 gap)'}`, async () => {
+  it('--deny-tcp --no-inet: TCP and UDP are EPERM, the unix socket too: no socket at all', async () => {
     expect(await probe(['--ro', unixDir, '--deny-tcp', '--no-inet'], ops())).toEqual({
       tcp: 'EPERM',
       udp: 'EPERM',
-      unix: abi >= 9 ? 'EACCES' : 'ok',
+      unix: 'EPERM',
     })
     expect(await received()).toBe(0)
   })
 })
 
 describe('scoping (ABI 6)', () => {
-  it('signals to a process outside the sandbox are EPERM from ABI 6 on, allowed at LL_MAX_ABI=5', async () => {
+  it('signals to a process outside the sandbox are EPERM from ABI 6 on, allowed at --max-abi 5', async () => {
     const op = [['kill', 'kill', process.pid]]
     expect(await probe([], op)).toEqual({ kill: abi >= 6 ? 'EPERM' : 'ok' })
-    expect(await probe([], op, { LL_MAX_ABI: '5' })).toEqual({ kill: 'ok' })
+    expect(await probe([], op, ['--max-abi', '5'])).toEqual({ kill: 'ok' })
   })
 })
 

@@ -9,6 +9,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { builtLauncher, probeLauncher } from '../src/internal/launcher.js'
@@ -359,9 +360,10 @@ describe('die with the runtime', () => {
     // The stand-in runtime starts the launcher in a process group of its own, so killing the
     // stand-in's group does not reach the tool: only PDEATHSIG can.
     const standIn = `
-      const { spawn } = require('node:child_process')
-      const launch = ${JSON.stringify(launch)}
-      const child = spawn(launch.file, launch.args, { env: launch.env, cwd: launch.cwd, detached: true, stdio: ['ignore', 'pipe', 'inherit'] })
+      const { spawnLaunch } = require(${JSON.stringify(createRequire(import.meta.url).resolve('@toolvisor/process-runtime'))})
+      const { child } = spawnLaunch(${JSON.stringify(launch)})
+      child.stdin.end()
+      child.stderr.pipe(process.stderr)
       child.stdout.on('data', (d) => process.stdout.write(String(child.pid) + ' ' + d))
       setInterval(() => {}, 1000)
     `
@@ -401,25 +403,28 @@ describe('cancel', () => {
 })
 
 describe('refusals', () => {
-  it('net: none at ABI < 9 is refused naming net, and wrap refuses it too (LANDLOCK_ERR_REFUSED)', async () => {
+  it('a write grant of / (above /proc and /sys) is refused naming fs.write, and wrap refuses it too (LANDLOCK_ERR_REFUSED)', async () => {
     const tool = probeTool()
-    const policy = policyFor(tool.dir, tool.file, { net: 'none', declared: ['net'] })
-    const answer = await mechanism.qualify(policy, undefined)
-    if (abi >= 9) {
-      expect(answer).toEqual({ ok: true })
-      return
-    }
+    const policy = policyFor(tool.dir, tool.file, { write: ['/'], declared: ['fs.write'] })
     const reason =
-      `net: none needs Landlock ABI >= 9 to also deny pathname unix sockets; this kernel has ABI ${abi} ` +
-      '(TCP rules alone leave UDP and DNS open)'
+      'a write grant of / would make /proc/sys and /sys writable, and Landlock cannot keep a path below a grant read-only'
     const fix =
-      'use --sandbox bwrap (or --sandbox auto, which picks it for this tool), or run on a kernel with Landlock ABI >= 9'
-    expect(answer).toEqual({ ok: false, field: 'net', reason, fix })
+      'use --sandbox bwrap (or --sandbox auto, which picks it for this tool), or grant narrower paths'
+    expect(await mechanism.qualify(policy, undefined)).toEqual({ ok: false, field: 'fs.write', reason, fix })
     expect(() => mechanism.wrap(launchOf(tool.file), policy, undefined)).toThrow(
       expect.objectContaining({
         code: 'LANDLOCK_ERR_REFUSED',
-        message: `cannot run ${tool.file} under Landlock: net: ${reason}; fix: ${fix}`,
+        message: `cannot run ${tool.file} under Landlock: fs.write: ${reason}; fix: ${fix}`,
       }),
+    )
+  })
+
+  it('net: none is honoured: no socket of any family, TCP rules too', async () => {
+    const tool = probeTool()
+    const policy = policyFor(tool.dir, tool.file, { net: 'none', declared: ['net'] })
+    expect(await mechanism.qualify(policy, undefined)).toEqual({ ok: true })
+    expect(mechanism.wrap(launchOf(tool.file), policy, undefined).args).toEqual(
+      expect.arrayContaining(['--deny-tcp', '--no-inet']),
     )
   })
 
@@ -468,17 +473,17 @@ describe('refusals', () => {
     )
   })
 
-  it('a kernel without Landlock (LL_MAX_ABI=0) makes the mechanism unavailable', async () => {
+  it('a kernel without Landlock (--max-abi 0) makes the mechanism unavailable', async () => {
     const wrapper = writeTool(
       join(tempDir(), 'launcher'),
-      `#!/bin/sh\nLL_MAX_ABI=0 exec ${builtLauncher} "$@"\n`,
+      `#!/bin/sh\nexec ${builtLauncher} --max-abi 0 "$@"\n`,
     )
     const hidden = landlockMechanism({ launcher: wrapper })
     const tool = probeTool()
     expect(await hidden.qualify(policyFor(tool.dir, tool.file), undefined)).toEqual({
       ok: false,
       field: 'mechanism',
-      reason: 'Landlock is not available: hidden by LL_MAX_ABI=0',
+      reason: 'Landlock is not available: hidden by --max-abi 0',
       fix: 'run on Linux >= 5.13 with Landlock enabled (CONFIG_SECURITY_LANDLOCK=y and landlock in the lsm= boot parameter)',
     })
   })
@@ -497,19 +502,22 @@ describe('describe()', () => {
     )
     expect(description.gaps).toContain(
       `exec minimum granted to every tool: ${execMinimum().read.join(', ')} read-only, /dev/null writable; ` +
-        '/etc includes whatever the tool user may read there (as root: /etc/shadow)',
+        '/etc holds whatever the tool user may read there',
+    )
+    expect(description.enforces.net).toMatch(
+      /^net: none: a seccomp filter refuses socket\(\) and socketpair\(\) of every family/,
     )
     expect(description.gaps.some((gap) => gap.includes('(ABI < 3)'))).toBe(abi < 3)
     expect(description.gaps.some((gap) => gap.includes('(ABI < 6)'))).toBe(abi < 6)
-    expect(description.gaps.some((gap) => gap.includes('(ABI < 9)'))).toBe(abi < 9)
+    expect(description.gaps.some((gap) => gap.includes('unix socket'))).toBe(true)
   })
 
   it.skipIf(!hasPython)(
-    'at ABI 2 (LL_MAX_ABI) it states the truncation gap, and the gap is real (needs /usr/bin/python3 for truncate(2))',
+    'at ABI 2 (--max-abi) it states the truncation gap, and the gap is real (needs /usr/bin/python3 for truncate(2))',
     async () => {
       const wrapper = writeTool(
         join(tempDir(), 'launcher'),
-        `#!/bin/sh\nLL_MAX_ABI=2 exec ${builtLauncher} "$@"\n`,
+        `#!/bin/sh\nexec ${builtLauncher} --max-abi 2 "$@"\n`,
       )
       const old = landlockMechanism({ launcher: wrapper })
       const description = await old.describe()

@@ -26,6 +26,8 @@ import type { Tool, ToolCallContext, ToolResult } from './types.js'
 export interface LoadedTool {
   readonly spec: ToolSpec
   readonly prepared: PreparedTool
+  /** How `describe` and `help` run: confined when a sandbox mechanism is configured. */
+  readonly confined: PreparedTool
 }
 
 /** What binary tools need to run. */

@@ -42,7 +42,8 @@ export function helpTool(
       if (!entry)
         return text(`help: no help for ${JSON.stringify(asked)}; tools with help: ${names.join(', ')}`, true)
       const process = deps.runtime.start({
-        tool: entry.tool.prepared,
+        // Like describe, help runs before anything is called: under the confining policy.
+        tool: entry.tool.confined,
         argv: entry.command === undefined ? ['help'] : ['help', entry.command],
         process: RAW_ONESHOT,
         timeoutMs,

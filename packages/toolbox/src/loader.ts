@@ -1,7 +1,7 @@
 import { accessSync, constants, readdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { LoadingError } from '@toolvisor/describe-v2'
-import { RAW_ONESHOT } from '@toolvisor/process-runtime'
+import { type EnvironmentPolicy, RAW_ONESHOT } from '@toolvisor/process-runtime'
 import type { BinaryToolDeps, LoadedTool } from './binary-tool.js'
 import type { LoadReport } from './types.js'
 
@@ -12,6 +12,11 @@ export interface LoadOptions {
   /** How many `describe` runs at once. */
   readonly describeConcurrency: number
 }
+
+/** A toolbox: its directory, or its directory and the environment policy of its tools. */
+export type ToolboxEntry =
+  | string
+  | { readonly path: string; readonly environment?: EnvironmentPolicy | undefined }
 
 /** What loading toolboxes gave: the tools, and a report for every failure and warning. */
 export interface LoadOutcome {
@@ -52,6 +57,7 @@ export async function loadTool(
   path: string,
   deps: BinaryToolDeps,
   options: LoadOptions,
+  environment?: EnvironmentPolicy | undefined,
 ): Promise<LoadedTool> {
   const absolute = resolve(path)
   const fail = (code: string, reason: string): never => {
@@ -69,8 +75,10 @@ export async function loadTool(
   } catch {
     fail('TOOLBOX_ERR_NOT_EXECUTABLE', 'not executable: chmod +x it, or move it out of the toolbox')
   }
+  // describe runs before anything is declared: confined when a sandbox mechanism is configured.
+  const confined = await deps.runtime.confined(absolute)
   const process = deps.runtime.start({
-    tool: deps.runtime.bare(absolute),
+    tool: confined,
     argv: ['describe'],
     process: RAW_ONESHOT,
     timeoutMs: options.describeTimeoutMs,
@@ -103,8 +111,12 @@ export async function loadTool(
       reason: 'service tools are run by @toolvisor/tool-processes, which this toolvisor does not include yet',
     })
   }
-  const prepared = await deps.runtime.prepare({ ...spec, path: absolute })
-  return { spec, prepared }
+  const prepared = await deps.runtime.prepare({
+    ...spec,
+    path: absolute,
+    ...(environment === undefined ? {} : { environment }),
+  })
+  return { spec, prepared, confined }
 }
 
 /** The candidate tools of a toolbox: every entry directly inside it except dot-files and directories. */
@@ -127,16 +139,21 @@ function candidates(dir: string): string[] {
  * stops the others: each failure becomes a report with its path and reason.
  */
 export async function loadToolboxes(
-  dirs: readonly string[],
+  dirs: readonly ToolboxEntry[],
   deps: BinaryToolDeps,
   options: LoadOptions,
 ): Promise<LoadOutcome> {
   const reports: LoadReport[] = []
   const paths: string[] = []
-  for (const dir of dirs) {
-    const absolute = resolve(dir)
+  const policies = new Map<string, EnvironmentPolicy>()
+  for (const entry of dirs) {
+    const absolute = resolve(typeof entry === 'string' ? entry : entry.path)
     try {
-      paths.push(...candidates(absolute))
+      const found = candidates(absolute)
+      paths.push(...found)
+      if (typeof entry !== 'string' && entry.environment !== undefined) {
+        for (const path of found) policies.set(path, entry.environment)
+      }
     } catch (error) {
       reports.push({
         severity: 'error',
@@ -153,7 +170,7 @@ export async function loadToolboxes(
       const index = next++
       const path = paths[index]!
       try {
-        results[index] = await loadTool(path, deps, options)
+        results[index] = await loadTool(path, deps, options, policies.get(path))
       } catch (error) {
         reports.push(reportOf(path, error))
       }

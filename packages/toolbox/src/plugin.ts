@@ -1,10 +1,17 @@
 import { DescribeToken } from '@toolvisor/describe-v2'
 import { definePlugin } from '@toolvisor/kernel'
-import { RAW_ONESHOT, RuntimeToken, TasksToken } from '@toolvisor/process-runtime'
+import { EnvironmentPolicyConfig, RAW_ONESHOT, RuntimeToken, TasksToken } from '@toolvisor/process-runtime'
 import { z } from 'zod'
 import { type BinaryToolDeps, type CallOptions, type LoadedTool, toolsOf } from './binary-tool.js'
 import { helpTool } from './help.js'
-import { type LoadOptions, type LoadOutcome, loadTool, loadToolboxes, reportOf } from './loader.js'
+import {
+  type LoadOptions,
+  type LoadOutcome,
+  loadTool,
+  loadToolboxes,
+  reportOf,
+  type ToolboxEntry,
+} from './loader.js'
 import { createToolRegistry } from './registry.js'
 import { BinaryToolsToken, ToolsToken } from './tokens.js'
 import type { Tool, ToolRegistry } from './types.js'
@@ -14,7 +21,7 @@ export interface BinaryTools {
   /** Loads one executable; throws a LoadingError. */
   load(path: string): Promise<LoadedTool>
   /** Loads every tool of the toolboxes; failures are reports, never throws. */
-  loadToolboxes(dirs: readonly string[]): Promise<LoadOutcome>
+  loadToolboxes(dirs: readonly ToolboxEntry[]): Promise<LoadOutcome>
   /** The model-facing tools of a loaded tool (itself, or one per sub-command). */
   tools(loaded: LoadedTool): Tool[]
   /** The shared `help` tool for these tools, when any declares help. */
@@ -32,10 +39,16 @@ export interface BinaryTools {
   register(registry: ToolRegistry, loaded: LoadedTool): void
 }
 
+/** A toolbox: its directory, or its directory and the environment policy of its tools. */
+export const ToolboxEntryConfig = z.union([
+  z.string().min(1),
+  z.object({ path: z.string().min(1), environment: EnvironmentPolicyConfig.optional() }).strict(),
+])
+
 /** The toolbox's configuration. */
 export const ToolboxConfig = z
   .object({
-    toolboxes: z.array(z.string().min(1)).default([]),
+    toolboxes: z.array(ToolboxEntryConfig).default([]),
     describeTimeoutMs: z.number().int().positive().default(10_000),
     describeConcurrency: z.number().int().positive().default(8),
     helpTimeoutMs: z.number().int().positive().default(10_000),

@@ -6,7 +6,7 @@ import type { HostEntry } from './host.js'
  * hardening Flatpak applies: the tool cannot create nested user namespaces (where it would hold
  * every capability again, a large kernel attack surface). `--cap-drop ALL` is passed whoever runs
  * bwrap: as root it is what stops a tool from remounting a read-only bind writable; when bwrap runs
- * as the run_as user it changes nothing, except when that user is root.
+ * as the sandbox or run_as user it changes nothing, except when that user is root.
  */
 export function namespaceArgs(net: SandboxPolicy['net']): string[] {
   return [
@@ -22,25 +22,48 @@ export function namespaceArgs(net: SandboxPolicy['net']): string[] {
   ]
 }
 
-/** One mount operation, with the path it covers and whether the host's content shows there. */
+/**
+ * One mount operation, with the path it covers and whether the host's content shows there. A
+ * `grant` (the tool's directory, its executable, fs.read, fs.write) is bound from a descriptor
+ * the runtime opened and checked at spawn (`--ro-bind-fd`/`--bind-fd`), never by path: what is
+ * bound is what was qualified at load, whatever the path leads to by then.
+ */
 export interface Mount {
   readonly path: string
-  readonly args: readonly string[]
   /** True for binds of host paths; false for tmpfs, proc and dev, which replace what was there. */
   readonly host: boolean
+  /** The arguments, for a mount by path. */
+  readonly args: readonly string[]
+  /** Set for a grant: bound from a descriptor, read-only or writable. */
+  readonly grant?: 'ro' | 'rw'
 }
 
-const bind = (flag: '--ro-bind' | '--bind', path: string): Mount => ({
+const bind = (flag: '--ro-bind' | '--bind' | '--ro-bind-try', path: string): Mount => ({
   path,
   args: [flag, path, path],
   host: true,
 })
+const grant = (mode: 'ro' | 'rw', path: string): Mount => ({ path, args: [], host: true, grant: mode })
 const tmpfs = (path: string): Mount => ({ path, args: ['--perms', '1777', '--tmpfs', path], host: false })
+
+/**
+ * Kernel interfaces under /proc that write to the host, whatever the namespace: kept read-only
+ * inside (sysctls check only the file mode for uid 0, so dropped capabilities alone would not stop
+ * a tool running as root from setting `kernel/core_pattern`, a program run as root on the host).
+ * The `-try` ones are absent on some kernels.
+ */
+const PROC_READ_ONLY: readonly Mount[] = [
+  bind('--ro-bind', '/proc/sys'),
+  bind('--ro-bind-try', '/proc/sysrq-trigger'),
+  bind('--ro-bind-try', '/proc/irq'),
+  bind('--ro-bind-try', '/proc/bus'),
+]
 
 /**
  * What any dynamically linked program needs to start (/usr, the host's /bin etc., /etc, /proc,
  * /dev), and /tmp as `tmp` says. /dev/shm is private always: POSIX shared memory is IPC, and the
- * IPC namespace is unshared too. `tmp: shared` binds the host's /tmp only, not /var/tmp.
+ * IPC namespace is unshared too. `tmp: shared` binds the host's /tmp only, not /var/tmp; `none`
+ * (no /tmp wanted) is a private one here, which nothing outlives.
  */
 export function baseMounts(layout: readonly HostEntry[], tmp: SandboxPolicy['tmp']): Mount[] {
   return [
@@ -53,6 +76,7 @@ export function baseMounts(layout: readonly HostEntry[], tmp: SandboxPolicy['tmp
     ),
     bind('--ro-bind', '/etc'),
     { path: '/proc', args: ['--proc', '/proc'], host: false },
+    ...PROC_READ_ONLY,
     { path: '/dev', args: ['--dev', '/dev'], host: false },
     tmpfs('/dev/shm'),
     ...(tmp === 'shared' ? [bind('--bind', '/tmp')] : [tmpfs('/tmp'), tmpfs('/var/tmp')]),
@@ -69,18 +93,21 @@ export function isWithin(path: string, root: string): boolean {
 /**
  * The tool's directory (and its executable when that lies outside every grant), fs.read
  * read-only, fs.write read-write. A read grant inside a write grant is dropped: grants add up, as
- * under Landlock, so that path stays writable.
+ * under Landlock, so that path stays writable. A grant that brings the host's /sys along (a grant
+ * of /) gets /sys read-only over it.
  */
 export function grantMounts(policy: SandboxPolicy): Mount[] {
   const writes = [...new Set(policy.write)]
   const reads = [policy.toolDir, ...policy.read]
   if (![...reads, ...writes].some((root) => isWithin(policy.executable, root))) reads.push(policy.executable)
-  return [
+  const grants = [
     ...[...new Set(reads)]
       .filter((path) => !writes.some((root) => isWithin(path, root)))
-      .map((p) => bind('--ro-bind', p)),
-    ...writes.map((path) => bind('--bind', path)),
+      .map((path) => grant('ro', path)),
+    ...writes.map((path) => grant('rw', path)),
   ]
+  const bringsSys = grants.some((mount) => isWithin('/sys', mount.path) && mount.path !== '/sys')
+  return bringsSys ? [...grants, bind('--ro-bind', '/sys')] : grants
 }
 
 /**
@@ -102,9 +129,19 @@ export function mounts(policy: SandboxPolicy, layout: readonly HostEntry[]): Mou
   )
 }
 
-/** The argument list of a mount sequence. */
-export function mountArgs(list: readonly Mount[]): string[] {
-  return list.flatMap((mount) => mount.args)
+/**
+ * The argument list of a mount sequence. `fdOf` numbers the descriptor of each grant (the caller
+ * adds the descriptors to the launch in the order it is asked).
+ */
+export function mountArgs(list: readonly Mount[], fdOf: (path: string) => number = noGrants): string[] {
+  return list.flatMap((mount) => {
+    if (mount.grant === undefined) return mount.args
+    return [mount.grant === 'ro' ? '--ro-bind-fd' : '--bind-fd', String(fdOf(mount.path)), mount.path]
+  })
+}
+
+function noGrants(path: string): never {
+  throw new Error(`${path} is a grant: mountArgs needs its descriptor`)
 }
 
 /** Whether `path` shows the host's content inside: the last mount covering it is a host bind. */

@@ -4,7 +4,7 @@ import { promisify } from 'node:util'
 import type { RunAsTarget, SandboxPolicy } from '@toolvisor/process-runtime'
 import { baseMounts, mountArgs, namespaceArgs } from './args.js'
 import type { HostEntry } from './host.js'
-import { netNoneProgram } from './seccomp.js'
+import { sandboxProgram } from './seccomp.js'
 
 const run = promisify(execFile)
 
@@ -22,7 +22,7 @@ export type PreflightResult =
 const PREFLIGHT_TIMEOUT_MS = 10_000
 
 /**
- * Runs `bwrap <namespaces> <exec minimum> [--seccomp] --remount-ro / -- /usr/bin/true`: the same
+ * Runs `bwrap <namespaces> <exec minimum> --seccomp 3 --remount-ro / -- /usr/bin/true`: the same
  * namespaces, mounts and filter a tool with this `net` gets, minus its own grants.
  */
 export function preflight(
@@ -31,11 +31,11 @@ export function preflight(
   net: SandboxPolicy['net'],
   ids: Ids | undefined,
 ): Promise<PreflightResult> {
-  const seccomp = net === 'none' ? ['--seccomp', '3'] : []
   const args = [
     ...namespaceArgs(net),
     ...mountArgs(baseMounts(layout, 'private')),
-    ...seccomp,
+    '--seccomp',
+    '3',
     '--remount-ro',
     '/',
     '--',
@@ -44,7 +44,7 @@ export function preflight(
   const who = ids === undefined ? '' : ` as uid ${ids.uid}`
   return new Promise((resolve) => {
     const child = spawn(bwrap, args, {
-      stdio: ['ignore', 'ignore', 'pipe', ...(net === 'none' ? (['pipe'] as const) : [])],
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
       timeout: PREFLIGHT_TIMEOUT_MS,
       killSignal: 'SIGKILL',
       ...(ids === undefined ? {} : { uid: ids.uid, gid: ids.gid }),
@@ -56,7 +56,7 @@ export function preflight(
     })
     const data = child.stdio[3] as Writable | null | undefined
     data?.on('error', () => {})
-    data?.end(netNoneProgram())
+    data?.end(sandboxProgram({ net }))
     child.on('error', (error) => {
       resolve({ ok: false, spawned: false, reason: `${bwrap} could not be run${who}: ${error.message}` })
     })

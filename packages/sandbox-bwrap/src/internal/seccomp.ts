@@ -1,10 +1,18 @@
 /**
- * The `net: none` socket filter, as a raw classic-BPF program for `bwrap --seccomp FD`.
+ * The filter every tool runs under, as a raw classic-BPF program for `bwrap --seccomp FD`.
  *
- * Written by hand (no libseccomp): `socket(domain != AF_UNIX)` -> EPERM, `io_uring_setup` ->
- * ENOSYS (io_uring can open sockets without `socket(2)`), x32 system calls -> ENOSYS, any
- * architecture other than x86_64 and aarch64 (i386 `int 0x80`, arm32 compat) -> the process is
- * killed, because their syscall numbers (socketcall!) are not the ones checked here.
+ * Written by hand (no libseccomp):
+ * - `socket(AF_UNIX, ...)` -> EPERM always: a unix socket connects by path or by abstract name,
+ *   and neither the mount namespace (a socket inside a granted directory, or in a shared /tmp)
+ *   nor `net: host` (the host's abstract sockets) keeps that inside the grants. `socketpair`
+ *   stays: it makes an anonymous pair that can reach nothing.
+ * - with `net: none`, `socket()` of every other family -> EPERM too (the network namespace is the
+ *   first wall, this the second);
+ * - `add_key`, `request_key`, `keyctl` -> EPERM: the kernel keyrings are not namespaced by bwrap;
+ * - `io_uring_setup` -> ENOSYS (io_uring opens and connects sockets without `socket(2)`), x32
+ *   system calls -> ENOSYS, any architecture other than x86_64 and aarch64 (i386 `int 0x80`,
+ *   arm32 compat) -> the process is killed, because their syscall numbers (socketcall!) are not
+ *   the ones checked here.
  */
 
 // struct seccomp_data { int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6]; }
@@ -25,10 +33,19 @@ const EPERM = 1
 const ENOSYS = 38
 const AF_UNIX = 1
 
-/** `AUDIT_ARCH_*` values and the syscall numbers the filter checks, per architecture. */
+/**
+ * `AUDIT_ARCH_*` values and the syscall numbers the filter checks, per architecture (from the
+ * kernel's `arch/x86/entry/syscalls/syscall_64.tbl` and `include/uapi/asm-generic/unistd.h`).
+ */
 export const ARCHES = {
-  x86_64: { audit: 0xc000003e, socket: 41, ioUringSetup: 425, x32Bit: 0x40000000 },
-  aarch64: { audit: 0xc00000b7, socket: 198, ioUringSetup: 425, x32Bit: undefined },
+  x86_64: {
+    audit: 0xc000003e,
+    socket: 41,
+    ioUringSetup: 425,
+    x32Bit: 0x40000000,
+    keyring: [248, 249, 250], // add_key, request_key, keyctl
+  },
+  aarch64: { audit: 0xc00000b7, socket: 198, ioUringSetup: 425, x32Bit: undefined, keyring: [217, 218, 219] },
 } as const
 
 /** One `struct sock_filter`. */
@@ -72,28 +89,32 @@ const ret = (k: number, label?: string): Draft => ({
   ...(label === undefined ? {} : { label }),
 })
 
+/** What the filter refuses beyond the fixed set: other socket families under `net: none`. */
+export interface FilterOptions {
+  readonly net: 'host' | 'none'
+}
+
 /** The filter's instructions (exported for the interpreter test). */
-export function netNoneFilter(): SockFilter[] {
+export function sandboxFilter(options: FilterOptions): SockFilter[] {
   const { x86_64, aarch64 } = ARCHES
+  const perArch = (arch: typeof x86_64 | typeof aarch64, label: string): Draft[] => [
+    load(OFFSET_NR, label),
+    ...(arch.x32Bit === undefined ? [] : [jge(arch.x32Bit, 'enosys')]),
+    jeq(arch.ioUringSetup, 'enosys'),
+    ...arch.keyring.map((nr) => jeq(nr, 'eperm')),
+    jeq(arch.socket, 'socket'),
+    ret(SECCOMP_RET_ALLOW),
+  ]
   return assemble([
     load(OFFSET_ARCH),
     jeq(x86_64.audit, 'x86_64'),
     jeq(aarch64.audit, 'aarch64', 'kill'),
     ret(SECCOMP_RET_KILL_PROCESS, 'kill'),
-
-    load(OFFSET_NR, 'x86_64'),
-    jge(x86_64.x32Bit, 'enosys'),
-    jeq(x86_64.ioUringSetup, 'enosys'),
-    jeq(x86_64.socket, 'socket'),
-    ret(SECCOMP_RET_ALLOW),
-
-    load(OFFSET_NR, 'aarch64'),
-    jeq(aarch64.ioUringSetup, 'enosys'),
-    jeq(aarch64.socket, 'socket'),
-    ret(SECCOMP_RET_ALLOW),
-
+    ...perArch(x86_64, 'x86_64'),
+    ...perArch(aarch64, 'aarch64'),
+    // socket(domain): AF_UNIX never; the other families only with net: host.
     load(OFFSET_ARG0, 'socket'),
-    jeq(AF_UNIX, 'allow', 'eperm'),
+    jeq(AF_UNIX, 'eperm', options.net === 'none' ? 'eperm' : 'allow'),
     ret(SECCOMP_RET_ERRNO | EPERM, 'eperm'),
     ret(SECCOMP_RET_ERRNO | ENOSYS, 'enosys'),
     ret(SECCOMP_RET_ALLOW, 'allow'),
@@ -113,10 +134,14 @@ export function encodeFilter(filter: readonly SockFilter[]): Uint8Array {
   return bytes
 }
 
-let cached: Uint8Array | undefined
+const cached = new Map<FilterOptions['net'], Uint8Array>()
 
-/** The encoded `net: none` program (built once; each caller gets its own copy). */
-export function netNoneProgram(): Uint8Array {
-  cached ??= encodeFilter(netNoneFilter())
-  return cached.slice()
+/** The encoded program for `options` (built once; each caller gets its own copy). */
+export function sandboxProgram(options: FilterOptions): Uint8Array {
+  let program = cached.get(options.net)
+  if (program === undefined) {
+    program = encodeFilter(sandboxFilter(options))
+    cached.set(options.net, program)
+  }
+  return program.slice()
 }

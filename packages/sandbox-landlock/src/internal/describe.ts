@@ -1,22 +1,21 @@
 import type { MechanismDescription, SandboxField } from '@toolvisor/process-runtime'
 import type { LauncherStatus } from './launcher.js'
-import { type ExecMinimum, netNoneAbi } from './policy.js'
+import { type ExecMinimum, tcpRulesAbi } from './policy.js'
 
 /** How each field is enforced at this ABI. */
 export function enforcement(abi: number): Partial<Record<SandboxField, string>> {
-  const netNone =
-    abi >= netNoneAbi
-      ? 'net: none: Landlock denies TCP bind and connect and pathname unix sockets outside write grants; ' +
-        'a seccomp filter refuses socket() for every family but AF_UNIX, and io_uring'
-      : `net: none: refused (needs Landlock ABI >= ${netNoneAbi}; this kernel has ABI ${abi})`
+  const tcp = abi >= tcpRulesAbi ? ', and Landlock denies TCP bind and connect as a second wall' : ''
   return {
     'fs.read': `Landlock rule: execute, read file, read directory (ABI ${abi}); anything else is EACCES`,
-    'fs.write': `Landlock rule with every filesystem right ABI ${abi} handles`,
-    net: `${netNone}; net: host: not restricted`,
+    'fs.write': `Landlock rule with every filesystem right ABI ${abi} handles; a write grant of / (above /proc and /sys) is refused`,
+    net:
+      `net: none: a seccomp filter refuses socket() and socketpair() of every family (AF_UNIX always, ` +
+      `whatever net says) and io_uring${tcp}; net: host: TCP and UDP as the host has them`,
     tmp: 'tmp: shared: /tmp granted read-write; tmp: private: refused (Landlock has no mount namespace)',
     run_as:
       'the launcher switches user itself (initgroups, setgid, setuid; supplementary groups kept) ' +
-      'before restricting, and checks setuid(0) fails; needs root',
+      'before restricting, and checks setuid(0) fails; needs root. As root, a tool that declares no ' +
+      'run_as runs as the sandbox user',
   }
 }
 
@@ -24,27 +23,25 @@ export function enforcement(abi: number): Partial<Record<SandboxField, string>> 
 export function gaps(abi: number, minimum: ExecMinimum): string[] {
   const list = [
     'Landlock denies, it does not hide: stat of an ungranted path works (existence, size, owner and times leak)',
-    'chmod, chown, utime, setxattr, flock, fcntl and access are not restricted by Landlock: a tool left ' +
-      'running as root can still chmod or touch root-owned files outside its grants (use run_as)',
+    'chmod, chown, utime, setxattr, flock, fcntl and access are not restricted by Landlock: they are the ' +
+      "tool user's own rights (the sandbox user when toolvisor is root; a run_as root tool could change " +
+      'root-owned files outside its grants)',
     `exec minimum granted to every tool: ${minimum.read.join(', ')} read-only, ${minimum.write.join(', ')} ` +
-      'writable; /etc includes whatever the tool user may read there (as root: /etc/shadow)',
+      'writable; /etc holds whatever the tool user may read there',
     '/proc is not granted: a tool that reads it (ps, os.cpus(), /proc/self) must declare it in fs.read, ' +
       "which also shows every process's command line",
-    'file descriptors the tool inherits (stdio, extra fds) are not restricted',
+    'no unix socket at all (a seccomp filter refuses socket(AF_UNIX) for every tool): a tool that talks to a ' +
+      'local daemon by socket cannot, under Landlock or bwrap',
     'PR_SET_PDEATHSIG reaches the tool only: its children die with the process group kill, and ' +
       'a child that calls setsid escapes both',
   ]
   if (abi < 2)
     list.push('rename and link across directories fail with EXDEV even inside write grants (ABI < 2)')
   if (abi < 3) list.push('truncation of files under read grants is not denied (ABI < 3)')
+  if (abi < tcpRulesAbi) list.push('net: none rests on the seccomp filter alone: no TCP rules below ABI 4')
   if (abi < 5) list.push('ioctl on device files is not restricted (ABI < 5)')
   if (abi < 6) {
     list.push('signals to processes outside the sandbox and abstract unix sockets are not scoped (ABI < 6)')
-  }
-  if (abi < netNoneAbi) {
-    list.push(
-      `pathname unix sockets under any grant stay connectable (ABI < ${netNoneAbi}), so net: none is refused`,
-    )
   }
   return list
 }

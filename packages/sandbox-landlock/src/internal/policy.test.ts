@@ -13,26 +13,39 @@ const policy: SandboxPolicy = {
   net: 'host',
   tmp: 'shared',
   declared: ['fs.read', 'fs.write'],
+  pins: {},
 }
 
 describe('launcherArgs', () => {
-  it('exec minimum, tool dir, declared paths, /tmp, user, in that order', () => {
+  it('the ABI qualified, exec minimum, tool dir, declared paths, /tmp, user, in that order', () => {
     expect(launcherArgs(policy, { user: 'svc', group: 'data' }, 7, minimum)).toEqual([
-      ...['--ro', '/usr', '--ro', '/etc', '--rw', '/dev/null', '--ro', '/opt/tools/t'],
+      ...['--expect-abi', '7', '--ro', '/usr', '--ro', '/etc', '--rw', '/dev/null', '--ro', '/opt/tools/t'],
       ...['--ro', '/data/in', '--rw', '/data/out', '--rw', '/tmp', '--user', 'svc:data', '--'],
     ])
   })
 
-  it('grants an executable that links out of the tool directory; net: none adds both network flags at ABI 9', () => {
-    const args = launcherArgs(
-      { ...policy, executable: '/usr/local/lib/t/run', read: [], write: [], net: 'none', tmp: 'private' },
-      undefined,
-      9,
-      minimum,
-    )
-    expect(args).toEqual([
-      ...['--ro', '/usr', '--ro', '/etc', '--rw', '/dev/null', '--ro', '/opt/tools/t'],
+  it('grants an executable that links out of the tool directory; net: none adds the TCP rules from ABI 4', () => {
+    const none = {
+      ...policy,
+      executable: '/usr/local/lib/t/run',
+      read: [],
+      write: [],
+      net: 'none',
+      tmp: 'none',
+    } as const
+    expect(launcherArgs(none, undefined, 7, minimum)).toEqual([
+      ...['--expect-abi', '7', '--ro', '/usr', '--ro', '/etc', '--rw', '/dev/null', '--ro', '/opt/tools/t'],
       ...['--ro', '/usr/local/lib/t/run', '--deny-tcp', '--no-inet', '--'],
+    ])
+    expect(launcherArgs(none, undefined, 3, minimum).slice(-2)).toEqual(['--no-inet', '--'])
+  })
+
+  it('passes grants as descriptors when asked, numbered in order', () => {
+    let next = 5
+    const args = launcherArgs(policy, undefined, 7, minimum, { descriptor: () => next++ })
+    expect(args).toEqual([
+      ...['--expect-abi', '7', '--ro', '/usr', '--ro', '/etc', '--rw', '/dev/null', '--ro-fd', '5'],
+      ...['--ro-fd', '6', '--rw-fd', '7', '--rw', '/tmp', '--'],
     ])
   })
 
@@ -45,8 +58,12 @@ describe('launcherArgs', () => {
 
 describe('refusal', () => {
   const available = { available: true, launcher: '/l', abi: 9 } as const
-  it('accepts net: none at ABI 9, refuses run_as for non-root before anything that passes', () => {
+  it('accepts net: none, refuses a write grant above /proc and /sys, and run_as for non-root', () => {
     expect(refusal({ ...policy, net: 'none' }, undefined, available, 1000)).toEqual({ ok: true })
+    expect(refusal({ ...policy, write: ['/'] }, undefined, available, 0)).toMatchObject({
+      ok: false,
+      field: 'fs.write',
+    })
     expect(refusal(policy, { user: 'svc' }, available, 1000)).toMatchObject({ ok: false, field: 'run_as' })
     expect(refusal(policy, { user: 'svc' }, available, 0)).toEqual({ ok: true })
   })

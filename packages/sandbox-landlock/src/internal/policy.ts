@@ -2,8 +2,8 @@ import { realpathSync } from 'node:fs'
 import type { Qualification, RunAsTarget, SandboxPolicy } from '@toolvisor/process-runtime'
 import type { LauncherStatus } from './launcher.js'
 
-/** The Landlock ABI that can deny pathname unix sockets (fs RESOLVE_UNIX); `net: none` needs it. */
-export const netNoneAbi = 9
+/** The Landlock ABI from which TCP bind and connect can be denied (a second wall under `net: none`). */
+export const tcpRulesAbi = 4
 
 /** What every tool gets so that it can start at all (sh, python3 and node tools, probed). */
 export interface ExecMinimum {
@@ -37,23 +37,35 @@ function inside(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`)
 }
 
+/**
+ * How the launcher is told a grant: by path (the preflight at load), or by a descriptor the
+ * runtime opens and checks at each start (`descriptor(path)` numbers it).
+ */
+export type GrantBy = 'path' | { readonly descriptor: (path: string) => number }
+
 /** The launcher's arguments for a policy, up to and including `--`. */
 export function launcherArgs(
   policy: SandboxPolicy,
   runAs: RunAsTarget | undefined,
   abi: number,
   minimum: ExecMinimum,
+  grants: GrantBy = 'path',
 ): string[] {
-  const args: string[] = []
+  const args: string[] = ['--expect-abi', String(abi)]
+  const grant = (mode: 'ro' | 'rw', path: string) => {
+    if (grants === 'path') args.push(`--${mode}`, path)
+    else args.push(`--${mode}-fd`, String(grants.descriptor(path)))
+  }
   for (const path of minimum.read) args.push('--ro', path)
   for (const path of minimum.write) args.push('--rw', path)
-  args.push('--ro', policy.toolDir)
+  grant('ro', policy.toolDir)
   // A tool whose executable is a link out of its directory still needs to exec the target.
-  if (!inside(policy.executable, policy.toolDir)) args.push('--ro', policy.executable)
-  for (const path of policy.read) args.push('--ro', path)
-  for (const path of policy.write) args.push('--rw', path)
+  if (!inside(policy.executable, policy.toolDir)) grant('ro', policy.executable)
+  for (const path of policy.read) grant('ro', path)
+  for (const path of policy.write) grant('rw', path)
   if (policy.tmp === 'shared') args.push('--rw', '/tmp')
-  if (policy.net === 'none' && abi >= netNoneAbi) args.push('--deny-tcp', '--no-inet')
+  // No socket of any family (the filter always refuses AF_UNIX); TCP rules too where the ABI has them.
+  if (policy.net === 'none') args.push(...(abi >= tcpRulesAbi ? ['--deny-tcp'] : []), '--no-inet')
   if (runAs !== undefined) {
     args.push('--user', runAs.group === undefined ? runAs.user : `${runAs.user}:${runAs.group}`)
   }
@@ -83,14 +95,15 @@ export function refusal(
       fix: `${otherMechanism}, or declare tmp: shared`,
     }
   }
-  if (policy.net === 'none' && status.abi < netNoneAbi) {
+  // Landlock rules add up and none can take a right back below a grant: a write grant above
+  // /proc or /sys would make the kernel's settings writable (bwrap can mount them read-only).
+  const kernel = policy.write.find((path) => ['/proc', '/sys'].some((dir) => inside(dir, path)))
+  if (kernel !== undefined) {
     return {
       ok: false,
-      field: 'net',
-      reason:
-        `net: none needs Landlock ABI >= ${netNoneAbi} to also deny pathname unix sockets; ` +
-        `this kernel has ABI ${status.abi} (TCP rules alone leave UDP and DNS open)`,
-      fix: `${otherMechanism}, or run on a kernel with Landlock ABI >= ${netNoneAbi}`,
+      field: 'fs.write',
+      reason: `a write grant of ${kernel} would make /proc/sys and /sys writable, and Landlock cannot keep a path below a grant read-only`,
+      fix: `${otherMechanism}, or grant narrower paths`,
     }
   }
   if (runAs !== undefined && euid !== 0) {

@@ -1,0 +1,137 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { closeSync, fstatSync, openSync, realpathSync } from 'node:fs'
+import { environmentBlock } from './environment.js'
+import { RuntimeError } from './errors.js'
+import { CLEAN_ENVIRONMENT, type ExtraFd, type Launch, type Pin } from './launchers.js'
+import { MARKER_VARIABLE } from './state.js'
+import type { PreparedTool } from './types.js'
+
+/**
+ * The one way a process is launched. The tool's launch becomes the final exec stage
+ * (`toolvisor-exec`, run from a descriptor, reading the tool's environment from another and
+ * closing every other descriptor); the sandbox mechanism chosen at load wraps that, then the run_as
+ * mechanism wraps the result (unless the sandbox switches user itself). Everything before the
+ * final exec runs with the clean environment. Without a helper (it could not be built here: only
+ * tools with no sandbox and no run_as load then) the tool is spawned directly.
+ */
+export function assemble(
+  tool: PreparedTool,
+  launch: Launch,
+  helper: string | undefined,
+): { readonly launch: Launch; readonly status?: number } {
+  if (helper === undefined) return { launch }
+  const status = launch.extraFds.length + 2
+  let wrapped = finalExec(launch, helper)
+  if (tool.sandbox) {
+    const runAs = tool.sandbox.mechanism.handlesRunAs ? tool.runAs?.target : undefined
+    wrapped = tool.sandbox.mechanism.wrap(wrapped, tool.sandbox.policy, runAs)
+  }
+  if (tool.runAs?.mechanism) wrapped = tool.runAs.mechanism.wrap(wrapped, tool.runAs.target)
+  // Mechanisms only append descriptors: the status pipe keeps its index.
+  return { launch: wrapped, status }
+}
+
+/**
+ * `/proc/self/fd/K --env-fd N --status-fd S -- FILE ARGS`: the helper from descriptor K, the
+ * tool's environment on N, a failed exec reported on S.
+ */
+function finalExec(launch: Launch, helper: string): Launch {
+  const executable = 3 + launch.extraFds.length
+  // The run's marker is no secret and no tool's choice: the wrappers carry it too, so the crash
+  // path and operators find every process of the run, not only the tools.
+  const marker = launch.env[MARKER_VARIABLE]
+  const extraFds: ExtraFd[] = [
+    ...launch.extraFds,
+    { kind: 'file', path: helper },
+    { kind: 'data', data: environmentBlock(launch.env) },
+    { kind: 'pipe' },
+  ]
+  return {
+    file: `/proc/self/fd/${executable}`,
+    args: [
+      '--env-fd',
+      String(executable + 1),
+      '--status-fd',
+      String(executable + 2),
+      '--',
+      launch.file,
+      ...launch.args,
+    ],
+    env: marker === undefined ? CLEAN_ENVIRONMENT : { ...CLEAN_ENVIRONMENT, [MARKER_VARIABLE]: marker },
+    cwd: launch.cwd,
+    extraFds,
+  }
+}
+
+/** A spawned launch: the child, and the `pipe` descriptors a mechanism reads, by extra-fd index. */
+export interface Spawned {
+  readonly child: ChildProcess
+  readonly pipes: readonly (NodeJS.ReadableStream | undefined)[]
+}
+
+/**
+ * Spawns a launch in its own process group: `file` descriptors are opened (and checked against
+ * their pins) first, passed, and closed here once the child has them; `data` ones are written
+ * and closed. Throws a RuntimeError when a pinned grant changed (nothing is spawned then).
+ */
+export function spawnLaunch(launch: Launch): Spawned {
+  const opened: number[] = []
+  try {
+    const stdio = launch.extraFds.map((fd) => {
+      if (fd.kind !== 'file') return 'pipe' as const
+      const descriptor = openPinned(fd.path, fd.pin)
+      opened.push(descriptor)
+      return descriptor
+    })
+    const child = spawn(launch.file, launch.args, {
+      cwd: launch.cwd,
+      env: launch.env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe', ...stdio],
+    })
+    const pipes = launch.extraFds.map((fd, i) => {
+      const stream = child.stdio[3 + i] as (NodeJS.ReadableStream & NodeJS.WritableStream) | null
+      if (fd.kind === 'file' || stream === null) return undefined
+      stream.on('error', () => {})
+      if (fd.kind === 'data') {
+        stream.end(Buffer.from(fd.data))
+        return undefined
+      }
+      return stream
+    })
+    return { child, pipes }
+  } finally {
+    for (const descriptor of opened) closeSync(descriptor)
+  }
+}
+
+/** Opens `path` read-only; with a pin, it must still be the object qualified at load. */
+function openPinned(path: string, pin: Pin | undefined): number {
+  let descriptor: number
+  try {
+    descriptor = openSync(path, 'r')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message
+    if (pin === undefined) throw new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', `cannot open ${path}: ${code}`)
+    throw changed(pin, path, `it cannot be opened any more (${code})`)
+  }
+  if (pin === undefined) return descriptor
+  const stat = fstatSync(descriptor, { bigint: true })
+  if (`${stat.dev}:${stat.ino}` === pin.identity) return descriptor
+  closeSync(descriptor)
+  let now = 'it was replaced'
+  try {
+    const real = realpathSync(path)
+    if (real !== path) now = `it now leads to ${real} (a symlink)`
+  } catch {
+    // gone meanwhile: "replaced" says enough
+  }
+  throw changed(pin, path, now)
+}
+
+function changed(pin: Pin, path: string, now: string): RuntimeError {
+  return new RuntimeError(
+    'RUNTIME_ERR_GRANT_CHANGED',
+    `${pin.field}: ${path} is no longer what was qualified at load (${now}); the tool was not started: put it back, or reload the tool`,
+  )
+}
