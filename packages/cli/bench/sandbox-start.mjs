@@ -1,16 +1,26 @@
 // Start latency of a trivial tool (a copy of /usr/bin/true) through the runtime, the way every
 // call runs it (runtime.start -> exit), under no sandbox, bwrap (every namespace: net none with its
 // seccomp filter, tmp private) and landlock (fs grants), interleaved in the same run; ratios to no
-// sandbox. Run after a build: `pnpm bench`.
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+// sandbox. Each case also runs the very launch the runtime assembles (the mechanism's wrapper, the
+// final exec stage, the tool) spawned bare: the difference is what the runtime itself adds
+// (target: within 0.5 ms of the mechanism's own cost). Run after a build: `pnpm bench`.
+import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { markedProcesses, RAW_ONESHOT, RuntimeToken } from '@toolvisor/process-runtime'
+import {
+  assemble,
+  builtExecHelper,
+  markedProcesses,
+  RAW_ONESHOT,
+  RuntimeToken,
+  spawnLaunch,
+} from '@toolvisor/process-runtime'
 import { compose } from '../dist/compose.js'
 import { ConfigFile } from '../dist/config.js'
 
 const RUNS = Number(process.env.RUNS ?? 100)
 const root = mkdtempSync('/var/tmp/tv-bench-sandbox-')
+chmodSync(root, 0o755) // as root, sandboxed tools run as the sandbox user
 const tool = join(root, 'true')
 copyFileSync('/usr/bin/true', tool)
 
@@ -60,18 +70,51 @@ async function once({ runtime, tool }) {
   return performance.now() - began
 }
 
+/** The launch the runtime spawns for this case, spawned directly: the mechanism's own cost. */
+function bare({ tool }) {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' }
+  const { launch } = assemble(
+    tool,
+    { file: tool.path, args: [], env, cwd: root, extraFds: [] },
+    builtExecHelper,
+  )
+  return () =>
+    new Promise((resolve, reject) => {
+      const began = performance.now()
+      const { child, pipes } = spawnLaunch(launch)
+      child.stdin.end()
+      for (const pipe of pipes) pipe?.resume()
+      child.stdout.resume()
+      child.stderr.resume()
+      child.on('error', reject)
+      child.on('close', (code) =>
+        code === 0 ? resolve(performance.now() - began) : reject(new Error(`exit ${code}`)),
+      )
+    })
+}
+const bareRuns = Object.fromEntries(Object.entries(cases).map(([name, c]) => [name, bare(c)]))
+
 const percentile = (values, p) => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 }
 
 const times = { none: [], bwrap: [], landlock: [] }
-for (let i = 0; i < 10; i++) for (const c of Object.values(cases)) await once(c)
+const bareTimes = { none: [], bwrap: [], landlock: [] }
+for (let i = 0; i < 10; i++) {
+  for (const [name, c] of Object.entries(cases)) {
+    await once(c)
+    await bareRuns[name]()
+  }
+}
 for (let i = 0; i < RUNS; i++) {
   // Rotate the order so that drift of the machine hits every case alike.
   const order = ['none', 'bwrap', 'landlock']
   for (let k = 0; k < i % 3; k++) order.push(order.shift())
-  for (const name of order) times[name].push(await once(cases[name]))
+  for (const name of order) {
+    times[name].push(await once(cases[name]))
+    bareTimes[name].push(await bareRuns[name]())
+  }
 }
 
 const base = percentile(times.none, 50)
@@ -83,6 +126,30 @@ for (const name of ['bwrap', 'landlock']) {
     `sandbox start ${name}: toolvisor ${p50.toFixed(2)} ms (p99 ${percentile(times[name], 99).toFixed(2)}), ` +
       `baseline no sandbox ${base.toFixed(2)} ms (p99 ${percentile(times.none, 99).toFixed(2)}), ` +
       `ratio ${(p50 / base).toFixed(2)} (expected about ${target})`,
+  )
+}
+
+// What sandboxing costs through the runtime, against what the mechanism costs on its own (its
+// wrapped launch spawned bare, against the unsandboxed launch spawned bare): the runtime's sandbox
+// path (pins checked, grant descriptors opened) must stay within 0.5 ms of the mechanism's cost.
+const bareNone = percentile(bareTimes.none, 50)
+for (const name of ['bwrap', 'landlock']) {
+  const throughRuntime = percentile(times[name], 50) - base
+  const mechanism = percentile(bareTimes[name], 50) - bareNone
+  const extra = throughRuntime - mechanism
+  console.log(
+    `sandbox cost ${name}: through the runtime +${throughRuntime.toFixed(2)} ms over an unsandboxed start, ` +
+      `the mechanism alone +${mechanism.toFixed(2)} ms over a bare start, difference ${extra.toFixed(2)} ms ` +
+      `(target <= 0.5) ${extra <= 0.5 ? 'PASS' : 'MISS'}`,
+  )
+}
+// The runtime's own cost per start, sandboxed or not (issue 17 brings it down).
+for (const name of ['none', 'bwrap', 'landlock']) {
+  const through = percentile(times[name], 50)
+  const direct = percentile(bareTimes[name], 50)
+  console.log(
+    `runtime cost ${name}: runtime.start ${through.toFixed(2)} ms, the same launch spawned bare ` +
+      `${direct.toFixed(2)} ms, +${(through - direct).toFixed(2)} ms`,
   )
 }
 

@@ -50,7 +50,35 @@ describe('toolvisor check', () => {
         },
       ],
       tools: [],
+      runtime: {
+        sandbox: null,
+        execHelper: { available: true, path: expect.stringMatching(/\/toolvisor-exec$/) },
+        ...(process.geteuid?.() === 0 ? { sandboxUser: 'nobody' } : {}),
+        environment: {
+          inherit: 'core for sandboxed tools, all for the others',
+          excludes: ['*KEY*', '*SECRET*', '*TOKEN*', '*PASSWORD*'],
+          core: ['PATH', 'HOME', 'USER', 'LANG', 'LC_*', 'TERM', 'TZ', 'TMPDIR', 'SHELL'],
+        },
+      },
     })
+  })
+
+  it('shows the effective environment policy and the sandbox user', async () => {
+    const file = configFile({
+      sandbox: 'bwrap',
+      sandboxUser: 'nobody',
+      environment: { inherit: 'none', exclude: ['AWS_*'], set: { LANG: 'C.UTF-8' } },
+    })
+    const { code, stdout } = await run(['check', '--config', file])
+    expect(code).toBe(0)
+    const runtime = stdout.slice(stdout.indexOf('runtime\n'))
+    expect(runtime).toContain('  sandbox: bwrap\n')
+    if (process.geteuid?.() === 0) {
+      expect(runtime).toContain('  sandbox user: nobody (sandboxed tools that declare no run_as run as it)\n')
+    }
+    expect(runtime).toContain(
+      '  environment: inherit none; never *KEY*, *SECRET*, *TOKEN*, *PASSWORD*, AWS_*; set LANG; core is PATH, HOME, USER, LANG, LC_*, TERM, TZ, TMPDIR, SHELL\n',
+    )
   })
 
   it('puts an overridden backend first, still inactive when its probe failed, and says why', async () => {

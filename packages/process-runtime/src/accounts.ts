@@ -84,9 +84,9 @@ export async function missingAccess(account: Account, needs: readonly AccessNeed
       }
     })
   }
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template.
+  // Arguments come in pairs (mode, path); prints the index of each pair not met.
   const script =
-    'i=0; for spec do m=${spec%%:*}; p=${spec#*:}; ok=1; ' +
+    'i=0; while [ $# -gt 0 ]; do m=$1; p=$2; shift 2; ok=1; ' +
     'case $m in *r*) [ -r "$p" ] || ok=0;; esac; case $m in *w*) [ -w "$p" ] || ok=0;; esac; ' +
     'case $m in *x*) [ -x "$p" ] || ok=0;; esac; [ $ok = 1 ] || echo $i; i=$((i+1)); done'
   const args = [
@@ -98,7 +98,7 @@ export async function missingAccess(account: Account, needs: readonly AccessNeed
     '-c',
     script,
     'sh',
-    ...needs.map((need) => `${need.mode}:${need.path}`),
+    ...needs.flatMap((need) => [need.mode, need.path]),
   ]
   const { stdout } = await run(pinnedExecutable('setpriv'), args, {
     encoding: 'utf8',

@@ -210,8 +210,10 @@ async function checkAccess(
       ? ['declare run_as for the tool', 'configure another sandbox user (--sandbox-user NAME)']
       : []),
   ]
-  const field = need.field.startsWith('$') ? need.field : policy ? '$.runtime.sandbox' : '$.runtime.run_as'
-  fail('RUNTIME_ERR_ACCESS', field, `${need.path} is not ${verb} by ${who}: ${fixes.join(', or ')}`)
+  const named = need.field.startsWith('$')
+  const field = named ? need.field : policy ? '$.runtime.sandbox' : '$.runtime.run_as'
+  const what = named ? need.path : `${need.field} ${need.path}`
+  fail('RUNTIME_ERR_ACCESS', field, `${what} is not ${verb} by ${who}: ${fixes.join(', or ')}`)
 }
 
 /** Directories need search (`x`) as well to be of any use. */

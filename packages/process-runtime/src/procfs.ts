@@ -16,6 +16,15 @@ export function procStat(pid: number): ProcStat | undefined {
   } catch {
     return undefined
   }
+  return parseStat(stat)
+}
+
+/** The start time field of a /proc/PID/stat text. */
+export function startTimeOf(stat: string): string | undefined {
+  return parseStat(stat)?.startTime
+}
+
+function parseStat(stat: string): ProcStat | undefined {
   // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   const pgrp = Number(fields[2])
@@ -64,6 +73,17 @@ function processesWithVariable(name: string, accept: (value: string) => boolean)
     }
   }
   return found
+}
+
+/** Whether live process `pid` (not a zombie) has `NAME=value` in its environment. */
+export function hasVariable(pid: number, name: string, value: string): boolean {
+  const stat = procStat(pid)
+  if (stat === undefined || stat.state === 'Z') return false
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`${name}=${value}`)
+  } catch {
+    return false
+  }
 }
 
 /** Pids of every process whose environment holds `NAME=value` exactly, by value. */

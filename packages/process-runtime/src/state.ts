@@ -1,19 +1,22 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import {
-  appendFileSync,
+  closeSync,
   existsSync,
   mkdirSync,
+  openSync,
   readdirSync,
+  readFile,
   readFileSync,
   renameSync,
   rmSync,
   statSync,
   writeFileSync,
+  writeSync,
 } from 'node:fs'
 import type { Socket } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { isSameProcess, pidsWithEnv, procStat } from './procfs.js'
+import { hasVariable, isSameProcess, pidsWithEnv, procStat, startTimeOf } from './procfs.js'
 import type { LostProcess } from './types.js'
 
 /** The environment variable that marks every process a run started (and its descendants). */
@@ -30,6 +33,7 @@ type LogRecord =
       readonly at: string
     }
   | { readonly op: '-'; readonly id: string }
+  | { readonly op: '~'; readonly id: string; readonly start: string }
   | { readonly op: '@'; readonly id: string; readonly task?: string; readonly session?: string }
 
 interface OwnerRecord {
@@ -50,6 +54,9 @@ interface LiveRecord {
 
 let instances = 0
 
+/** How long a process lives before its start time is read for the log. */
+const START_TIME_DELAY_MS = 100
+
 /**
  * The on-disk state of one runtime instance (`<stateDir>/runs/<runId>/`): who owns it, which
  * processes are running (an append-only log), and spill files. A watchdog process (spawned at
@@ -61,9 +68,13 @@ export class RunState {
   readonly dir: string
   readonly spillDir: string
   readonly #log: string
+  /** The log, open for appending: one write per record, no open/close on the launch path. */
+  readonly #logFd: number
   readonly #owner: string
   readonly #watchdog: ChildProcess | undefined
   readonly #lost: LostProcess[]
+  /** Ids tracked and not yet untracked. */
+  readonly #live = new Set<string>()
   #closed = false
 
   private constructor(stateDir: string, lost: LostProcess[]) {
@@ -80,7 +91,7 @@ export class RunState {
       at: new Date().toISOString(),
     }
     writeFileSync(this.#owner, JSON.stringify(owner))
-    writeFileSync(this.#log, '')
+    this.#logFd = openSync(this.#log, 'a')
     this.#lost = lost
     this.#watchdog = startWatchdog(this.dir)
   }
@@ -102,9 +113,23 @@ export class RunState {
     return `${this.runId}/${id}`
   }
 
+  /**
+   * Records a spawned process. Its start time (what tells it from a later process with the same
+   * pid) is read from /proc off the launch path, once the process has lived a moment (most
+   * one-shot tools are gone by then and never cost the read); until it is recorded, the reaper
+   * checks the run's marker in the process's environment instead.
+   */
   track(id: string, pid: number, tool: string): void {
-    const start = procStat(pid)?.startTime ?? ''
-    this.#append({ op: '+', id, pid, start, tool, at: new Date().toISOString() })
+    this.#append({ op: '+', id, pid, start: '', tool, at: new Date().toISOString() })
+    this.#live.add(id)
+    const timer = setTimeout(() => {
+      if (!this.#live.has(id)) return
+      readFile(`/proc/${pid}/stat`, 'utf8', (error, text) => {
+        const start = error ? undefined : startTimeOf(text)
+        if (start !== undefined && this.#live.has(id)) this.#append({ op: '~', id, start })
+      })
+    }, START_TIME_DELAY_MS)
+    timer.unref()
   }
 
   annotate(id: string, info: { readonly task?: string; readonly session?: string }): void {
@@ -112,6 +137,7 @@ export class RunState {
   }
 
   untrack(id: string): void {
+    this.#live.delete(id)
     this.#append({ op: '-', id })
   }
 
@@ -125,11 +151,12 @@ export class RunState {
       // already gone: nothing to mark
     }
     this.#watchdog?.stdin?.end()
+    closeSync(this.#logFd)
   }
 
   #append(record: LogRecord): void {
     if (this.#closed) return
-    appendFileSync(this.#log, `${JSON.stringify(record)}\n`)
+    writeSync(this.#logFd, `${JSON.stringify(record)}\n`)
   }
 }
 
@@ -166,7 +193,10 @@ function liveRecords(runDir: string): LiveRecord[] {
     }
     if (record.op === '+') live.set(record.id, { ...record })
     else if (record.op === '-') live.delete(record.id)
-    else {
+    else if (record.op === '~') {
+      const entry = live.get(record.id)
+      if (entry) entry.start = record.start
+    } else {
       const entry = live.get(record.id)
       if (entry)
         Object.assign(
@@ -190,7 +220,12 @@ export function reapRun(runDir: string, runId: string): Map<string, number> {
   if (live.length === 0) return killed
   for (const record of live) {
     let count = 0
-    if (record.start !== '' && isSameProcess(record.pid, record.start)) {
+    const marker = `${runId}/${record.id}`
+    const ours =
+      record.start !== ''
+        ? isSameProcess(record.pid, record.start)
+        : hasVariable(record.pid, MARKER_VARIABLE, marker)
+    if (ours) {
       try {
         process.kill(-record.pid, 'SIGKILL')
         count++

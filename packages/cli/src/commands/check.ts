@@ -11,6 +11,7 @@ import {
   whyNoBackend,
 } from '@toolvisor/capability-backends'
 import { LoadingError } from '@toolvisor/describe-v2'
+import { CORE_VARIABLES, DEFAULT_EXCLUDES, type LaunchFacts } from '@toolvisor/process-runtime'
 import { compose } from '../compose.js'
 import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
@@ -41,6 +42,10 @@ interface ToolReport {
   readonly ms?: number
   readonly mechanism?: string
   readonly gaps?: readonly string[]
+  /** Who it runs as when that is not toolvisor's own user (run_as, or the sandbox user). */
+  readonly user?: string
+  /** Which of toolvisor's variables it inherits (all, core, none). */
+  readonly inherit?: string
   readonly detail?: string
   readonly fix?: string
 }
@@ -101,6 +106,8 @@ export async function checkCommand(argv: readonly string[], io: Io): Promise<num
         ...(result.ms !== undefined ? { ms: result.ms } : {}),
         ...(sandbox ? { mechanism: sandbox.mechanism.name } : {}),
         ...(described && described.gaps.length > 0 ? { gaps: described.gaps } : {}),
+        ...(loaded.prepared.account ? { user: loaded.prepared.account.name } : {}),
+        inherit: loaded.prepared.environment.inherit,
         ...(result.detail !== undefined ? { detail: result.detail } : {}),
         ...(result.fix !== undefined ? { fix: result.fix } : {}),
       })
@@ -131,6 +138,13 @@ export async function checkCommand(argv: readonly string[], io: Io): Promise<num
       }
     }
     const missing = capabilities.filter((c) => c.required && c.active === null)
+    const facts = composed.runtime.launchFacts()
+    if (!facts.execHelper.available) {
+      warnings.push(
+        `${facts.execHelper.reason}: descriptors toolvisor inherited reach unsandboxed tools, and sandboxed and run_as tools do not load (fix: ${facts.execHelper.fix})`,
+      )
+    }
+    const runtime = runtimeReport(facts, config)
     if (values.json) {
       io.out(
         `${JSON.stringify(
@@ -141,6 +155,7 @@ export async function checkCommand(argv: readonly string[], io: Io): Promise<num
               backends: c.backends.map(({ path: _path, ...backend }) => backend),
             })),
             tools: tools.map(({ path: _path, ...tool }) => tool),
+            runtime,
             ...(errors.length > 0 ? { errors } : {}),
             ...(warnings.length > 0 ? { warnings } : {}),
           },
@@ -149,7 +164,7 @@ export async function checkCommand(argv: readonly string[], io: Io): Promise<num
         )}\n`,
       )
     } else {
-      io.out(table(capabilities, tools, errors, warnings))
+      io.out(table(capabilities, tools, errors, warnings) + runtimeLines(runtime))
     }
     if (errors.length > 0) return 1
     if (probe && missing.length > 0) return 2
@@ -157,6 +172,46 @@ export async function checkCommand(argv: readonly string[], io: Io): Promise<num
   } finally {
     await composed.kernel.dispose()
   }
+}
+
+/** How tools are started here: for operators, what `check --probe` prints last. */
+function runtimeReport(facts: LaunchFacts, config: Config) {
+  return {
+    sandbox: config.sandbox ?? null,
+    execHelper: facts.execHelper.available
+      ? { available: true, path: facts.execHelper.path }
+      : { available: false, reason: facts.execHelper.reason, fix: facts.execHelper.fix },
+    ...(facts.root ? { sandboxUser: facts.sandboxUser } : {}),
+    environment: {
+      inherit: facts.environment.inherit ?? 'core for sandboxed tools, all for the others',
+      excludes: [
+        ...(facts.environment.ignoreDefaultExcludes ? [] : DEFAULT_EXCLUDES),
+        ...(facts.environment.exclude ?? []),
+      ],
+      ...(facts.environment.includeOnly ? { includeOnly: facts.environment.includeOnly } : {}),
+      ...(facts.environment.set ? { set: Object.keys(facts.environment.set) } : {}),
+      core: CORE_VARIABLES,
+    },
+  }
+}
+
+function runtimeLines(runtime: ReturnType<typeof runtimeReport>): string {
+  const helper = runtime.execHelper.available
+    ? `toolvisor-exec (${runtime.execHelper.path}): every tool starts with only its own environment and descriptors 0-2`
+    : `toolvisor-exec missing: ${runtime.execHelper.reason}`
+  const lines = [
+    'runtime',
+    `  sandbox: ${runtime.sandbox ?? 'none configured'}`,
+    `  final exec: ${helper}`,
+    ...(runtime.sandboxUser !== undefined
+      ? [`  sandbox user: ${runtime.sandboxUser} (sandboxed tools that declare no run_as run as it)`]
+      : []),
+    `  environment: inherit ${runtime.environment.inherit}; never ${runtime.environment.excludes.join(', ')}` +
+      `${runtime.environment.includeOnly ? `; only ${runtime.environment.includeOnly.join(', ')}` : ''}` +
+      `${runtime.environment.set ? `; set ${runtime.environment.set.join(', ')}` : ''}` +
+      `; core is ${runtime.environment.core.join(', ')}`,
+  ]
+  return `${lines.join('\n')}\n`
 }
 
 function table(
@@ -185,7 +240,12 @@ function table(
       const sandbox = t.mechanism
         ? `sandbox ${t.mechanism}${t.gaps ? ` (gaps: ${t.gaps.join('; ')})` : ''}`
         : ''
-      lines.push(row(t.tool, t.status, t.ms, [sandbox, explain(t.detail, t.fix)].filter(Boolean).join('; ')))
+      const how = [t.user ? `as ${t.user}` : '', t.inherit ? `env ${t.inherit}` : '']
+        .filter(Boolean)
+        .join(', ')
+      lines.push(
+        row(t.tool, t.status, t.ms, [how, sandbox, explain(t.detail, t.fix)].filter(Boolean).join('; ')),
+      )
     }
   }
   if (errors.length > 0) lines.push('errors', ...errors.map((e) => `  ${e}`))
