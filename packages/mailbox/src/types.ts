@@ -1,0 +1,218 @@
+/**
+ * Who sent an envelope: a service process (`process:p1`), a task (`task:t3`) or toolvisor itself
+ * (`system`). Wake rules and digests are per sender.
+ */
+export type Sender = `process:${string}` | `task:${string}` | 'system'
+
+/**
+ * What an envelope is. `event` (one event, the event itself as body) and `digest` (several events,
+ * an array as body) are news that folding may merge; `completion` (a task or process ended) and
+ * `control` are never folded away.
+ */
+export type EnvelopeKind = 'event' | 'digest' | 'completion' | 'control'
+
+/**
+ * One piece of mail, as stored and read. Immutable once accepted.
+ *
+ * The accounting is exact: for every sender, the sum of `events` over its envelopes in a session
+ * equals the number of events it was given (pushed into its sources plus `event` posts), whatever
+ * the digest policy, the delivery points, the size bound and the folding.
+ */
+export interface Envelope {
+  /** Unique in the session: the poster's id, or `m<seq>` for an envelope the mailbox made. */
+  readonly id: string
+  /** Assigned on acceptance, increasing within the session; a folded digest gets a new one. */
+  readonly seq: number
+  /** The sender. */
+  readonly from: Sender
+  /** When the mailbox accepted it (ISO 8601). */
+  readonly at: string
+  /** What it is; decides the shape of `body`. */
+  readonly kind: EnvelopeKind
+  /**
+   * `event`: the event. `digest`: the events kept, oldest first (an array). `completion`,
+   * `control`: what the poster gave.
+   */
+  readonly body: unknown
+  /**
+   * How many source events the envelope stands for: 1 for `event`; for `digest`, the events in
+   * `body` plus `omitted`; 0 for `completion` and `control` (news about a source, not its events).
+   */
+  readonly events: number
+  /**
+   * How many of `events` are not in `body` because the per-envelope size bound was reached: the
+   * body keeps the newest events that fit, the older ones are counted here (never dropped
+   * silently). Always 0 for `event`, `completion` and `control`.
+   */
+  readonly omitted: number
+}
+
+/**
+ * How a source turns events into envelopes, as a tool declares `process.digest` (the same shape
+ * as `DigestSpec` of `@toolvisor/describe-v2`, so a parsed spec's digest is passed as is).
+ * - `round`: everything since the last delivery point in one envelope, made at the session's
+ *   delivery point (`deliver`) or when the source flushes or closes.
+ * - `events`: an envelope every `n` events; the remainder at a delivery point, flush or close.
+ * - `seconds`: an envelope `n` seconds after the first event not yet mailed (a timer, `unref`'d);
+ *   also at a delivery point, flush or close.
+ */
+export type DigestPolicy =
+  | { readonly per: 'round' }
+  | { readonly per: 'events'; readonly n: number }
+  | { readonly per: 'seconds'; readonly n: number }
+
+/** What `post` accepts. `digest` envelopes are only made by the mailbox (sources and folding). */
+export interface Mail {
+  /**
+   * The idempotency key: a second post with the same id keeps the first envelope and returns its
+   * receipt. Absent: the mailbox names it `m<seq>` (ids of that form are reserved to it).
+   */
+  readonly id?: string
+  /** The sender. */
+  readonly from: Sender
+  /** `event`: one event (counted as one); `completion`/`control`: never folded away. */
+  readonly kind: 'event' | 'completion' | 'control'
+  /** The event, or the completion/control details (JSON). */
+  readonly body: unknown
+}
+
+/** What a post returns. */
+export interface Receipt {
+  /** The envelope's id. */
+  readonly id: string
+  /** The seq it was accepted at (for a duplicate: the first post's seq, even if since folded). */
+  readonly seq: number
+  /** True when the id was already accepted and nothing was stored. */
+  readonly duplicate: boolean
+}
+
+/** A page of envelopes in seq order. */
+export interface MailPage {
+  /** The envelopes, oldest first. */
+  readonly envelopes: readonly Envelope[]
+  /** The seq to read after for the next page (the last one returned, else where the read started). */
+  readonly next: number
+  /** True when more envelopes follow `next` than `max` allowed. */
+  readonly more: boolean
+}
+
+/** Which senders wake a waiting session: prefixes (`['process:', 'system']`) or a predicate. */
+export type WakeOn = readonly string[] | ((from: Sender) => boolean)
+
+/** Per-session options, at `open` or later through `setWakeOn`. */
+export interface SessionOptions {
+  /** Default: every sender wakes. Mail from a sender that does not wake is still stored and delivered. */
+  readonly wakeOn?: WakeOn
+}
+
+/** How long `wait` may block. */
+export interface WaitOptions {
+  /** The bound in milliseconds; absent: no bound (only mail, the signal or a close end it). */
+  readonly timeoutMs?: number
+  /** Aborting it ends the wait with `aborted`. */
+  readonly signal?: AbortSignal
+}
+
+/** Why `wait` returned. */
+export type WaitResult =
+  | { readonly reason: 'mail'; readonly from: Sender }
+  | { readonly reason: 'timeout' }
+  | { readonly reason: 'aborted' }
+  | { readonly reason: 'closed' }
+
+/** A source's counts; `events` always equals `mailed + pending`. */
+export interface SourceCounters {
+  /** Events pushed so far. */
+  readonly events: number
+  /** Events already in envelopes (kept in a body or counted as omitted). */
+  readonly mailed: number
+  /** Events pushed and not yet in an envelope. */
+  readonly pending: number
+  /** JSON bytes of the pending events kept for the next body (bounded by the envelope bound). */
+  readonly pendingBytes: number
+  /** Envelopes the source made from its events. */
+  readonly envelopes: number
+}
+
+/** A completion or control envelope a source posts for its sender. */
+export interface SourceMail {
+  /** The idempotency key; absent: `m<seq>`. */
+  readonly id?: string
+  /** `completion` or `control`. */
+  readonly kind: 'completion' | 'control'
+  /** Its details (JSON). */
+  readonly body: unknown
+}
+
+/**
+ * The events of one sender in one session, digested as its policy says. Made by
+ * `mailbox.source(session, from, digest)`; one open source per sender and session.
+ */
+export interface MailSource {
+  /** The session it posts to. */
+  readonly session: string
+  /** The sender of its envelopes. */
+  readonly from: Sender
+  /** Its digest policy. */
+  readonly digest: DigestPolicy
+  /** True once closed (by `close`, `closeSession` or `dispose`); every use then throws. */
+  readonly closed: boolean
+  /** Takes one event (a JSON value, kept by reference: do not mutate it afterwards). */
+  push(event: unknown): void
+  /** Mails the pending events now, whatever the policy; returns the envelope, if any was made. */
+  flush(): Envelope | undefined
+  /** Posts a completion or control envelope after flushing, so it never overtakes earlier events. */
+  post(mail: SourceMail): Receipt
+  /** Flushes, posts `finalBody` as a completion when given, and closes; a second close does nothing. */
+  close(finalBody?: unknown): Receipt | undefined
+  /** Its counts. */
+  counters(): SourceCounters
+}
+
+/**
+ * Per-session mailboxes (the `mailbox` service). Every call but `open` and `sessions` needs an
+ * open session: a post to an unknown or closed session is `MAILBOX_ERR_UNKNOWN_SESSION`, never an
+ * implicit open, so mail arriving after a session closed cannot bring back a mailbox nobody reads.
+ */
+export interface Mailbox {
+  /** Opens a session (idempotent; options given again replace the old ones). Recovers stored mail. */
+  open(session: string, options?: SessionOptions): void
+  /** True while the session is open. */
+  isOpen(session: string): boolean
+  /** The open sessions. */
+  sessions(): readonly string[]
+  /**
+   * Flushes and closes the session's sources, ends its waits (`closed`), removes its mail from the
+   * store and returns the envelopes it never delivered.
+   */
+  closeSession(session: string): readonly Envelope[]
+  /** Replaces which senders wake the session's `wait`. */
+  setWakeOn(session: string, wakeOn: WakeOn): void
+  /**
+   * Accepts one envelope, idempotent on `mail.id`. A completion or control envelope first flushes
+   * the open source of its sender. At the unread bound, older news is folded first (see README).
+   */
+  post(session: string, mail: Mail): Receipt
+  /** Opens the source of `from`'s events in the session (default digest: `round`). */
+  source(session: string, from: Sender, digest?: DigestPolicy): MailSource
+  /**
+   * The session's delivery point: flushes every source's pending events, returns the envelopes
+   * after the delivery cursor (at most `max`) and moves the cursor past them.
+   */
+  deliver(session: string, options?: { readonly max?: number }): MailPage
+  /** The envelopes after a named reader's cursor (at most `max`); moves that cursor only. */
+  read(session: string, reader: string, options?: { readonly max?: number }): MailPage
+  /** The envelopes with seq greater than `after` (default 0), at most `max`; moves no cursor. */
+  page(session: string, options?: { readonly after?: number; readonly max?: number }): MailPage
+  /** Where a reader's cursor is (default: the delivery cursor); 0 before any read. */
+  cursor(session: string, reader?: string): number
+  /** How many envelopes lie after the delivery cursor. */
+  unread(session: string): number
+  /**
+   * Resolves with `mail` at once or as soon as the session has unread mail, or pending `round`
+   * events, from a sender that wakes it; else with `timeout`, `aborted` or `closed`.
+   */
+  wait(session: string, options?: WaitOptions): Promise<WaitResult>
+  /** Flushes and closes every source, clears its timers, ends every wait; stored mail stays in the store. */
+  dispose(): void
+}
