@@ -4,31 +4,36 @@ import type { MailStore } from './store.js'
 
 const positive = z.number().int().positive()
 
-/** The mailbox's configuration (the plugin's config; `createMailbox` takes it plus a store). */
-export const MailboxConfig = z
+const fields = z
   .object({
     /** The most unread envelopes per session before older news is folded. */
     maxUnread: positive.default(256),
-    /** The most JSON bytes of events one envelope's body holds; the rest is counted as omitted. */
+    /** The most bytes one envelope's body holds as JSON (its events as an array); older ones are omitted. */
     envelopeBytes: positive.default(64 * 1024),
-    /** The most events one envelope's body holds; the rest is counted as omitted. */
+    /** The most events one envelope's body holds; older ones are counted as omitted. */
     envelopeEvents: positive.default(1000),
     /** How many seqs of delivered mail stay readable behind the delivery cursor (for other readers). */
     keepRead: z.number().int().nonnegative().default(256),
   })
   .strict()
 
+/**
+ * The mailbox's configuration (the plugin's config; `createMailbox` takes it plus a store). Every
+ * field is optional, and so is the whole (`prefault`: an absent config still gets the defaults).
+ */
+export const MailboxConfig = fields.prefault({})
+
 /** The configuration with every default applied. */
 export type MailboxSettings = z.output<typeof MailboxConfig>
 
 /** What `createMailbox` accepts: the configuration, and the store (default: in memory). */
-export type MailboxOptions = z.input<typeof MailboxConfig> & {
+export type MailboxOptions = z.input<typeof fields> & {
   /** Where envelopes, ids and cursors are kept; default `createMemoryStore()`. */
   readonly store?: MailStore
 }
 
 /** Validates the configuration part of the options (`MAILBOX_ERR_INVALID_OPTIONS` names the field). */
-export function settingsOf(options: z.input<typeof MailboxConfig>): MailboxSettings {
+export function settingsOf(options: z.input<typeof fields>): MailboxSettings {
   const result = MailboxConfig.safeParse(options)
   if (result.success) return result.data
   const problems = result.error.issues.map((issue) => {

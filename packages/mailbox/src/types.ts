@@ -128,7 +128,7 @@ export interface SourceCounters {
   readonly mailed: number
   /** Events pushed and not yet in an envelope. */
   readonly pending: number
-  /** JSON bytes of the pending events kept for the next body (bounded by the envelope bound). */
+  /** The size of the pending events kept for the next body, as a JSON array (at most `envelopeBytes`). */
   readonly pendingBytes: number
   /** Envelopes the source made from its events. */
   readonly envelopes: number

@@ -1,6 +1,6 @@
 import type { EnvelopeKind } from '../types.js'
 
-/** The per-envelope size bound: the most JSON bytes and the most events one body holds. */
+/** The per-envelope size bound: the most bytes of JSON (as an array) and the most events one body holds. */
 export interface BodyBound {
   readonly bytes: number
   readonly events: number
@@ -42,24 +42,26 @@ export class Batch {
     return this.#events
   }
 
-  /** JSON bytes of the kept events. */
+  /** The size of the kept events as a JSON array (0 when none is kept): never over the bound. */
   get bytes(): number {
-    return this.#bytes
+    return this.#bytes === 0 ? 0 : this.#bytes + 1
   }
 
   /** Takes one event. */
   add(event: unknown): void {
     this.#events += 1
-    const size = sizeOf(event)
+    // Each event costs its JSON and one byte for the comma or bracket after it; with the opening
+    // bracket, the kept events' JSON array is exactly `#bytes + 1` bytes.
+    const cost = sizeOf(event) + 1
     // An event larger than the whole bound could only fit by emptying the body: count it instead.
-    if (size > this.#bound.bytes) {
+    if (cost + 1 > this.#bound.bytes) {
       this.#omitted += 1
       return
     }
     this.#kept.push(event)
-    this.#sizes.push(size)
-    this.#bytes += size
-    while (this.#bytes > this.#bound.bytes || this.#kept.length - this.#head > this.#bound.events) {
+    this.#sizes.push(cost)
+    this.#bytes += cost
+    while (this.#bytes + 1 > this.#bound.bytes || this.#kept.length - this.#head > this.#bound.events) {
       this.#bytes -= this.#sizes[this.#head]!
       this.#head += 1
       this.#omitted += 1

@@ -1,0 +1,60 @@
+import { Kernel, KernelError } from '@toolvisor/kernel'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { MailboxError, MailboxErrorCodes } from './errors.js'
+import { MailboxToken, mailboxPlugin } from './plugin.js'
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+describe('mailboxPlugin', () => {
+  it('provides the mailbox under the mailbox token, bounded at 256 unread by default', async () => {
+    await using kernel = new Kernel()
+    const handle = kernel.use(mailboxPlugin)
+    await handle
+    expect([mailboxPlugin.name, MailboxToken.key, handle.state]).toEqual(['mailbox', 'mailbox', 'active'])
+    const mailbox = kernel.get(MailboxToken)!
+    mailbox.open('s1')
+    for (let i = 0; i < 300; i++) mailbox.post('s1', { from: 'process:p1', kind: 'event', body: i })
+    expect(mailbox.unread('s1')).toBeLessThanOrEqual(256)
+    const envelopes = mailbox.deliver('s1').envelopes
+    expect(envelopes.reduce((sum, e) => sum + e.events, 0)).toBe(300)
+  })
+
+  it('takes its bounds from the config and refuses a bad one naming the field', async () => {
+    await using kernel = new Kernel()
+    expect(() => kernel.use(mailboxPlugin, { maxUnread: -1 })).toThrow(KernelError)
+    expect(() => kernel.use(mailboxPlugin, { maxUnread: 2, envelopeBytes: 'big' } as never)).toThrow(
+      /config\.envelopeBytes/,
+    )
+    await kernel.use(mailboxPlugin, { maxUnread: 2 })
+    const mailbox = kernel.get(MailboxToken)!
+    mailbox.open('s1')
+    for (let i = 0; i < 5; i++) mailbox.post('s1', { from: 'process:p1', kind: 'event', body: i })
+    expect(mailbox.unread('s1')).toBe(2)
+  })
+
+  it('disposal flushes every source, clears every digest timer and ends every wait', async () => {
+    vi.useFakeTimers()
+    const kernel = new Kernel()
+    await kernel.use(mailboxPlugin)
+    const mailbox = kernel.get(MailboxToken)!
+    mailbox.open('s1')
+    const source = mailbox.source('s1', 'process:p1', { per: 'seconds', n: 5 })
+    source.push('a')
+    mailbox.setWakeOn('s1', [])
+    const waiting = mailbox.wait('s1', { timeoutMs: 60_000 })
+    expect(vi.getTimerCount()).toBe(2)
+    await kernel.dispose()
+    expect(vi.getTimerCount()).toBe(0)
+    await expect(waiting).resolves.toEqual({ reason: 'closed' })
+    expect(source.counters()).toMatchObject({ events: 1, mailed: 1, pending: 0 })
+    expect(source.closed).toBe(true)
+    try {
+      mailbox.deliver('s1')
+      expect.unreachable()
+    } catch (error) {
+      expect(MailboxError.is(error) && error.code).toBe(MailboxErrorCodes.DISPOSED)
+    }
+  })
+})
