@@ -45,7 +45,9 @@ describe('readers are cursors', () => {
     expect(mailbox.page('s1', { after: 5 })).toEqual({ envelopes: [], next: 5, more: false })
     expect(mailbox.unread('s1')).toBe(5)
   })
+})
 
+describe('paging and keeping read mail', () => {
   it('deliver and read page with max, leaving the rest for the next call', () => {
     const mailbox = withMail(5)
     const first = mailbox.deliver('s1', { max: 2 })

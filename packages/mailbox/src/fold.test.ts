@@ -55,7 +55,9 @@ describe('folding at the unread bound', () => {
     ])
     expect(box.unread('s1')).toBe(4)
   })
+})
 
+describe('folding, sender by sender', () => {
   it('folds one sender at a time, so each digest keeps its from and each sender its count', () => {
     const box = mailbox({ maxUnread: 3 })
     const shape = () => box.page('s1').envelopes.map((e) => [e.from, e.body])
@@ -95,7 +97,9 @@ describe('folding at the unread bound', () => {
       'third',
     ])
   })
+})
 
+describe('what folding keeps', () => {
   it('keeps only the newest events that fit the byte bound and counts the rest as omitted', () => {
     const box = mailbox({ maxUnread: 2, envelopeBytes: 8 })
     for (const body of ['aaa', 'bbb', 'ccc']) post(box, 'process:p1', 'event', body)

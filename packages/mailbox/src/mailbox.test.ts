@@ -71,7 +71,9 @@ describe('post', () => {
       duplicate: true,
     })
   })
+})
 
+describe('what post refuses', () => {
   it('refuses a digest kind, an empty id and the ids reserved to the mailbox', () => {
     const mailbox = opened()
     const digest = { from: 'system', kind: 'digest', body: [] } as never
@@ -162,7 +164,9 @@ describe('sessions', () => {
     expect(mailbox.page('s1').envelopes).toEqual([])
     expect(mailbox.sessions()).toEqual(['s1'])
   })
+})
 
+describe('recovery and the end of a mailbox', () => {
   it('recovers a session’s mail and cursors from its store when opened again', () => {
     const store = createMemoryStore()
     const before = createMailbox({ store })

@@ -1,10 +1,17 @@
 import { type MailboxOptions, type MailboxSettings, settingsOf } from './config.js'
 import { MailboxError, MailboxErrorCodes } from './errors.js'
-import { type BodyBound, oneEvent, sizeOf } from './internal/batch.js'
+import { type BodyBound, oneEvent } from './internal/batch.js'
 import { foldContents, foldGroup } from './internal/fold.js'
 import { block, type SessionState, wakeAll, wakeRule } from './internal/session.js'
 import { Source, type SourceHost } from './internal/source.js'
-import { checkDigest, checkMail, checkReader, checkSender, DELIVERY } from './internal/validate.js'
+import {
+  checkDigest,
+  checkMail,
+  checkReader,
+  checkSender,
+  checkWhole,
+  DELIVERY,
+} from './internal/validate.js'
 import { createMemoryStore, type MailStore } from './store.js'
 import type {
   DigestPolicy,
@@ -108,7 +115,11 @@ class StoredMailbox implements Mailbox {
       const seq = this.#store.seqOf(session, mail.id)
       if (seq !== undefined) return { id: mail.id, seq, duplicate: true }
     }
-    const contents = mail.kind === 'event' ? oneEvent(mail.body, this.#bound) : this.#whole(session, mail)
+    if (mail.kind !== 'event') checkWhole(session, mail, this.#settings.envelopeBytes)
+    const contents =
+      mail.kind === 'event'
+        ? oneEvent(mail.body, this.#bound)
+        : { kind: mail.kind, body: mail.body, events: 0, omitted: 0 }
     // A completion must not overtake the events its sender produced before it.
     if (mail.kind !== 'event') state.sources.get(mail.from)?.flush()
     const envelope = this.#accept(state, { ...contents, from: mail.from, id: mail.id })
@@ -227,20 +238,6 @@ class StoredMailbox implements Mailbox {
       events: draft.events,
       omitted: draft.omitted,
     })
-  }
-
-  /** A completion or control envelope's contents; its body is never cut, so it must fit. */
-  #whole(session: string, mail: Mail): Draft {
-    const bytes = sizeOf(mail.body)
-    if (bytes > this.#settings.envelopeBytes) {
-      throw new MailboxError(
-        MailboxErrorCodes.ENVELOPE_TOO_LARGE,
-        `mailbox: the ${mail.kind} body from ${mail.from} to session ${JSON.stringify(session)} is ` +
-          `${bytes} bytes of JSON, over the envelope bound of ${this.#settings.envelopeBytes}; ` +
-          `${mail.kind} envelopes are never cut: shorten the body (tails, details)`,
-      )
-    }
-    return { kind: mail.kind, body: mail.body, events: 0, omitted: 0, from: mail.from }
   }
 
   #pageAfter(session: string, after: number, max = Number.POSITIVE_INFINITY): MailPage {

@@ -58,3 +58,37 @@ describe('mailboxPlugin', () => {
     }
   })
 })
+
+describe('the README', () => {
+  it('runs the README example', async () => {
+    await using kernel = new Kernel()
+    const spec = { process: { digest: { per: 'round' } as const } }
+    const signal = new AbortController().signal
+    await kernel.use(mailboxPlugin, { maxUnread: 256 })
+    const mailbox = kernel.get(MailboxToken)!
+    mailbox.open('s1', { wakeOn: ['process:', 'task:', 'system'] })
+    const p1 = mailbox.source('s1', 'process:p1', spec.process.digest)
+    p1.push({ line: 'disk full', level: 'error' })
+    const woke = await mailbox.wait('s1', { timeoutMs: 30_000, signal })
+    const { envelopes } = mailbox.deliver('s1')
+    p1.close({ exit: 0 })
+    mailbox.post('s1', { id: 'done-t3', from: 'task:t3', kind: 'completion', body: { exit: 0 } })
+    expect(woke).toEqual({ reason: 'mail', from: 'process:p1' })
+    expect(envelopes).toEqual([
+      {
+        id: 'm1',
+        seq: 1,
+        from: 'process:p1',
+        at: envelopes[0]?.at,
+        kind: 'event',
+        body: { line: 'disk full', level: 'error' },
+        events: 1,
+        omitted: 0,
+      },
+    ])
+    expect(mailbox.deliver('s1').envelopes.map((e) => [e.id, e.kind])).toEqual([
+      ['m2', 'completion'],
+      ['done-t3', 'completion'],
+    ])
+  })
+})

@@ -175,7 +175,10 @@ export interface MailSource {
  * implicit open, so mail arriving after a session closed cannot bring back a mailbox nobody reads.
  */
 export interface Mailbox {
-  /** Opens a session (idempotent; options given again replace the old ones). Recovers stored mail. */
+  /**
+   * Opens a session, recovering what the store holds for it. Idempotent: opening an open session
+   * changes nothing but its wake rule, when `wakeOn` is given.
+   */
   open(session: string, options?: SessionOptions): void
   /** True while the session is open. */
   isOpen(session: string): boolean

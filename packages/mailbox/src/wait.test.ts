@@ -21,7 +21,7 @@ describe('wait', () => {
     expect(mailbox.deliver('s1').envelopes).toHaveLength(1)
   })
 
-  it('resolves at once when unread mail is already there, and waits again once it was delivered', async () => {
+  it('resolves at once when unread mail is there, and waits again once it was delivered', async () => {
     vi.useFakeTimers()
     const mailbox = opened()
     mailbox.post('s1', { from: 'system', kind: 'control', body: 'pause' })
@@ -49,7 +49,9 @@ describe('wait', () => {
     await expect(waiting).resolves.toEqual({ reason: 'aborted' })
     await expect(mailbox.wait('s1', { signal: controller.signal })).resolves.toEqual({ reason: 'aborted' })
   })
+})
 
+describe('which senders wake a wait', () => {
   it('is not woken by a sender that does not wake the session, whose mail is still delivered', async () => {
     vi.useFakeTimers()
     const mailbox = opened({ wakeOn: ['process:', 'system'] })

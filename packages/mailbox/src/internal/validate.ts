@@ -1,5 +1,6 @@
 import { MailboxError, MailboxErrorCodes } from '../errors.js'
 import type { DigestPolicy, Mail, Sender } from '../types.js'
+import { sizeOf } from './batch.js'
 
 /** The store's name for the session's delivery cursor; no reader may use it. */
 export const DELIVERY = 'delivery'
@@ -60,5 +61,17 @@ export function checkReader(reader: string): void {
     MailboxErrorCodes.INVALID_READER,
     `mailbox: reader ${JSON.stringify(reader)} cannot be used; name your own non-empty cursor ` +
       `("${DELIVERY}" is the session's, moved only by deliver())`,
+  )
+}
+
+/** Throws unless a completion or control body fits the envelope bound (they are never cut). */
+export function checkWhole(session: string, mail: Mail, envelopeBytes: number): void {
+  const bytes = sizeOf(mail.body)
+  if (bytes <= envelopeBytes) return
+  throw new MailboxError(
+    MailboxErrorCodes.ENVELOPE_TOO_LARGE,
+    `mailbox: the ${mail.kind} body from ${mail.from} to session ${JSON.stringify(session)} is ` +
+      `${bytes} bytes of JSON, over the envelope bound of ${envelopeBytes}; ` +
+      `${mail.kind} envelopes are never cut: shorten the body (tails, details)`,
   )
 }
