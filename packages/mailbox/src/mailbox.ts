@@ -123,7 +123,6 @@ class StoredMailbox implements Mailbox {
     // A completion must not overtake the events its sender produced before it.
     if (mail.kind !== 'event') state.sources.get(mail.from)?.flush()
     const envelope = this.#accept(state, { ...contents, from: mail.from, id: mail.id })
-    if (mail.id !== undefined) this.#store.remember(session, mail.id, envelope.seq)
     return { id: envelope.id, seq: envelope.seq, duplicate: false }
   }
 
@@ -206,7 +205,7 @@ class StoredMailbox implements Mailbox {
   #accept(state: SessionState, draft: Draft): Envelope {
     if (state.unread >= this.#settings.maxUnread) this.#fold(state)
     const envelope = this.#envelope(state, draft)
-    this.#store.append(state.id, envelope)
+    this.#store.append(state.id, envelope, draft.id)
     state.unread += 1
     this.#news(state, envelope.from)
     return envelope

@@ -10,11 +10,13 @@ import type { Envelope } from './types.js'
 export interface MailStore {
   /** Sessions that have anything stored, for a host recovering after a restart. */
   sessions(): readonly string[]
-  /** Stores an envelope; its seq is greater than every seq the session had. */
-  append(session: string, envelope: Envelope): void
-  /** Remembers that a poster's id was accepted at `seq`, for idempotent posts (kept until `drop`). */
-  remember(session: string, id: string, seq: number): void
-  /** The seq a poster's id was accepted at, or `undefined`. */
+  /**
+   * Stores an envelope; its seq is greater than every seq the session had. `key` is the poster's
+   * id, remembered with the envelope's seq (until `drop`, even after fold or trim) for idempotent
+   * posts; absent for envelopes the mailbox made, whose ids nobody can post again.
+   */
+  append(session: string, envelope: Envelope, key?: string): void
+  /** The seq the envelope posted with this id was accepted at, or `undefined`. */
   seqOf(session: string, id: string): number | undefined
   /** Up to `max` stored envelopes with seq greater than `after`, in seq order (`max` may be Infinity). */
   read(session: string, after: number, max: number): readonly Envelope[]
@@ -54,12 +56,12 @@ export function createMemoryStore(): MailStore {
   }
   return {
     sessions: () => [...stored.keys()],
-    append(session, envelope) {
+    append(session, envelope, key) {
       const state = ensure(session)
       state.envelopes.push(envelope)
       state.lastSeq = envelope.seq
+      if (key !== undefined) state.ids.set(key, envelope.seq)
     },
-    remember: (session, id, seq) => void ensure(session).ids.set(id, seq),
     seqOf: (session, id) => get(session)?.ids.get(id),
     read(session, after, max) {
       const envelopes = get(session)?.envelopes ?? []
