@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { bodyEvents, expectExact, totals } from '../test/helpers.js'
+import type { DigestPolicy, Envelope } from './envelope.js'
 import { sizeOf } from './internal/batch.js'
 import { createMailbox } from './mailbox.js'
-import type { DigestPolicy, Envelope } from './types.js'
 
 const PER_SECOND = 20_000
 const SECONDS = 10

@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { bodyEvents, expectExact, random } from '../test/helpers.js'
+import type { DigestPolicy, Envelope, Sender } from './envelope.js'
 import { sizeOf } from './internal/batch.js'
 import { createMailbox } from './mailbox.js'
-import type { DigestPolicy, Envelope, Mailbox, MailSource, Sender } from './types.js'
+import type { Mailbox, MailSource } from './types.js'
 
 /** One randomized run: a mailbox, two digest sources, direct posts, and what was given and delivered. */
 interface Run {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { DigestPolicy } from './envelope.js'
 import { MailboxErrorCodes } from './errors.js'
 import { createMailbox } from './mailbox.js'
-import type { DigestPolicy } from './types.js'
 
 function withSource(digest?: DigestPolicy, options: Parameters<typeof createMailbox>[0] = {}) {
   const mailbox = createMailbox(options)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { bodyEvents, expectExact, totals } from '../test/helpers.js'
+import type { Sender } from './envelope.js'
 import { createMailbox } from './mailbox.js'
-import type { Sender } from './types.js'
 
 function mailbox(options: Parameters<typeof createMailbox>[0]) {
   const box = createMailbox(options)

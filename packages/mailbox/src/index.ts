@@ -1,5 +1,6 @@
 export type { MailboxOptions, MailboxSettings } from './config.js'
 export { MailboxConfig } from './config.js'
+export type { DigestPolicy, Envelope, EnvelopeKind, Mail, MailPage, Receipt, Sender } from './envelope.js'
 export type { MailboxErrorCode } from './errors.js'
 export { MailboxError, MailboxErrorCodes } from './errors.js'
 export { createMailbox } from './mailbox.js'
@@ -7,15 +8,8 @@ export { MailboxToken, mailboxPlugin } from './plugin.js'
 export type { MailStore } from './store.js'
 export { createMemoryStore } from './store.js'
 export type {
-  DigestPolicy,
-  Envelope,
-  EnvelopeKind,
-  Mail,
   Mailbox,
-  MailPage,
   MailSource,
-  Receipt,
-  Sender,
   SessionOptions,
   SourceCounters,
   SourceMail,

@@ -1,4 +1,5 @@
 import { type MailboxOptions, type MailboxSettings, settingsOf } from './config.js'
+import type { DigestPolicy, Envelope, Mail, MailPage, Receipt, Sender } from './envelope.js'
 import { MailboxError, MailboxErrorCodes } from './errors.js'
 import { type BodyBound, oneEvent } from './internal/batch.js'
 import { foldContents, foldGroup } from './internal/fold.js'
@@ -13,30 +14,11 @@ import {
   DELIVERY,
 } from './internal/validate.js'
 import { createMemoryStore, type MailStore } from './store.js'
-import type {
-  DigestPolicy,
-  Envelope,
-  EnvelopeKind,
-  Mail,
-  Mailbox,
-  MailPage,
-  MailSource,
-  Receipt,
-  Sender,
-  SessionOptions,
-  WaitOptions,
-  WaitResult,
-  WakeOn,
-} from './types.js'
+import type { Mailbox, MailSource, SessionOptions, WaitOptions, WaitResult, WakeOn } from './types.js'
 
 /** An envelope before the mailbox gives it a seq, a time and (when the poster gave none) an id. */
-interface Draft {
-  readonly from: Sender
+type Draft = Pick<Envelope, 'from' | 'kind' | 'body' | 'events' | 'omitted'> & {
   readonly id?: string | undefined
-  readonly kind: EnvelopeKind
-  readonly body: unknown
-  readonly events: number
-  readonly omitted: number
 }
 
 /**

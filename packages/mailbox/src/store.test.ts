@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import type { Envelope } from './envelope.js'
 import { createMemoryStore } from './store.js'
-import type { Envelope } from './types.js'
 
 const envelope = (seq: number): Envelope => ({
   id: `m${seq}`,

@@ -1,4 +1,4 @@
-import type { Envelope } from './types.js'
+import type { Envelope } from './envelope.js'
 
 /**
  * Where a mailbox keeps envelopes, ids and cursors: the seam a durable store implements (an

@@ -1,4 +1,4 @@
-import type { EnvelopeKind } from '../types.js'
+import type { EnvelopeKind } from '../envelope.js'
 
 /** The per-envelope size bound: the most bytes of JSON (as an array) and the most events one body holds. */
 export interface BodyBound {

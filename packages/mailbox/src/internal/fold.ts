@@ -1,4 +1,4 @@
-import type { Envelope, Sender } from '../types.js'
+import type { Envelope, Sender } from '../envelope.js'
 import { Batch, type BatchContents, type BodyBound } from './batch.js'
 
 /** True for the kinds folding may merge; completion and control envelopes are never folded away. */

@@ -1,4 +1,5 @@
-import type { Sender, WaitOptions, WaitResult, WakeOn } from '../types.js'
+import type { Sender } from '../envelope.js'
+import type { WaitOptions, WaitResult, WakeOn } from '../types.js'
 import type { Source } from './source.js'
 
 /** Ends one wait with a result. */

@@ -1,13 +1,6 @@
+import type { DigestPolicy, Envelope, Receipt, Sender } from '../envelope.js'
 import { MailboxError, MailboxErrorCodes } from '../errors.js'
-import type {
-  DigestPolicy,
-  Envelope,
-  MailSource,
-  Receipt,
-  Sender,
-  SourceCounters,
-  SourceMail,
-} from '../types.js'
+import type { MailSource, SourceCounters, SourceMail } from '../types.js'
 import { Batch, type BatchContents, type BodyBound } from './batch.js'
 
 /** What a source needs from its mailbox. */

@@ -1,5 +1,5 @@
+import type { DigestPolicy, Mail, Sender } from '../envelope.js'
 import { MailboxError, MailboxErrorCodes } from '../errors.js'
-import type { DigestPolicy, Mail, Sender } from '../types.js'
 import { sizeOf } from './batch.js'
 
 /** The store's name for the session's delivery cursor; no reader may use it. */
