@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { MailboxErrorCodes } from './errors.js'
+import { sizeOf } from './internal/batch.js'
 import { createMailbox } from './mailbox.js'
 
 function withMail(count: number, options: Parameters<typeof createMailbox>[0] = {}) {
@@ -55,6 +56,16 @@ describe('paging and keeping read mail', () => {
     expect(bodies(mailbox.deliver('s1'))).toEqual([3, 4, 5])
     expect(bodies(mailbox.read('s1', 'ui', { max: 4 }))).toEqual([1, 2, 3, 4])
     expect(bodies(mailbox.read('s1', 'ui', { max: 4 }))).toEqual([5])
+  })
+
+  it('reads within a byte bound, and always at least one envelope so a reader moves on', () => {
+    const mailbox = withMail(5)
+    const one = sizeOf(mailbox.page('s1').envelopes[0])
+    expect(mailbox.page('s1', { after: 1, maxBytes: one * 2.5 })).toMatchObject({ next: 3, more: true })
+    const first = mailbox.deliver('s1', { maxBytes: 1 })
+    expect([bodies(first), first.more, mailbox.cursor('s1')]).toEqual([[1], true, 1])
+    expect(bodies(mailbox.read('s1', 'mcp', { max: 3, maxBytes: one * 10 }))).toEqual([1, 2, 3])
+    expect(bodies(mailbox.deliver('s1', { maxBytes: one * 10 }))).toEqual([2, 3, 4, 5])
   })
 
   it('keeps keepRead seqs of delivered mail readable, and lets older delivered mail go', () => {

@@ -10,6 +10,8 @@ export { createMemoryStore } from './store.js'
 export type {
   Mailbox,
   MailSource,
+  PageOptions,
+  ReadOptions,
   SessionOptions,
   SourceCounters,
   SourceMail,

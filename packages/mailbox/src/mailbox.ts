@@ -3,6 +3,7 @@ import type { DigestPolicy, Envelope, Mail, MailPage, Receipt, Sender } from './
 import { MailboxError, MailboxErrorCodes } from './errors.js'
 import { type BodyBound, oneEvent } from './internal/batch.js'
 import { foldContents, foldGroup } from './internal/fold.js'
+import { pageOf } from './internal/page.js'
 import { block, type SessionState, wakeAll, wakeRule } from './internal/session.js'
 import { Source, type SourceHost } from './internal/source.js'
 import {
@@ -14,7 +15,16 @@ import {
   DELIVERY,
 } from './internal/validate.js'
 import { createMemoryStore, type MailStore } from './store.js'
-import type { Mailbox, MailSource, SessionOptions, WaitOptions, WaitResult, WakeOn } from './types.js'
+import type {
+  Mailbox,
+  MailSource,
+  PageOptions,
+  ReadOptions,
+  SessionOptions,
+  WaitOptions,
+  WaitResult,
+  WakeOn,
+} from './types.js'
 
 /** An envelope before the mailbox gives it a seq, a time and (when the poster gave none) an id. */
 type Draft = Pick<Envelope, 'from' | 'kind' | 'body' | 'events' | 'omitted'> & {
@@ -124,10 +134,10 @@ class StoredMailbox implements Mailbox {
     return source
   }
 
-  deliver(session: string, options: { readonly max?: number } = {}): MailPage {
+  deliver(session: string, options: ReadOptions = {}): MailPage {
     const state = this.#state(session)
     for (const source of state.sources.values()) source.flush()
-    const page = this.#pageAfter(session, this.#store.cursor(session, DELIVERY), options.max)
+    const page = pageOf(this.#store, session, this.#store.cursor(session, DELIVERY), options)
     if (page.envelopes.length > 0) {
       this.#store.setCursor(session, DELIVERY, page.next)
       state.unread -= page.envelopes.length
@@ -136,17 +146,17 @@ class StoredMailbox implements Mailbox {
     return page
   }
 
-  read(session: string, reader: string, options: { readonly max?: number } = {}): MailPage {
+  read(session: string, reader: string, options: ReadOptions = {}): MailPage {
     this.#state(session)
     checkReader(reader)
-    const page = this.#pageAfter(session, this.#store.cursor(session, reader), options.max)
+    const page = pageOf(this.#store, session, this.#store.cursor(session, reader), options)
     if (page.envelopes.length > 0) this.#store.setCursor(session, reader, page.next)
     return page
   }
 
-  page(session: string, options: { readonly after?: number; readonly max?: number } = {}): MailPage {
+  page(session: string, options: PageOptions = {}): MailPage {
     this.#state(session)
-    return this.#pageAfter(session, options.after ?? 0, options.max)
+    return pageOf(this.#store, session, options.after ?? 0, options)
   }
 
   cursor(session: string, reader: string = DELIVERY): number {
@@ -219,14 +229,6 @@ class StoredMailbox implements Mailbox {
       events: draft.events,
       omitted: draft.omitted,
     })
-  }
-
-  #pageAfter(session: string, after: number, max = Number.POSITIVE_INFINITY): MailPage {
-    const limit = Math.max(0, Math.floor(max))
-    const envelopes = this.#store.read(session, after, limit + 1)
-    const more = envelopes.length > limit
-    const page = more ? envelopes.slice(0, limit) : envelopes
-    return { envelopes: page, next: page.at(-1)?.seq ?? after, more }
   }
 
   #unreadOf(session: string): readonly Envelope[] {

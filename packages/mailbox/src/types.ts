@@ -17,6 +17,23 @@ export interface WaitOptions {
   readonly signal?: AbortSignal
 }
 
+/** How much one read returns: at most `max` envelopes and about `maxBytes` of their JSON. */
+export interface ReadOptions {
+  /** The most envelopes (default: all). */
+  readonly max?: number
+  /**
+   * The most bytes of the envelopes' JSON (a surface's size bound); the first envelope is returned
+   * even when larger, so a reader always moves on. Default: no bound.
+   */
+  readonly maxBytes?: number
+}
+
+/** A read by seq: the envelopes with seq greater than `after`. */
+export interface PageOptions extends ReadOptions {
+  /** The seq to read after (default 0: from the oldest kept). */
+  readonly after?: number
+}
+
 /** Why `wait` returned. */
 export type WaitResult =
   | { readonly reason: 'mail'; readonly from: Sender }
@@ -104,13 +121,13 @@ export interface Mailbox {
   source(session: string, from: Sender, digest?: DigestPolicy): MailSource
   /**
    * The session's delivery point: flushes every source's pending events, returns the envelopes
-   * after the delivery cursor (at most `max`) and moves the cursor past them.
+   * after the delivery cursor (within `options`) and moves the cursor past them.
    */
-  deliver(session: string, options?: { readonly max?: number }): MailPage
-  /** The envelopes after a named reader's cursor (at most `max`); moves that cursor only. */
-  read(session: string, reader: string, options?: { readonly max?: number }): MailPage
-  /** The envelopes with seq greater than `after` (default 0), at most `max`; moves no cursor. */
-  page(session: string, options?: { readonly after?: number; readonly max?: number }): MailPage
+  deliver(session: string, options?: ReadOptions): MailPage
+  /** The envelopes after a named reader's cursor (within `options`); moves that cursor only. */
+  read(session: string, reader: string, options?: ReadOptions): MailPage
+  /** The envelopes with seq greater than `options.after` (default 0); moves no cursor. */
+  page(session: string, options?: PageOptions): MailPage
   /** Where a reader's cursor is (default: the delivery cursor); 0 before any read. */
   cursor(session: string, reader?: string): number
   /** How many envelopes lie after the delivery cursor. */
