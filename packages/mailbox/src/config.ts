@@ -27,13 +27,13 @@ export const MailboxConfig = fields.prefault({})
 export type MailboxSettings = z.output<typeof MailboxConfig>
 
 /** What `createMailbox` accepts: the configuration, and the store (default: in memory). */
-export type MailboxOptions = z.input<typeof fields> & {
+export type MailboxOptions = NonNullable<z.input<typeof MailboxConfig>> & {
   /** Where envelopes, ids and cursors are kept; default `createMemoryStore()`. */
   readonly store?: MailStore
 }
 
 /** Validates the configuration part of the options (`MAILBOX_ERR_INVALID_OPTIONS` names the field). */
-export function settingsOf(options: z.input<typeof fields>): MailboxSettings {
+export function settingsOf(options: z.input<typeof MailboxConfig>): MailboxSettings {
   const result = MailboxConfig.safeParse(options)
   if (result.success) return result.data
   const problems = result.error.issues.map((issue) => {

@@ -174,6 +174,15 @@ describe('sources', () => {
     )
   })
 
+  it('stays open when its final body is over the bound, so the close can be retried', () => {
+    const { mailbox, source } = withSource({ per: 'round' }, { envelopeBytes: 16 })
+    source.push('a')
+    expect(() => source.close({ tail: 'x'.repeat(20) })).toThrow(/over the envelope bound of 16/)
+    expect(source.closed).toBe(false)
+    expect(source.close({ exit: 0 })?.duplicate).toBe(false)
+    expect(shapes(mailbox).map(([kind]) => kind)).toEqual(['event', 'completion'])
+  })
+
   it('pushing into a source of a closed session is an error, not a lost event', () => {
     const { mailbox, source } = withSource()
     mailbox.closeSession('s1')

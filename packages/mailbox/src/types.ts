@@ -84,7 +84,10 @@ export interface MailSource {
   flush(): Envelope | undefined
   /** Posts a completion or control envelope after flushing, so it never overtakes earlier events. */
   post(mail: SourceMail): Receipt
-  /** Flushes, posts `finalBody` as a completion when given, and closes; a second close does nothing. */
+  /**
+   * Flushes, posts `finalBody` as a completion when given, and closes; a second close does nothing.
+   * A `finalBody` over the envelope bound throws `MAILBOX_ERR_ENVELOPE_TOO_LARGE`, the source still open.
+   */
   close(finalBody?: unknown): Receipt | undefined
   /** Its counts. */
   counters(): SourceCounters

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
@@ -15,6 +16,7 @@ describe('digest timers', () => {
       mailbox.source('s1', 'process:p1', { per: 'seconds', n: 3600 }).push({ line: 'pending' })
       console.log(JSON.stringify(mailbox.source('s1', 'process:p2', { per: 'seconds', n: 1 }).counters()))
     `
+    expect(existsSync(dist), `${dist} is missing: build the package first (pnpm build)`).toBe(true)
     const started = Date.now()
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
       timeout: 20_000,
