@@ -1,0 +1,145 @@
+import type { DigestPolicy, Envelope, Receipt, Sender } from '../envelope.js'
+import { MailboxError, MailboxErrorCodes } from '../errors.js'
+import type { MailSource, SourceCounters, SourceMail } from '../types.js'
+import { Batch, type BatchContents, type BodyBound } from './batch.js'
+
+/** What a source needs from its mailbox. */
+export interface SourceHost {
+  /** Accepts the envelope a flush made. */
+  emit(source: Source, contents: BatchContents): Envelope
+  /** Posts a completion or control envelope for the source's sender (flushing the source first). */
+  post(source: Source, mail: SourceMail): Receipt
+  /** A `round` source got an event: a waiting session may wake. */
+  pending(source: Source): void
+  /** The source closed: forget it. */
+  detach(source: Source): void
+}
+
+/** What makes a source. */
+export interface SourceOptions {
+  readonly session: string
+  readonly from: Sender
+  readonly digest: DigestPolicy
+  readonly bound: BodyBound
+  readonly host: SourceHost
+}
+
+/** The events of one sender in one session, mailed as its digest policy says. */
+export class Source implements MailSource {
+  readonly session: string
+  readonly from: Sender
+  readonly digest: DigestPolicy
+  readonly #host: SourceHost
+  readonly #batch: Batch
+  /** The `seconds` timer, armed by the first event not yet mailed. */
+  #timer: NodeJS.Timeout | undefined
+  #closed = false
+  #events = 0
+  #mailed = 0
+  #envelopes = 0
+
+  constructor(options: SourceOptions) {
+    this.session = options.session
+    this.from = options.from
+    this.digest = options.digest
+    this.#host = options.host
+    this.#batch = new Batch(options.bound)
+  }
+
+  get closed(): boolean {
+    return this.#closed
+  }
+
+  /** True when events wait for the next envelope. */
+  get hasPending(): boolean {
+    return this.#batch.events > 0
+  }
+
+  push(event: unknown): void {
+    this.#mustBeOpen('push')
+    this.#batch.add(event)
+    this.#events += 1
+    switch (this.digest.per) {
+      case 'round':
+        this.#host.pending(this)
+        return
+      case 'events':
+        if (this.#batch.events >= this.digest.n) this.#flush()
+        return
+      case 'seconds':
+        this.#arm(this.digest.n)
+        return
+    }
+  }
+
+  flush(): Envelope | undefined {
+    this.#mustBeOpen('flush')
+    return this.#flush()
+  }
+
+  post(mail: SourceMail): Receipt {
+    this.#mustBeOpen('post')
+    return this.#host.post(this, mail)
+  }
+
+  close(finalBody?: unknown): Receipt | undefined {
+    if (this.#closed) return undefined
+    this.#flush()
+    const receipt =
+      finalBody === undefined ? undefined : this.#host.post(this, { kind: 'completion', body: finalBody })
+    this.end()
+    return receipt
+  }
+
+  /** Flushes and closes without a completion (a session closing, the mailbox disposed). */
+  end(): void {
+    if (this.#closed) return
+    this.#flush()
+    this.#closed = true
+    this.#host.detach(this)
+  }
+
+  counters(): SourceCounters {
+    return {
+      events: this.#events,
+      mailed: this.#mailed,
+      pending: this.#batch.events,
+      pendingBytes: this.#batch.bytes,
+      envelopes: this.#envelopes,
+    }
+  }
+
+  #flush(): Envelope | undefined {
+    this.#disarm()
+    if (this.#batch.events === 0) return undefined
+    const contents = this.#batch.take()
+    this.#mailed += contents.events
+    this.#envelopes += 1
+    return this.#host.emit(this, contents)
+  }
+
+  #arm(seconds: number): void {
+    if (this.#timer !== undefined) return
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined
+      this.#flush()
+    }, seconds * 1000)
+    // A digest timer must never keep the process alive on its own.
+    this.#timer.unref()
+  }
+
+  #disarm(): void {
+    if (this.#timer === undefined) return
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+  }
+
+  #mustBeOpen(what: string): void {
+    if (!this.#closed) return
+    throw new MailboxError(
+      MailboxErrorCodes.SOURCE_CLOSED,
+      `mailbox: cannot ${what}: the source of ${this.from} in session ${JSON.stringify(this.session)} ` +
+        `is closed; open a new one with mailbox.source() if the session is still open`,
+    )
+  }
+}
