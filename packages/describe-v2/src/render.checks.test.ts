@@ -2,6 +2,7 @@
  * renderCall checks every value against what the model was shown before anything runs: types
  * (with the coercions of decision 0009), unknown keys, and values that would be read as options.
  */
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { ArgumentError, DescribeErrorCodes } from './errors.js'
 import { renderCall } from './render.js'
@@ -188,5 +189,58 @@ describe('values that would reach argv as an option', () => {
 
   it('passes a "-" that is not the first character', () => {
     expect(one(spec('p', 'string', 'positional'), 'a-b')).toEqual(['run', 'a-b'])
+  })
+})
+
+describe('on arbitrary calls', { timeout: 30_000 }, () => {
+  const argSpec: fc.Arbitrary<ArgSpec> = fc
+    .record({
+      name: fc.stringMatching(/^[a-z][a-z_-]{0,6}$/),
+      backingType: fc.constantFrom<BackingType>('string', 'number', 'integer', 'boolean'),
+      mode: fc.constantFrom<ArgMode>('positional', 'dashdashspace'),
+      required: fc.boolean(),
+    })
+    .map(({ name, backingType, mode, required }) => spec(name, backingType, mode, { required }))
+
+  it('renders no key the schema lacks, and no non-numeric value that starts with "-"', () => {
+    fc.assert(
+      fc.property(
+        fc
+          .uniqueArray(argSpec, { selector: (a) => a.name, minLength: 1, maxLength: 5 })
+          .chain((args) =>
+            fc.tuple(
+              fc.constant(args),
+              fc.dictionary(
+                fc.constantFrom(...args.map((a) => a.name), 'stray'),
+                fc.oneof(
+                  fc.jsonValue({ maxDepth: 0 }),
+                  fc.constantFrom('-', '--help', '-rf', '-3', '3', 'true'),
+                ),
+              ),
+            ),
+          ),
+        ([args, values]) => {
+          let argv: readonly string[]
+          try {
+            argv = renderCall(args, values).argv
+          } catch (error) {
+            expect(ArgumentError.is(error)).toBe(true)
+            return
+          }
+          for (const key of Object.keys(values)) expect(args.map((a) => a.name)).toContain(key)
+          const flags = new Map(args.map((a) => [`--${a.name}`, a]))
+          const positionals = args.filter((a) => a.mode === 'positional' && values[a.name] != null)
+          for (let i = 1; i < argv.length; i++) {
+            const flag = flags.get(argv[i] ?? '')
+            const arg = flag?.mode === 'dashdashspace' ? flag : positionals.shift()
+            const value = flag?.mode === 'dashdashspace' ? argv[++i] : argv[i]
+            if (arg?.backingType === 'string' || arg?.backingType === 'boolean') {
+              expect(value?.startsWith('-')).toBe(false)
+            }
+          }
+        },
+      ),
+      { numRuns: 500 },
+    )
   })
 })
