@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { thrownBy } from '../test/documents.js'
 import { LoadingError } from './errors.js'
 import { compileEventSchema } from './event-schema.js'
 import type { JsonSchema } from './types.js'
@@ -64,12 +65,7 @@ describe('compileEventSchema', () => {
   })
 
   it('throws a plain Error in our words, with the JSON path, when the schema does not compile', () => {
-    let error: unknown
-    try {
-      compileEventSchema({ type: 'strin' })
-    } catch (thrown) {
-      error = thrown
-    }
+    const error = thrownBy(() => compileEventSchema({ type: 'strin' }))
     expect(error).toBeInstanceOf(Error)
     expect(error).not.toBeInstanceOf(LoadingError)
     expect((error as Error).message).toBe(
@@ -125,12 +121,7 @@ describe('compileEventSchema', () => {
       '$.properties.a.items.pattern: expected a regular expression (JavaScript, u flag); got "[" (Invalid regular expression: /[/u: Unterminated character class)',
     ],
   ])('words a compile error in our terms, with its JSON path: %s', (_, schema, message) => {
-    let thrown: unknown
-    try {
-      compileEventSchema(schema)
-    } catch (error) {
-      thrown = error
-    }
+    const thrown = thrownBy(() => compileEventSchema(schema))
     expect(thrown).toBeInstanceOf(Error)
     expect((thrown as Error).message).toBe(message)
   })

@@ -3,7 +3,7 @@
  * warnings with a "did you mean"), protocol 2 fields in a v1 document, and `allow_dash`.
  */
 import { describe, expect, it } from 'vitest'
-import { arg, richV2, TOOL, v1, v2, withProcess, withRuntime } from '../test/documents.js'
+import { arg, richV2, TOOL, thrownBy, v1, v2, withProcess, withRuntime } from '../test/documents.js'
 import { DescribeErrorCodes, LoadingError } from './errors.js'
 import { parseDescribe } from './parse.js'
 import type { ToolSpec } from './types.js'
@@ -98,12 +98,7 @@ describe('likely typos of spec keys', () => {
 
   it('names the typo in the error when it explains a missing field', () => {
     const document = v2({ args: [arg({ backing_type: undefined, 'backing-type': 'integer' })] })
-    let error: unknown
-    try {
-      load(document)
-    } catch (thrown) {
-      error = thrown
-    }
+    const error = thrownBy(() => load(document))
     expect(error).toBeInstanceOf(LoadingError)
     expect((error as LoadingError).message).toBe(
       `${TOOL}: $.args[0].backing_type: missing (expected a string); also ${typo('$.args[0].backing-type', 'backing_type')}`,
@@ -146,12 +141,7 @@ describe('allow_dash', () => {
   })
 
   it('must be a boolean', () => {
-    let error: unknown
-    try {
-      load(v2({ args: [arg({ allow_dash: 'yes' })] }))
-    } catch (thrown) {
-      error = thrown
-    }
+    const error = thrownBy(() => load(v2({ args: [arg({ allow_dash: 'yes' })] })))
     expect(LoadingError.is(error)).toBe(true)
     expect(error).toMatchObject({
       code: DescribeErrorCodes.INVALID_FIELD,
