@@ -94,7 +94,8 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     const bad = await client.callTool({ name: 'word_count', arguments: { text: { nested: true } } })
     expect(bad.isError).toBe(true)
     expect(textOf(bad)).toBe(
-      'word_count: argument "text": expected a string, number or boolean; got an object; the tool was not run',
+      'word_count: argument "text": expected a string; got an object; the arguments are "text" (string, required), ' +
+        '"top" (integer, optional); the tool was not run',
     )
     const list = await client.callTool({ name: 'processes', arguments: { command: 'list' } })
     expect(JSON.parse(textOf(list))).toEqual({ processes: [] })

@@ -1,4 +1,5 @@
 import { ToolvisorError } from '@toolvisor/kernel'
+import { show } from './internal/text.js'
 
 /** Codes of the errors this package throws. */
 export const DescribeErrorCodes = {
@@ -14,7 +15,7 @@ export const DescribeErrorCodes = {
   BAD_READY_REGEX: 'DESCRIBE_ERR_BAD_READY_REGEX',
   /** A name is not provider-safe, or two names collide after mapping. */
   NAME_COLLISION: 'DESCRIBE_ERR_NAME_COLLISION',
-  /** An argument value from the model cannot be passed (object, array, missing required). */
+  /** Argument values from the model cannot be passed (wrong type, unknown key, leading `-`, missing required). */
   BAD_ARGUMENT: 'DESCRIBE_ERR_BAD_ARGUMENT',
 } as const
 
@@ -53,14 +54,29 @@ export class LoadingError extends ToolvisorError<string> {
   }
 }
 
-/** An argument value the model sent that cannot be passed to the tool; the tool is not run. */
+/** How a message names an argument: `argument "path"` (a long name the model sent is cut). */
+export function argumentLabel(argument: string): string {
+  return `argument ${show(argument)}`
+}
+
+/**
+ * Argument values the model sent that cannot be passed to the tool (a wrong type, an unknown key,
+ * a value that would be read as an option, ...); the tool is not run.
+ */
 export class ArgumentError extends ToolvisorError<typeof DescribeErrorCodes.BAD_ARGUMENT> {
   static override readonly family = 'argument'
-  /** The argument's name, when one argument is at fault. */
+  /** The argument's name, when one argument is at fault (`undefined` when several are). */
   readonly argument: string | undefined
 
+  /**
+   * @param argument - the argument at fault; the message then reads `argument "x": <reason>`
+   * @param reason - why, and what to send instead
+   */
   constructor(argument: string | undefined, reason: string) {
-    super(DescribeErrorCodes.BAD_ARGUMENT, argument ? `argument "${argument}": ${reason}` : reason)
+    super(
+      DescribeErrorCodes.BAD_ARGUMENT,
+      argument !== undefined ? `${argumentLabel(argument)}: ${reason}` : reason,
+    )
     this.argument = argument
   }
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { thrownBy } from '../test/documents.js'
 import { LoadingError } from './errors.js'
 import { compileEventSchema } from './event-schema.js'
 import type { JsonSchema } from './types.js'
@@ -63,18 +64,66 @@ describe('compileEventSchema', () => {
     expect(value).toEqual({ n: '1' })
   })
 
-  it('throws a plain Error with ajv message when the schema does not compile', () => {
-    let error: unknown
-    try {
-      compileEventSchema({ type: 'strin' })
-    } catch (thrown) {
-      error = thrown
-    }
+  it('throws a plain Error in our words, with the JSON path, when the schema does not compile', () => {
+    const error = thrownBy(() => compileEventSchema({ type: 'strin' }))
     expect(error).toBeInstanceOf(Error)
     expect(error).not.toBeInstanceOf(LoadingError)
     expect((error as Error).message).toBe(
-      'schema is invalid: data/type must be equal to one of the allowed values, data/type must be array, data/type must match a schema in anyOf',
+      '$.type: expected one of "array", "boolean", "integer", "null", "number", "object", "string", or an array; got "strin"',
     )
+  })
+
+  const types = '"array", "boolean", "integer", "null", "number", "object", "string"'
+
+  it.each<[string, JsonSchema, string]>([
+    [
+      'a nested unknown type',
+      { properties: { level: { type: 'strin' } } },
+      `$.properties.level.type: expected one of ${types}, or an array; got "strin"`,
+    ],
+    [
+      'an item of a type list',
+      { type: ['string', 'strin'] },
+      `$.type[1]: expected one of ${types}; got "strin"`,
+    ],
+    [
+      'a type list with a duplicate',
+      { type: ['string', 'string'] },
+      '$.type: expected no duplicate items (items 0 and 1 are the same); got an array',
+    ],
+    [
+      'a wrong type inside a tuple of items',
+      { items: [{ type: 1 }] },
+      `$.items[0].type: expected one of ${types}, or an array; got 1`,
+    ],
+    ['an $id that is not a string', { $id: 5 } as JsonSchema, '$.$id: expected a string; got 5'],
+    ['an empty enum', { enum: [] }, '$.enum: expected at least 1 item; got an array'],
+    ['required as a string', { required: 'x' }, '$.required: expected an array; got "x"'],
+    ['a negative length', { minLength: -1 }, '$.minLength: expected a number >= 0; got -1'],
+    [
+      'additionalProperties as a string',
+      { additionalProperties: 'no' },
+      '$.additionalProperties: expected an object or a boolean; got "no"',
+    ],
+    [
+      'a $schema that is not a string',
+      { $schema: 5 } as JsonSchema,
+      '$.$schema: expected "http://json-schema.org/draft-07/schema#" or no $schema (draft-07 is assumed); got 5',
+    ],
+    [
+      'a $ref to a part that does not exist',
+      { definitions: { a: {} }, properties: { x: { $ref: '#/definitions/b' } } },
+      '$.properties.x.$ref: cannot resolve the reference "#/definitions/b": nothing in this schema has that path or $id, and no other schema is fetched',
+    ],
+    [
+      'a bad pattern deep inside',
+      { properties: { a: { items: { pattern: '[' } } } },
+      '$.properties.a.items.pattern: expected a regular expression (JavaScript, u flag); got "[" (Invalid regular expression: /[/u: Unterminated character class)',
+    ],
+  ])('words a compile error in our terms, with its JSON path: %s', (_, schema, message) => {
+    const thrown = thrownBy(() => compileEventSchema(schema))
+    expect(thrown).toBeInstanceOf(Error)
+    expect((thrown as Error).message).toBe(message)
   })
 
   it('refuses what is not a schema at all', () => {

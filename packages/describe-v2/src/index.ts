@@ -4,7 +4,7 @@ export { compileEventSchema } from './event-schema.js'
 export { envVariableName, internalName } from './naming.js'
 export { parseDescribe } from './parse.js'
 export type { DescribeService } from './plugin.js'
-export { DescribeToken, describePlugin } from './plugin.js'
+export { createDescribeService, DescribeToken, describePlugin } from './plugin.js'
 export { inputSchema, renderCall } from './render.js'
 export type {
   ArgMode,

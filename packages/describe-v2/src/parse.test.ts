@@ -715,18 +715,21 @@ describe('DESCRIBE_ERR_INVALID_FIELD: the document and v1 fields', () => {
     )
   })
 
-  it('reports the first problem and counts the others', () => {
+  it('reports the first problem and lists the others, at most five', () => {
     expectFailure(
       { slug: 'a.b', args: [{ name: 'x', mode: 'flag' }] },
       codes.INVALID_FIELD,
       '$.slug',
-      `expected 1 to 64 ${letters} ("." is reserved for slug.command); got "a.b" (and 6 other problems)`,
+      `expected 1 to 64 ${letters} ("." is reserved for slug.command); got "a.b" (and 6 other problems: ` +
+        '$.description: missing (expected a string); $.args[0].description: missing (expected a string); ' +
+        '$.args[0].type: missing (expected a string); $.args[0].backing_type: missing (expected a string); ' +
+        '$.args[0].arity: missing (expected one of single, optional); and 1 more)',
     )
     expectFailure(
       v1({ description: 1, args: [arg({ mode: 'x' })] }),
       codes.INVALID_FIELD,
       '$.description',
-      'expected a string; got 1 (and 1 other problem)',
+      'expected a string; got 1 (and 1 other problem: $.args[0].mode: expected one of positional, dashdashspace, dashdashequal, stdin, env; got "x")',
     )
   })
 })
@@ -1075,31 +1078,31 @@ describe('DESCRIBE_ERR_BAD_EVENT_SCHEMA', () => {
       'an output event with an unknown type',
       withProcess({ output: { event: { type: 'strin' } } }),
       '$.process.output.event',
-      'schema is invalid: data/type must be equal to one of the allowed values, data/type must be array, data/type must match a schema in anyOf',
+      '$.process.output.event.type: expected one of "array", "boolean", "integer", "null", "number", "object", "string", or an array; got "strin"',
     ],
     [
       'an input event with an unresolvable $ref',
       withProcess({ input: { event: { $ref: 'https://example.com/event.json' } } }),
       '$.process.input.event',
-      "can't resolve reference https://example.com/event.json from id #",
+      '$.process.input.event.$ref: cannot resolve the reference "https://example.com/event.json": nothing in this schema has that path or $id, and no other schema is fetched',
     ],
     [
       'a draft 2020-12 schema',
       withProcess({ output: { event: { $schema: 'https://json-schema.org/draft/2020-12/schema' } } }),
       '$.process.output.event',
-      'no schema with key or ref "https://json-schema.org/draft/2020-12/schema"',
+      '$.process.output.event.$schema: expected "http://json-schema.org/draft-07/schema#" or no $schema (draft-07 is assumed); got "https://json-schema.org/draft/2020-12/schema"',
     ],
     [
       'a bad pattern',
       withProcess({ input: { event: { type: 'string', pattern: '(' } } }),
       '$.process.input.event',
-      'Invalid regular expression: /(/u: Unterminated group',
+      '$.process.input.event.pattern: expected a regular expression (JavaScript, u flag); got "(" (Invalid regular expression: /(/u: Unterminated group)',
     ],
     [
       'an asynchronous schema',
       withProcess({ output: { event: { $async: true, type: 'object' } } }),
       '$.process.output.event',
-      'asynchronous schemas ($async) are not supported: an event is validated as it arrives',
+      '$.process.output.event.$async: asynchronous schemas are not supported: an event is validated as it arrives',
     ],
   ])('refuses %s', (_, document, field, message) => {
     expectFailure(
@@ -1173,7 +1176,7 @@ describe('event schemas across loads', () => {
       withProcess({ output: { event } }),
       codes.BAD_EVENT_SCHEMA,
       '$.process.output.event',
-      'does not compile as a JSON Schema (draft-07): schema with key or id "http://json-schema.org/draft-07/schema#" already exists',
+      'does not compile as a JSON Schema (draft-07): $.process.output.event.$id: "http://json-schema.org/draft-07/schema#" is the id of the JSON Schema meta-schema; give the schema an id of its own',
     )
     const spec = load(
       withProcess({
@@ -1204,7 +1207,7 @@ describe('deeply nested documents', () => {
       document(`"process":{"output":{"event":${deep}}}`),
       codes.BAD_EVENT_SCHEMA,
       '$.process.output.event',
-      'does not compile as a JSON Schema (draft-07): Maximum call stack size exceeded',
+      'does not compile as a JSON Schema (draft-07): it is nested too deeply (Maximum call stack size exceeded)',
     )
     const spec = load(withProcess({ output: { event: { type: 'object', required: ['after'] } } }))
     expect(spec.process.output.validate?.({})).toBe("$: must have required property 'after'")

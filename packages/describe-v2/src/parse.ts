@@ -1,6 +1,7 @@
 import { dirname } from 'node:path'
 import type { z } from 'zod'
 import { DescribeErrorCodes } from './errors.js'
+import { defaultEventSchemaCompiler } from './event-schema.js'
 import { argSpecs } from './internal/args.js'
 import { commandsOf } from './internal/commands.js'
 import { readDocument } from './internal/decode.js'
@@ -11,16 +12,23 @@ import { processOf, v1Process } from './internal/process.js'
 import { defaultRuntime, runtimeOf } from './internal/runtime.js'
 import type { V1Document } from './internal/schema.js'
 import { v1Document, v2Document } from './internal/schema.js'
-import { isPlainObject, jsonPath, show } from './internal/text.js'
+import type { EventSchemaCompiler } from './internal/schema-compiler.js'
+import { isPlainObject, jsonPath, listed, show } from './internal/text.js'
+import { unknownKeyWarnings } from './internal/unknown-keys.js'
 import type { EmptyResult, ToolSpec } from './types.js'
 
-/** Runs a zod schema; the first issue (and the count of the others) is the INVALID_FIELD error. */
+/**
+ * Runs a zod schema; the first issue (and the others, listed) is the INVALID_FIELD error. The
+ * warnings so far are likely typos (`backing-type`): they often explain a missing field, so they
+ * go into the error too.
+ */
 function check<T extends z.ZodType>(schema: T, document: unknown, load: Load): z.output<T> {
   const result = schema.safeParse(document, { reportInput: true })
   if (result.success) return result.data
   const { issues } = result.error
   const field = jsonPath(issues[0]?.path ?? [])
-  return fail(load, DescribeErrorCodes.INVALID_FIELD, field, firstIssueReason(issues), result.error)
+  const typos = load.warnings.length > 0 ? `; also ${listed(load.warnings)}` : ''
+  return fail(load, DescribeErrorCodes.INVALID_FIELD, field, firstIssueReason(issues) + typos, result.error)
 }
 
 function emptyResultOf(raw: V1Document['empty-result']): { emptyResult?: EmptyResult } {
@@ -42,7 +50,9 @@ function protocolOf(document: Record<string, unknown>, load: Load): 1 | 2 {
 /**
  * Parses what `TOOL describe` printed into a {@link ToolSpec}, with every default applied: v1
  * documents (no `protocol`, or `1`; v2 fields are ignored) and v2 documents (`"protocol": 2`).
- * Declared event schemas and `ready.match` are compiled here, once.
+ * Declared event schemas and `ready.match` are compiled here, once (by the compiler of the
+ * convenience exports; a kernel's describe service parses with its own). Likely typos of spec keys
+ * (`proccess`) and protocol 2 fields in a v1 document are load warnings.
  *
  * @param stdout - the bytes (or text) `describe` wrote on stdout
  * @param toolPath - the absolute path of the executable; `dir` is its directory
@@ -58,14 +68,25 @@ function protocolOf(document: Record<string, unknown>, load: Load): 1 | 2 {
  * ```
  */
 export function parseDescribe(stdout: string | Uint8Array, toolPath: string): ToolSpec {
-  const load: Load = { tool: toolPath, warnings: [] }
+  return parseWith(defaultEventSchemaCompiler(), stdout, toolPath)
+}
+
+/** {@link parseDescribe} with the event schemas compiled by `schemas` (a describe service's own). */
+export function parseWith(
+  schemas: EventSchemaCompiler,
+  stdout: string | Uint8Array,
+  toolPath: string,
+): ToolSpec {
+  const load: Load = { tool: toolPath, warnings: [], schemas }
   const document = readDocument(stdout, load)
   if (!isPlainObject(document)) {
     const reason = `expected an object (the describe document); got ${show(document)}`
     fail(load, DescribeErrorCodes.INVALID_FIELD, '$', reason)
   }
   const base = { path: toolPath, dir: dirname(toolPath) }
-  if (protocolOf(document, load) === 1) {
+  const protocol = protocolOf(document, load)
+  load.warnings.push(...unknownKeyWarnings(document, protocol))
+  if (protocol === 1) {
     const raw = check(v1Document, document, load)
     return {
       ...base,

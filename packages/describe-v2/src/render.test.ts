@@ -61,12 +61,11 @@ describe('renderCall: a whole call', () => {
       'api-token': 's3cret',
       body: 'line one\nline two',
       count: 3,
-      title: '-t',
+      title: 't',
       first: 'a',
-      unknown: { ignored: true },
     })
     expect(call).toEqual({
-      argv: ['run', 'a', '--title', '-t', '--count=3', 'z'],
+      argv: ['run', 'a', '--title', 't', '--count=3', 'z'],
       stdin: bytes('line one\nline two\nn1\n'),
       env: { API_TOKEN: 's3cret' },
     })
@@ -122,7 +121,7 @@ describe('renderCall: a whole call', () => {
       [
         spec('i', 'positional'),
         spec('f', 'dashdashequal'),
-        spec('neg', 'dashdashspace'),
+        spec('neg', 'dashdashspace', true, 'number'),
         spec('big', 'positional'),
         spec('yes', 'dashdashequal'),
         spec('no', 'env'),
@@ -179,13 +178,13 @@ describe('renderCall: ArgumentError', () => {
       'an object',
       spec('opts', 'dashdashequal', false),
       { opts: { a: 1 } },
-      'argument "opts": expected a string, number or boolean; got an object',
+      'argument "opts": expected a string; got an object; the arguments are "opts" (string, optional)',
     ],
     [
       'an array',
       spec('tags', 'stdin', false),
       { tags: ['a'] },
-      'argument "tags": expected a string, number or boolean; got an array',
+      'argument "tags": expected a string; got an array; the arguments are "tags" (string, optional)',
     ],
     ['NaN', spec('n', 'positional'), { n: Number.NaN }, 'argument "n": expected a finite number; got NaN'],
     [
@@ -198,7 +197,7 @@ describe('renderCall: ArgumentError', () => {
       'a bigint',
       spec('n', 'positional'),
       { n: 10n },
-      'argument "n": expected a string, number or boolean; got a bigint',
+      'argument "n": expected a string; got a bigint; the arguments are "n" (string, required)',
     ],
     [
       'NUL in argv',

@@ -1,5 +1,7 @@
-import { ArgumentError } from './errors.js'
-import { isPlainObject, show } from './internal/text.js'
+import { ArgumentError, argumentLabel } from './errors.js'
+import { isPlainObject, listed, show } from './internal/text.js'
+import type { ValueProblem } from './internal/values.js'
+import { argumentList, checkValue, unknownKeys } from './internal/values.js'
 import { envVariableName } from './naming.js'
 import type { ArgSpec, InputSchema, RenderedCall } from './types.js'
 
@@ -26,47 +28,59 @@ export function inputSchema(args: readonly ArgSpec[]): InputSchema {
   }
 }
 
-/** One argument value as text (ruling 2), or `undefined` when it is omitted. */
-function textOf(arg: ArgSpec, value: unknown): string | undefined {
-  if (value === undefined || value === null) {
-    if (arg.required)
-      throw new ArgumentError(arg.name, value === null ? 'required, got null' : 'required, missing')
-    return undefined
-  }
-  let text: string
-  if (typeof value === 'string') text = value
-  else if (typeof value === 'boolean') text = String(value)
-  else if (typeof value === 'number') {
-    if (!Number.isFinite(value))
-      throw new ArgumentError(arg.name, `expected a finite number; got ${show(value)}`)
-    text = JSON.stringify(value)
-  } else {
-    throw new ArgumentError(arg.name, `expected a string, number or boolean; got ${show(value)}`)
-  }
-  // argv and the environment are C strings: a NUL would cut the value (Node refuses it outright).
-  if (arg.mode !== 'stdin' && text.includes('\0')) {
-    throw new ArgumentError(arg.name, `contains a NUL character, which cannot be passed by ${arg.mode}`)
-  }
-  return text
+/**
+ * The ArgumentError for `problems`: one names its argument, several are listed (bounded); when
+ * one is about the schema (a type, an unknown key), the arguments that exist are listed too.
+ */
+function argumentError(problems: readonly ValueProblem[], args: readonly ArgSpec[]): ArgumentError {
+  const tail = problems.some((problem) => problem.schema) ? `; ${argumentList(args)}` : ''
+  const [only] = problems
+  if (problems.length === 1 && only !== undefined) return new ArgumentError(only.argument, only.reason + tail)
+  const each = problems.map((problem) => `${argumentLabel(problem.argument)}: ${problem.reason}`)
+  return new ArgumentError(undefined, listed(each) + tail)
+}
+
+/** Every value checked against `args`: the text of each argument (`undefined`: omitted), or the error. */
+function textsOf(
+  args: readonly ArgSpec[],
+  values: Record<string, unknown> | undefined,
+): (string | undefined)[] {
+  const problems = values === undefined ? [] : unknownKeys(args, values)
+  const texts = args.map((arg) => {
+    // Own keys only: `toString` or `__proto__` must not come from Object.prototype.
+    const value = values !== undefined && Object.hasOwn(values, arg.name) ? values[arg.name] : undefined
+    const checked = checkValue(arg, value)
+    if (checked !== undefined && 'problem' in checked) problems.push(checked.problem)
+    return checked !== undefined && 'text' in checked ? checked.text : undefined
+  })
+  if (problems.length > 0) throw argumentError(problems, args)
+  return texts
 }
 
 /**
  * Renders a call exactly as protocol §1 says: argv `['run', command?, ...]` in describe order
  * (`positional` → value, `dashdashspace` → `--name value`, `dashdashequal` → `--name=value`),
  * each `stdin` value followed by `\n` (UTF-8), each `env` value as the variable named after the
- * argument. Strings pass as they are, numbers and booleans as JSON text; `null` or missing means
- * omitted (a later positional then shifts, as in v1); unknown keys are ignored.
+ * argument. `null` or missing means omitted (a later positional then shifts, as in v1).
+ *
+ * Every value is first checked against what the model was shown ({@link inputSchema}): its
+ * backing type (a string holding a JSON number counts as that number, `"true"`/`"false"` as the
+ * boolean; numbers and booleans pass as their JSON text; integers must be safe), no key the
+ * schema lacks, and no `positional` or `dashdashspace` value starting with `-` unless it is a
+ * number for a numeric argument or the argument declares `allow_dash` (decision 0009).
  *
  * @param args - the tool's (or the command's) declared arguments
  * @param values - the model's arguments: a JSON object, or `undefined` for none
  * @param options - `command`: the sub-command, rendered right after `run`
- * @throws ArgumentError (`DESCRIBE_ERR_BAD_ARGUMENT`) for an object or array value, a missing
- *   required argument, or `values` that is not an object; the tool must not be run.
+ * @throws ArgumentError (`DESCRIBE_ERR_BAD_ARGUMENT`) naming every problem (bounded), and the
+ *   arguments that exist when a type or a key was wrong; the tool must not be run.
  *
  * @example
  * ```ts
- * renderCall(spec.args, { path: '/var/log/syslog', lines: 20 })
+ * renderCall(spec.args, { path: '/var/log/syslog', lines: '20' })
  * // { argv: ['run', '--path', '/var/log/syslog', '--lines=20'], stdin: Uint8Array [], env: {} }
+ * renderCall(spec.args, { path: '/var/log/syslog', lines: 'twenty' })
+ * // throws: argument "lines": expected an integer; got "twenty"; the arguments are "path" (string, required), "lines" (integer, optional)
  * ```
  */
 export function renderCall(
@@ -77,15 +91,14 @@ export function renderCall(
   if (values !== undefined && !isPlainObject(values)) {
     throw new ArgumentError(undefined, `the arguments must be a JSON object; got ${show(values)}`)
   }
+  const texts = textsOf(args, values)
   const argv = ['run']
   if (options?.command !== undefined) argv.push(options.command)
   let stdin = ''
   const env: Record<string, string> = {}
-  for (const arg of args) {
-    // Own keys only: `toString` or `__proto__` must not come from Object.prototype.
-    const value = values !== undefined && Object.hasOwn(values, arg.name) ? values[arg.name] : undefined
-    const text = textOf(arg, value)
-    if (text === undefined) continue
+  args.forEach((arg, index) => {
+    const text = texts[index]
+    if (text === undefined) return
     switch (arg.mode) {
       case 'positional':
         argv.push(text)
@@ -103,6 +116,6 @@ export function renderCall(
         env[envVariableName(arg.name)] = text
         break
     }
-  }
+  })
   return { argv, stdin: new TextEncoder().encode(stdin), env }
 }

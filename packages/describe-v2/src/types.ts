@@ -25,6 +25,12 @@ export interface ArgSpec {
   readonly required: boolean
   /** How the value reaches the tool. */
   readonly mode: ArgMode
+  /**
+   * `true` when the tool declared `"allow_dash": true` (protocol 2): a `positional` or
+   * `dashdashspace` value may start with `-`. Absent: such a value is refused before the tool runs
+   * (it would reach argv as an option), except a number for a `number` or `integer` argument.
+   */
+  readonly allowDash?: boolean
 }
 
 /** What the model gets when a successful run printed exactly 0 bytes. */

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ToolProgress } from '../src/index.js'
-import { compose, ctx, examples, fixtures, textOf } from './helpers.js'
+import { compose, ctx, examples, fixtures, tempDir, textOf } from './helpers.js'
 
 describe('loading a toolbox', () => {
   it('serves every good tool and reports each broken one with its path and reason', async () => {
@@ -65,17 +65,33 @@ describe('loading a toolbox', () => {
   })
 })
 
+describe('describe documents with typos', () => {
+  it('serves the tool and reports the likely typo as a warning naming the JSON path', async () => {
+    const dir = join(fixtures, 'typos')
+    const { tools } = await compose([dir])
+    expect(tools.list().map((t) => t.name)).toEqual(['misspelt'])
+    expect(tools.loadErrors()).toEqual([
+      {
+        severity: 'warning',
+        tool: `${dir}/misspelt`,
+        code: 'DESCRIBE_WARNING',
+        message: `${dir}/misspelt: $.proccess: unknown key, ignored; did you mean "process"?`,
+      },
+    ])
+  })
+})
+
 describe('oneshot calls', () => {
   it('passes one argument of each mode exactly as the protocol says', async () => {
     const { tools } = await compose([examples])
     const result = await tools.call(
       'echo_args',
-      { path: 'a b', pattern: '--x', limit: 7, note: 'hello\nworld', 'api-token': 's3cr3t' },
+      { path: 'a b', pattern: 'x*', limit: 7, note: 'hello\nworld', 'api-token': 's3cr3t' },
       ctx(),
     )
     expect(result.isError).toBe(false)
     expect(JSON.parse(textOf(result))).toEqual({
-      argv: ['a b', '--pattern', '--x', '--limit=7'],
+      argv: ['a b', '--pattern', 'x*', '--limit=7'],
       stdin: 'hello\nworld\n',
       env: { API_TOKEN: 's3cr3t' },
     })
@@ -86,7 +102,9 @@ describe('oneshot calls', () => {
     const result = await tools.call('echo_args', { path: {}, pattern: 'p', limit: 1, note: 'n' }, ctx())
     expect(result).toMatchObject({ isError: true })
     expect(textOf(result)).toBe(
-      'echo_args: argument "path": expected a string, number or boolean; got an object; the tool was not run',
+      'echo_args: argument "path": expected a string; got an object; the arguments are "path" (string, required), ' +
+        '"pattern" (string, required), "limit" (integer, required), "note" (string, required), "api-token" (string, optional); ' +
+        'the tool was not run',
     )
   })
 
@@ -164,6 +182,49 @@ describe('oneshot calls', () => {
     expect(result.isError).toBe(true)
     expect(textOf(result)).toMatch(/^spawner failed: cancelled \(/)
     expect(markedProcesses(runId)).toEqual([])
+  })
+})
+
+describe('arguments checked against the input schema before anything runs', () => {
+  const list =
+    '; the arguments are "marker" (string, required), "times" (integer, required), "name" (string, optional), ' +
+    '"label" (string, optional); the tool was not run'
+
+  it('runs nothing for a wrong type or an unknown argument, and says what was expected and what exists', async () => {
+    const { tools } = await compose([join(fixtures, 'tools')])
+    const marker = join(tempDir(), 'ran')
+    const wrongType = await tools.call('touch', { marker, times: 'three' }, ctx())
+    expect(wrongType.isError).toBe(true)
+    expect(textOf(wrongType)).toBe(`touch: argument "times": expected an integer; got "three"${list}`)
+    const unknown = await tools.call('touch', { marker, times: 3, tims: 3 }, ctx())
+    expect(unknown.isError).toBe(true)
+    expect(textOf(unknown)).toBe(`touch: argument "tims": no such argument (did you mean "times"?)${list}`)
+    const unsafe = await tools.call('touch', { marker, times: 2 ** 60 }, ctx())
+    expect(textOf(unsafe)).toBe(
+      'touch: argument "times": expected an integer from -9007199254740991 to 9007199254740991 (beyond, digits are lost); ' +
+        `got 1152921504606847000${list}`,
+    )
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it('runs nothing for a positional value that would be read as an option', async () => {
+    const { tools } = await compose([join(fixtures, 'tools')])
+    const marker = join(tempDir(), 'ran')
+    const result = await tools.call('touch', { marker, times: 1, name: '--help' }, ctx())
+    expect(result.isError).toBe(true)
+    expect(textOf(result)).toBe(
+      'touch: argument "name": "--help" starts with "-", which the tool would read as an option; ' +
+        'this argument does not accept values that start with "-"; the tool was not run',
+    )
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it('runs the tool with the values the schema allows: "3" as 3, a "-" value where allow_dash is declared', async () => {
+    const { tools } = await compose([join(fixtures, 'tools')])
+    const marker = join(tempDir(), 'ran')
+    const result = await tools.call('touch', { marker, times: '3', name: 'a-b', label: '-x' }, ctx())
+    expect(result.isError).toBe(false)
+    expect(readFileSync(marker, 'utf8')).toBe('--times=3\na-b\n--label\n-x\n')
   })
 })
 

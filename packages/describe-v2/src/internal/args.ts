@@ -65,6 +65,7 @@ export function argSpecs(raw: readonly RawArg[], at: string, owner: string, load
       arity: arg.arity,
       required: arg.arity === 'single',
       mode: arg.mode,
+      ...(arg.allow_dash === true ? { allowDash: true } : {}),
     }
   })
 }

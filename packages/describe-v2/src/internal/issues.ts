@@ -1,22 +1,12 @@
 import type { z } from 'zod'
-import { otherProblems, show } from './text.js'
+import { jsonPath, otherProblems, show, typeArticle } from './text.js'
 
 /** What the zod issues of the describe schemas look like once parsed (`reportInput` on). */
 type Issue = z.core.$ZodIssue
 
-const article: Record<string, string> = {
-  string: 'a string',
-  number: 'a number',
-  int: 'an integer',
-  boolean: 'a boolean',
-  object: 'an object',
-  array: 'an array',
-  null: 'null',
-}
-
 function expectedType(expected: string, input: unknown): string {
   if (expected === 'number' && typeof input === 'number') return 'a finite number'
-  return article[expected] ?? expected
+  return typeArticle(expected)
 }
 
 function oneOf(values: readonly unknown[]): string {
@@ -66,10 +56,15 @@ export function issueReason(issue: Issue): string {
   }
 }
 
-/** The reason for the first issue, with the count of the others when there are more. */
+/**
+ * The reason for the first issue, then the others with their JSON paths (`$.args[0].mode: ...`),
+ * a bounded list: the author fixes them all in one go.
+ */
 export function firstIssueReason(issues: readonly Issue[]): string {
-  const [first] = issues
+  const [first, ...others] = issues
   if (first === undefined) return 'invalid document'
-  const reason = issueReason(first)
-  return issues.length > 1 ? `${reason} (and ${otherProblems(issues.length - 1)})` : reason
+  return (
+    issueReason(first) +
+    otherProblems(others.map((issue) => `${jsonPath(issue.path)}: ${issueReason(issue)}`))
+  )
 }

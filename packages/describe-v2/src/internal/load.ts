@@ -1,9 +1,14 @@
 import { LoadingError } from '../errors.js'
+import type { EventSchemaCompiler } from './schema-compiler.js'
 
-/** One tool being loaded: its path (every error names it) and the warnings gathered so far. */
+/**
+ * One tool being loaded: its path (every error names it), the warnings gathered so far and the
+ * compiler of the describe service that loads it.
+ */
 export interface Load {
   readonly tool: string
   readonly warnings: string[]
+  readonly schemas: EventSchemaCompiler
 }
 
 /** Throws the LoadingError of the tool being loaded; `field` is a JSON path (`$.args[1].mode`). */

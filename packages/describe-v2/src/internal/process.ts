@@ -1,9 +1,9 @@
 import { DescribeErrorCodes } from '../errors.js'
-import { compileEventSchemaWithWarnings } from '../event-schema.js'
 import type { EventValidator, InputSpec, JsonSchema, OutputSpec, ProcessSpec, ReadySpec } from '../types.js'
 import type { Load } from './load.js'
 import { fail } from './load.js'
 import type { V2Document } from './schema.js'
+import { problemsText, SchemaCompileError } from './schema-problems.js'
 import { show } from './text.js'
 
 type RawProcess = NonNullable<V2Document['process']>
@@ -13,14 +13,24 @@ export function v1Process(): ProcessSpec {
   return { mode: 'oneshot', output: { framing: 'chunks' }, digest: { per: 'round' }, ready: { kind: 'exit' } }
 }
 
+/** `field` as path segments (`$.process.output.event` → process, output, event). */
+function segmentsOf(field: string): string[] {
+  return field.split('.').slice(1)
+}
+
 function compiled(schema: JsonSchema, field: string, load: Load): EventValidator {
   try {
-    const result = compileEventSchemaWithWarnings(schema)
+    const result = load.schemas.compile(schema)
     for (const warning of result.warnings) load.warnings.push(`${field}: ${warning}`)
     return result.validate
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
-    const reason = `does not compile as a JSON Schema (draft-07): ${message}`
+    const why =
+      error instanceof SchemaCompileError
+        ? problemsText(error.problems, segmentsOf(field))
+        : error instanceof Error
+          ? error.message
+          : String(error)
+    const reason = `does not compile as a JSON Schema (draft-07): ${why}`
     return fail(load, DescribeErrorCodes.BAD_EVENT_SCHEMA, field, reason, error)
   }
 }

@@ -36,8 +36,8 @@ const argName = refined((value) => {
   return problem === undefined ? undefined : `${problem}; got ${show(value)}`
 })
 
-/** One argument object: all six fields required. */
-const arg = z.object({
+/** One argument object of protocol 1: all six fields required. */
+const v1Arg = z.object({
   name: argName,
   description: z.string(),
   type: z.string(),
@@ -46,8 +46,17 @@ const arg = z.object({
   mode: z.enum(['positional', 'dashdashspace', 'dashdashequal', 'stdin', 'env']),
 })
 
-/** An argument object as parsed. */
-export type RawArg = z.output<typeof arg>
+/**
+ * One argument object of protocol 2: the six fields, and `allow_dash`. A value that starts with
+ * `-` passed as `positional` or `dashdashspace` lands in argv where the tool's parser may read it
+ * as an option (`--help`, `-rf`, `--output=x`), so it is refused unless the tool declares
+ * `"allow_dash": true` (its parser takes such a word as a value). Ignored, with a warning, in a
+ * protocol 1 document: v1 tools never have it, and get the refusal.
+ */
+const v2Arg = v1Arg.extend({ allow_dash: z.boolean().optional() })
+
+/** An argument object as parsed (`allow_dash` only ever set under protocol 2). */
+export type RawArg = z.output<typeof v2Arg>
 
 const emptyResult = z.discriminatedUnion('tag', [
   z.object({ tag: z.literal('DoNothing') }),
@@ -58,7 +67,7 @@ const emptyResult = z.discriminatedUnion('tag', [
 export const v1Document = z.object({
   slug,
   description: z.string(),
-  args: z.array(arg),
+  args: z.array(v1Arg),
   'empty-result': emptyResult.optional(),
 })
 
@@ -187,10 +196,11 @@ const runtimeSchema = z.object({
   cancel: cancel.optional(),
 })
 
-const command = z.object({ name: commandName, description: z.string(), args: z.array(arg) })
+const command = z.object({ name: commandName, description: z.string(), args: z.array(v2Arg) })
 
-/** The v2 document: v1 plus `check`, `help`, `commands`, `process` and `runtime`. */
+/** The v2 document: v1 (with `allow_dash` on arguments) plus `check`, `help`, `commands`, `process` and `runtime`. */
 export const v2Document = v1Document.extend({
+  args: z.array(v2Arg),
   check: z.boolean().optional(),
   help: z.boolean().optional(),
   commands: z.array(command).optional(),

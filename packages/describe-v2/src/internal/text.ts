@@ -70,7 +70,48 @@ export function pointerSegments(pointer: string): PropertyKey[] {
     })
 }
 
-/** `1 other problem` / `3 other problems`. */
-export function otherProblems(count: number): string {
-  return `${count} other problem${count === 1 ? '' : 's'}`
+/** Most items a message lists before it says how many more there are. */
+export const LISTED = 5
+
+/** `items` joined by `; `, at most `max` of them, then `and N more`: a message stays bounded. */
+export function listed(items: readonly string[], max = LISTED): string {
+  const shown = items.slice(0, max)
+  if (items.length > max) shown.push(`and ${items.length - max} more`)
+  return shown.join('; ')
+}
+
+/**
+ * The problems after the first one, as a suffix: ` (and 1 other problem: $.a: ...)`; empty when
+ * there are none. Each is listed (bounded by {@link listed}), not only counted.
+ */
+export function otherProblems(others: readonly string[]): string {
+  if (others.length === 0) return ''
+  const count = `${others.length} other problem${others.length === 1 ? '' : 's'}`
+  return ` (and ${count}: ${listed(others)})`
+}
+
+/** A value as JSON text (`undefined` and functions, which have none, as `String` gives them). */
+export function jsonText(value: unknown): string {
+  return JSON.stringify(value) ?? String(value)
+}
+
+/** `text` cut to 80 characters, `…` marking the cut. */
+export function cut(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text
+}
+
+const articles: Readonly<Record<string, string>> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  integer: 'an integer',
+  boolean: 'a boolean',
+  object: 'an object',
+  array: 'an array',
+  null: 'null',
+}
+
+/** A JSON type as a message says it (`an integer`, `a string`); an unknown name as it is. */
+export function typeArticle(type: string): string {
+  return articles[type] ?? type
 }
