@@ -48,18 +48,19 @@ const ENFORCES: MechanismDescription['enforces'] = {
     'files are owned on the host by the user bwrap runs as',
   net:
     'net: none: a network namespace with only lo (--unshare-net) and a seccomp filter: socket() of every family ' +
-    'but AF_UNIX (AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_VSOCK...) gives EPERM, io_uring_setup ENOSYS, ' +
-    'x32 calls ENOSYS, and a process of another ABI (i386, arm32) is killed; net: host: the host network',
+    '(AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_VSOCK, AF_UNIX...) gives EPERM; net: host: the host network ' +
+    'but no AF_UNIX socket; always: io_uring_setup and x32 calls ENOSYS, the keyring calls EPERM, a process of ' +
+    'another ABI (i386, arm32) killed; /proc/sys, /proc/sysrq-trigger, /proc/irq, /proc/bus read-only',
   tmp: 'tmp: private: fresh tmpfs at /tmp and /var/tmp (mode 1777), gone when the tool exits; tmp: shared: the host /tmp bound read-write; /dev/shm is always a private tmpfs',
   run_as:
     'not switched by bwrap: the run_as mechanism starts bwrap as the user (unprivileged user namespace, ' +
-    'supplementary groups kept, CapEff 0)',
+    'supplementary groups kept, CapEff 0); as root, a tool that declares no run_as runs as the sandbox user',
 }
 
 const GAPS = [
-  'net: none: a pathname unix socket inside a granted directory (fs.read, fs.write, the tool directory, /tmp when tmp: shared) stays connectable',
+  'no unix socket at all (socket(AF_UNIX) is refused for every tool, so none outside the grants is reachable): a tool that talks to a local daemon by socket cannot run under bwrap',
   'fs: paths outside the grants are hidden (ENOENT), not denied (EACCES) as under Landlock',
-  'fs: /usr and /etc are readable whole; a tool running as root without run_as (every capability dropped) still reads root-owned files such as /etc/shadow',
+  "fs: /usr and /etc are readable whole: what the tool's user may read there (as root, tools run as the sandbox user unless they declare run_as)",
 ]
 
 /**
