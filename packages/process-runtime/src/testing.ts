@@ -56,3 +56,32 @@ export function createTestUser(prefix = 'tv'): TestUser {
     },
   }
 }
+
+/**
+ * Whether `user` can read `path` (every directory above it included). A test that runs code of the
+ * checkout as an unprivileged user cannot when the checkout lies under a directory that user
+ * cannot enter (a clone in root's home, or under `mktemp -d`): it then skips, saying so.
+ */
+export function readableBy(user: string, path: string): boolean {
+  try {
+    execFileSync(
+      'setpriv',
+      ['--reuid', user, '--regid', groupOf(user), '--init-groups', '--', 'test', '-r', path],
+      {
+        stdio: 'ignore',
+      },
+    )
+    return true
+  } catch {
+    return false
+  }
+}
+
+function groupOf(user: string): string {
+  return execFileSync('id', ['-g', user], { encoding: 'utf8' }).trim()
+}
+
+/** The reason a test gives when it skips because the checkout is out of `user`'s reach. */
+export function unreachableCheckout(user: string, path: string): string {
+  return `skipped: ${path} is not readable by ${user} (the checkout lies under a directory other users cannot enter, such as a 0700 home or mktemp -d), so nothing of it can run as that user`
+}

@@ -148,15 +148,19 @@ export function bwrapMechanism(options: BwrapOptions = {}): SandboxMechanism {
       extraFds.push({ kind: 'pipe' })
       // A write grant of / is the host's root, writable as declared: do not make it read-only.
       const readOnlyRoot = policy.write.includes('/') ? [] : ['--remount-ro', '/']
+      const cwd = sandboxCwd(launch.cwd, policy, list)
       return {
         ...launch,
+        // bwrap starts (as the tool's user) where the tool will: a place the sandbox shows, which
+        // that user can reach, unlike toolvisor's own working directory perhaps.
+        cwd,
         file: binary(),
         args: [
           ...namespaceArgs(policy.net),
           ...mountList,
           ...fdArgs,
           '--chdir',
-          sandboxCwd(launch.cwd, policy, list),
+          cwd,
           ...readOnlyRoot,
           '--',
           launch.file,

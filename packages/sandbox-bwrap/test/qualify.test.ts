@@ -110,9 +110,9 @@ describe('describe', () => {
     expect(description.unavailable).toBeUndefined()
     expect(Object.keys(description.enforces).sort()).toEqual(['fs.read', 'fs.write', 'net', 'run_as', 'tmp'])
     expect(description.gaps).toEqual([
-      'net: none: a pathname unix socket inside a granted directory (fs.read, fs.write, the tool directory, /tmp when tmp: shared) stays connectable',
+      'no unix socket at all (socket(AF_UNIX) is refused for every tool, so none outside the grants is reachable): a tool that talks to a local daemon by socket cannot run under bwrap',
       'fs: paths outside the grants are hidden (ENOENT), not denied (EACCES) as under Landlock',
-      'fs: /usr and /etc are readable whole; a tool running as root without run_as (every capability dropped) still reads root-owned files such as /etc/shadow',
+      "fs: /usr and /etc are readable whole: what the tool's user may read there (as root, tools run as the sandbox user unless they declare run_as)",
     ])
   })
 

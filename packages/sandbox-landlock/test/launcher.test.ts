@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createSocket } from 'node:dgram'
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -171,7 +171,11 @@ describe('fails closed with 125 and one line', () => {
 
   it.skipIf(!isRoot)('--user run by a non-root caller (needs root to create the user)', () => {
     const u = user!
-    const result = spawnSync(builtLauncher, [...base, '--user', u.name, '--', 'true'], {
+    // A copy the user can reach: the checkout may lie under a directory other users cannot enter.
+    const launcher = join(tempDir(), 'landlock-launcher')
+    copyFileSync(builtLauncher, launcher)
+    chmodSync(launcher, 0o755)
+    const result = spawnSync(launcher, [...base, '--user', u.name, '--', 'true'], {
       encoding: 'utf8',
       uid: u.uid,
       gid: u.gid,

@@ -11,6 +11,7 @@ import {
 } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
+import { readableBy, unreachableCheckout } from '@toolvisor/process-runtime/testing'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { builtLauncher, probeLauncher } from '../src/internal/launcher.js'
 import { execMinimum } from '../src/internal/policy.js'
@@ -315,8 +316,10 @@ describe('run_as', () => {
 
   it.skipIf(!isRoot)(
     `qualify refuses run_as when toolvisor is not root (${needsRoot} to set the case up)`,
-    async () => {
+    async (context) => {
       const u = user!
+      const entry = new URL('../dist/index.js', import.meta.url).pathname
+      if (!readableBy(u.name, entry)) return context.skip(unreachableCheckout(u.name, entry))
       const tool = probeTool()
       const script = `
       import { landlockMechanism } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).pathname)}
