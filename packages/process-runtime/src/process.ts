@@ -10,6 +10,7 @@ import { EventLog, type EventPage, type SequencedEvent } from './event-log.js'
 import { LineFramer } from './framing.js'
 import type { Launch, ProcessControl } from './launchers.js'
 import { SpillingOutput } from './output.js'
+import { isInside } from './policy.js'
 import { Ring } from './ring.js'
 import { assemble, type Spawned, spawnLaunch } from './spawn.js'
 import { MARKER_VARIABLE, type RunState } from './state.js'
@@ -262,7 +263,7 @@ export class ToolProcess implements ManagedProcess {
         MARKER_VARIABLE,
         this.#host.state.marker(this.id),
       ]),
-      cwd: tool.rundir ?? process.cwd(),
+      cwd: workingDirectory(tool),
       extraFds: [],
     }
     let spawned: Spawned
@@ -496,6 +497,21 @@ export class ToolProcess implements ManagedProcess {
     if (current === 'exited' || current === 'failed') return
     this.#lifecycle = lifecycle
   }
+}
+
+/**
+ * Where a tool starts: its rundir; else, unsandboxed, toolvisor's own working directory; else
+ * that directory when it lies inside one of the tool's grants (which its user can reach: checked
+ * at load), and the tool's own directory otherwise (toolvisor's may be out of the sandbox user's
+ * reach, or not there at all inside the sandbox).
+ */
+function workingDirectory(tool: StartOptions['tool']): string {
+  if (tool.rundir !== undefined) return tool.rundir
+  const here = process.cwd()
+  const policy = tool.sandbox?.policy
+  if (policy === undefined) return here
+  const grants = [policy.toolDir, ...policy.read, ...policy.write]
+  return grants.some((grant) => isInside(here, grant)) ? here : policy.toolDir
 }
 
 /** `errno=2 No such file or directory` (from toolvisor-exec) as `ENOENT: No such file or directory`. */

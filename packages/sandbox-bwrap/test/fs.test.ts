@@ -144,9 +144,9 @@ describe('fs.write /', () => {
 })
 
 describe('tool directory and cwd', () => {
-  it('starts in the tool directory when the launch cwd is not visible in the sandbox', async () => {
+  it('starts in the tool directory when the launch cwd is not visible in the sandbox, and starts bwrap there', async () => {
     const wrapped = bwrap.wrap(launchOf(probe, ['cwd'], dirname(root)), policy(tool, probe), undefined)
-    expect(wrapped.cwd).toBe(dirname(root))
+    expect(wrapped.cwd).toBe(tool)
     const result = await run(wrapped, bwrap)
     expect(result.probe('cwd')).toMatchObject({ ok: true, value: tool })
   })
