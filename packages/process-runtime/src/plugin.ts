@@ -46,6 +46,7 @@ export const RuntimeConfig = z
     maxLineBytes: positive.optional(),
     tailBytes: positive.optional(),
     retentionMs: positive.optional(),
+    oneshotTimeoutMs: positive.optional(),
   })
   .strict()
 

@@ -5,7 +5,9 @@ import type { Launchers } from './launchers.js'
 import { DEFAULT_SANDBOX_USER, type PrepareContext, prepareTool } from './prepare.js'
 import { type ProcessHost, ToolProcess } from './process.js'
 import { RAW_ONESHOT } from './raw.js'
+import { Retention } from './retention.js'
 import { RunState } from './state.js'
+import { Sweeper } from './sweeper.js'
 import type {
   LaunchFacts,
   LostProcess,
@@ -30,12 +32,10 @@ export const RUNTIME_DEFAULTS = {
   tailBytes: 8 * KiB,
   retentionMs: 24 * 60 * 60 * 1000,
   sandboxUser: DEFAULT_SANDBOX_USER,
+  oneshotTimeoutMs: 10 * 60 * 1000,
 } as const
 
 export { RAW_ONESHOT }
-
-/** How many finished processes stay addressable by id (tasks keep their own references). */
-const KEEP_FINISHED = 1000
 
 /**
  * The process runtime (see `ProcessRuntime`). Create it with `createRuntime`, dispose it with
@@ -44,12 +44,9 @@ const KEEP_FINISHED = 1000
 export class Runtime implements ProcessRuntime, AsyncDisposable {
   readonly options: ProcessRuntime['options']
   readonly #state: RunState
-  readonly #processes = new Map<string, ToolProcess>()
   readonly #running = new Set<ToolProcess>()
-  readonly #finished: string[] = []
-  /** Finished processes still holding memory, oldest first, and how much they hold together. */
-  readonly #retained: ToolProcess[] = []
-  #retainedBytes = 0
+  readonly #retention: Retention
+  readonly #sweeper: Sweeper
   readonly #host: ProcessHost
   readonly #context: PrepareContext
   #counter = 0
@@ -60,41 +57,23 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     this.#state = RunState.open(options.stateDir, this.options.retentionMs)
     const execHelper = execHelperStatus(options.execHelper ?? builtExecHelper)
     this.#context = { options: this.options, launchers, execHelper }
+    this.#retention = new Retention(this.options.retainBytes)
+    this.#sweeper = new Sweeper(this.#state.runId)
     this.#host = {
       options: this.options,
       state: this.#state,
       execHelper: execHelper.available ? execHelper.path : undefined,
       finished: (process) => {
         this.#running.delete(process)
-        this.#finished.push(process.id)
-        if (this.#finished.length > KEEP_FINISHED) this.#processes.delete(this.#finished.shift()!)
-        this.#retain(process)
+        this.#retention.add(process)
       },
-    }
-  }
-
-  /**
-   * Keeps a finished process's events and output in memory while the finished ones together stay
-   * under `retainBytes`; past it, the oldest move to their spill files (still readable).
-   */
-  #retain(process: ToolProcess): void {
-    this.#retained.push(process)
-    this.#retainedBytes += process.heldBytes()
-    while (this.#retainedBytes > this.options.retainBytes && this.#retained.length > 0) {
-      const oldest = this.#retained.shift()!
-      this.#retainedBytes -= oldest.heldBytes()
-      oldest.compact()
+      sweep: (process) => this.#sweeper.sweep(process.id, process.pid),
     }
   }
 
   /** This instance's run id: the prefix of the `TOOLVISOR_PROCESS` marker of every process it starts. */
   get runId(): string {
     return this.#state.runId
-  }
-
-  /** Where this instance keeps its records and spill files. */
-  get runDir(): string {
-    return this.#state.dir
   }
 
   prepare(input: PrepareInput): Promise<PreparedTool> {
@@ -118,15 +97,10 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     if (this.#disposed)
       throw new RuntimeError('RUNTIME_ERR_DISPOSED', 'the runtime is disposed: it starts nothing more')
     const process = new ToolProcess(this.#host, `proc-${++this.#counter}`, options)
-    this.#processes.set(process.id, process)
     this.#running.add(process)
     // A process that failed to spawn is already finished.
     if (process.lifecycle.status === 'failed') this.#running.delete(process)
     return process
-  }
-
-  get(id: string): ManagedProcess | undefined {
-    return this.#processes.get(id)
   }
 
   lost(): readonly LostProcess[] {
@@ -142,6 +116,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     if (this.#disposed) return
     this.#disposed = true
     await Promise.all([...this.#running].map((process) => process.stop({ reason: 'runtime-disposed' })))
+    await this.#sweeper.idle()
     this.#state.close()
   }
 

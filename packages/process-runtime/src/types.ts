@@ -39,6 +39,8 @@ export interface RuntimeOptions {
   readonly tailBytes?: number
   /** How long a previous run's spill files are kept. Default 24 h. */
   readonly retentionMs?: number
+  /** The bound of a one-shot run whose caller gives none (a tool that never exits). Default 10 min. */
+  readonly oneshotTimeoutMs?: number
 }
 
 /** A tool after load: its declarations checked against what the operator configured. */
@@ -222,8 +224,6 @@ export interface ProcessRuntime {
   launchFacts(): LaunchFacts
   /** Starts a process. Spawn failures show in `exit` (status failed), not as a throw. */
   start(options: StartOptions): ManagedProcess
-  /** Every process of this runtime, running or finished, by id. */
-  get(id: string): ManagedProcess | undefined
   /** What the previous run (crashed or killed) left running, found at start. */
   lost(): readonly LostProcess[]
   /** Records which task and session a process belongs to (for restart reports). */

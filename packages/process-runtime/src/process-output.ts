@@ -1,0 +1,158 @@
+import { join } from 'node:path'
+import type { ProcessSpec } from '@toolvisor/describe-v2'
+import { createDecoder, type Decoder } from './decode.js'
+import { EventLog, type EventPage, type SequencedEvent } from './event-log.js'
+import { LineFramer } from './framing.js'
+import { SpillingOutput } from './output.js'
+import { Ring } from './ring.js'
+import type { CapturedOutput, ProcessRuntime } from './types.js'
+
+/** Longest stderr line kept whole in the stderr ring. */
+const MAX_STDERR_LINE = 16 * 1024
+
+/** What a process's output needs to know. */
+export interface OutputOptions {
+  readonly id: string
+  readonly spillDir: string
+  readonly options: ProcessRuntime['options']
+  readonly spec: ProcessSpec
+  /** The ready line was seen (it is not an event). */
+  readonly onReady: () => void
+  /** An event arrived (after its listeners ran): the idle timer restarts on it. */
+  readonly onActivity: () => void
+}
+
+/**
+ * Everything a process wrote: stdout (a spill file past the result bound, framed and decoded
+ * into events kept in a ring) and stderr (a spill file and a ring of lines), with the listeners of
+ * its events. One job: turning bytes into what callers read, bounded.
+ */
+export class ProcessOutput {
+  readonly stdout: SpillingOutput
+  readonly stderr: SpillingOutput
+  readonly events: EventLog
+  readonly #stderrLines: Ring<string>
+  readonly #decoder: Decoder
+  readonly #stderrFramer: LineFramer
+  readonly #onActivity: () => void
+  /** An array, not a Set: iterating a Set allocates an iterator per event on the hot path. */
+  #listeners: Array<(event: SequencedEvent) => void> = []
+  #invalid = 0
+
+  constructor(options: OutputOptions) {
+    const { options: runtime, spec } = options
+    const spill = (stream: string) => join(options.spillDir, `${options.id}.${stream}`)
+    const bounds = { limit: runtime.resultBytes, tailBytes: runtime.tailBytes }
+    this.stdout = new SpillingOutput({ ...bounds, spillPath: spill('stdout') })
+    this.stderr = new SpillingOutput({ ...bounds, spillPath: spill('stderr') })
+    const decode = { output: spec.output, maxLine: runtime.maxLineBytes, ready: spec.ready }
+    this.events = new EventLog({
+      capacity: runtime.ringEvents,
+      maxBytes: runtime.ringBytes,
+      decode,
+      stdout: this.stdout,
+    })
+    this.#onActivity = options.onActivity
+    this.#decoder = createDecoder(decode, {
+      event: (value, offset, invalid) => this.#event(value, offset, invalid),
+      ready: (offset) => {
+        this.events.markReady(offset)
+        options.onReady()
+      },
+    })
+    this.#stderrLines = new Ring(runtime.ringStderrLines)
+    this.#stderrFramer = new LineFramer(
+      {
+        line: (buffer, start, end) => this.#stderrLines.push(buffer.toString('utf8', start, end)),
+        overlong: (preview, _offset, length) =>
+          this.#stderrLines.push(`${preview.toString('utf8')}… (line of ${length} bytes, cut)`),
+      },
+      MAX_STDERR_LINE,
+    )
+  }
+
+  /** Invalid events so far. */
+  get invalid(): number {
+    return this.#invalid
+  }
+
+  pushStdout(chunk: Buffer): void {
+    this.stdout.append(chunk)
+    this.#decoder.push(chunk)
+  }
+
+  pushStderr(chunk: Buffer): void {
+    this.stderr.append(chunk)
+    this.#stderrFramer.push(chunk)
+  }
+
+  /** Both streams ended: the last partial lines become events and stderr lines. */
+  end(): void {
+    this.#decoder.end()
+    this.#stderrFramer.end()
+  }
+
+  /** Closes the spill files (what was written stays readable). */
+  close(): void {
+    this.stdout.close()
+    this.stderr.close()
+  }
+
+  subscribe(listener: (event: SequencedEvent) => void): () => void {
+    this.#listeners = [...this.#listeners, listener]
+    return () => {
+      this.#listeners = this.#listeners.filter((other) => other !== listener)
+    }
+  }
+
+  tail(n: number): SequencedEvent[] {
+    return this.events.last(n)
+  }
+
+  stderrLines(n: number): string[] {
+    return this.#stderrLines.last(n)
+  }
+
+  read(from: number, max: number): EventPage {
+    return this.events.read(from, max)
+  }
+
+  /** About how many bytes this output holds in memory (ring, heads, tails). */
+  heldBytes(): number {
+    return this.events.heldBytes + this.stdout.heldBytes + this.stderr.heldBytes
+  }
+
+  /** Moves the events and output of a finished process to its spill files, freeing the memory. */
+  compact(): void {
+    if (this.stdout.compact()) this.events.compact()
+    this.stderr.compact()
+  }
+
+  #event(value: unknown, offset: number, invalid: boolean): void {
+    const seq = this.events.append(value, offset)
+    if (invalid) this.#invalid++
+    this.#onActivity()
+    const listeners = this.#listeners
+    if (listeners.length === 0) return
+    const event: SequencedEvent = { seq, value }
+    for (let i = 0; i < listeners.length; i++) {
+      try {
+        listeners[i]!(event)
+      } catch {
+        // A listener's bug must not stop the process's output from being read.
+      }
+    }
+  }
+}
+
+/** A stream's bounded capture, as `ManagedProcess.stdout()`/`stderr()` return it. */
+export function capture(output: SpillingOutput): CapturedOutput {
+  const spillPath = output.spillPath
+  return {
+    head: output.head(),
+    tail: output.tail(),
+    totalBytes: output.total,
+    truncated: output.truncated,
+    ...(spillPath ? { spillPath } : {}),
+  }
+}
