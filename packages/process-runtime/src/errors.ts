@@ -36,6 +36,8 @@ export const RuntimeErrorCodes = {
   DISPOSED: 'RUNTIME_ERR_DISPOSED',
   /** A task id that does not exist. */
   UNKNOWN_TASK: 'RUNTIME_ERR_UNKNOWN_TASK',
+  /** A chosen task id that is taken (nothing was started). */
+  TASK_ID_TAKEN: 'RUNTIME_ERR_TASK_ID_TAKEN',
   /** A session touched another session's task. */
   FOREIGN_TASK: 'RUNTIME_ERR_FOREIGN_TASK',
 } as const

@@ -1,11 +1,12 @@
 import { join } from 'node:path'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
 import { createDecoder, type Decoder } from './decode.js'
+import { RuntimeError } from './errors.js'
 import { EventLog, type EventPage, type SequencedEvent } from './event-log.js'
 import { LineFramer } from './framing.js'
 import { SpillingOutput } from './output.js'
 import { Ring } from './ring.js'
-import type { CapturedOutput, ProcessRuntime } from './types.js'
+import type { CapturedOutput, ProcessCounters, ProcessRuntime } from './types.js'
 
 /** Longest stderr line kept whole in the stderr ring. */
 const MAX_STDERR_LINE = 16 * 1024
@@ -71,9 +72,16 @@ export class ProcessOutput {
     )
   }
 
-  /** Invalid events so far. */
-  get invalid(): number {
-    return this.#invalid
+  /** The counters of the process, with its stdin events (counted where they are written). */
+  counters(stdinEvents: number): ProcessCounters {
+    return {
+      events: this.events.total,
+      invalidEvents: this.#invalid,
+      stdoutBytes: this.stdout.total,
+      stderrBytes: this.stderr.total,
+      stdinEvents,
+      elided: this.events.first,
+    }
   }
 
   pushStdout(chunk: Buffer): void {
@@ -126,6 +134,14 @@ export class ProcessOutput {
   compact(): void {
     if (this.stdout.compact()) this.events.compact()
     this.stderr.compact()
+  }
+
+  /** The error of a start that never became ready, with the last bytes of both streams. */
+  notReady(tool: string, why: string): RuntimeError {
+    const out = this.stdout.tail(2048).toString('utf8')
+    const err = this.stderr.tail(2048).toString('utf8')
+    const tails = `--- stdout (last bytes) ---\n${out}\n--- stderr (last bytes) ---\n${err}`
+    return new RuntimeError('RUNTIME_ERR_NOT_READY', `${tool} ${why}\n${tails}`)
   }
 
   #event(value: unknown, offset: number, invalid: boolean): void {

@@ -1,4 +1,4 @@
-import type { ProcessSpec } from '@toolvisor/describe-v2'
+import type { ProcessSpec, RuntimeSpec } from '@toolvisor/describe-v2'
 import type { EndReason, StartOptions } from './types.js'
 
 /** What the timers of a process act on. */
@@ -69,4 +69,49 @@ export class ProcessTimers {
     this.#lifetime.addEventListener('abort', () => clearTimeout(handle), { once: true })
     return handle
   }
+}
+
+/** Default grace between the cancel step and SIGKILL (ruling 12). */
+const DEFAULT_STOP_SECONDS = 2
+
+/** What the cancel sequence acts on. */
+export interface Cancellable {
+  readonly runtime: RuntimeSpec
+  /** Writes the `{"send": EVENT}` event to stdin. */
+  send(event: unknown): Promise<void>
+  /** Delivers the cancel signal to the tool itself. */
+  signalTool(signal: NodeJS.Signals): boolean
+  /** SIGKILL to the whole group. */
+  kill(): void
+  /** The exit, or undefined when the process already ended. */
+  exited(): Promise<unknown> | undefined
+}
+
+/**
+ * The declared cancel (ruling 12): a `{"send": EVENT}` first when declared, then the signal
+ * (`SIGTERM` by default) to the tool itself, each followed by `timeout.stop` (2 s by default) for
+ * the tool to exit; then SIGKILL to the group.
+ */
+export async function cancelSequence(process: Cancellable): Promise<void> {
+  const grace = (process.runtime.timeout.stop ?? DEFAULT_STOP_SECONDS) * 1000
+  const cancel = process.runtime.cancel
+  if ('send' in cancel) {
+    await process.send(cancel.send).catch(() => {})
+    if (await exitsWithin(process, grace)) return
+  }
+  process.signalTool('signal' in cancel ? cancel.signal : 'SIGTERM')
+  if (await exitsWithin(process, grace)) return
+  process.kill()
+}
+
+function exitsWithin(process: Cancellable, ms: number): Promise<boolean> {
+  const exited = process.exited()
+  if (exited === undefined) return Promise.resolve(true)
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms)
+    void exited.then(() => {
+      clearTimeout(timer)
+      resolve(true)
+    })
+  })
 }

@@ -1,15 +1,20 @@
 import type { ChildProcess } from 'node:child_process'
 import type { Readable } from 'node:stream'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
-import { buildEnvironment } from './environment.js'
-import { RuntimeError } from './errors.js'
 import type { EventPage, SequencedEvent } from './event-log.js'
-import type { Launch, ProcessControl } from './launchers.js'
+import type { ProcessControl } from './launchers.js'
+import {
+  type Launched,
+  launchFailure,
+  launchProcess,
+  type ProcessHost,
+  watchExec,
+  wireStdin,
+  writeEvent,
+} from './process-launch.js'
 import { capture, ProcessOutput } from './process-output.js'
-import { ProcessTimers } from './process-timers.js'
-import { drained, errnoText, signalGroup, workingDirectory } from './process-util.js'
-import { assemble, spawnLaunch } from './spawn.js'
-import { MARKER_VARIABLE, type RunState } from './state.js'
+import { cancelSequence, ProcessTimers } from './process-timers.js'
+import { drained, signalGroup } from './process-util.js'
 import type {
   CapturedOutput,
   EndReason,
@@ -17,23 +22,8 @@ import type {
   ManagedProcess,
   ProcessCounters,
   ProcessExit,
-  ProcessRuntime,
   StartOptions,
 } from './types.js'
-
-/** Default grace between the cancel step and SIGKILL (ruling 12). */
-const DEFAULT_STOP_SECONDS = 2
-
-/** What a process needs from its runtime. */
-export interface ProcessHost {
-  readonly options: ProcessRuntime['options']
-  readonly state: RunState
-  /** The final-exec helper, when it could be built here. */
-  readonly execHelper: string | undefined
-  finished(process: ToolProcess): void
-  /** Kills what the process started that left its group (found by the run's marker); resolves when done. */
-  sweep(process: ToolProcess): Promise<void>
-}
 
 /**
  * One spawned tool process (see `ManagedProcess`): its lifecycle, stdin, and how it stops. Its
@@ -108,15 +98,7 @@ export class ToolProcess implements ManagedProcess {
   }
 
   counters(): ProcessCounters {
-    const { events, stdout, stderr } = this.#output
-    return {
-      events: events.total,
-      invalidEvents: this.#output.invalid,
-      stdoutBytes: stdout.total,
-      stderrBytes: stderr.total,
-      stdinEvents: this.#stdinEvents,
-      elided: events.first,
-    }
+    return this.#output.counters(this.#stdinEvents)
   }
 
   tail(n: number): SequencedEvent[] {
@@ -153,30 +135,8 @@ export class ToolProcess implements ManagedProcess {
   }
 
   async write(event: unknown): Promise<void> {
-    const stdin = this.#child?.stdin
-    if (this.#finished || !stdin || stdin.destroyed || stdin.writableEnded) {
-      throw new RuntimeError(
-        'RUNTIME_ERR_STDIN_CLOSED',
-        `process ${this.id} (${this.tool}) does not accept input: its stdin is closed`,
-      )
-    }
-    const input = this.#spec.input
-    const problem = input?.validate?.(event)
-    if (problem !== undefined) {
-      throw new RuntimeError(
-        'RUNTIME_ERR_INVALID_INPUT',
-        `event does not match ${this.tool}'s input.event: ${problem}`,
-      )
-    }
-    const line = input?.framing === 'lines' && typeof event === 'string' ? event : JSON.stringify(event)
-    await new Promise<void>((resolve, reject) => {
-      stdin.write(`${line}\n`, (error) => (error ? reject(error) : resolve()))
-    }).catch((error: NodeJS.ErrnoException) => {
-      throw new RuntimeError(
-        'RUNTIME_ERR_STDIN_CLOSED',
-        `process ${this.id} (${this.tool}) stopped reading its stdin: ${error.code ?? error.message}`,
-      )
-    })
+    const stdin = this.#finished ? undefined : this.#child?.stdin
+    await writeEvent(stdin, this.#spec.input, event, this)
     this.#stdinEvents++
     this.#timers.touch()
   }
@@ -205,46 +165,29 @@ export class ToolProcess implements ManagedProcess {
     return exit
   }
 
-  async #cancel(): Promise<void> {
-    const grace = (this.#start.tool.runtime.timeout.stop ?? DEFAULT_STOP_SECONDS) * 1000
-    const cancel = this.#start.tool.runtime.cancel
-    if ('send' in cancel) {
-      await this.write(cancel.send).catch(() => {})
-      if (await this.#exitsWithin(grace)) return
-    }
-    const signal = 'signal' in cancel ? cancel.signal : 'SIGTERM'
-    if (!this.#control?.signal(signal)) signalGroup(this.pid, signal)
-    if (await this.#exitsWithin(grace)) return
-    signalGroup(this.pid, 'SIGKILL')
+  #cancel(): Promise<void> {
+    return cancelSequence({
+      runtime: this.#start.tool.runtime,
+      send: (event) => this.write(event),
+      signalTool: (signal) => this.#control?.signal(signal) || signalGroup(this.pid, signal),
+      kill: () => signalGroup(this.pid, 'SIGKILL'),
+      exited: () => (this.#finished ? undefined : this.exit),
+    })
   }
 
   #launch(): void {
-    const { tool } = this.#start
-    if (this.#start.signal?.aborted) return this.#failStart('cancelled', 'cancelled before it started')
-    let launch: Launch | undefined
-    let status: number | undefined
-    let spawned: ReturnType<typeof spawnLaunch>
-    try {
-      const env = buildEnvironment(tool, this.#start.env, this.#start.context, [
-        MARKER_VARIABLE,
-        this.#host.state.marker(this.id),
-      ])
-      const base: Launch = {
-        file: tool.path,
-        args: [...this.#start.argv],
-        env,
-        cwd: workingDirectory(tool),
-        extraFds: [],
-      }
-      ;({ launch, status } = assemble(tool, base, this.#host.execHelper))
-      spawned = spawnLaunch(launch)
-    } catch (error) {
-      const why = RuntimeError.is(error)
-        ? error.message
-        : `cannot start ${tool.path}: ${(error as Error).message}`
-      return this.#failStart('spawn-failed', why)
+    if (this.#start.signal?.aborted) {
+      this.#failStart('cancelled', 'cancelled before it started')
+      return
     }
-    const { child } = spawned
+    let launched: Launched
+    try {
+      launched = launchProcess(this.id, this.#start, this.#host)
+    } catch (error) {
+      this.#failStart('spawn-failed', launchFailure(this.#start, error))
+      return
+    }
+    const { child } = launched
     this.#child = child
     let spawnError: Error | undefined
     child.on('error', (error) => {
@@ -252,23 +195,20 @@ export class ToolProcess implements ManagedProcess {
     })
     if (child.pid === undefined) {
       // spawn failed (ENOENT, EACCES): Node reports it on 'error' and closes the pipes.
-      child.once('close', () =>
-        this.#failStart(
-          'spawn-failed',
-          `cannot start ${launch.file}: ${spawnError?.message ?? 'spawn failed'}`,
-        ),
-      )
+      const why = `cannot start ${this.#start.tool.path}: ${spawnError?.message ?? 'spawn failed'}`
+      child.once('close', () => this.#failStart('spawn-failed', why))
       return
     }
     this.#host.state.track(this.id, child.pid, this.tool)
-    this.#watchExec(status === undefined ? undefined : (spawned.pipes[status] as Readable | undefined))
-    if (tool.sandbox?.mechanism.control) {
-      this.#control = tool.sandbox.mechanism.control({
-        pid: child.pid,
-        extraFds: spawned.pipes as (Readable | undefined)[],
+    this.#control = launched.control
+    this.#execStatus = launched.status
+    if (launched.status) {
+      watchExec(launched.status, this.#start.tool.path, (why) => {
+        this.#endReason = 'spawn-failed'
+        this.#failure ??= why
       })
     }
-    this.#wireStdin(child)
+    wireStdin(child, this.#start)
     child.stdout?.on('data', (chunk: Buffer) => this.#output.pushStdout(chunk))
     child.stderr?.on('data', (chunk: Buffer) => this.#output.pushStderr(chunk))
     child.once('exit', (code, signal) => void this.#onExit(child, code, signal))
@@ -283,42 +223,6 @@ export class ToolProcess implements ManagedProcess {
     this.#finish(null, null)
   }
 
-  /** The final exec's status pipe: text on it means the tool itself could not be started. */
-  #watchExec(stream: Readable | undefined): void {
-    if (stream === undefined) return
-    this.#execStatus = stream
-    let text = ''
-    stream.setEncoding('utf8')
-    stream.on('data', (chunk: string) => {
-      if (text.length < 1024) text += chunk
-    })
-    stream.once('end', () => {
-      if (text.length === 0) return
-      this.#endReason = 'spawn-failed'
-      this.#failure ??= `cannot start ${this.#start.tool.path}: ${errnoText(text)}`
-    })
-  }
-
-  /**
-   * Writes the stdin bytes, then closes stdin, unless the caller keeps it open or the tool
-   * declares a `{"send": EVENT}` cancel: that event must be deliverable, so stdin stays open.
-   */
-  #wireStdin(child: ChildProcess): void {
-    const stdin = child.stdin
-    if (!stdin) return
-    // A tool that exits without reading its stdin must not crash us with EPIPE.
-    stdin.on('error', () => {})
-    const input = this.#start.stdin
-    if (input === 'open') return
-    const bytes = input && input.length > 0 ? Buffer.from(input) : undefined
-    if ('send' in this.#start.tool.runtime.cancel) {
-      if (bytes) stdin.write(bytes)
-      return
-    }
-    if (bytes) stdin.end(bytes)
-    else stdin.end()
-  }
-
   #becomeReady(): void {
     if (this.#ready) return
     this.#ready = true
@@ -330,25 +234,7 @@ export class ToolProcess implements ManagedProcess {
     if (this.#ready) return
     this.#ready = true
     this.#failure ??= why
-    const out = this.#output.stdout.tail(2048).toString('utf8')
-    const err = this.#output.stderr.tail(2048).toString('utf8')
-    this.#rejectReady(
-      new RuntimeError(
-        'RUNTIME_ERR_NOT_READY',
-        `${this.tool} ${why}\n--- stdout (last bytes) ---\n${out}\n--- stderr (last bytes) ---\n${err}`,
-      ),
-    )
-  }
-
-  #exitsWithin(ms: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      if (this.#finished) return resolve(true)
-      const timer = setTimeout(() => resolve(false), ms)
-      void this.exit.then(() => {
-        clearTimeout(timer)
-        resolve(true)
-      })
-    })
+    this.#rejectReady(this.#output.notReady(this.tool, why))
   }
 
   async #onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): Promise<void> {

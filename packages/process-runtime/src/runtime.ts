@@ -3,7 +3,8 @@ import { RuntimeError } from './errors.js'
 import { builtExecHelper, execHelperStatus } from './exec-helper.js'
 import type { Launchers } from './launchers.js'
 import { DEFAULT_SANDBOX_USER, type PrepareContext, prepareTool } from './prepare.js'
-import { type ProcessHost, ToolProcess } from './process.js'
+import { ToolProcess } from './process.js'
+import type { ProcessHost } from './process-launch.js'
 import { RAW_ONESHOT } from './raw.js'
 import { Retention } from './retention.js'
 import { RunState } from './state.js'
@@ -107,7 +108,10 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     return this.#state.lost
   }
 
-  annotate(id: string, info: { readonly task?: string; readonly session?: string }): void {
+  annotate(
+    id: string,
+    info: { readonly task?: string; readonly session?: string; readonly kind?: string },
+  ): void {
     this.#state.annotate(id, info)
   }
 

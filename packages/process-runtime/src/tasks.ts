@@ -40,15 +40,24 @@ export interface TaskCompletion {
   readonly exit: ProcessExit
 }
 
-/** How to register a task. */
-export interface AddTaskOptions {
+/**
+ * How to register a task: with the process already started (its id is then generated, so the
+ * registration cannot fail after the spawn), or with `start`, called only once the id (a chosen
+ * one may be taken) is secured: a registration never fails after a spawn.
+ */
+export type AddTaskOptions = {
   readonly kind: TaskKind
   readonly tool: string
-  readonly process: ManagedProcess
   readonly owner?: string
-  /** A chosen id; default `t<n>`. A taken id is refused. */
-  readonly id?: string
-}
+} & (
+  | { readonly process: ManagedProcess; readonly id?: undefined }
+  | {
+      /** Starts the process, once the id is the task's. */
+      readonly start: () => ManagedProcess
+      /** A chosen id; default `t<n>`. A taken one is refused before anything starts. */
+      readonly id?: string
+    }
+)
 
 /** The `tasks` service: one registry for every long-running thing, one ownership rule. */
 export interface TaskRegistry {
@@ -103,9 +112,14 @@ interface Entry {
   readonly cursors: Map<string, number>
 }
 
+const KINDS: readonly string[] = ['stream', 'service', 'bash']
+
 /**
  * Creates the task registry over a runtime. Tasks a previous run left running are registered as
- * `failed: lost on restart`, owned by the session that had them.
+ * `failed: lost on restart`, of the kind they were, owned by the session that had them (visible to
+ * it alone, should it come back); what no session owned is for the operator only
+ * (`runtime.lost()`), never shown to a session. New ids continue past every id the lost tasks
+ * hold, so none collides with theirs.
  */
 export function createTaskRegistry(runtime: Pick<ProcessRuntime, 'lost' | 'annotate'>): TaskRegistry {
   const entries = new Map<string, Entry>()
@@ -146,11 +160,13 @@ export function createTaskRegistry(runtime: Pick<ProcessRuntime, 'lost' | 'annot
   }
 
   for (const lost of runtime.lost()) {
-    const id = lost.task ?? `lost-${lost.id}`
-    if (entries.has(id)) continue
+    if (lost.task === undefined || lost.session === undefined) continue
+    counter = Math.max(counter, Number(/^t(\d+)$/.exec(lost.task)?.[1] ?? 0))
+    // Two dead runs may both have had a t1: the later one is told apart by its run.
+    const id = entries.has(lost.task) ? `${lost.task}@${lost.run}` : lost.task
     const entry: Entry = {
       id,
-      kind: 'stream',
+      kind: KINDS.includes(lost.kind ?? '') ? (lost.kind as TaskKind) : 'stream',
       owner: lost.session,
       tool: lost.tool,
       startedAt: new Date(lost.startedAt),
@@ -178,23 +194,34 @@ export function createTaskRegistry(runtime: Pick<ProcessRuntime, 'lost' | 'annot
 
   return {
     add(options) {
-      const id = options.id ?? `t${++counter}`
-      if (entries.has(id))
-        throw new RuntimeError('RUNTIME_ERR_UNKNOWN_TASK', `task id ${id} is already taken`)
+      let id: string
+      do id = options.id ?? `t${++counter}`
+      while (options.id === undefined && entries.has(id))
+      if (entries.has(id)) {
+        throw new RuntimeError(
+          'RUNTIME_ERR_TASK_ID_TAKEN',
+          `task id ${id} is already taken; nothing was started`,
+        )
+      }
+      const process: ManagedProcess = 'start' in options ? options.start() : options.process
       const entry: Entry = {
         id,
         kind: options.kind,
         owner: options.owner,
         tool: options.tool,
-        startedAt: options.process.startedAt,
-        process: options.process,
+        startedAt: process.startedAt,
+        process,
         exit: undefined,
         lostWhy: undefined,
         cursors: new Map(),
       }
       entries.set(id, entry)
-      runtime.annotate(options.process.id, { task: id, ...(options.owner ? { session: options.owner } : {}) })
-      void options.process.exit.then((exit) => {
+      runtime.annotate(process.id, {
+        task: id,
+        kind: options.kind,
+        ...(options.owner ? { session: options.owner } : {}),
+      })
+      void process.exit.then((exit) => {
         entry.exit = exit
         remember(entry)
         const completion = { task: info(entry), exit }

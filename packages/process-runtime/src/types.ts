@@ -192,9 +192,13 @@ export interface ManagedProcess {
 /** A process a previous run recorded as running and that was lost when that run ended. */
 export interface LostProcess {
   readonly id: string
+  /** The run it belonged to. */
+  readonly run: string
   readonly tool: string
   readonly session?: string
   readonly task?: string
+  /** What it was (`stream`, `service`, `bash`, `oneshot`), as its task recorded it. */
+  readonly kind?: string
   readonly pid: number
   readonly startedAt: string
   /** Whether leftover processes of its group were found and killed now. */
@@ -226,8 +230,11 @@ export interface ProcessRuntime {
   start(options: StartOptions): ManagedProcess
   /** What the previous run (crashed or killed) left running, found at start. */
   lost(): readonly LostProcess[]
-  /** Records which task and session a process belongs to (for restart reports). */
-  annotate(id: string, info: { readonly task?: string; readonly session?: string }): void
+  /** Records which task (of which kind) and session a process belongs to (for restart reports). */
+  annotate(
+    id: string,
+    info: { readonly task?: string; readonly session?: string; readonly kind?: string },
+  ): void
 }
 
 /** What `prepare` needs of a tool. */

@@ -4,7 +4,7 @@
  * Then it kills whatever the run's log still lists as running, and exits.
  */
 import { basename } from 'node:path'
-import { reapRun } from './state.js'
+import { reapRun } from './recovery.js'
 
 const runDir = process.argv[2]
 if (runDir === undefined) {

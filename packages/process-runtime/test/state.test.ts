@@ -2,7 +2,9 @@ import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { describe, expect, it } from 'vitest'
 import { createTaskRegistry, markedProcesses } from '../src/index.js'
-import { fixture, makeRuntime, sleep, tempDir } from './helpers.js'
+import { fixture, makeRuntime, sleep, tempDir, tool } from './helpers.js'
+
+const trueTool = tool('/usr/bin/true')
 
 describe('when the runtime dies', () => {
   it('leaves no tool process running a second after a SIGKILL, and the next start reports them lost', async () => {
@@ -31,6 +33,24 @@ describe('when the runtime dies', () => {
     const mine = tasks.list('session-a')
     expect(mine.map((t) => t.id)).toEqual(['t1', 't3', 't5', 't7', 't9'])
     expect(mine[0]!.lifecycle).toEqual({ status: 'failed', why: 'lost on restart' })
+    expect(mine[0]!.kind).toBe('stream')
+    // Each lost task is its owner's alone: another session (or none) sees nothing of it.
+    expect(tasks.list('session-c')).toEqual([])
+    expect(tasks.list(undefined)).toEqual([])
+    // New ids continue past the lost ones, and a chosen id that is taken is refused before
+    // anything is started (issue 10.1).
+    const started: string[] = []
+    const start = () => {
+      started.push('x')
+      return next.start({ tool: trueTool, argv: [] })
+    }
+    const fresh = tasks.add({ kind: 'stream', tool: 'true', owner: 'session-a', start })
+    expect(fresh.id).toBe('t11')
+    expect(() => tasks.add({ kind: 'bash', tool: 'true', owner: 'session-a', id: 't1', start })).toThrow(
+      'task id t1 is already taken; nothing was started',
+    )
+    expect(started).toHaveLength(1)
+    await tasks.wait(fresh.id, 'session-a', 5000)
     // Reported once: a third start finds nothing more.
     expect(makeRuntime({ stateDir }).lost()).toEqual([])
   })

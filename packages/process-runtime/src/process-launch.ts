@@ -1,0 +1,130 @@
+import type { ChildProcess } from 'node:child_process'
+import type { Readable, Writable } from 'node:stream'
+import type { InputSpec } from '@toolvisor/describe-v2'
+import { buildEnvironment } from './environment.js'
+import { RuntimeError } from './errors.js'
+import type { Launch, ProcessControl } from './launchers.js'
+import type { ToolProcess } from './process.js'
+import { errnoText, workingDirectory } from './process-util.js'
+import { assemble, spawnLaunch } from './spawn.js'
+import { MARKER_VARIABLE, type RunState } from './state.js'
+import type { ProcessRuntime, StartOptions } from './types.js'
+
+/** What a process needs from its runtime. */
+export interface ProcessHost {
+  readonly options: ProcessRuntime['options']
+  readonly state: RunState
+  /** The final-exec helper, when it could be built here. */
+  readonly execHelper: string | undefined
+  finished(process: ToolProcess): void
+  /** Kills what the process started that left its group (found by the run's marker); resolves when done. */
+  sweep(process: ToolProcess): Promise<void>
+}
+
+/** A spawned process as the runtime keeps it. */
+export interface Launched {
+  readonly child: ChildProcess
+  /** How to signal the tool itself, when its mechanism needs more than the group signal. */
+  readonly control?: ProcessControl
+  /** The final exec's status pipe (see `watchExec`). */
+  readonly status?: Readable
+}
+
+/**
+ * Builds the launch of a start (its environment, its working directory, the final exec stage
+ * wrapped by the tool's mechanisms) and spawns it. Throws a `RuntimeError` (or the spawn's own
+ * error) when nothing could be spawned; `child.pid` is undefined when the OS refused the spawn.
+ */
+export function launchProcess(
+  id: string,
+  start: StartOptions,
+  host: { readonly state: RunState; readonly execHelper: string | undefined },
+): Launched {
+  const { tool } = start
+  const env = buildEnvironment(tool, start.env, start.context, [MARKER_VARIABLE, host.state.marker(id)])
+  const base: Launch = {
+    file: tool.path,
+    args: [...start.argv],
+    env,
+    cwd: workingDirectory(tool),
+    extraFds: [],
+  }
+  const { launch, status } = assemble(tool, base, host.execHelper)
+  const { child, pipes } = spawnLaunch(launch)
+  const control =
+    child.pid !== undefined && tool.sandbox?.mechanism.control
+      ? tool.sandbox.mechanism.control({ pid: child.pid, extraFds: pipes as (Readable | undefined)[] })
+      : undefined
+  const statusPipe = status === undefined ? undefined : (pipes[status] as Readable | undefined)
+  return { child, ...(control ? { control } : {}), ...(statusPipe ? { status: statusPipe } : {}) }
+}
+
+/** Why a launch threw, as a failed start's `why`. */
+export function launchFailure(start: StartOptions, error: unknown): string {
+  return RuntimeError.is(error)
+    ? error.message
+    : `cannot start ${start.tool.path}: ${(error as Error).message}`
+}
+
+/**
+ * Reads the final exec's status pipe: text on it (`errno=N message`) means the tool itself could
+ * not be started; `failed` gets the reason, once the pipe ended.
+ */
+export function watchExec(stream: Readable, tool: string, failed: (why: string) => void): void {
+  let text = ''
+  stream.setEncoding('utf8')
+  stream.on('data', (chunk: string) => {
+    if (text.length < 1024) text += chunk
+  })
+  stream.once('end', () => {
+    if (text.length > 0) failed(`cannot start ${tool}: ${errnoText(text)}`)
+  })
+}
+
+/**
+ * Writes the stdin bytes, then closes stdin, unless the caller keeps it open or the tool
+ * declares a `{"send": EVENT}` cancel: that event must be deliverable, so stdin stays open.
+ */
+export function wireStdin(child: ChildProcess, start: StartOptions): void {
+  const stdin = child.stdin
+  if (!stdin) return
+  // A tool that exits without reading its stdin must not crash us with EPIPE.
+  stdin.on('error', () => {})
+  const input = start.stdin
+  if (input === 'open') return
+  const bytes = input && input.length > 0 ? Buffer.from(input) : undefined
+  if ('send' in start.tool.runtime.cancel) {
+    if (bytes) stdin.write(bytes)
+    return
+  }
+  if (bytes) stdin.end(bytes)
+  else stdin.end()
+}
+
+/**
+ * Writes one event to a process's stdin, framed as `process.input` declares, after checking it
+ * against the declared `input.event` (nothing is written when it does not match).
+ */
+export async function writeEvent(
+  stdin: Writable | null | undefined,
+  input: InputSpec | undefined,
+  event: unknown,
+  process: { readonly id: string; readonly tool: string },
+): Promise<void> {
+  const who = `process ${process.id} (${process.tool})`
+  if (!stdin || stdin.destroyed || stdin.writableEnded) {
+    throw new RuntimeError('RUNTIME_ERR_STDIN_CLOSED', `${who} does not accept input: its stdin is closed`)
+  }
+  const problem = input?.validate?.(event)
+  if (problem !== undefined) {
+    const why = `event does not match ${process.tool}'s input.event: ${problem}`
+    throw new RuntimeError('RUNTIME_ERR_INVALID_INPUT', why)
+  }
+  const line = input?.framing === 'lines' && typeof event === 'string' ? event : JSON.stringify(event)
+  await new Promise<void>((resolve, reject) => {
+    stdin.write(`${line}\n`, (error) => (error ? reject(error) : resolve()))
+  }).catch((error: NodeJS.ErrnoException) => {
+    const why = `${who} stopped reading its stdin: ${error.code ?? error.message}`
+    throw new RuntimeError('RUNTIME_ERR_STDIN_CLOSED', why)
+  })
+}

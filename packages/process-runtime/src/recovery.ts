@@ -1,0 +1,175 @@
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { hasVariable, isSameProcess, pidsWithEnv } from './procfs.js'
+import type { LostProcess } from './types.js'
+
+/**
+ * What a run leaves on disk (`<stateDir>/runs/<runId>/processes.log`, one JSON record per line)
+ * and what the next start, or the watchdog, makes of it when the run died: the processes it
+ * still had, killed, and reported lost.
+ */
+
+/** The environment variable that marks every process a run started (and its descendants). */
+export const MARKER_VARIABLE = 'TOOLVISOR_PROCESS'
+
+/** One line of a run's process log. */
+export type LogRecord =
+  | {
+      readonly op: '+'
+      readonly id: string
+      readonly pid: number
+      readonly start: string
+      readonly tool: string
+      readonly at: string
+    }
+  | { readonly op: '-'; readonly id: string }
+  | { readonly op: '~'; readonly id: string; readonly start: string }
+  | {
+      readonly op: '@'
+      readonly id: string
+      readonly task?: string
+      readonly session?: string
+      readonly kind?: string
+    }
+
+export interface OwnerRecord {
+  readonly pid: number
+  readonly start: string
+  readonly at: string
+}
+
+interface LiveRecord {
+  id: string
+  pid: number
+  start: string
+  tool: string
+  at: string
+  task?: string
+  session?: string
+  kind?: string
+}
+
+/** The records of a run's log that have no end record. */
+function liveRecords(runDir: string): LiveRecord[] {
+  const live = new Map<string, LiveRecord>()
+  let text = ''
+  try {
+    text = readFileSync(join(runDir, 'processes.log'), 'utf8')
+  } catch {
+    return []
+  }
+  for (const line of text.split('\n')) {
+    if (line.length === 0) continue
+    let record: LogRecord
+    try {
+      record = JSON.parse(line) as LogRecord
+    } catch {
+      continue // a torn last line after a crash
+    }
+    if (record.op === '+') live.set(record.id, { ...record })
+    else if (record.op === '-') live.delete(record.id)
+    else if (record.op === '~') {
+      const entry = live.get(record.id)
+      if (entry) entry.start = record.start
+    } else {
+      const entry = live.get(record.id)
+      if (entry)
+        Object.assign(
+          entry,
+          record.task ? { task: record.task } : {},
+          record.session ? { session: record.session } : {},
+          record.kind ? { kind: record.kind } : {},
+        )
+    }
+  }
+  return [...live.values()]
+}
+
+/**
+ * Kills what a dead run left running and returns how many processes were killed per record: the
+ * group of each recorded leader that is provably the same process (pid and start time), and every
+ * process carrying the run's marker in its environment (descendants that left the group).
+ */
+export function reapRun(runDir: string, runId: string): Map<string, number> {
+  const live = liveRecords(runDir)
+  const killed = new Map<string, number>()
+  if (live.length === 0) return killed
+  for (const record of live) {
+    let count = 0
+    const marker = `${runId}/${record.id}`
+    const ours =
+      record.start !== ''
+        ? isSameProcess(record.pid, record.start)
+        : hasVariable(record.pid, MARKER_VARIABLE, marker)
+    if (ours) {
+      try {
+        process.kill(-record.pid, 'SIGKILL')
+        count++
+      } catch {
+        // gone meanwhile
+      }
+    }
+    killed.set(record.id, count)
+  }
+  const markers = new Set(live.map((record) => `${runId}/${record.id}`))
+  for (const [marker, pids] of pidsWithEnv(MARKER_VARIABLE, markers)) {
+    const id = marker.slice(runId.length + 1)
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL')
+        killed.set(id, (killed.get(id) ?? 0) + 1)
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  return killed
+}
+
+/** Recovers what dead runs left: kills their processes, reports them lost, prunes old runs. */
+export function recoverDeadRuns(stateDir: string, retentionMs: number): LostProcess[] {
+  const runs = join(stateDir, 'runs')
+  const lost: LostProcess[] = []
+  for (const runId of readdirSync(runs)) {
+    const dir = join(runs, runId)
+    const ownerFile = join(dir, 'owner.json')
+    if (existsSync(ownerFile)) {
+      let owner: OwnerRecord | undefined
+      try {
+        owner = JSON.parse(readFileSync(ownerFile, 'utf8')) as OwnerRecord
+      } catch {
+        owner = undefined
+      }
+      if (owner && isSameProcess(owner.pid, owner.start)) continue // a live runtime
+      // Claim it atomically: two runtimes starting together must not both report it.
+      const claimed = join(dir, 'closed.json')
+      try {
+        renameSync(ownerFile, claimed)
+      } catch {
+        continue
+      }
+      const records = liveRecords(dir)
+      const killed = reapRun(dir, runId)
+      for (const record of records) {
+        lost.push({
+          id: record.id,
+          run: runId,
+          tool: record.tool,
+          pid: record.pid,
+          startedAt: record.at,
+          killed: killed.get(record.id) ?? 0,
+          ...(record.task ? { task: record.task } : {}),
+          ...(record.session ? { session: record.session } : {}),
+          ...(record.kind ? { kind: record.kind } : {}),
+        })
+      }
+      continue
+    }
+    try {
+      if (Date.now() - statSync(dir).mtimeMs > retentionMs) rmSync(dir, { recursive: true, force: true })
+    } catch {
+      // another runtime removed it
+    }
+  }
+  return lost
+}
