@@ -13,10 +13,29 @@ function decode(chunks: string[]) {
 }
 
 describe('jsonl decoding', () => {
-  it('skips lines of whitespace only, Unicode spaces included, and keeps byte offsets', () => {
+  it('makes a line of whitespace only an invalid event (ruling 8), Unicode spaces included, with byte offsets', () => {
     const blank = ['', '   ', '\t', '\r', '\u00a0', '\u3000 \u2028']
     const text = `${blank.join('\n')}\n{"n":1}\n`
-    expect(decode([text])).toEqual([[{ n: 1 }, Buffer.byteLength(`${blank.join('\n')}\n`), false]])
+    let offset = 0
+    const expected = blank.map((line) => {
+      const at = offset
+      offset += Buffer.byteLength(`${line}\n`)
+      // A \r before the newline is part of the line terminator (CRLF), not of the line.
+      return [{ invalid: true, raw: line.replace(/\r$/, ''), error: 'not JSON: a blank line' }, at, true]
+    })
+    expect(decode([text])).toEqual([...expected, [{ n: 1 }, offset, false]])
+  })
+
+  it('makes a value nested deeper than 512 levels an invalid event, not a stack overflow downstream', () => {
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`
+    const out: unknown[] = []
+    const decoder = createDecoder(
+      { output: { framing: 'jsonl' }, maxLine: 1024 * 1024 },
+      { event: (value, _offset, invalid) => out.push([invalid, (value as { error?: string }).error]) },
+    )
+    decoder.push(Buffer.from(`${deep}\n["ok"]\n${'['.repeat(512)}${']'.repeat(512)}\n`))
+    decoder.end()
+    expect(out).toEqual([[true, 'nested deeper than 512 levels'], [false, undefined], [false, undefined]])
   })
 
   it('parses a line that starts with a printable character, and reports one that is not JSON', () => {

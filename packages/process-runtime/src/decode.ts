@@ -77,7 +77,10 @@ export function createDecoder(options: DecodeOptions, sink: DecodeSink): Decoder
         sink.event(text, offset, false)
         return
       }
-      if (isBlank(text)) return // blank lines carry no event
+      // Ruling 8: a blank line is no JSON value, so an invalid event, never dropped.
+      if (isBlank(text)) return sink.event(invalid(text, 'not JSON: a blank line'), offset, true)
+      const deep = tooDeep(text)
+      if (deep) return sink.event(invalid(text, deep), offset, true)
       let value: unknown
       try {
         value = JSON.parse(text)
@@ -116,6 +119,32 @@ function isBlank(text: string): boolean {
   const first = text.charCodeAt(0) // NaN for '': not in (32, 127), so it is trimmed
   if (first > 32 && first < 127) return false
   return text.trim().length === 0
+}
+
+/** The deepest nesting of arrays and objects an event may have. */
+export const MAX_EVENT_DEPTH = 512
+
+/**
+ * Why a line nests deeper than {@link MAX_EVENT_DEPTH}, or `undefined`. Such a value parses, but
+ * every consumer that walks it recursively (a schema, `JSON.stringify`) would exhaust its stack.
+ * A line too short to nest that deep is not scanned (nearly every line).
+ */
+function tooDeep(text: string): string | undefined {
+  if (text.length < 2 * MAX_EVENT_DEPTH) return undefined
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92)
+        i++ // backslash: skip the escaped character
+      else if (c === 34) inString = false
+    } else if (c === 34) inString = true
+    else if (c === 91 || c === 123) {
+      if (++depth > MAX_EVENT_DEPTH) return `nested deeper than ${MAX_EVENT_DEPTH} levels`
+    } else if (c === 93 || c === 125) depth--
+  }
+  return undefined
 }
 
 function invalid(raw: string, error: string): InvalidEvent {

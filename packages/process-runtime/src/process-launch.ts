@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process'
+import { mkdirSync } from 'node:fs'
 import type { Readable, Writable } from 'node:stream'
 import type { InputSpec } from '@toolvisor/describe-v2'
 import { buildEnvironment } from './environment.js'
@@ -41,6 +42,7 @@ export function launchProcess(
   host: { readonly state: RunState; readonly execHelper: string | undefined },
 ): Launched {
   const { tool } = start
+  if (tool.rundir !== undefined) ensureRundir(tool.rundir)
   const env = buildEnvironment(tool, start.env, start.context, [MARKER_VARIABLE, host.state.marker(id)])
   const base: Launch = {
     file: tool.path,
@@ -57,6 +59,17 @@ export function launchProcess(
       : undefined
   const statusPipe = status === undefined ? undefined : (pipes[status] as Readable | undefined)
   return { child, ...(control ? { control } : {}), ...(statusPipe ? { status: statusPipe } : {}) }
+}
+
+/** The rundir is created if missing (at load, and again at each start should it have gone). */
+function ensureRundir(rundir: string): void {
+  try {
+    mkdirSync(rundir, { recursive: true })
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message
+    const why = `$.runtime.rundir: ${rundir} is gone and cannot be created again: ${code}; the tool was not started`
+    throw new RuntimeError('RUNTIME_ERR_RUNDIR', why)
+  }
 }
 
 /** Why a launch threw, as a failed start's `why`. */

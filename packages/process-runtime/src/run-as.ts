@@ -18,12 +18,13 @@ const run = promisify(execFile)
 async function qualifyTarget(
   target: RunAsTarget,
   tool: string,
-  primary: Map<string, string>,
+  known: Map<string, UserGroups>,
 ): Promise<Qualification> {
   const id = pinnedExecutable('id')
   try {
-    const { stdout } = await run(id, ['-g', '--', target.user], { env: CLEAN_ENVIRONMENT })
-    primary.set(target.user, stdout.trim())
+    const gid = (await run(id, ['-g', '--', target.user], { env: CLEAN_ENVIRONMENT })).stdout.trim()
+    const names = (await run(id, ['-Gn', '--', target.user], { env: CLEAN_ENVIRONMENT })).stdout
+    known.set(target.user, { gid, names: names.trim().split(/\s+/).filter(Boolean) })
   } catch {
     return {
       ok: false,
@@ -65,15 +66,25 @@ async function qualifyTarget(
   return { ok: true }
 }
 
-/** The primary group id of a user that was never qualified (a host calling `wrap` directly). */
-function primaryGroup(user: string): string {
-  try {
-    return execFileSync(pinnedExecutable('id'), ['-g', '--', user], {
+/** A user's primary group id and the names of all its groups (`id -g`, `id -Gn`). */
+interface UserGroups {
+  readonly gid: string
+  readonly names: readonly string[]
+}
+
+/** The groups of a user that was never qualified (a host calling `wrap` directly). */
+function groupsOf(user: string, known: Map<string, UserGroups>): UserGroups {
+  const cached = known.get(user)
+  if (cached !== undefined) return cached
+  const id = (args: string[]) =>
+    execFileSync(pinnedExecutable('id'), [...args, '--', user], {
       encoding: 'utf8',
       env: CLEAN_ENVIRONMENT,
     }).trim()
+  try {
+    return { gid: id(['-g']), names: id(['-Gn']).split(/\s+/).filter(Boolean) }
   } catch {
-    return user // no such user: setpriv says so when it runs
+    return { gid: user, names: [] } // no such user: the mechanism says so when it runs
   }
 }
 
@@ -84,12 +95,12 @@ function primaryGroup(user: string): string {
  */
 export function setprivRunAs(options: { readonly setpriv?: string } = {}): RunAsMechanism {
   const setpriv = pinnedExecutable(options.setpriv ?? 'setpriv')
-  const primary = new Map<string, string>()
+  const known = new Map<string, UserGroups>()
   return {
     name: 'setpriv',
-    qualify: (target) => qualifyTarget(target, setpriv, primary),
+    qualify: (target) => qualifyTarget(target, setpriv, known),
     wrap(launch: Launch, target: RunAsTarget): Launch {
-      const group = target.group ?? primary.get(target.user) ?? primaryGroup(target.user)
+      const group = target.group ?? groupsOf(target.user, known).gid
       return {
         ...launch,
         file: setpriv,
@@ -99,15 +110,20 @@ export function setprivRunAs(options: { readonly setpriv?: string } = {}): RunAs
   }
 }
 
-/** `runuser -u U [-g G] --`: the util-linux alternative (PAM session, supplementary groups kept). */
+/**
+ * `runuser -u U [-g G -G ...] --`: the util-linux alternative (a PAM session). runuser drops the
+ * supplementary groups when given a primary one, so with run_as.group every group of the user is
+ * passed again with `-G`.
+ */
 export function runuserRunAs(options: { readonly runuser?: string } = {}): RunAsMechanism {
   const runuser = pinnedExecutable(options.runuser ?? 'runuser')
-  const primary = new Map<string, string>()
+  const known = new Map<string, UserGroups>()
   return {
     name: 'runuser',
-    qualify: (target) => qualifyTarget(target, runuser, primary),
+    qualify: (target) => qualifyTarget(target, runuser, known),
     wrap(launch: Launch, target: RunAsTarget): Launch {
-      const group = target.group === undefined ? [] : ['-g', target.group]
+      const supplementary = () => groupsOf(target.user, known).names.flatMap((name) => ['-G', name])
+      const group = target.group === undefined ? [] : ['-g', target.group, ...supplementary()]
       return {
         ...launch,
         file: runuser,

@@ -5,6 +5,7 @@ import {
   existsSync,
   mkdirSync,
   readFileSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -18,6 +19,7 @@ import {
   type Launch,
   type Launchers,
   readEnvdir,
+  runuserRunAs,
   type SandboxMechanism,
   setprivRunAs,
 } from '../src/index.js'
@@ -112,6 +114,21 @@ describe('envdir', () => {
       `${path}: $.runtime.envdir: ${join(root, 'nope')} is not a directory: create it under the envdir root`,
     )
   })
+
+  it('a dangling or unreadable envdir entry fails the start naming the field and the path', async () => {
+    const root = tempDir('tv-envroot-')
+    mkdirSync(join(root, 'secrets'))
+    const runtime = makeRuntime({ envdirRoot: root })
+    const { dir, path } = toolDir()
+    const prepared = await runtime.prepare(input(path, dir, { envdir: 'secrets' }))
+    symlinkSync(join(root, 'gone'), join(root, 'secrets', 'TOKEN'))
+    const proc = runtime.start({ tool: prepared, argv: ['run'] })
+    expect(await proc.exit).toMatchObject({
+      status: 'failed',
+      reason: 'spawn-failed',
+      why: `$.runtime.envdir: ${join(root, 'secrets', 'TOKEN')} cannot be read: ENOENT (a dangling link, or removed since load); the tool was not started: fix the envdir`,
+    })
+  })
 })
 
 describe('rundir', () => {
@@ -123,6 +140,16 @@ describe('rundir', () => {
     const proc = runtime.start({ tool: prepared, argv: ['run'] })
     await proc.exit
     expect(JSON.parse(proc.stdout().head.toString()).cwd).toBe(join(dir, 'state/work'))
+  })
+
+  it('creates it again when it was deleted after load', async () => {
+    const runtime = makeRuntime()
+    const { dir, path } = toolDir()
+    const prepared = await runtime.prepare(input(path, dir, { rundir: 'state' }))
+    rmSync(join(dir, 'state'), { recursive: true })
+    const proc = runtime.start({ tool: prepared, argv: ['run'] })
+    expect(await proc.exit).toMatchObject({ status: 'exited', code: 0 })
+    expect(JSON.parse(proc.stdout().head.toString()).cwd).toBe(join(dir, 'state'))
   })
 })
 
@@ -164,11 +191,24 @@ describe('run_as', () => {
       const dir = tempDir('tv-runas-')
       chmodSync(dir, 0o755)
       const path = join(dir, 'whoami.sh')
-      writeFileSync(path, '#!/bin/sh\nid -un; id -Gn; touch "$1"\n')
+      writeFileSync(path, '#!/bin/sh\nid -un; id -Gn; touch "$1"; echo "$USER $HOME"\n')
       chmodSync(path, 0o755)
       const out = join(tempDir('tv-runas-out-'), 'written')
       chmodSync(join(out, '..'), 0o777)
       const { user, group, uid } = account!
+      // runuser with a group keeps the supplementary groups too, and both set HOME and USER.
+      const runuser = createLaunchers()
+      runuser.registerRunAs(runuserRunAs())
+      const viaRunuser = await makeRuntime({ runAs: 'runuser' }, runuser).prepare({
+        ...input(path, dir, { runAs: { user, group: user } }),
+        slug: 'whoami',
+      })
+      const other = makeRuntime({ runAs: 'runuser' }, runuser).start({ tool: viaRunuser, argv: [`${out}-2`] })
+      expect(await other.exit).toMatchObject({ code: 0 })
+      const [, groups2, identity] = other.stdout().head.toString().trim().split('\n')
+      expect(groups2?.split(' ')).toContain(group)
+      const home = execFileSync('getent', ['passwd', user], { encoding: 'utf8' }).split(':')[5]
+      expect(identity).toBe(`${user} ${home}`)
       const prepared = await runtime.prepare({ ...input(path, dir, { runAs: { user } }), slug: 'whoami' })
       const proc = runtime.start({ tool: prepared, argv: [out] })
       expect(await proc.exit).toMatchObject({ code: 0 })
