@@ -35,7 +35,11 @@ describe('jsonl decoding', () => {
     )
     decoder.push(Buffer.from(`${deep}\n["ok"]\n${'['.repeat(512)}${']'.repeat(512)}\n`))
     decoder.end()
-    expect(out).toEqual([[true, 'nested deeper than 512 levels'], [false, undefined], [false, undefined]])
+    expect(out).toEqual([
+      [true, 'nested deeper than 512 levels'],
+      [false, undefined],
+      [false, undefined],
+    ])
   })
 
   it('parses a line that starts with a printable character, and reports one that is not JSON', () => {

@@ -47,6 +47,7 @@ export const RuntimeConfig = z
     tailBytes: positive.optional(),
     retentionMs: positive.optional(),
     oneshotTimeoutMs: positive.optional(),
+    stateBytes: positive.optional(),
   })
   .strict()
 

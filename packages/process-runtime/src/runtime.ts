@@ -1,4 +1,5 @@
 import { confineTool } from './confine.js'
+import { DiskBudget } from './disk.js'
 import { RuntimeError } from './errors.js'
 import { builtExecHelper, execHelperStatus } from './exec-helper.js'
 import type { Launchers } from './launchers.js'
@@ -34,6 +35,7 @@ export const RUNTIME_DEFAULTS = {
   retentionMs: 24 * 60 * 60 * 1000,
   sandboxUser: DEFAULT_SANDBOX_USER,
   oneshotTimeoutMs: 10 * 60 * 1000,
+  stateBytes: 1024 * 1024 * KiB,
 } as const
 
 export { RAW_ONESHOT }
@@ -48,6 +50,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   readonly #running = new Set<ToolProcess>()
   readonly #retention: Retention
   readonly #sweeper: Sweeper
+  readonly #disk: DiskBudget
   readonly #host: ProcessHost
   readonly #context: PrepareContext
   #counter = 0
@@ -60,6 +63,11 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     this.#context = { options: this.options, launchers, execHelper }
     this.#retention = new Retention(this.options.retainBytes)
     this.#sweeper = new Sweeper(this.#state.runId)
+    this.#disk = new DiskBudget({
+      stateDir: this.options.stateDir,
+      ownRun: this.#state.runId,
+      budget: this.options.stateBytes,
+    })
     this.#host = {
       options: this.options,
       state: this.#state,
@@ -67,6 +75,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       finished: (process) => {
         this.#running.delete(process)
         this.#retention.add(process)
+        this.#disk.finished(process, spilled(process))
       },
       sweep: (process) => this.#sweeper.sweep(process.id, process.pid),
     }
@@ -91,6 +100,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       sandboxUser: this.options.sandboxUser,
       root: process.geteuid?.() === 0,
       environment: this.options.environment ?? {},
+      state: this.#disk.usage(),
     }
   }
 
@@ -122,10 +132,20 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     await Promise.all([...this.#running].map((process) => process.stop({ reason: 'runtime-disposed' })))
     await this.#sweeper.idle()
     this.#state.close()
+    this.#state.removeIfEmpty()
   }
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.dispose()
+  }
+}
+
+/** The spill files a finished process wrote, and their size. */
+function spilled(process: ManagedProcess): { paths: string[]; bytes: number } {
+  const outputs = [process.stdout(), process.stderr()].filter((output) => output.spillPath !== undefined)
+  return {
+    paths: outputs.map((output) => output.spillPath!),
+    bytes: outputs.reduce((sum, output) => sum + output.totalBytes, 0),
   }
 }
 

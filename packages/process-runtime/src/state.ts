@@ -4,8 +4,10 @@ import {
   existsSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFile,
   renameSync,
+  rmSync,
   writeFileSync,
   writeSync,
 } from 'node:fs'
@@ -121,6 +123,18 @@ export class RunState {
     }
     this.#watchdog?.stdin?.end()
     closeSync(this.#logFd)
+  }
+
+  /**
+   * Removes the run's directory when nothing of it is worth keeping: it closed cleanly and spilled
+   * nothing (its log then says nothing a later start needs).
+   */
+  removeIfEmpty(): void {
+    try {
+      if (readdirSync(this.spillDir).length === 0) rmSync(this.dir, { recursive: true, force: true })
+    } catch {
+      // already gone
+    }
   }
 
   #append(record: LogRecord): void {

@@ -41,6 +41,8 @@ export interface RuntimeOptions {
   readonly retentionMs?: number
   /** The bound of a one-shot run whose caller gives none (a tool that never exits). Default 10 min. */
   readonly oneshotTimeoutMs?: number
+  /** The disk budget of the state directory (spill files, run records). Default 1 GiB. */
+  readonly stateBytes?: number
 }
 
 /** A tool after load: its declarations checked against what the operator configured. */
@@ -260,4 +262,6 @@ export interface LaunchFacts {
   readonly root: boolean
   /** The global environment policy (tools: `core` when sandboxed, else `all`, unless set). */
   readonly environment: EnvironmentPolicy
+  /** The state directory's size against its budget. */
+  readonly state: { readonly path: string; readonly bytes: number; readonly budget: number }
 }
