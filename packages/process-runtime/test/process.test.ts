@@ -91,10 +91,11 @@ describe('framing', () => {
         raw: 'this is not json',
         error: expect.stringMatching(/^not JSON: /),
       },
+      { invalid: true, raw: '   ', error: 'not JSON: a blank line' },
       { n: 99 },
     ])
-    expect(seen.map((e) => e.seq)).toEqual([0, 1, 2, 3, 4])
-    expect(proc.counters()).toMatchObject({ events: 5, invalidEvents: 2 })
+    expect(seen.map((e) => e.seq)).toEqual([0, 1, 2, 3, 4, 5])
+    expect(proc.counters()).toMatchObject({ events: 6, invalidEvents: 3 })
   })
 
   it('frames lines and chunks', async () => {
