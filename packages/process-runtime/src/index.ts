@@ -35,7 +35,7 @@ export { RAW_ONESHOT, RUNTIME_DEFAULTS, Runtime } from './runtime.js'
 export type { Spawned } from './spawn.js'
 export { assemble, spawnLaunch } from './spawn.js'
 export type { AddTaskOptions, TaskCompletion, TaskInfo, TaskKind, TaskRead, TaskRegistry } from './tasks.js'
-export { createTaskRegistry } from './tasks.js'
+export { createTaskRegistry, foreignTask } from './tasks.js'
 export { LaunchersToken, RuntimeToken, TasksToken } from './tokens.js'
 export type {
   CapturedOutput,

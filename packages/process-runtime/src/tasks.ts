@@ -97,6 +97,14 @@ export interface TaskRegistry {
   all(): TaskInfo[]
 }
 
+/**
+ * The ownership refusal, seed 001's stable text `task <id> belongs to another session`: built here
+ * only, and thrown by every tool that fences something by its owner session.
+ */
+export function foreignTask(id: string): RuntimeError {
+  return new RuntimeError('RUNTIME_ERR_FOREIGN_TASK', `task ${id} belongs to another session`)
+}
+
 const DEFAULT_READ = 100
 const KEEP_ENDED = 1000
 
@@ -148,9 +156,7 @@ export function createTaskRegistry(runtime: Pick<ProcessRuntime, 'lost' | 'annot
   const owned = (id: string, session: string | undefined): Entry => {
     const entry = entries.get(id)
     if (!entry) throw new RuntimeError('RUNTIME_ERR_UNKNOWN_TASK', `no task ${id}`)
-    if (entry.owner !== undefined && entry.owner !== session) {
-      throw new RuntimeError('RUNTIME_ERR_FOREIGN_TASK', `task ${id} belongs to another session`)
-    }
+    if (entry.owner !== undefined && entry.owner !== session) throw foreignTask(id)
     return entry
   }
 
