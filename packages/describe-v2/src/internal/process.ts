@@ -81,6 +81,12 @@ export function processOf(raw: V2Document['process'], load: Load): ProcessSpec {
     raw.digest === undefined || raw.digest.per === 'round'
       ? { per: 'round' as const }
       : { per: raw.digest.per, n: raw.digest.n }
+  // The default digest says nothing; any other is a promise only a service keeps.
+  if (raw.digest !== undefined && raw.digest.per !== 'round' && mode !== 'service') {
+    load.warnings.push(
+      `$.process.digest is ignored: digests fold a service's output into mail, and this is a ${mode} tool`,
+    )
+  }
   const ready = readyOf(raw.ready, mode, load)
   return input === undefined ? { mode, output, digest, ready } : { mode, output, input, digest, ready }
 }

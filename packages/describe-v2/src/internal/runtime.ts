@@ -58,6 +58,12 @@ export function runtimeOf(raw: V2Document['runtime'], process: ProcessSpec, load
   if (raw === undefined) return defaultRuntime()
   const cancel = raw.cancel ?? { signal: 'SIGTERM' }
   if ('send' in cancel) checkCancelSend(cancel.send, process, load)
+  // "report" is what happens to every tool that exits: only another value promises something.
+  if (raw.on_exit !== undefined && raw.on_exit !== 'report' && process.mode !== 'service') {
+    load.warnings.push(
+      `$.runtime.on_exit is ignored: ${show(raw.on_exit)} applies to service tools, and this is a ${process.mode} tool`,
+    )
+  }
   const { run_as: runAs, sandbox, envdir, rundir } = raw
   const user =
     runAs && (runAs.group === undefined ? { user: runAs.user } : { user: runAs.user, group: runAs.group })
