@@ -1,17 +1,25 @@
 import { ToolvisorError } from '@toolvisor/kernel'
 
-/** Codes of the errors the toolbox throws. */
+/** Codes of the errors the toolbox throws, and of the load reports it writes. */
 export const ToolboxErrorCodes = {
-  /** A tool name is taken, or collides with another after the provider-safe mapping. */
+  /** A tool name is taken: by another tool, by a reserved tool (`help`, `processes`), or after the `.` → `__` mapping. */
   NAME_TAKEN: 'TOOLBOX_ERR_NAME_TAKEN',
+  /** A tool name cannot be made provider-safe (`^[a-zA-Z0-9_-]{1,64}$` after `.` → `__`). */
+  NOT_PROVIDER_SAFE: 'TOOLBOX_ERR_NOT_PROVIDER_SAFE',
   /** A toolbox directory does not exist or cannot be read. */
   TOOLBOX_UNREADABLE: 'TOOLBOX_ERR_TOOLBOX_UNREADABLE',
   /** `describe` failed: it could not start, timed out, exited non-zero or printed too much. */
   DESCRIBE_FAILED: 'TOOLBOX_ERR_DESCRIBE_FAILED',
-  /** A regular file in a toolbox that is not executable. */
+  /** A tool path that is missing, not a regular file, or not executable by toolvisor. */
   NOT_EXECUTABLE: 'TOOLBOX_ERR_NOT_EXECUTABLE',
-  /** A tool declares a process mode this toolbox does not run (`service` needs tool-processes). */
+  /** A tool declares a process mode no registered handler runs (`service` comes with a later release). */
   UNSUPPORTED_MODE: 'TOOLBOX_ERR_UNSUPPORTED_MODE',
+  /** A second handler registered for one process mode. */
+  MODE_TAKEN: 'TOOLBOX_ERR_MODE_TAKEN',
+  /** `processes output` of a process id that is neither a task nor a oneshot call this toolbox keeps. */
+  UNKNOWN_PROCESS: 'TOOLBOX_ERR_UNKNOWN_PROCESS',
+  /** A load warning of `describe` (a likely typo, an ignored field): the tool is served. */
+  DESCRIBE_WARNING: 'TOOLBOX_WARN_DESCRIBE',
 } as const
 
 /** A code of this package. */

@@ -1,8 +1,23 @@
 import { RAW_ONESHOT } from '@toolvisor/process-runtime'
 import type { BinaryToolDeps, LoadedTool } from './binary-tool.js'
+import { fitBytes, rendererFor } from './budget.js'
 import { providerSafeName } from './names.js'
-import { failure, stdoutText, succeeded, text } from './results.js'
+import { bytesText, failure, succeeded, text } from './results.js'
+import { quoteInput } from './text.js'
 import type { Tool } from './types.js'
+
+/** How help runs and answers. */
+export interface HelpOptions {
+  /** The bound on one `TOOL help` run. */
+  readonly helpTimeoutMs: number
+  /** The most bytes an answer holds. */
+  readonly resultBytes: number
+}
+
+interface HelpEntry {
+  readonly tool: LoadedTool
+  readonly command?: string
+}
 
 /**
  * The shared `help` tool (ruling 7): `{ tool }` runs `TOOL help [command]` on demand, under the
@@ -11,10 +26,10 @@ import type { Tool } from './types.js'
  */
 export function helpTool(
   loaded: readonly LoadedTool[],
-  deps: BinaryToolDeps,
-  timeoutMs: number,
+  deps: Pick<BinaryToolDeps, 'runtime'>,
+  options: HelpOptions,
 ): Tool | undefined {
-  const entries = new Map<string, { readonly tool: LoadedTool; readonly command?: string }>()
+  const entries = new Map<string, HelpEntry>()
   for (const tool of loaded) {
     if (!tool.spec.help) continue
     if (tool.spec.commands.length === 0) entries.set(tool.spec.slug, { tool })
@@ -40,19 +55,26 @@ export function helpTool(
           : undefined
       const entry = key === undefined ? undefined : entries.get(key)
       if (!entry)
-        return text(`help: no help for ${JSON.stringify(asked)}; tools with help: ${names.join(', ')}`, true)
+        return text(`help: no help for ${quoteInput(asked)}; tools with help: ${names.join(', ')}`, true)
+      const render = rendererFor(entry.tool.keepControls)
       const process = deps.runtime.start({
         // Like describe, help runs before anything is called: under the confining policy.
         tool: entry.tool.confined,
         argv: entry.command === undefined ? ['help'] : ['help', entry.command],
         process: RAW_ONESHOT,
-        timeoutMs,
+        timeoutMs: options.helpTimeoutMs,
         signal: ctx.signal,
         context: ctx.sessionId === undefined ? {} : { sessionId: ctx.sessionId },
       })
       const exit = await process.exit
-      if (!succeeded(exit)) return failure(`${key} help`, process, exit)
-      return text(stdoutText(process.stdout().head))
+      if (!succeeded(exit)) return failure(`${key} help`, process, exit, { render })
+      const stdout = process.stdout()
+      const shown = fitBytes(stdout.head, options.resultBytes, render)
+      const cut =
+        shown.used < stdout.totalBytes
+          ? `\n[help cut: the first ${shown.used} of ${stdout.totalBytes} bytes]`
+          : ''
+      return text(bytesText(shown) + cut)
     },
   }
 }

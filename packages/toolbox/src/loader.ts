@@ -1,8 +1,10 @@
-import { accessSync, constants, readdirSync, statSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { createHash } from 'node:crypto'
+import { accessSync, constants, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
 import { LoadingError } from '@toolvisor/describe-v2'
 import { type EnvironmentPolicy, RAW_ONESHOT } from '@toolvisor/process-runtime'
 import type { BinaryToolDeps, LoadedTool } from './binary-tool.js'
+import { type ToolboxErrorCode, ToolboxErrorCodes } from './errors.js'
 import type { LoadReport } from './types.js'
 
 /** How tools are loaded. */
@@ -13,15 +15,31 @@ export interface LoadOptions {
   readonly describeConcurrency: number
 }
 
-/** A toolbox: its directory, or its directory and the environment policy of its tools. */
+/**
+ * A toolbox: its directory, or its directory with the environment policy of its tools and the
+ * tools whose terminal control codes reach the model raw (`true`: all of them; default: none).
+ */
 export type ToolboxEntry =
   | string
-  | { readonly path: string; readonly environment?: EnvironmentPolicy | undefined }
+  | {
+      readonly path: string
+      readonly environment?: EnvironmentPolicy | undefined
+      readonly keepControls?: true | readonly string[] | undefined
+    }
 
-/** What loading toolboxes gave: the tools, and a report for every failure and warning. */
+/** What the operator set for the tools of one toolbox. */
+export interface EntryOptions {
+  readonly environment?: EnvironmentPolicy | undefined
+  /** Keep this tool's control codes raw (decided per slug from the entry's `keepControls`). */
+  readonly keepControls?: true | readonly string[] | undefined
+}
+
+/** What loading toolboxes gave: the tools, a report for every failure and warning, and what is not a tool. */
 export interface LoadOutcome {
   readonly loaded: readonly LoadedTool[]
   readonly reports: readonly LoadReport[]
+  /** Files in a toolbox without any execute bit (a README): not tools, not failures (decision 0012). */
+  readonly skipped: readonly string[]
 }
 
 /** A LoadingError (or anything thrown while loading) as a report line. */
@@ -44,8 +62,39 @@ export function reportOf(
     severity,
     tool,
     message: `${tool}: ${message}`,
-    code: (error as { code?: string }).code ?? 'TOOLBOX_ERR_DESCRIBE_FAILED',
+    code: (error as { code?: string }).code ?? ToolboxErrorCodes.DESCRIBE_FAILED,
   }
+}
+
+/**
+ * The file a tool path names: a symlink is followed to its real file, whose directory is the
+ * tool's (rundir and relative sandbox paths are resolved there, decision 0012). Throws a
+ * LoadingError for a missing, dangling, irregular or non-executable path.
+ */
+function realTool(path: string): string {
+  const fail = (code: ToolboxErrorCode, reason: string): never => {
+    throw new LoadingError(code, { tool: path, reason })
+  }
+  let real: string
+  try {
+    real = realpathSync(path)
+  } catch {
+    let link = false
+    try {
+      link = lstatSync(path).isSymbolicLink()
+    } catch {}
+    return fail(
+      ToolboxErrorCodes.NOT_EXECUTABLE,
+      link ? 'a symlink to a file that does not exist' : 'no such file',
+    )
+  }
+  if (!statSync(real).isFile()) fail(ToolboxErrorCodes.NOT_EXECUTABLE, 'not a regular file')
+  try {
+    accessSync(real, constants.X_OK)
+  } catch {
+    fail(ToolboxErrorCodes.NOT_EXECUTABLE, 'not executable: chmod +x it, or move it out of the toolbox')
+  }
+  return real
 }
 
 /**
@@ -57,26 +106,14 @@ export async function loadTool(
   path: string,
   deps: BinaryToolDeps,
   options: LoadOptions,
-  environment?: EnvironmentPolicy | undefined,
+  entry: EntryOptions = {},
 ): Promise<LoadedTool> {
-  const absolute = resolve(path)
-  const fail = (code: string, reason: string): never => {
-    throw new LoadingError(code, { tool: absolute, reason })
-  }
-  let stat: ReturnType<typeof statSync>
-  try {
-    stat = statSync(absolute)
-  } catch {
-    return fail('TOOLBOX_ERR_DESCRIBE_FAILED', 'no such file')
-  }
-  if (!stat.isFile()) fail('TOOLBOX_ERR_DESCRIBE_FAILED', 'not a regular file')
-  try {
-    accessSync(absolute, constants.X_OK)
-  } catch {
-    fail('TOOLBOX_ERR_NOT_EXECUTABLE', 'not executable: chmod +x it, or move it out of the toolbox')
+  const real = realTool(resolve(path))
+  const fail = (reason: string): never => {
+    throw new LoadingError(ToolboxErrorCodes.DESCRIBE_FAILED, { tool: real, reason })
   }
   // describe runs before anything is declared: confined when a sandbox mechanism is configured.
-  const confined = await deps.runtime.confined(absolute)
+  const confined = await deps.runtime.confined(real)
   const process = deps.runtime.start({
     tool: confined,
     argv: ['describe'],
@@ -86,52 +123,53 @@ export async function loadTool(
   const exit = await process.exit
   const stderr = process.stderr().tail.toString('utf8').trim()
   const said = stderr.length > 0 ? `: ${stderr.slice(-500)}` : ''
-  if (exit.status === 'failed') fail('TOOLBOX_ERR_DESCRIBE_FAILED', `describe could not run: ${exit.why}`)
-  if (exit.reason === 'timeout') {
-    fail(
-      'TOOLBOX_ERR_DESCRIBE_FAILED',
-      `describe did not answer within ${options.describeTimeoutMs / 1000} s`,
-    )
-  }
+  if (exit.status === 'failed') fail(`describe could not run: ${exit.why}`)
+  if (exit.reason === 'timeout') fail(`describe did not answer within ${options.describeTimeoutMs / 1000} s`)
   if (exit.code !== 0) {
     const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`
-    fail('TOOLBOX_ERR_DESCRIBE_FAILED', `describe ${how}${said}`)
+    fail(`describe ${how}${said}`)
   }
   const stdout = process.stdout()
   if (stdout.truncated)
-    fail(
-      'TOOLBOX_ERR_DESCRIBE_FAILED',
-      `describe printed ${stdout.totalBytes} bytes, more than a describe document may hold`,
-    )
-  const spec = deps.describe.parse(stdout.head, absolute)
-  if (spec.process.mode === 'service') {
-    throw new LoadingError('TOOLBOX_ERR_UNSUPPORTED_MODE', {
-      tool: absolute,
-      field: '$.process.mode',
-      reason: 'service tools are run by @toolvisor/tool-processes, which this toolvisor does not include yet',
-    })
-  }
+    fail(`describe printed ${stdout.totalBytes} bytes, more than a describe document may hold`)
+  const spec = deps.describe.parse(stdout.head, real)
   const prepared = await deps.runtime.prepare({
     ...spec,
-    path: absolute,
-    ...(environment === undefined ? {} : { environment }),
+    path: real,
+    dir: dirname(real),
+    ...(entry.environment === undefined ? {} : { environment: entry.environment }),
   })
-  return { spec, prepared, confined }
+  const keep = entry.keepControls
+  return {
+    spec,
+    prepared,
+    confined,
+    describeHash: createHash('sha256').update(stdout.head).digest('hex'),
+    keepControls: keep === true || (keep?.includes(spec.slug) ?? false),
+  }
 }
 
-/** The candidate tools of a toolbox: every entry directly inside it except dot-files and directories. */
-function candidates(dir: string): string[] {
-  return readdirSync(dir)
-    .filter((name) => !name.startsWith('.'))
-    .sort()
-    .map((name) => join(dir, name))
-    .filter((path) => {
-      try {
-        return !statSync(path).isDirectory()
-      } catch {
-        return true // a dangling symlink: reported by loadTool
-      }
-    })
+/**
+ * The candidate tools of a toolbox: every entry directly inside it except dot-files, directories
+ * and files without any execute bit (those are listed as skipped).
+ */
+function candidates(dir: string): { tools: string[]; skipped: string[] } {
+  const tools: string[] = []
+  const skipped: string[] = []
+  for (const name of readdirSync(dir).sort()) {
+    if (name.startsWith('.')) continue
+    const path = join(dir, name)
+    let stat: ReturnType<typeof statSync> | undefined
+    try {
+      stat = statSync(path)
+    } catch {
+      stat = undefined // a dangling symlink: reported by loadTool
+    }
+    if (stat?.isDirectory()) continue
+    if (stat?.isFile() && (stat.mode & 0o111) === 0) skipped.push(path)
+    else tools.push(path)
+  }
+  return { tools, skipped }
 }
 
 /**
@@ -144,49 +182,48 @@ export async function loadToolboxes(
   options: LoadOptions,
 ): Promise<LoadOutcome> {
   const reports: LoadReport[] = []
-  const paths: string[] = []
-  const policies = new Map<string, EnvironmentPolicy>()
-  for (const entry of dirs) {
-    const absolute = resolve(typeof entry === 'string' ? entry : entry.path)
+  const found: Array<{ path: string; entry: EntryOptions }> = []
+  const skipped: string[] = []
+  for (const dir of dirs) {
+    const entry = typeof dir === 'string' ? { path: dir } : dir
+    const absolute = resolve(entry.path)
     try {
-      const found = candidates(absolute)
-      paths.push(...found)
-      if (typeof entry !== 'string' && entry.environment !== undefined) {
-        for (const path of found) policies.set(path, entry.environment)
-      }
+      const listed = candidates(absolute)
+      for (const path of listed.tools) found.push({ path, entry })
+      skipped.push(...listed.skipped)
     } catch (error) {
       reports.push({
         severity: 'error',
         tool: absolute,
-        code: 'TOOLBOX_ERR_TOOLBOX_UNREADABLE',
+        code: ToolboxErrorCodes.TOOLBOX_UNREADABLE,
         message: `${absolute}: cannot read the toolbox: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
       })
     }
   }
-  const results: Array<LoadedTool | undefined> = new Array(paths.length)
+  const results: Array<LoadedTool | undefined> = new Array(found.length)
   let next = 0
   const worker = async () => {
-    while (next < paths.length) {
+    while (next < found.length) {
       const index = next++
-      const path = paths[index]!
+      const { path, entry } = found[index]!
       try {
-        results[index] = await loadTool(path, deps, options, policies.get(path))
+        results[index] = await loadTool(path, deps, options, entry)
       } catch (error) {
         reports.push(reportOf(path, error))
       }
     }
   }
-  await Promise.all(Array.from({ length: Math.min(options.describeConcurrency, paths.length) }, worker))
+  await Promise.all(Array.from({ length: Math.min(options.describeConcurrency, found.length) }, worker))
   const loaded = results.filter((tool): tool is LoadedTool => tool !== undefined)
   for (const tool of loaded) {
     for (const warning of tool.spec.warnings) {
       reports.push({
         severity: 'warning',
         tool: tool.spec.path,
-        code: 'DESCRIBE_WARNING',
+        code: ToolboxErrorCodes.DESCRIBE_WARNING,
         message: `${tool.spec.path}: ${warning}`,
       })
     }
   }
-  return { loaded, reports }
+  return { loaded, reports, skipped }
 }

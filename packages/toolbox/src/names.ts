@@ -9,3 +9,13 @@ export function providerSafeName(name: string): string | undefined {
   const mapped = name.replaceAll('.', '__')
   return safe.test(mapped) ? mapped : undefined
 }
+
+/**
+ * Names a toolbox tool cannot take, with what holds them: the shared tools every toolvisor serves
+ * (`help` from this package, `processes` from `@toolvisor/tool-processes`, spec §2.4). They are
+ * reserved whether or not the shared tool is served, so a toolbox means the same everywhere.
+ */
+export const RESERVED_NAMES: Readonly<Record<string, string>> = {
+  help: "toolvisor's shared help tool",
+  processes: "toolvisor's shared processes tool",
+}

@@ -3,17 +3,15 @@ import { definePlugin } from '@toolvisor/kernel'
 import { EnvironmentPolicyConfig, RAW_ONESHOT, RuntimeToken, TasksToken } from '@toolvisor/process-runtime'
 import { z } from 'zod'
 import { type BinaryToolDeps, type CallOptions, type LoadedTool, toolsOf } from './binary-tool.js'
-import { helpTool } from './help.js'
-import {
-  type LoadOptions,
-  type LoadOutcome,
-  loadTool,
-  loadToolboxes,
-  reportOf,
-  type ToolboxEntry,
-} from './loader.js'
+import { type HelpOptions, helpTool } from './help.js'
+import { type LoadOptions, type LoadOutcome, loadTool, loadToolboxes, type ToolboxEntry } from './loader.js'
+import { createModes, type Modes } from './modes.js'
+import { oneshotHandler } from './oneshot.js'
+import { createOneshots } from './oneshots.js'
 import { createToolRegistry } from './registry.js'
-import { BinaryToolsToken, ToolsToken } from './tokens.js'
+import { type Served, serve } from './serve.js'
+import { streamHandler } from './stream.js'
+import { BinaryToolsToken, ModesToken, OneshotsToken, ToolsToken } from './tokens.js'
 import type { Tool, ToolRegistry } from './types.js'
 
 /** The `binary-tools` service: loads executables as tools, for the toolbox and for other packages. */
@@ -35,14 +33,24 @@ export interface BinaryTools {
     argv: readonly string[],
     options: { readonly timeoutMs: number; readonly signal?: AbortSignal },
   ): ReturnType<BinaryToolDeps['runtime']['start']>
-  /** Registers tools, turning a name collision into a load report instead of a throw. */
-  register(registry: ToolRegistry, loaded: LoadedTool): void
+  /**
+   * Serves loaded tools into a registry, the shared `help` tool with them: a tool whose names or
+   * mode cannot be served becomes a load report, the others are served. `toolvisor mcp` and
+   * `toolvisor check` both take this path.
+   */
+  serve(registry: ToolRegistry, loaded: readonly LoadedTool[]): Served
 }
 
-/** A toolbox: its directory, or its directory and the environment policy of its tools. */
+/** A toolbox: its directory, or its directory, the environment policy of its tools, and whose control codes stay raw. */
 export const ToolboxEntryConfig = z.union([
   z.string().min(1),
-  z.object({ path: z.string().min(1), environment: EnvironmentPolicyConfig.optional() }).strict(),
+  z
+    .object({
+      path: z.string().min(1),
+      environment: EnvironmentPolicyConfig.optional(),
+      keepControls: z.union([z.literal(true), z.array(z.string().min(1))]).optional(),
+    })
+    .strict(),
 ])
 
 /** The toolbox's configuration. */
@@ -54,19 +62,28 @@ export const ToolboxConfig = z
     helpTimeoutMs: z.number().int().positive().default(10_000),
     yieldMs: z.number().int().nonnegative().default(5_000),
     streamResultEvents: z.number().int().positive().default(100),
+    /** The most bytes a model-facing answer holds; default: the runtime's `resultBytes`. */
+    resultBytes: z.number().int().positive().optional(),
   })
   .strict()
 
-/** Creates the binary-tools service over its dependencies. */
+/** Everything the binary-tools service is shaped by. */
+export type BinaryToolsOptions = LoadOptions & CallOptions & HelpOptions
+
+/** Creates the binary-tools service over its dependencies and the mode handlers. */
 export function createBinaryTools(
   deps: BinaryToolDeps,
-  options: LoadOptions & CallOptions & { readonly helpTimeoutMs: number },
+  modes: Modes,
+  options: BinaryToolsOptions,
 ): BinaryTools {
+  const tools = (loaded: LoadedTool) =>
+    toolsOf({ loaded, describe: deps.describe, modes, resultBytes: options.resultBytes })
+  const help = (loaded: readonly LoadedTool[]) => helpTool(loaded, deps, options)
   return {
     load: (path) => loadTool(path, deps, options),
     loadToolboxes: (dirs) => loadToolboxes(dirs, deps, options),
-    tools: (loaded) => toolsOf(loaded, deps, options),
-    helpTool: (loaded) => helpTool(loaded, deps, options.helpTimeoutMs),
+    tools,
+    helpTool: help,
     run: (loaded, argv, run) =>
       deps.runtime.start({
         tool: loaded.prepared,
@@ -75,39 +92,36 @@ export function createBinaryTools(
         timeoutMs: run.timeoutMs,
         ...(run.signal ? { signal: run.signal } : {}),
       }),
-    register(registry, loaded) {
-      for (const tool of toolsOf(loaded, deps, options)) {
-        try {
-          registry.register(tool)
-        } catch (error) {
-          registry.reportLoadError({
-            ...reportOf(loaded.spec.path, error),
-            message: `${loaded.spec.path}: ${(error as Error).message}`,
-          })
-        }
-      }
-    },
+    serve: (registry, loaded) => serve({ registry, modes, toolsOf: tools, helpTool: help }, loaded),
   }
 }
 
 /**
  * The toolbox as a kernel plugin: provides the `tools` registry, filled with every tool of the
- * configured toolboxes (and the shared `help` tool), and the `binary-tools` loader.
+ * configured toolboxes (and the shared `help` tool), the `binary-tools` loader, the `modes` seam
+ * (with `oneshot` and `stream` registered) and the `oneshots` record.
  */
 export const toolboxPlugin = definePlugin({
   name: 'toolbox',
   inject: { describe: DescribeToken, runtime: RuntimeToken, tasks: TasksToken },
-  provides: [ToolsToken, BinaryToolsToken],
+  provides: [ToolsToken, BinaryToolsToken, ModesToken, OneshotsToken],
   config: ToolboxConfig,
   async apply(ctx, config) {
-    const binary = createBinaryTools(ctx.deps, config)
+    const { runtime } = ctx.deps
+    const options = { ...config, resultBytes: config.resultBytes ?? runtime.options.resultBytes }
+    const modes = createModes()
+    const oneshots = createOneshots()
+    modes.register('oneshot', oneshotHandler(runtime, oneshots))
+    modes.register('stream', streamHandler(ctx.deps, options))
+    const binary = createBinaryTools(ctx.deps, modes, options)
     const registry = createToolRegistry()
     const { loaded, reports } = await binary.loadToolboxes(config.toolboxes)
     for (const report of reports) registry.reportLoadError(report)
-    for (const tool of loaded) binary.register(registry, tool)
-    const help = binary.helpTool(loaded)
-    if (help) registry.register(help)
+    const served = binary.serve(registry, loaded)
+    ctx.onDispose(() => served.close())
     ctx.provide(ToolsToken, registry)
     ctx.provide(BinaryToolsToken, binary)
+    ctx.provide(ModesToken, modes)
+    ctx.provide(OneshotsToken, oneshots)
   },
 })

@@ -1,23 +1,25 @@
 import { ToolboxError } from './errors.js'
 import { providerSafeName } from './names.js'
+import { quoteInput } from './text.js'
 import type { LoadReport, Tool, ToolCallContext, ToolRegistry, ToolResult } from './types.js'
+
+/** The provider-safe name of a tool; throws when there is none. */
+function safeNameOf(name: string): string {
+  const mapped = providerSafeName(name)
+  if (mapped === undefined) {
+    throw new ToolboxError(
+      'TOOLBOX_ERR_NOT_PROVIDER_SAFE',
+      `tool name "${name}" cannot be made provider-safe: after mapping "." to "__" it must match ^[a-zA-Z0-9_-]{1,64}$`,
+    )
+  }
+  return mapped
+}
 
 /** Creates an empty `tools` registry. */
 export function createToolRegistry(): ToolRegistry {
   const tools = new Map<string, Tool>()
   const bySafeName = new Map<string, string>()
   const reports: LoadReport[] = []
-
-  const safeNameOf = (name: string): string => {
-    const mapped = providerSafeName(name)
-    if (mapped === undefined) {
-      throw new ToolboxError(
-        'TOOLBOX_ERR_NAME_TAKEN',
-        `tool name "${name}" cannot be made provider-safe: after mapping "." to "__" it must match ^[a-zA-Z0-9_-]{1,64}$`,
-      )
-    }
-    return mapped
-  }
 
   return {
     register(tool) {
@@ -50,7 +52,9 @@ export function createToolRegistry(): ToolRegistry {
       if (!tool) {
         const known = [...tools.keys()].map((n) => safeNameOf(n)).join(', ')
         return {
-          content: [{ type: 'text', text: `unknown tool "${name}"; the tools are: ${known || '(none)'}` }],
+          content: [
+            { type: 'text', text: `unknown tool ${quoteInput(name)}; the tools are: ${known || '(none)'}` },
+          ],
           isError: true,
         }
       }
@@ -59,6 +63,10 @@ export function createToolRegistry(): ToolRegistry {
     loadErrors: () => [...reports],
     reportLoadError(report) {
       reports.push(report)
+      return () => {
+        const index = reports.indexOf(report)
+        if (index !== -1) reports.splice(index, 1)
+      }
     },
   }
 }

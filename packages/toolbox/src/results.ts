@@ -1,5 +1,6 @@
 import type { ToolSpec } from '@toolvisor/describe-v2'
 import type { CapturedOutput, ManagedProcess, ProcessExit, SequencedEvent } from '@toolvisor/process-runtime'
+import { ESCAPING, eventValue, type FittedBytes, type Renderer } from './budget.js'
 import type { ToolResult } from './types.js'
 
 /** Bytes of the end of stdout and stderr shown in an error result (ruling 4). */
@@ -53,50 +54,57 @@ export function exitMeta(process: ManagedProcess, exit: ProcessExit): Record<str
   }
 }
 
+/** How a failure is shown. */
+export interface FailureOptions {
+  /** Before the sentence (`check `, ...). */
+  readonly prefix?: string
+  readonly render?: Renderer
+  /** The id `processes output` reads this process by (a task or oneshot call; absent for describe and help). */
+  readonly readAs?: string
+}
+
 /**
  * The error result of a run that did not succeed (ruling 4): what happened, then bounded tails of
- * both stdout and stderr (many tools print their error on stdout).
+ * both stdout and stderr (many tools print their error on stdout), each saying how to read it whole.
  */
-export function failure(tool: string, process: ManagedProcess, exit: ProcessExit, prefix = ''): ToolResult {
-  const parts = [`${prefix}${tool} failed: ${describeExit(exit)}`]
-  const section = (name: string, output: CapturedOutput) => {
+export function failure(
+  tool: string,
+  process: ManagedProcess,
+  exit: ProcessExit,
+  options: FailureOptions = {},
+): ToolResult {
+  const render = options.render ?? ESCAPING
+  const parts = [`${options.prefix ?? ''}${tool} failed: ${describeExit(exit)}`]
+  const section = (name: 'stdout' | 'stderr', output: CapturedOutput) => {
     if (output.totalBytes === 0) return
     const tail = output.tail.subarray(Math.max(0, output.tail.length - ERROR_TAIL_BYTES))
-    const cut = output.totalBytes > tail.length ? ` (last ${tail.length} of ${output.totalBytes} bytes)` : ''
-    parts.push(`--- ${name}${cut} ---\n${tail.toString('utf8').replace(/\n$/, '')}`)
+    const whole = options.readAs ? `; all of it: ${outputCall(options.readAs, name)}` : ''
+    const cut =
+      output.totalBytes > tail.length ? ` (last ${tail.length} of ${output.totalBytes} bytes${whole})` : ''
+    parts.push(`--- ${name}${cut} ---\n${render.text(tail.toString('utf8')).replace(/\n$/, '')}`)
   }
   section('stdout', process.stdout())
   section('stderr', process.stderr())
   return text(parts.join('\n'), true, exitMeta(process, exit))
 }
 
-/** The note appended when a result does not hold everything. */
-export function truncationNote(shown: string, output: CapturedOutput): string {
-  const where = output.spillPath ? `; every byte is in ${output.spillPath}` : ''
-  return `[output truncated: ${shown} of ${output.totalBytes} bytes${where}]`
+/** The `processes` call that reads a process's output from `offset`. */
+export function outputCall(process: string, stream: 'stdout' | 'stderr' = 'stdout', offset = 0): string {
+  const from = offset > 0 ? `,"offset":${offset}` : ''
+  const which = stream === 'stderr' ? ',"stream":"stderr"' : ''
+  return `processes {"command":"output","process":"${process}"${which}${from}}`
 }
 
-/** Renders stdout as the model reads it: text when it is UTF-8, else base64 with a header. */
-export function stdoutText(bytes: Buffer): string {
-  const decoded = bytes.toString('utf8')
-  if (!decoded.includes('\uFFFD') || Buffer.from(decoded, 'utf8').equals(bytes)) return decoded
-  return `[binary output, ${bytes.length} bytes, base64]\n${bytes.toString('base64')}`
+/** Output bytes fitted for an answer as the model reads them: text, or base64 under a header. */
+export function bytesText(shown: FittedBytes): string {
+  return shown.base64 ? `[binary output, ${shown.used} bytes, base64]\n${shown.text}` : shown.text
 }
 
 /** A one-line rendering of an event, for progress messages. */
-export function eventLine(event: SequencedEvent): string {
-  const value = event.value
-  const line = Buffer.isBuffer(value)
-    ? value.toString('utf8')
-    : typeof value === 'string'
-      ? value
-      : JSON.stringify(value)
+export function eventLine(event: SequencedEvent, render: Renderer = ESCAPING): string {
+  const value = eventValue(event.value)
+  const line = typeof value === 'string' ? render.text(value) : render.json(value)
   return line.length > 500 ? `${line.slice(0, 500)}…` : line
-}
-
-/** An event as it goes into a JSON result (chunks become text: the model never sees bytes). */
-export function eventValue(value: unknown): unknown {
-  return Buffer.isBuffer(value) ? value.toString('utf8') : value
 }
 
 /** What `empty-result` turns an exactly-empty stdout into. */

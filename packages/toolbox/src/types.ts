@@ -70,8 +70,11 @@ export interface ToolRegistry {
   call(name: string, args: unknown, ctx: ToolCallContext): Promise<ToolResult>
   /** Tools that failed to load (and load warnings), each with its path and reason. */
   loadErrors(): readonly LoadReport[]
-  /** Adds a load failure or warning to the report (loaders call it; surfaces print it). */
-  reportLoadError(report: LoadReport): void
+  /**
+   * Adds a load failure or warning to the report (loaders call it; surfaces print it). Returns its
+   * withdrawal, for a failure that is mended later (a tool whose mode gets a handler).
+   */
+  reportLoadError(report: LoadReport): () => void
 }
 
 /** A tool that failed to load, or loaded with a warning. */

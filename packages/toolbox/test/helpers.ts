@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -6,7 +6,16 @@ import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
 import { markedProcesses, RuntimeToken, runtimePlugin, TasksToken } from '@toolvisor/process-runtime'
 import { afterEach, expect } from 'vitest'
-import { BinaryToolsToken, type ToolCallContext, ToolsToken, toolboxPlugin } from '../src/index.js'
+import type { z } from 'zod'
+import {
+  BinaryToolsToken,
+  ModesToken,
+  OneshotsToken,
+  type ToolboxConfig,
+  type ToolCallContext,
+  ToolsToken,
+  toolboxPlugin,
+} from '../src/index.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
 export const fixtures = join(here, 'fixtures')
@@ -27,10 +36,14 @@ export function tempDir(prefix = 'tv-toolbox-'): string {
  * A kernel with describe, the runtime and the toolbox, loaded from `toolboxes`. After the test it
  * is disposed and the test fails if any process it started is still alive.
  */
-export async function compose(toolboxes: string[], toolbox: Record<string, unknown> = {}) {
+export async function compose(
+  toolboxes: NonNullable<z.input<typeof ToolboxConfig>['toolboxes']>,
+  toolbox: Record<string, unknown> = {},
+  runtimeConfig: Record<string, unknown> = {},
+) {
   const kernel = new Kernel()
   kernel.use(describePlugin)
-  kernel.use(runtimePlugin, { stateDir: tempDir('tv-state-') })
+  kernel.use(runtimePlugin, { stateDir: tempDir('tv-state-'), ...runtimeConfig })
   const handle = kernel.use(toolboxPlugin, { toolboxes, ...toolbox })
   await handle
   const runtime = kernel.get(RuntimeToken)!
@@ -47,6 +60,8 @@ export async function compose(toolboxes: string[], toolbox: Record<string, unkno
     tools: kernel.get(ToolsToken)!,
     binary: kernel.get(BinaryToolsToken)!,
     tasks: kernel.get(TasksToken)!,
+    modes: kernel.get(ModesToken)!,
+    oneshots: kernel.get(OneshotsToken)!,
     runtime,
     runId,
   }
@@ -58,4 +73,20 @@ export function ctx(extra: Partial<ToolCallContext> = {}): ToolCallContext {
 
 export function textOf(result: { content: readonly { text: string }[] }): string {
   return result.content.map((c) => c.text).join('\n')
+}
+
+/** Writes an executable shell script `name` into `dir` and returns its path. */
+export function writeTool(dir: string, name: string, script: string): string {
+  const path = join(dir, name)
+  writeFileSync(path, `#!/bin/sh\n${script}\n`)
+  chmodSync(path, 0o755)
+  return path
+}
+
+/**
+ * A tool script that answers `describe` with `document` (JSON) and `run` with `run` (shell). The
+ * document is written through a quoted heredoc, so it may hold any character.
+ */
+export function toolScript(document: Record<string, unknown>, run: string): string {
+  return `case "$1" in\ndescribe) cat <<'JSON'\n${JSON.stringify(document)}\nJSON\n;;\nrun) shift; ${run} ;;\nesac`
 }

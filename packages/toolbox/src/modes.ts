@@ -1,0 +1,94 @@
+import type { ProcessSpec } from '@toolvisor/describe-v2'
+import type { RunContext, SequencedEvent, StartOptions } from '@toolvisor/process-runtime'
+import type { LoadedTool } from './binary-tool.js'
+import { ToolboxError } from './errors.js'
+import type { ToolCallContext, ToolResult } from './types.js'
+
+/** A process mode a tool declares (`$.process.mode`). */
+export type ProcessMode = ProcessSpec['mode']
+
+/** What a call starts: the tool and what its arguments rendered to, before a mode runs it. */
+export interface ModeStart {
+  readonly tool: StartOptions['tool']
+  readonly argv: readonly string[]
+  readonly stdin: Uint8Array
+  readonly env: Readonly<Record<string, string>>
+  readonly context: RunContext
+}
+
+/** How a call's answer is shaped: the same for every mode. */
+export interface ResultRules {
+  /** The most bytes a model-facing answer holds (the rest is elided, and the note says how to read it). */
+  readonly resultBytes: number
+  /** Keep terminal control codes raw in this tool's output (the operator's choice); default escaped. */
+  readonly keepControls: boolean
+}
+
+/** One call of a tool, as a mode handler receives it. */
+export interface ModeCall {
+  /** The internal name of the model-facing tool (`slug`, `slug.command`). */
+  readonly name: string
+  readonly loaded: LoadedTool
+  readonly start: ModeStart
+  readonly ctx: ToolCallContext
+  readonly rules: ResultRules
+  /** Reports one output event as progress (absent when the caller wants none). */
+  readonly progress: ((event: SequencedEvent) => void) | undefined
+}
+
+/** Runs the calls of the tools of one process mode. */
+export interface ModeHandler {
+  /** Runs one call to its answer. A failed tool is an `isError` result, never a throw. */
+  call(call: ModeCall): Promise<ToolResult>
+}
+
+/**
+ * The `modes` seam: which package runs the tools of each process mode. The toolbox registers
+ * `oneshot` and `stream`; `service` is registered by the package that serves it. A tool whose mode
+ * has no handler does not load; it is served as soon as a handler for its mode is registered.
+ */
+export interface Modes {
+  /** Registers the handler of `mode`; returns its removal. A mode already handled is refused. */
+  register(mode: ProcessMode, handler: ModeHandler): () => void
+  /** The handler of `mode`, if one is registered. */
+  get(mode: ProcessMode): ModeHandler | undefined
+  /** The modes with a handler, in registration order. */
+  list(): ProcessMode[]
+  /** Calls `listener` after each registration; returns the unsubscription. */
+  onRegister(listener: (mode: ProcessMode) => void): () => void
+}
+
+/** Creates an empty `modes` registry. */
+export function createModes(): Modes {
+  const handlers = new Map<ProcessMode, ModeHandler>()
+  const listeners = new Set<(mode: ProcessMode) => void>()
+  return {
+    register(mode, handler) {
+      if (handlers.has(mode)) {
+        throw new ToolboxError(
+          'TOOLBOX_ERR_MODE_TAKEN',
+          `process mode "${mode}" already has a handler; unregister it before registering another`,
+        )
+      }
+      handlers.set(mode, handler)
+      for (const listener of listeners) listener(mode)
+      return () => {
+        if (handlers.get(mode) === handler) handlers.delete(mode)
+      }
+    },
+    get: (mode) => handlers.get(mode),
+    list: () => [...handlers.keys()],
+    onRegister(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+  }
+}
+
+/** Why a tool of `mode` does not load: no handler runs it here. */
+export function unsupportedMode(mode: ProcessMode, modes: Modes): string {
+  const served = modes.list().join(' and ') || 'no mode'
+  if (mode === 'service')
+    return `service mode comes with a later release of toolvisor; this one runs ${served} tools`
+  return `no handler runs ${mode} tools here; this toolvisor runs ${served} tools`
+}

@@ -1,0 +1,45 @@
+import { foreignTask, type ManagedProcess } from '@toolvisor/process-runtime'
+import { ToolboxError } from './errors.js'
+import { quoteInput } from './text.js'
+
+/** How many cut oneshot calls stay readable (each keeps its process, and so its spill files). */
+export const KEEP_ONESHOTS = 100
+
+/**
+ * The `oneshots` seam: the oneshot calls whose answer did not hold all of their output, by process
+ * id (`meta.process` of the result, named by its note), so that `processes output` can page the
+ * rest. The last {@link KEEP_ONESHOTS} are kept. Owned like tasks: another session's is refused
+ * with the same text.
+ */
+export interface Oneshots {
+  /** Keeps a cut oneshot call's process, owned by `owner` (none: every session may read it). */
+  add(process: ManagedProcess, owner: string | undefined): void
+  /**
+   * The process of a kept oneshot call that `session` may read. Throws `RUNTIME_ERR_FOREIGN_TASK`
+   * for another session's, `TOOLBOX_ERR_UNKNOWN_PROCESS` for an id it does not keep.
+   */
+  get(id: string, session: string | undefined): ManagedProcess
+}
+
+/** Creates an empty record. */
+export function createOneshots(): Oneshots {
+  const kept = new Map<string, { readonly process: ManagedProcess; readonly owner: string | undefined }>()
+  return {
+    add(process, owner) {
+      kept.set(process.id, { process, owner })
+      if (kept.size > KEEP_ONESHOTS) kept.delete(kept.keys().next().value!)
+    },
+    get(id, session) {
+      const entry = kept.get(id)
+      if (entry === undefined) {
+        throw new ToolboxError(
+          'TOOLBOX_ERR_UNKNOWN_PROCESS',
+          `no task or oneshot call ${quoteInput(id)} to read: processes {"command":"list"} lists the tasks, ` +
+            `and a oneshot result that was cut names its process (the last ${KEEP_ONESHOTS} are kept)`,
+        )
+      }
+      if (entry.owner !== undefined && entry.owner !== session) throw foreignTask(id)
+      return entry.process
+    },
+  }
+}

@@ -1,0 +1,110 @@
+import type { ManagedProcess, ProcessRuntime, TaskRegistry } from '@toolvisor/process-runtime'
+import { eventValue, fitBackward, type Renderer, rendererFor } from './budget.js'
+import type { ModeCall, ModeHandler } from './modes.js'
+import { exitMeta, failure, succeeded, text } from './results.js'
+import type { ToolCallContext, ToolResult } from './types.js'
+
+/** How stream calls answer. */
+export interface StreamOptions {
+  /** How long a stream call waits before answering with a running placeholder (ms). */
+  readonly yieldMs: number
+  /** Events a finished stream call's result keeps at most (the last ones). */
+  readonly streamResultEvents: number
+}
+
+/**
+ * The `stream` mode: a call is a task owned by the calling session. The caller waits up to the
+ * yield window; a finished task answers with its last events (within the byte budget), a running
+ * one with a placeholder that says how to follow it. Every event is progress while the call is open.
+ */
+export function streamHandler(
+  deps: { readonly runtime: ProcessRuntime; readonly tasks: TaskRegistry },
+  options: StreamOptions,
+): ModeHandler {
+  return {
+    async call(call) {
+      let forward = call.progress
+      // The task outlives the call: the call's signal cancels it only while the call is open.
+      const process = deps.runtime.start({ ...call.start, onEvent: (event) => forward?.(event) })
+      const task = deps.tasks.add({
+        kind: 'stream',
+        tool: call.name,
+        process,
+        ...(call.ctx.sessionId !== undefined ? { owner: call.ctx.sessionId } : {}),
+      })
+      const outcome = await yieldWindow(process.exit, call.ctx, options.yieldMs)
+      forward = undefined
+      const render = rendererFor(call.rules.keepControls)
+      if (outcome === 'cancelled') {
+        const exit = await process.stop({ reason: 'cancelled' })
+        return failure(call.name, process, exit, { render, readAs: task.id })
+      }
+      if (outcome === 'yield') return placeholder(task.id, call.name, options.yieldMs)
+      return finished({ process, task: task.id, call, options, render })
+    },
+  }
+}
+
+interface Ended {
+  readonly process: ManagedProcess
+  readonly task: string
+  readonly call: ModeCall
+  readonly options: StreamOptions
+  readonly render: Renderer
+}
+
+/** The answer of a stream call that ended in its window: its last events, within the budget. */
+async function finished({ process, task, call, options, render }: Ended): Promise<ToolResult> {
+  const exit = await process.exit
+  const meta = { ...exitMeta(process, exit), task }
+  const failed = succeeded(exit) ? undefined : failure(call.name, process, exit, { render, readAs: task })
+  const used = failed === undefined ? 0 : Buffer.byteLength(failed.content.map((c) => c.text).join('\n'))
+  const budget = Math.max(0, call.rules.resultBytes - used)
+  const total = process.counters().events
+  const last = process.tail(options.streamResultEvents).map((event) => eventValue(event.value))
+  const fitted = fitBackward(last, budget, render)
+  const elided = total - fitted.values.length
+  const note = elided > 0 ? `\n${earlierNote(task, elided, options, call.rules.resultBytes)}` : ''
+  const body = `[${fitted.pieces.join(',')}]${note}`
+  if (failed !== undefined)
+    return { ...failed, content: [...failed.content, { type: 'text', text: `events: ${body}` }], meta }
+  return { ...text(body, false, meta), structuredContent: { events: fitted.values, elided, task } }
+}
+
+function earlierNote(task: string, elided: number, options: StreamOptions, budget: number): string {
+  return (
+    `[${elided} earlier events elided (a result holds the last ${options.streamResultEvents} events ` +
+    `and ${budget} bytes at most); the task keeps them: page them with ` +
+    `processes {"command":"page","process":"${task}","offset":0}]`
+  )
+}
+
+/** Waits for the end of the process, the end of the window, or the caller's cancel. */
+function yieldWindow(
+  exit: Promise<unknown>,
+  ctx: ToolCallContext,
+  yieldMs: number,
+): Promise<'exit' | 'yield' | 'cancelled'> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => settle('yield'), yieldMs)
+    const onAbort = () => settle('cancelled')
+    function settle(result: 'exit' | 'yield' | 'cancelled') {
+      clearTimeout(timer)
+      ctx.signal.removeEventListener('abort', onAbort)
+      resolve(result)
+    }
+    if (ctx.signal.aborted) return settle('cancelled')
+    ctx.signal.addEventListener('abort', onAbort, { once: true })
+    void exit.then(() => settle('exit'))
+  })
+}
+
+/** The answer of a stream call still running at the end of the yield window. */
+export function placeholder(task: string, tool: string, yieldMs: number): ToolResult {
+  const message =
+    `still running after ${yieldMs / 1000} s; its events arrive as progress. ` +
+    `Read them with processes {"command":"read","process":"${task}"} (each read goes on where the last ended), ` +
+    `check it with {"command":"status","process":"${task}"}, stop it with {"command":"stop","process":"${task}"}.`
+  const body = { status: 'running', task, tool, message }
+  return { ...text(JSON.stringify(body)), structuredContent: body, meta: { task } }
+}

@@ -1,0 +1,87 @@
+import { existsSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { compose, ctx, fixtures, tempDir, textOf, toolScript, writeTool } from './helpers.js'
+
+describe('symlinked tools', () => {
+  it('resolve to their real file: its directory holds the rundir, and reports name the real path', async () => {
+    const real = tempDir()
+    const box = tempDir()
+    const path = writeTool(
+      real,
+      'where',
+      toolScript(
+        { protocol: 2, slug: 'where', description: 'prints its cwd', args: [], runtime: { rundir: 'work' } },
+        'pwd',
+      ),
+    )
+    symlinkSync(path, join(box, 'where'))
+    const { tools, binary } = await compose([box])
+    expect(tools.loadErrors()).toEqual([])
+    expect(textOf(await tools.call('where', {}, ctx()))).toBe(`${real}/work\n`)
+    expect(existsSync(join(box, 'work'))).toBe(false)
+    const loaded = await binary.load(join(box, 'where'))
+    expect([loaded.spec.path, loaded.prepared.dir]).toEqual([path, real])
+  })
+
+  it('reports a dangling symlink as one, by the path in the toolbox', async () => {
+    const box = tempDir()
+    symlinkSync(join(box, 'gone'), join(box, 'dangling'))
+    const { tools } = await compose([box])
+    expect(tools.loadErrors().map((r) => [r.code, r.message])).toEqual([
+      ['TOOLBOX_ERR_NOT_EXECUTABLE', `${box}/dangling: a symlink to a file that does not exist`],
+    ])
+  })
+})
+
+describe('files that are not tools', () => {
+  it('skips a file without an execute bit quietly: not a tool, not a failure, listed as skipped', async () => {
+    const box = tempDir()
+    writeFileSync(join(box, 'README.md'), '# my tools\n')
+    writeTool(box, 'hello', toolScript({ slug: 'hello', description: 'says hello', args: [] }, 'echo hello'))
+    const { tools, binary } = await compose([box])
+    expect(tools.list().map((t) => t.name)).toEqual(['hello'])
+    expect(tools.loadErrors()).toEqual([])
+    expect((await binary.loadToolboxes([box])).skipped).toEqual([join(box, 'README.md')])
+  })
+
+  it('still refuses a single path that is not executable, saying how to fix it', async () => {
+    const { binary } = await compose([])
+    await expect(binary.load(join(fixtures, 'broken', 'not-executable'))).rejects.toThrow(
+      `${fixtures}/broken/not-executable: not executable: chmod +x it, or move it out of the toolbox`,
+    )
+  })
+})
+
+describe('service-only fields on other tools', () => {
+  it('warns about on_exit and digest (other than their defaults) on a stream tool, and serves it', async () => {
+    const box = tempDir()
+    writeTool(
+      box,
+      'ticks',
+      toolScript(
+        {
+          protocol: 2,
+          slug: 'ticks',
+          description: 'a stream',
+          args: [],
+          process: { mode: 'stream', output: { framing: 'lines' }, digest: { per: 'events', n: 5 } },
+          runtime: { on_exit: 'restart' },
+        },
+        'echo tick',
+      ),
+    )
+    const { tools } = await compose([box])
+    expect(tools.list().map((t) => t.name)).toEqual(['ticks'])
+    expect(tools.loadErrors().map((r) => [r.severity, r.message])).toEqual([
+      [
+        'warning',
+        `${box}/ticks: $.process.digest is ignored: digests fold a service's output into mail, and this is a stream tool`,
+      ],
+      [
+        'warning',
+        `${box}/ticks: $.runtime.on_exit is ignored: "restart" applies to service tools, and this is a stream tool`,
+      ],
+    ])
+  })
+})

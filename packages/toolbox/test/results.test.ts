@@ -1,0 +1,155 @@
+import { describe, expect, it } from 'vitest'
+import type { ToolProgress } from '../src/index.js'
+import { compose, ctx, tempDir, textOf, toolScript, writeTool } from './helpers.js'
+
+const stream = (slug: string, framing: string, run: string) =>
+  toolScript(
+    { protocol: 2, slug, description: slug, args: [], process: { mode: 'stream', output: { framing } } },
+    run,
+  )
+
+describe('one byte budget for every answer', () => {
+  it('bounds a stream result by bytes as well as by events, and says how to page the rest', async () => {
+    const box = tempDir()
+    writeTool(
+      box,
+      'wide',
+      stream('wide', 'lines', 'for i in $(seq 50); do head -c 20000 /dev/zero | tr "\\0" x; echo; done'),
+    )
+    const { tools } = await compose([box], { resultBytes: 65536 })
+    const result = await tools.call('wide', {}, ctx())
+    const [body, note] = textOf(result).split('\n')
+    expect(JSON.parse(body!)).toEqual(['x'.repeat(20000), 'x'.repeat(20000), 'x'.repeat(20000)])
+    expect(Buffer.byteLength(body!)).toBeLessThanOrEqual(65536)
+    expect(note).toBe(
+      '[47 earlier events elided (a result holds the last 100 events and 65536 bytes at most); ' +
+        'the task keeps them: page them with processes {"command":"page","process":"t1","offset":0}]',
+    )
+    expect(result.structuredContent).toMatchObject({ elided: 47, task: 't1' })
+  })
+
+  it('bounds a jsonl oneshot by the same budget and names the call that reads all of stdout', async () => {
+    const box = tempDir()
+    writeTool(
+      box,
+      'many',
+      toolScript(
+        { protocol: 2, slug: 'many', description: 'many events', args: [], process: {} },
+        'for i in $(seq 2000); do echo "{\\"i\\":$i}"; done',
+      ),
+    )
+    const { tools } = await compose([box], { resultBytes: 1000 })
+    const result = await tools.call('many', {}, ctx())
+    const [body, note] = textOf(result).split('\n')
+    const events = JSON.parse(body!) as unknown[]
+    expect(Buffer.byteLength(body!)).toBeLessThanOrEqual(1000)
+    const process = result.meta?.process as string
+    expect(note).toBe(
+      `[${2000 - events.length} more events elided: an answer holds 1000 bytes at most; ` +
+        `stdout is ${result.meta?.stdoutBytes} bytes, read it with processes {"command":"output","process":"${process}"}]`,
+    )
+  })
+
+  it('gives binary chunks of a stream as base64, as a oneshot does', async () => {
+    const box = tempDir()
+    writeTool(box, 'bytes', stream('bytes', 'chunks', "printf '\\377\\376\\000\\001'"))
+    const { tools } = await compose([box])
+    const result = await tools.call('bytes', {}, ctx())
+    expect(textOf(result)).toBe('[{"base64":"//4AAQ==","bytes":4}]')
+  })
+})
+
+/** Every control code the issue names, as a tool prints them (printf escapes). */
+const HOSTILE =
+  "printf 'a\\033[31mred\\033]52;c;SGVsbG8=\\007 \\033]8;;http://x\\033\\\\link\\302\\233 over\\rwrite \\342\\200\\256evil\\r\\n'"
+const SHOWN =
+  'a\\u001b[31mred\\u001b]52;c;SGVsbG8=\\u0007 \\u001b]8;;http://x\\u001b\\link\\u009b over\\u000dwrite \\u202eevil\r\n'
+
+describe('terminal control codes', () => {
+  it('reach the model escaped as \\uXXXX: ESC, OSC 52 and OSC 8, C1, a bare \\r, bidi overrides', async () => {
+    const box = tempDir()
+    writeTool(
+      box,
+      'hostile',
+      toolScript({ slug: 'hostile', description: 'prints control codes', args: [] }, HOSTILE),
+    )
+    const { tools } = await compose([box])
+    expect(textOf(await tools.call('hostile', {}, ctx()))).toBe(SHOWN)
+  })
+
+  it('are JSON escapes in events and in progress, so the values parse back unchanged', async () => {
+    const box = tempDir()
+    writeTool(box, 'hostile', stream('hostile', 'lines', `${HOSTILE}; echo`))
+    const { tools } = await compose([box])
+    const progress: ToolProgress[] = []
+    const result = await tools.call('hostile', {}, ctx({ progress: (p) => progress.push(p) }))
+    const text = textOf(result)
+    for (const raw of ['\u001b', '\u009b', '\u202e', '\u0007']) expect(text).not.toContain(raw)
+    expect(text).toContain('\\u202eevil')
+    expect(progress[0]?.message).toBe(SHOWN.replace('\r\n', ''))
+  })
+
+  it('stay raw for a tool the operator lists in keepControls', async () => {
+    const box = tempDir()
+    writeTool(
+      box,
+      'hostile',
+      toolScript({ slug: 'hostile', description: 'prints control codes', args: [] }, HOSTILE),
+    )
+    const { tools } = await compose([{ path: box, keepControls: ['hostile'] }])
+    expect(textOf(await tools.call('hostile', {}, ctx()))).toBe(
+      'a\u001b[31mred\u001b]52;c;SGVsbG8=\u0007 \u001b]8;;http://x\u001b\\link\u009b over\rwrite \u202eevil\r\n',
+    )
+  })
+})
+
+describe('lines framing with a line over the line bound', () => {
+  it('answers the invalid event as JSON in its place, not [object Object]', async () => {
+    const box = tempDir()
+    writeTool(
+      box,
+      'long',
+      toolScript(
+        {
+          protocol: 2,
+          slug: 'long',
+          description: 'a long line',
+          args: [],
+          process: { output: { framing: 'lines' } },
+        },
+        'head -c 1200000 /dev/zero | tr "\\0" a; echo; echo after',
+      ),
+    )
+    const { tools } = await compose([box])
+    const result = await tools.call('long', {}, ctx())
+    expect(result.isError).toBe(false)
+    const [first, second] = textOf(result).split('\n')
+    expect(JSON.parse(first!)).toEqual({
+      invalid: true,
+      raw: `${'a'.repeat(4096)}…`,
+      error:
+        'line of 1200000 bytes is longer than the 1048576-byte bound: cut (the spill file holds it whole)',
+    })
+    expect(second).toBe('after')
+  })
+})
+
+describe("the caller's input in error messages", () => {
+  it('is quoted short, however long it was', async () => {
+    const box = tempDir()
+    writeTool(
+      box,
+      'helped',
+      toolScript({ protocol: 2, slug: 'helped', description: 'h', args: [], help: true }, 'true'),
+    )
+    const { tools } = await compose([box])
+    const huge = 'x'.repeat(5 * 1024 * 1024)
+    const x60 = 'x'.repeat(60)
+    expect(textOf(await tools.call('help', { tool: huge }, ctx()))).toBe(
+      `help: no help for "${x60}"… (5242880 characters); tools with help: helped`,
+    )
+    expect(textOf(await tools.call(huge, {}, ctx()))).toBe(
+      `unknown tool "${x60}"… (5242880 characters); the tools are: helped, help`,
+    )
+  })
+})
