@@ -1,2 +1,4 @@
-export { processesPlugin } from './plugin.js'
-export { processesTool, statusOf } from './processes-tool.js'
+export { statusOf } from './answers.js'
+export { ProcessesConfig, processesPlugin } from './plugin.js'
+export type { ProcessesOptions } from './processes-tool.js'
+export { processesTool } from './processes-tool.js'

@@ -1,125 +1,149 @@
-import type { Lifecycle, SequencedEvent, TaskInfo, TaskRegistry } from '@toolvisor/process-runtime'
+import type { TaskRegistry } from '@toolvisor/process-runtime'
 import { RuntimeError } from '@toolvisor/process-runtime'
-import type { Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
+import {
+  type Oneshots,
+  type Tool,
+  ToolboxError,
+  type ToolCallContext,
+  type ToolResult,
+} from '@toolvisor/toolbox'
+import { answer, list, refusal } from './answers.js'
+import { type Args, COMMANDS, parseArgs } from './args.js'
+import { pageAt, readOn, status, tail } from './events.js'
+import { output } from './output.js'
 
-/** How many events and stderr lines `status` shows; how many `tail` returns when `n` is absent. */
-const STATUS_EVENTS = 10
-const STATUS_STDERR = 10
-const DEFAULT_TAIL = 20
-/** The most `tail` returns at once. */
-const MAX_TAIL = 1000
-
-const commands = ['list', 'status', 'tail', 'stop'] as const
-type Command = (typeof commands)[number]
-
-interface Args {
-  readonly command: Command
-  readonly process?: string
-  readonly n?: number
-  readonly force?: boolean
+/** How `processes` answers: the operator's bounds. */
+export interface ProcessesOptions {
+  /** The most bytes an answer holds (the runtime's `resultBytes` by default). */
+  readonly resultBytes: number
+  /** The most events one tail, read or page returns. */
+  readonly maxEvents: number
+  /** How many events and stderr lines `status` shows. */
+  readonly statusEvents: number
+  readonly statusStderrLines: number
 }
 
-/** The model-facing description (one tool for every family: spec §2.4, D6). */
-const DESCRIPTION =
-  'Manage the long-running processes and tasks of this session (stream calls, services, background ' +
-  'commands). command "list": every one with tool, kind, status and age. "status": one process\'s ' +
-  'counters, last events and last stderr lines. "tail": its last n events, oldest first. "stop": ' +
-  'its declared cancel, then SIGKILL after its stop timeout (force: SIGKILL at once); the answer is ' +
-  'how it exited. Answers are JSON.'
+/** How many events `tail` gives when `n` is absent, and `read` and `page` when `max` is. */
+const DEFAULT_TAIL = 20
+const DEFAULT_READ = 100
+
+/** The model-facing description (one tool for every family: spec §2.4, D6); every number is the configured one. */
+function description(options: ProcessesOptions): string {
+  return (
+    'Manage the long-running processes and tasks of this session (stream calls, services, background ' +
+    'commands). command "list": every one with tool, kind, status and age. "status": one process\'s ' +
+    `counters, last ${options.statusEvents} events and last ${options.statusStderrLines} stderr lines. ` +
+    `"tail": its last n events (default ${DEFAULT_TAIL}, at most ${options.maxEvents}), oldest first. ` +
+    `"read": the next events from where your last read ended (max, default ${DEFAULT_READ}). ` +
+    '"page": events by position from offset (0 is the first event the process produced). ' +
+    '"output": the raw bytes of stdout (or stream "stderr") from offset, length bytes at most; works for a ' +
+    'task and for a oneshot call whose result was cut (its result names it). "stop": its declared cancel, ' +
+    'then SIGKILL after its stop timeout (force: SIGKILL at once); the answer is how it exited. ' +
+    `Answers are JSON of at most ${options.resultBytes} bytes; "next" says where to go on.`
+  )
+}
 
 /**
- * The shared `processes` tool over the task registry. Every answer concerns only the calling
- * session's tasks (and those started with no session); another session's task is refused.
+ * The shared `processes` tool over the task registry and the kept oneshot calls. Every answer
+ * concerns only the calling session's tasks (and those started with no session); another
+ * session's is refused, and every answer is bounded by the byte budget.
  */
-export function processesTool(tasks: TaskRegistry): Tool {
+export function processesTool(tasks: TaskRegistry, oneshots: Oneshots, options: ProcessesOptions): Tool {
   return {
     name: 'processes',
-    description: DESCRIPTION,
-    inputSchema: {
-      type: 'object',
-      properties: {
-        command: { type: 'string', enum: [...commands], description: 'list, status, tail or stop' },
-        process: { type: 'string', description: 'the process or task id (p1, t1, bash-1); not for list' },
-        n: {
-          type: 'integer',
-          minimum: 1,
-          maximum: MAX_TAIL,
-          description: `tail: how many events (default ${DEFAULT_TAIL})`,
-        },
-        force: { type: 'boolean', description: 'stop: SIGKILL at once instead of the declared cancel' },
-      },
-      required: ['command'],
-      additionalProperties: false,
-    },
+    description: description(options),
+    inputSchema: inputSchema(options),
     async call(raw, ctx) {
-      const args = parseArgs(raw)
-      if (typeof args === 'string') return answer({ error: args }, true)
+      const args = parseArgs(raw, options)
+      if (typeof args === 'string') return refusal(args)
       try {
-        return await run(tasks, args, ctx)
+        return await run({ tasks, oneshots, options, args, ctx })
       } catch (error) {
-        if (RuntimeError.is(error)) return answer({ error: error.message }, true)
+        if (RuntimeError.is(error) || ToolboxError.is(error)) return refusal(error.message)
         throw error
       }
     },
   }
 }
 
-function parseArgs(raw: unknown): Args | string {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'arguments must be an object'
-  const { command, process, n, force } = raw as Record<string, unknown>
-  if (typeof command !== 'string' || !(commands as readonly string[]).includes(command)) {
-    return `command must be one of ${commands.join(', ')}; got ${JSON.stringify(command)}`
-  }
-  if (command !== 'list' && (typeof process !== 'string' || process.length === 0)) {
-    return `${command} needs "process": the id of one of this session's processes (see command "list")`
-  }
-  if (n !== undefined && (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_TAIL)) {
-    return `n must be an integer from 1 to ${MAX_TAIL}; got ${JSON.stringify(n)}`
-  }
-  if (force !== undefined && typeof force !== 'boolean')
-    return `force must be true or false; got ${JSON.stringify(force)}`
+function inputSchema(options: ProcessesOptions): Tool['inputSchema'] {
   return {
-    command: command as Command,
-    ...(typeof process === 'string' ? { process } : {}),
-    ...(typeof n === 'number' ? { n } : {}),
-    ...(typeof force === 'boolean' ? { force } : {}),
+    type: 'object',
+    properties: {
+      command: { type: 'string', enum: [...COMMANDS], description: COMMANDS.join(', ') },
+      process: {
+        type: 'string',
+        description: "the process or task id (t1, p1, bash-1, or a oneshot's proc-3); not for list",
+      },
+      n: {
+        type: 'integer',
+        minimum: 1,
+        maximum: options.maxEvents,
+        description: `tail: how many events (default ${DEFAULT_TAIL})`,
+      },
+      max: {
+        type: 'integer',
+        minimum: 1,
+        maximum: options.maxEvents,
+        description: `read, page: the most events (default ${DEFAULT_READ})`,
+      },
+      offset: {
+        type: 'integer',
+        minimum: 0,
+        description: 'page: the first event (0-based); output: the first byte (default 0)',
+      },
+      length: {
+        type: 'integer',
+        minimum: 1,
+        maximum: options.resultBytes,
+        description: 'output: the most bytes',
+      },
+      stream: {
+        type: 'string',
+        enum: ['stdout', 'stderr'],
+        description: 'output: which stream (default stdout)',
+      },
+      force: { type: 'boolean', description: 'stop: SIGKILL at once instead of the declared cancel' },
+    },
+    required: ['command'],
+    additionalProperties: false,
   }
 }
 
-async function run(tasks: TaskRegistry, args: Args, ctx: ToolCallContext): Promise<ToolResult> {
+interface Run {
+  readonly tasks: TaskRegistry
+  readonly oneshots: Oneshots
+  readonly options: ProcessesOptions
+  readonly args: Args
+  readonly ctx: ToolCallContext
+}
+
+async function run({ tasks, oneshots, options, args, ctx }: Run): Promise<ToolResult> {
   const session = ctx.sessionId
+  const context = { tasks, oneshots, session, resultBytes: options.resultBytes }
+  const id = args.process!
   switch (args.command) {
     case 'list':
-      return answer({ processes: tasks.list(session).map(summary) })
-    case 'status': {
-      const task = tasks.get(args.process!, session)
-      if (task.process === undefined)
-        return answer({ ...summary(task), counters: null, events: [], stderr: [] })
-      const process = tasks.process(task.id, session)
-      return answer({
-        ...summary(task),
-        counters: process.counters(),
-        events: process.tail(STATUS_EVENTS).map(eventOf),
-        stderr: process.stderrLines(STATUS_STDERR),
+      return list(tasks.list(session), options.resultBytes)
+    case 'status':
+      return status(context, id, { events: options.statusEvents, stderr: options.statusStderrLines })
+    case 'tail':
+      return tail(context, id, args.n ?? DEFAULT_TAIL)
+    case 'read':
+      return readOn(context, id, args.max ?? DEFAULT_READ)
+    case 'page':
+      return pageAt(context, id, args.offset ?? 0, args.max ?? DEFAULT_READ)
+    case 'output':
+      return output(context, {
+        process: id,
+        stream: args.stream ?? 'stdout',
+        offset: args.offset ?? 0,
+        length: args.length ?? options.resultBytes,
       })
-    }
-    case 'tail': {
-      const task = tasks.get(args.process!, session)
-      const n = args.n ?? DEFAULT_TAIL
-      const total = task.process === undefined ? 0 : tasks.process(task.id, session).counters().events
-      const page = tasks.page(task.id, session, { offset: Math.max(0, total - n), max: n })
-      return answer({
-        process: task.id,
-        status: statusOf(task.lifecycle),
-        events: page.events.map(eventOf),
-        total: page.total,
-        ...(page.elided > 0 ? { elided: page.elided } : {}),
-      })
-    }
     case 'stop': {
-      const exit = await tasks.cancel(args.process!, session, args.force ? { force: true } : {})
+      const exit = await tasks.cancel(id, session, args.force ? { force: true } : {})
       return answer({
-        process: args.process,
+        process: id,
         status: exit.status,
         exitCode: exit.code,
         signal: exit.signal,
@@ -128,45 +152,4 @@ async function run(tasks: TaskRegistry, args: Args, ctx: ToolCallContext): Promi
       })
     }
   }
-}
-
-/** One line of `list`. */
-function summary(task: TaskInfo) {
-  return {
-    process: task.id,
-    tool: task.tool,
-    kind: task.kind,
-    status: statusOf(task.lifecycle),
-    since: task.startedAt.toISOString(),
-    age: age(task),
-    ...(task.visibility === 'all sessions' ? { visibility: 'all sessions' } : {}),
-  }
-}
-
-/** `running`, `exited (0)`, `exited (SIGKILL)`, `failed: lost on restart`, ... */
-export function statusOf(lifecycle: Lifecycle): string {
-  switch (lifecycle.status) {
-    case 'exited':
-      return `exited (${lifecycle.code ?? lifecycle.signal})`
-    case 'failed':
-      return `failed: ${lifecycle.why}`
-    default:
-      return lifecycle.status
-  }
-}
-
-function age(task: TaskInfo): string {
-  const end = task.endedAt?.getTime() ?? Date.now()
-  const seconds = Math.max(0, Math.round((end - task.startedAt.getTime()) / 1000))
-  if (seconds < 120) return `${seconds}s`
-  if (seconds < 7200) return `${Math.round(seconds / 60)}m`
-  return `${Math.round(seconds / 3600)}h`
-}
-
-function eventOf(event: SequencedEvent): unknown {
-  return Buffer.isBuffer(event.value) ? event.value.toString('utf8') : event.value
-}
-
-function answer(body: Record<string, unknown>, isError = false): ToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(body) }], isError, structuredContent: body }
 }

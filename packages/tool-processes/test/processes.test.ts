@@ -1,41 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { describePlugin } from '@toolvisor/describe-v2'
-import { Kernel } from '@toolvisor/kernel'
-import { markedProcesses, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
-import { type ToolCallContext, ToolsToken, toolboxPlugin } from '@toolvisor/toolbox'
-import { afterEach, describe, expect, it } from 'vitest'
-import { processesPlugin } from '../src/index.js'
-
-const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
-const cleanups: Array<() => Promise<void> | void> = []
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!()
-})
-
-async function compose() {
-  const stateDir = mkdtempSync(join(tmpdir(), 'tv-proc-'))
-  const kernel = new Kernel()
-  kernel.use(describePlugin)
-  kernel.use(runtimePlugin, { stateDir })
-  kernel.use(toolboxPlugin, { toolboxes: [fixtures], yieldMs: 100 })
-  await kernel.use(processesPlugin)
-  const runId = (kernel.get(RuntimeToken) as unknown as { runId: string }).runId
-  cleanups.push(async () => {
-    await kernel.dispose()
-    expect(markedProcesses(runId)).toEqual([])
-    rmSync(stateDir, { recursive: true, force: true })
-  })
-  const tools = kernel.get(ToolsToken)!
-  const call = async (name: string, args: unknown, session = 'alice') => {
-    const ctx: ToolCallContext = { sessionId: session, signal: new AbortController().signal }
-    const result = await tools.call(name, args, ctx)
-    return { isError: result.isError, body: JSON.parse(result.content[0]!.text) }
-  }
-  return { tools, call }
-}
+import { describe, expect, it } from 'vitest'
+import { compose } from './helpers.js'
 
 describe('the processes tool', () => {
   it("lists, tails, shows and stops the session's tasks, in JSON", async () => {
@@ -119,7 +83,7 @@ describe('the processes tool', () => {
     const { call } = await compose()
     expect(await call('processes', { command: 'kill' })).toEqual({
       isError: true,
-      body: { error: 'command must be one of list, status, tail, stop; got "kill"' },
+      body: { error: 'command must be one of list, status, tail, read, page, output, stop; got "kill"' },
     })
     expect((await call('processes', { command: 'tail' })).body.error).toBe(
       'tail needs "process": the id of one of this session\'s processes (see command "list")',

@@ -1,0 +1,87 @@
+import { closeSync, openSync, readSync } from 'node:fs'
+import type { ManagedProcess, TaskRegistry } from '@toolvisor/process-runtime'
+import { RuntimeError } from '@toolvisor/process-runtime'
+import { fitBytes, IN_JSON, type Oneshots, type ToolResult } from '@toolvisor/toolbox'
+import { answer } from './answers.js'
+
+/** Room an output answer keeps for its fields around the text. */
+const ENVELOPE = 256
+
+/** What `output` reads from. */
+export interface OutputContext {
+  readonly tasks: TaskRegistry
+  readonly oneshots: Oneshots
+  readonly session: string | undefined
+  readonly resultBytes: number
+}
+
+/** What `output` was asked for. */
+export interface OutputRequest {
+  readonly process: string
+  readonly stream: 'stdout' | 'stderr'
+  readonly offset: number
+  readonly length: number
+}
+
+/**
+ * The process behind a task id (`t1`) or a cut oneshot call (`proc-3`, from its result), with the
+ * ownership fence of either: another session's is refused with the one stable text.
+ */
+function processOf(context: OutputContext, id: string): ManagedProcess {
+  try {
+    return context.tasks.process(id, context.session)
+  } catch (error) {
+    if (!RuntimeError.is(error) || error.code !== 'RUNTIME_ERR_UNKNOWN_TASK') throw error
+    return context.oneshots.get(id, context.session)
+  }
+}
+
+/** Reads `bytes` from `offset` of a captured stream: the head in memory, the rest from its spill file. */
+function bytesAt(output: ReturnType<ManagedProcess['stdout']>, offset: number, length: number): Buffer {
+  const end = Math.min(output.totalBytes, offset + length)
+  if (end <= offset) return Buffer.alloc(0)
+  if (end <= output.head.length) return output.head.subarray(offset, end)
+  if (output.spillPath === undefined) return Buffer.alloc(0)
+  return readSpill(output.spillPath, offset, end - offset)
+}
+
+function readSpill(path: string, offset: number, length: number): Buffer {
+  const fd = openSync(path, 'r')
+  try {
+    const buffer = Buffer.allocUnsafe(length)
+    return buffer.subarray(0, readSync(fd, buffer, 0, length, offset))
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/**
+ * `output`: `length` bytes of a process's stdout or stderr from `offset`, as text (UTF-8, cut at a
+ * character, control codes escaped) or base64, within the answer budget; `next` is where to go on.
+ */
+export function output(context: OutputContext, request: OutputRequest): ToolResult {
+  const process = processOf(context, request.process)
+  const captured = request.stream === 'stdout' ? process.stdout() : process.stderr()
+  const length = Math.min(request.length, context.resultBytes - ENVELOPE)
+  const bytes = bytesAt(captured, request.offset, length)
+  if (bytes.length === 0 && request.offset < captured.totalBytes) {
+    return answer(
+      {
+        error: `bytes ${request.offset} on of ${request.process} ${request.stream} are no longer readable (their spill file is gone)`,
+      },
+      true,
+    )
+  }
+  // Measured as the text will stand in the JSON answer (escapes included), then given raw to it.
+  const shown = fitBytes(bytes, context.resultBytes - ENVELOPE, IN_JSON)
+  const next = request.offset + shown.used
+  return answer({
+    process: request.process,
+    stream: request.stream,
+    offset: request.offset,
+    bytes: shown.used,
+    total: captured.totalBytes,
+    ...(next < captured.totalBytes ? { next } : {}),
+    ...(shown.base64 ? { base64: shown.text } : { text: bytes.subarray(0, shown.used).toString('utf8') }),
+  })
+}
