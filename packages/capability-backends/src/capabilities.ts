@@ -1,6 +1,13 @@
 import { basename } from 'node:path'
 import { type ArgSpec, LoadingError } from '@toolvisor/describe-v2'
-import type { BinaryTools, LoadedTool, Tool, ToolResult } from '@toolvisor/toolbox'
+import {
+  type BinaryTools,
+  type LoadedTool,
+  RESERVED_NAMES,
+  type Tool,
+  type ToolRegistry,
+  type ToolResult,
+} from '@toolvisor/toolbox'
 import {
   type CheckCache,
   type CheckResult,
@@ -8,6 +15,7 @@ import {
   cachedCheck,
   loadFailureStatus,
 } from './check.js'
+import { CapabilityErrorCodes } from './errors.js'
 
 /** A capability as configured: one model-facing tool, ordered backends, preferred first. */
 export interface CapabilityConfig {
@@ -57,6 +65,8 @@ export interface ResolveOptions {
   readonly warn: (message: string) => void
   /** The bound on one probe (default 10 s). */
   readonly timeoutMs?: number
+  /** The operator's sandbox mechanism (`--sandbox`), if any: a field it cannot honour is `skipped`. */
+  readonly sandbox?: string | undefined
 }
 
 /** Warnings for operator overrides that name no configured capability (they are ignored). */
@@ -112,7 +122,11 @@ export async function resolveCapability(
       if (!LoadingError.is(error)) throw error
       loaded.push({
         path,
-        failure: { status: loadFailureStatus(error.code), detail: error.message, at: Date.now() },
+        failure: {
+          status: loadFailureStatus(error.code, options.sandbox),
+          detail: error.message,
+          at: Date.now(),
+        },
       })
     }
   }
@@ -162,7 +176,7 @@ export function whyNoBackend(report: CapabilityReport): string {
 
 function assertServable(config: CapabilityConfig, tool: LoadedTool): void {
   const fail = (reason: string) => {
-    throw new LoadingError('CAPABILITY_ERR_BAD_BACKEND', {
+    throw new LoadingError(CapabilityErrorCodes.BAD_BACKEND, {
       tool: tool.spec.path,
       reason: `capability ${config.capability}: ${reason}`,
     })
@@ -180,7 +194,7 @@ function assertSameArgs(config: CapabilityConfig, reference: LoadedTool, other: 
     const b = other.spec.args.find((arg) => arg.name === name)
     if (a && b && a.backingType === b.backingType && a.arity === b.arity) continue
     const index = other.spec.args.findIndex((arg) => arg.name === name)
-    throw new LoadingError('CAPABILITY_ERR_ARGS_DIFFER', {
+    throw new LoadingError(CapabilityErrorCodes.ARGS_DIFFER, {
       tool: other.spec.path,
       field: index === -1 ? '$.args' : `$.args[${index}]`,
       reason:
@@ -214,4 +228,26 @@ function withBackend(result: ToolResult, backend: string): ToolResult {
   if (last) content[content.length - 1] = { type: 'text', text: `${last.text.replace(/\n$/, '')}\n${line}` }
   else content.push({ type: 'text', text: line })
   return { ...result, content, meta: { ...result.meta, backend } }
+}
+
+/**
+ * Registers a resolved capability's tool and returns its removal. A capability named like a
+ * reserved tool (`help`, `processes`) or like a tool already registered is a LoadingError
+ * (`CAPABILITY_ERR_DUPLICATE`), whatever the order things were registered in: `toolvisor mcp`
+ * and `toolvisor check` both register through here, so they agree.
+ */
+export function serveCapability(registry: ToolRegistry, capability: string, tool: Tool): () => void {
+  const fail = (why: string): never => {
+    throw new LoadingError(CapabilityErrorCodes.DUPLICATE, {
+      tool: capability,
+      reason: `capability ${capability} cannot be served: ${why}`,
+    })
+  }
+  const reserved = RESERVED_NAMES[capability]
+  if (reserved !== undefined) fail(`"${capability}" is reserved for ${reserved}; rename the capability`)
+  try {
+    return registry.register(tool)
+  } catch (error) {
+    return fail((error as Error).message)
+  }
 }

@@ -6,8 +6,10 @@ export const CapabilityErrorCodes = {
   NO_BACKEND: 'CAPABILITY_ERR_NO_BACKEND',
   /** A backend cannot serve a capability (it has sub-commands, it is a stream or service). */
   BAD_BACKEND: 'CAPABILITY_ERR_BAD_BACKEND',
-  /** Two capabilities of one name, or a capability named like a tool. */
+  /** Two capabilities of one name, or a capability named like a tool or a reserved name (`help`, `processes`). */
   DUPLICATE: 'CAPABILITY_ERR_DUPLICATE',
+  /** A load warning: an override naming no backend or capability, an optional capability left out. */
+  WARNING: 'CAPABILITY_WARN',
 } as const
 
 /** A code of this package. */

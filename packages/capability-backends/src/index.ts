@@ -5,9 +5,16 @@ export type {
   ResolvedCapability,
   ResolveOptions,
 } from './capabilities.js'
-export { capabilityTool, ordered, resolveCapability, unknownOverrides, whyNoBackend } from './capabilities.js'
+export {
+  capabilityTool,
+  ordered,
+  resolveCapability,
+  serveCapability,
+  unknownOverrides,
+  whyNoBackend,
+} from './capabilities.js'
 export type { CheckResult, CheckStatus } from './check.js'
-export { CHECK_TIMEOUT_MS, CheckCache, cachedCheck, loadFailureStatus, runCheck } from './check.js'
+export { CHECK_TIMEOUT_MS, CheckCache, cachedCheck, checkKey, loadFailureStatus, runCheck } from './check.js'
 export type { CapabilityErrorCode } from './errors.js'
 export { CapabilityErrorCodes } from './errors.js'
 export type { Capabilities } from './plugin.js'

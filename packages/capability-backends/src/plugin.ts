@@ -1,10 +1,18 @@
 import { join } from 'node:path'
 import { LoadingError } from '@toolvisor/describe-v2'
 import { definePlugin, token } from '@toolvisor/kernel'
+import { RuntimeToken } from '@toolvisor/process-runtime'
 import { BinaryToolsToken, ToolsToken } from '@toolvisor/toolbox'
 import { z } from 'zod'
-import { type CapabilityReport, resolveCapability, unknownOverrides, whyNoBackend } from './capabilities.js'
+import {
+  type CapabilityReport,
+  resolveCapability,
+  serveCapability,
+  unknownOverrides,
+  whyNoBackend,
+} from './capabilities.js'
 import { CheckCache } from './check.js'
+import { CapabilityErrorCodes } from './errors.js'
 
 /** The `capabilities` service: what was resolved at load. */
 export interface Capabilities {
@@ -58,11 +66,11 @@ export function cacheFileIn(stateDir: string): string {
  */
 export const capabilitiesPlugin = definePlugin({
   name: 'capability-backends',
-  inject: { tools: ToolsToken, binary: BinaryToolsToken },
+  inject: { tools: ToolsToken, binary: BinaryToolsToken, runtime: RuntimeToken },
   provides: [CapabilitiesToken],
   config: CapabilitiesConfig,
   async apply(ctx, config) {
-    const { tools, binary } = ctx.deps
+    const { tools, binary, runtime } = ctx.deps
     const cache = new CheckCache({
       ttlMs: config.ttlMs,
       ...(config.cacheFile ? { file: config.cacheFile } : {}),
@@ -72,7 +80,7 @@ export const capabilitiesPlugin = definePlugin({
       tools.reportLoadError({
         severity: 'warning',
         tool: 'capabilities',
-        code: 'CAPABILITY_WARNING',
+        code: CapabilityErrorCodes.WARNING,
         message,
       })
     for (const message of unknownOverrides(config.capabilities, config.backends)) warn(message)
@@ -83,24 +91,18 @@ export const capabilitiesPlugin = definePlugin({
         cache,
         probe: config.probe,
         timeoutMs: config.checkTimeoutMs,
+        sandbox: runtime.options.sandbox,
         warn,
         ...(override !== undefined ? { override } : {}),
       })
       reports.push(resolved.report)
       if (resolved.tool) {
-        try {
-          ctx.onDispose(tools.register(resolved.tool))
-        } catch (error) {
-          throw new LoadingError('CAPABILITY_ERR_DUPLICATE', {
-            tool: capability.capability,
-            reason: `capability ${capability.capability} cannot be served: ${(error as Error).message}`,
-          })
-        }
+        ctx.onDispose(serveCapability(tools, capability.capability, resolved.tool))
         continue
       }
       const why = whyNoBackend(resolved.report)
       if (capability.required) {
-        throw new LoadingError('CAPABILITY_ERR_NO_BACKEND', {
+        throw new LoadingError(CapabilityErrorCodes.NO_BACKEND, {
           tool: capability.capability,
           reason: `${why}; it is required`,
         })

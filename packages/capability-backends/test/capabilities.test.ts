@@ -1,4 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import {
+  chmodSync,
+  copyFileSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -10,6 +18,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import {
   CapabilitiesToken,
   CheckCache,
+  cachedCheck,
   capabilitiesPlugin,
   resolveCapability,
   runCheck,
@@ -216,5 +225,87 @@ describe('the check verb', () => {
     } finally {
       delete process.env.CHECK_COUNT_FILE
     }
+  })
+})
+
+describe('check tells the truth', () => {
+  it('probes a backend listed by several capabilities once', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'tv-cap-count-'))
+    const counter = join(stateDir, 'runs.txt')
+    process.env.CHECK_COUNT_FILE = counter
+    try {
+      const { handle } = await kernelWith({
+        capabilities: [
+          { capability: 'web_read', backends: [backend('read-counted')] },
+          { capability: 'page_read', backends: [backend('read-counted')] },
+        ],
+        probe: true,
+      })
+      await handle
+      expect(readFileSync(counter, 'utf8')).toBe('run\n')
+    } finally {
+      delete process.env.CHECK_COUNT_FILE
+      rmSync(stateDir, { recursive: true, force: true })
+    }
+  })
+
+  it('does not reuse a result for a tool that changed since (its mtime, its describe document)', async () => {
+    const { kernel, stateDir } = await kernelWith(undefined)
+    const binary = kernel.get(BinaryToolsToken)!
+    const tool = join(stateDir, 'read-counted')
+    copyFileSync(backend('read-counted'), tool)
+    chmodSync(tool, 0o755)
+    const file = join(stateDir, 'checks.json')
+    const counter = join(stateDir, 'runs.txt')
+    process.env.CHECK_COUNT_FILE = counter
+    const runs = () => readFileSync(counter, 'utf8').split('\n').filter(Boolean).length
+    try {
+      const check = async () =>
+        cachedCheck(binary, await binary.load(tool), new CheckCache({ file, ttlMs: 60_000 }), {
+          probe: false,
+        })
+      await check()
+      await check()
+      expect(runs()).toBe(1)
+      const later = new Date(Date.now() + 60_000)
+      utimesSync(tool, later, later)
+      await check()
+      expect(runs()).toBe(2)
+      writeFileSync(tool, readFileSync(tool, 'utf8').replace('"description": "x"', '"description": "y"'))
+      utimesSync(tool, later, later) // the same size and mtime as before: only the describe document differs
+      await check()
+      expect(runs()).toBe(3)
+    } finally {
+      delete process.env.CHECK_COUNT_FILE
+    }
+  })
+
+  it('reports a backend that declares a sandbox when no mechanism is configured as failed, not skipped', async () => {
+    const { kernel, handle } = await kernelWith({
+      capabilities: [{ capability: 'web_read', required: false, backends: [backend('read-boxed')] }],
+    })
+    await handle
+    expect(kernel.get(CapabilitiesToken)!.reports()[0]!.backends).toEqual([
+      {
+        name: 'read-boxed',
+        path: backend('read-boxed'),
+        status: 'failed',
+        detail: `${backend('read-boxed')}: $.runtime.sandbox: declared, but no sandbox mechanism is configured: start toolvisor with --sandbox bwrap, landlock or auto`,
+      },
+    ])
+  })
+
+  it('refuses a capability named like a reserved tool', async () => {
+    const { handle } = await kernelWith({
+      capabilities: [{ capability: 'processes', backends: [backend('read-curl')] }],
+    })
+    const error = await Promise.resolve(handle).then(
+      () => undefined,
+      (e: KernelError) => e.cause as LoadingError,
+    )
+    expect([error?.code, error?.message]).toEqual([
+      'CAPABILITY_ERR_DUPLICATE',
+      `processes: capability processes cannot be served: "processes" is reserved for toolvisor's shared processes tool; rename the capability`,
+    ])
   })
 })
