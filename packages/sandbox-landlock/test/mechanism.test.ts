@@ -437,7 +437,7 @@ describe('refusals', () => {
     expect(await mechanism.qualify(policy, undefined)).toEqual({
       ok: false,
       field: 'tmp',
-      reason: 'tmp: private needs a mount namespace, which Landlock does not have',
+      reason: 'a private /tmp needs a mount namespace, which Landlock does not have',
       fix: 'use --sandbox bwrap (or --sandbox auto, which picks it for this tool), or declare tmp: shared',
     })
   })

@@ -91,7 +91,7 @@ export function refusal(
     return {
       ok: false,
       field: 'tmp',
-      reason: 'tmp: private needs a mount namespace, which Landlock does not have',
+      reason: 'a private /tmp needs a mount namespace, which Landlock does not have',
       fix: `${otherMechanism}, or declare tmp: shared`,
     }
   }
