@@ -42,6 +42,12 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
       ...(config.sandboxUser ? { sandboxUser: config.sandboxUser } : {}),
       ...(config.runAs ? { runAs: config.runAs } : {}),
       ...(config.environment ? { environment: config.environment } : {}),
+      ...defined({
+        ringEvents: config.ringEvents,
+        ringBytes: config.ringBytes,
+        ringStderrLines: config.ringStderrLines,
+        maxLineBytes: config.maxLineBytes,
+      }),
     })
     await Promise.all([
       kernel.use(bwrapPlugin, config.bwrap ? { bwrap: config.bwrap } : {}),
@@ -50,9 +56,14 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     const yieldMs = options.yieldMs ?? config.yieldMs
     await kernel.use(toolboxPlugin, {
       toolboxes: options.loadToolboxes === false ? [] : config.toolboxes,
-      ...(yieldMs !== undefined ? { yieldMs } : {}),
+      // The answer budget is the toolbox's and the processes tool's; the runtime keeps its own
+      // in-memory head (which also bounds describe documents) at its default.
+      ...defined({ yieldMs, streamResultEvents: config.streamResultEvents, resultBytes: config.resultBytes }),
     })
-    await kernel.use(processesPlugin)
+    await kernel.use(
+      processesPlugin,
+      defined({ maxEvents: config.maxEvents, resultBytes: config.resultBytes }),
+    )
     if (options.loadToolboxes !== false && config.capabilities.length > 0) {
       await kernel.use(capabilitiesPlugin, {
         capabilities: config.capabilities,
@@ -72,5 +83,14 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     binary: kernel.get(BinaryToolsToken)!,
     runtime: kernel.get(RuntimeToken)!,
     tasks: kernel.get(TasksToken)!,
+  }
+}
+
+/** The entries whose value is set (a plugin's config takes absent keys, not `undefined` ones). */
+function defined<T extends Record<string, unknown>>(
+  values: T,
+): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>
   }
 }

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
-import { EnvironmentPolicyConfig } from '@toolvisor/process-runtime'
-import { ToolboxEntryConfig } from '@toolvisor/toolbox'
+import { EnvironmentPolicyConfig, RuntimeConfig } from '@toolvisor/process-runtime'
+import { ProcessesConfig } from '@toolvisor/tool-processes'
+import { ToolboxConfig, ToolboxEntryConfig } from '@toolvisor/toolbox'
 import { z } from 'zod'
 import { CliError } from './errors.js'
 
@@ -32,6 +33,20 @@ export const ConfigFile = z
     checkTtlMs: z.number().int().nonnegative().optional(),
     checkTimeoutMs: z.number().int().positive().optional(),
     yieldMs: z.number().int().nonnegative().optional(),
+    /** The most bytes of any model-facing answer (results, processes answers). Default 256 KiB. */
+    resultBytes: ToolboxConfig.shape.resultBytes,
+    /** Output events kept in memory per process; older ones are read back from the spill file. Default 256. */
+    ringEvents: RuntimeConfig.shape.ringEvents,
+    /** The most stdout bytes a process's ring of events may stand for. Default 4 MiB. */
+    ringBytes: RuntimeConfig.shape.ringBytes,
+    /** stderr lines kept per process (status shows the last ones). Default 256. */
+    ringStderrLines: RuntimeConfig.shape.ringStderrLines,
+    /** The longest output line kept whole; a longer one is an invalid event. Default 1 MiB. */
+    maxLineBytes: RuntimeConfig.shape.maxLineBytes,
+    /** Events a finished stream call's result keeps at most. Default 100. */
+    streamResultEvents: ToolboxConfig.shape.streamResultEvents.unwrap().optional(),
+    /** The most events one processes tail, read or page returns. Default 1000. */
+    maxEvents: ProcessesConfig.unwrap().shape.maxEvents.unwrap().optional(),
     /** The bubblewrap binary the bwrap mechanism runs (default `bwrap` on PATH). */
     bwrap: z.string().min(1).optional(),
     /** The Landlock launcher (default: the one @toolvisor/sandbox-landlock built). */

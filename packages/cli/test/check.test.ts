@@ -1,7 +1,8 @@
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { fixtures, run, tempDir } from './helpers.js'
+import { dir, hasBwrap, sandboxedTool } from './sandbox-helpers.js'
 
 const web = join(fixtures, 'web')
 
@@ -50,6 +51,7 @@ describe('toolvisor check', () => {
         },
       ],
       tools: [],
+      serves: ['processes', 'web_read'],
       runtime: {
         sandbox: null,
         execHelper: { available: true, path: expect.stringMatching(/\/toolvisor-exec$/) },
@@ -213,5 +215,65 @@ describe('toolvisor check', () => {
         ['read_slow', 'failed'],
       ]),
     )
+  })
+})
+
+describe('toolvisor check tells the truth', () => {
+  it.skipIf(!hasBwrap)('does not reuse a result measured under another mechanism', async () => {
+    const box = dir('tv-check-box-')
+    const counts = dir('tv-check-counts-', 0o777)
+    sandboxedTool(
+      box,
+      'counted',
+      { sandbox: { fs: { write: [counts] } } },
+      `echo run >> ${counts}/runs; echo '{"ok": true}'`,
+    )
+    const stateDir = tempDir('tv-check-state-')
+    const check = async (sandbox: string) => {
+      const { code, stdout } = await run([
+        'check',
+        '--toolbox',
+        box,
+        '--sandbox',
+        sandbox,
+        '--state-dir',
+        stateDir,
+        '--json',
+      ])
+      expect(code).toBe(0)
+      return JSON.parse(stdout).tools.map((t: { tool: string; status: string; mechanism: string }) => [
+        t.tool,
+        t.status,
+        t.mechanism,
+      ])
+    }
+    const runs = () => readFileSync(join(counts, 'runs'), 'utf8')
+    expect(await check('landlock')).toEqual([['counted', 'ok', 'landlock']])
+    expect(runs()).toBe('run\n')
+    expect(await check('bwrap')).toEqual([['counted', 'ok', 'bwrap']])
+    expect(runs()).toBe('run\nrun\n')
+    // Each result is kept under its own key: both are fresh now.
+    await check('landlock')
+    await check('bwrap')
+    expect(runs()).toBe('run\nrun\n')
+  })
+
+  it('reports a sandbox declaration with no mechanism configured as failed, and exits 1', async () => {
+    const box = dir('tv-check-box-')
+    sandboxedTool(box, 'boxed', { sandbox: { net: 'none' } })
+    const { code, stdout } = await run(['check', '--toolbox', box, '--state-dir', tempDir(), '--json'])
+    expect(code).toBe(1)
+    const doc = JSON.parse(stdout)
+    const message = `${box}/boxed: $.runtime.sandbox: declared, but no sandbox mechanism is configured: start toolvisor with --sandbox bwrap, landlock or auto`
+    expect(doc.tools).toEqual([{ tool: 'boxed', status: 'failed', detail: message }])
+    expect(doc.errors).toEqual([message])
+  })
+
+  it('lists files that are not tools apart, as neither tools nor errors', async () => {
+    const box = tempDir('tv-check-box-')
+    writeFileSync(join(box, 'README.md'), '# tools\n')
+    const { code, stdout } = await run(['check', '--toolbox', box, '--state-dir', tempDir()])
+    expect(code).toBe(0)
+    expect(stdout).toContain(`not tools (no execute bit)\n  ${box}/README.md\n`)
   })
 })

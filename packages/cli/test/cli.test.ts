@@ -37,6 +37,17 @@ describe('toolvisor describe', () => {
   })
 })
 
+describe('toolvisor describe DIR', () => {
+  it('says it takes one tool and points to check --toolbox', async () => {
+    const { code, stdout, stderr } = await run(['describe', examples])
+    expect([code, stdout]).toEqual([2, ''])
+    expect(stderr).toBe(
+      `toolvisor describe: ${examples} is a directory; describe takes one tool. ` +
+        `To load every tool of a toolbox, run: toolvisor check --toolbox ${examples}\n`,
+    )
+  })
+})
+
 describe('toolvisor call', () => {
   it('passes one argument of each mode exactly, and exits 0', async () => {
     const args = { path: 'a b', pattern: 'p q', limit: 2, note: 'line\twith tab', 'api-token': 't' }

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { mkdirSync, symlinkSync } from 'node:fs'
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, describe, expect, it } from 'vitest'
-import { bin, examples, fixtures, tagged, taggedCommands, tempDir } from './helpers.js'
+import { bin, examples, fixtures, run, tagged, taggedCommands, tempDir } from './helpers.js'
 
 let clients: Array<{ client: Client; tag: string }> = []
 afterEach(async () => {
@@ -17,7 +17,7 @@ afterEach(async () => {
   clients = []
 })
 
-async function connect(toolboxes: string[]) {
+async function connect(toolboxes: string[], extra: string[] = []) {
   const tag = randomUUID()
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -25,6 +25,7 @@ async function connect(toolboxes: string[]) {
       bin,
       'mcp',
       ...toolboxes.flatMap((dir) => ['--toolbox', dir]),
+      ...extra,
       '--state-dir',
       tempDir('tv-mcp-state-'),
     ],
@@ -140,11 +141,89 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
 
   it('serves the good tools when a toolbox holds a broken one, and logs the failure to stderr', async () => {
     const box = tempDir('tv-mcp-broken-')
-    const { writeFileSync } = await import('node:fs')
     writeFileSync(join(box, 'broken'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
     symlinkSync(join(examples, 'word-count'), join(box, 'word-count'))
     const { client } = await connect([box])
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name)).toEqual(['word_count', 'processes'])
+  })
+
+  it('serves the capabilities of --config when no toolbox is given', async () => {
+    const dir = tempDir('tv-mcp-config-')
+    const config = join(dir, 'toolvisor.json')
+    writeFileSync(
+      config,
+      JSON.stringify({
+        capabilities: [{ capability: 'web_read', backends: [join(fixtures, 'web', 'read-curl')] }],
+      }),
+    )
+    const { client } = await connect([], ['--config', config])
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['processes', 'web_read'])
+    const page = await client.callTool({ name: 'web_read', arguments: { url: 'http://x.example' } })
+    expect(textOf(page)).toBe('page http://x.example via curl\n[backend: read-curl]')
+  })
+
+  it('serves the same tools as check reports, a toolbox with reserved and clashing names included', async () => {
+    const box = tempDir('tv-mcp-names-')
+    const tool = (file: string, slug: string, extra = '') =>
+      writeFileSync(
+        join(box, file),
+        `#!/bin/sh\ncase "$1" in\ndescribe) echo '{"protocol": 2, "slug": "${slug}", "description": "d", "args": []${extra}}' ;;\nrun) echo ${slug} ;;\nesac\n`,
+        { mode: 0o755 },
+      )
+    tool('a', 'help')
+    tool('b', 'processes')
+    tool('c', 'dup', ', "help": true')
+    tool('d', 'dup')
+    tool('e', 'fine')
+    const { client } = await connect([box])
+    const served = (await client.listTools()).tools.map((t) => t.name)
+    expect(served).toEqual(['dup', 'fine', 'help', 'processes'])
+    const check = await run(['check', '--toolbox', box, '--json'])
+    expect(check.code).toBe(1)
+    const doc = JSON.parse(check.stdout)
+    expect([...doc.serves].sort()).toEqual([...served].sort())
+    expect(doc.errors).toEqual([
+      `${box}/a: $.slug: "help" is reserved for toolvisor's shared help tool; rename the tool`,
+      `${box}/b: $.slug: "processes" is reserved for toolvisor's shared processes tool; rename the tool`,
+      `${box}/d: $.slug: "dup" is already the name of a tool of ${box}/c; rename one of them`,
+    ])
+  })
+
+  it('takes ring sizes, the answer budget and the event caps from toolvisor.json', async () => {
+    const dir = tempDir('tv-mcp-bounds-')
+    const box = join(dir, 'tools')
+    mkdirSync(box)
+    symlinkSync(join(examples, 'counter'), join(box, 'counter'))
+    writeFileSync(
+      join(box, 'flood'),
+      `#!/bin/sh\ncase "$1" in\ndescribe) echo '{"slug": "flood", "description": "5000 bytes", "args": []}' ;;\nrun) head -c 5000 /dev/zero | tr '\\0' x ;;\nesac\n`,
+      { mode: 0o755 },
+    )
+    const config = join(dir, 'toolvisor.json')
+    writeFileSync(
+      config,
+      JSON.stringify({
+        toolboxes: ['tools'],
+        resultBytes: 1000,
+        ringEvents: 10,
+        maxEvents: 2000,
+        streamResultEvents: 2,
+      }),
+    )
+    const { client } = await connect([], ['--config', config])
+    const processes = (await client.listTools()).tools.find((t) => t.name === 'processes')!
+    expect(processes.inputSchema.properties?.n).toMatchObject({ maximum: 2000 })
+    expect(processes.description).toContain('(default 20, at most 2000)')
+    const flood = textOf(await client.callTool({ name: 'flood', arguments: {} }))
+    expect(flood).toMatch(
+      /\n\[output truncated: showing the first 1000 of 5000 bytes; read on with processes /,
+    )
+    const count = textOf(await client.callTool({ name: 'counter', arguments: { to: 30, 'every-ms': 1 } }))
+    expect(JSON.parse(count.split('\n')[0]!).map((e: { n: number }) => e.n)).toEqual([29, 30])
+    const status = JSON.parse(
+      textOf(await client.callTool({ name: 'processes', arguments: { command: 'status', process: 't1' } })),
+    )
+    expect(status.counters).toMatchObject({ events: 30, elided: 20 })
   })
 })

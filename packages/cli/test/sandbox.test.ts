@@ -312,7 +312,8 @@ describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: need
       expect(reports).toEqual([
         [
           '$.runtime.sandbox.tmp',
-          expect.stringMatching(/^needs_private_tmp: \$\.runtime\.sandbox\.tmp: landlock cannot honour it: /),
+          'needs_private_tmp: $.runtime.sandbox.tmp: landlock cannot honour it: a private /tmp needs a mount namespace, ' +
+            'which Landlock does not have (fix: use --sandbox bwrap (or --sandbox auto, which picks it for this tool), or declare tmp: shared)',
         ],
       ])
       const offline = await call(
@@ -340,8 +341,24 @@ describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: need
       expect((await binary.load(join(box, 'plain'))).prepared.sandbox?.mechanism.name).toBe('landlock')
       const [report] = tools.loadErrors()
       expect(report!.message).toMatch(
-        /private: \$\.runtime\.sandbox: no mechanism honours every declared field \(auto\): bwrap: mechanism: .*; landlock: tmp: /,
+        /private: \$\.runtime\.sandbox: no mechanism honours every declared field \(auto\): bwrap: mechanism: .*; landlock: tmp: a private \/tmp needs a mount namespace, which Landlock does not have$/,
       )
+    })
+
+    it('runs a symlinked tool from its real directory: relative grants and the working directory are there', async () => {
+      const real = dir('tv-sb-real-')
+      const box = dir('tv-sb-box-')
+      mkdirSync(join(real, 'data'))
+      writeFileSync(join(real, 'data', 'f'), 'next to the real file\n')
+      chmodSync(join(real, 'data'), 0o755)
+      const { symlinkSync } = await import('node:fs')
+      symlinkSync(sandboxedTool(real, 'linked', { sandbox: { fs: { read: ['data'] } } }), join(box, 'linked'))
+      const { tools, call } = await load(box, { sandbox: 'bwrap' })
+      expect(tools.loadErrors()).toEqual([])
+      expect(await call('linked', 'pwd; cat data/f')).toEqual({
+        isError: false,
+        text: `${real}\nnext to the real file\n`,
+      })
     })
 
     it('refuses a declared path that does not exist, and a relative symlink that leads outside the tool', async () => {

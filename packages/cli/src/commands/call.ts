@@ -1,6 +1,6 @@
-import type { ToolProgress } from '@toolvisor/toolbox'
+import type { LoadedTool, Tool, ToolProgress } from '@toolvisor/toolbox'
 import { compose } from '../compose.js'
-import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
+import { configFrom, type Parsed, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
 import type { Io } from '../output.js'
 
 export const CALL_USAGE = `usage: toolvisor call TOOL [ARGS_JSON] [--command NAME] [--progress] [flags]
@@ -18,23 +18,25 @@ ${RUNTIME_FLAGS_HELP}`
 
 const DAY_MS = 24 * 60 * 60 * 1000
 
-/** `toolvisor call TOOL [ARGS_JSON]`. */
-export async function callCommand(
-  argv: readonly string[],
-  io: Io,
-  signals: NodeJS.EventEmitter = process,
-): Promise<number> {
-  const { values, positionals } = parse(
-    argv,
-    {
-      ...RUNTIME_FLAGS,
-      command: { type: 'string' },
-      progress: { type: 'boolean' },
-      session: { type: 'string' },
-      'yield-ms': { type: 'string' },
-    },
-    CALL_USAGE,
-  )
+const CALL_FLAGS = {
+  ...RUNTIME_FLAGS,
+  command: { type: 'string' },
+  progress: { type: 'boolean' },
+  session: { type: 'string' },
+  'yield-ms': { type: 'string' },
+} as const
+
+/** A call's command line, checked: the flags, the tool path, the arguments, the yield window. */
+interface CallLine {
+  readonly values: Parsed<typeof CALL_FLAGS>['values']
+  readonly path: string
+  readonly args: Record<string, unknown>
+  readonly yieldMs: number
+}
+
+/** Checks a call's command line; an exit code when it is help or a usage error (printed). */
+function callLine(argv: readonly string[], io: Io): CallLine | number {
+  const { values, positionals } = parse(argv, CALL_FLAGS, CALL_USAGE)
   if (values.help) {
     io.out(`${CALL_USAGE}\n`)
     return 0
@@ -45,22 +47,10 @@ export async function callCommand(
     )
     return 2
   }
-  let args: unknown = {}
-  if (positionals[1] !== undefined) {
-    try {
-      args = JSON.parse(positionals[1])
-    } catch (error) {
-      io.err(
-        `toolvisor call: ARGS_JSON is not JSON: ${(error as Error).message}; pass an object such as '{"path":"x"}'\n`,
-      )
-      return 2
-    }
-    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-      io.err(
-        `toolvisor call: ARGS_JSON must be a JSON object, got ${Array.isArray(args) ? 'an array' : JSON.stringify(args)}\n`,
-      )
-      return 2
-    }
+  const args = argsOf(positionals[1])
+  if (typeof args === 'string') {
+    io.err(`toolvisor call: ${args}\n`)
+    return 2
   }
   const yieldArg = values['yield-ms']
   const yieldMs = yieldArg === undefined ? DAY_MS : Number(yieldArg)
@@ -68,6 +58,18 @@ export async function callCommand(
     io.err(`toolvisor call: --yield-ms must be a whole number of milliseconds, got ${yieldArg}\n`)
     return 2
   }
+  return { values, path: positionals[0]!, args, yieldMs }
+}
+
+/** `toolvisor call TOOL [ARGS_JSON]`. */
+export async function callCommand(
+  argv: readonly string[],
+  io: Io,
+  signals: NodeJS.EventEmitter = process,
+): Promise<number> {
+  const line = callLine(argv, io)
+  if (typeof line === 'number') return line
+  const { values, args, yieldMs } = line
   const composed = await compose(configFrom(values), { loadToolboxes: false, yieldMs })
   const controller = new AbortController()
   const cancel = () => controller.abort()
@@ -75,22 +77,10 @@ export async function callCommand(
   signals.on('SIGTERM', cancel)
   try {
     // A LoadingError reaches main(), which prints it and exits 2.
-    const loaded = await composed.binary.load(positionals[0]!)
-    const tools = composed.binary.tools(loaded)
-    const wanted = values.command === undefined ? undefined : `${loaded.spec.slug}.${values.command}`
-    const tool =
-      wanted === undefined
-        ? tools.length === 1
-          ? tools[0]
-          : undefined
-        : tools.find((t) => t.name === wanted)
-    if (!tool) {
-      const commands = loaded.spec.commands.map((c) => c.name).join(', ')
-      io.err(
-        wanted === undefined
-          ? `toolvisor call: ${loaded.spec.slug} has commands (${commands}): pass --command NAME\n`
-          : `toolvisor call: ${loaded.spec.slug} has no command "${values.command}"; its commands: ${commands || '(none)'}\n`,
-      )
+    const loaded = await composed.binary.load(line.path)
+    const tool = pick(loaded, composed.binary.tools(loaded), values.command)
+    if (typeof tool === 'string') {
+      io.err(`toolvisor call: ${tool}\n`)
       return 2
     }
     const progress = values.progress
@@ -110,4 +100,33 @@ export async function callCommand(
     signals.off('SIGTERM', cancel)
     await composed.kernel.dispose()
   }
+}
+
+/** ARGS_JSON as an object (default `{}`), or why it is not one. */
+function argsOf(json: string | undefined): Record<string, unknown> | string {
+  if (json === undefined) return {}
+  let args: unknown
+  try {
+    args = JSON.parse(json)
+  } catch (error) {
+    return `ARGS_JSON is not JSON: ${(error as Error).message}; pass an object such as '{"path":"x"}'`
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args))
+    return `ARGS_JSON must be a JSON object, got ${Array.isArray(args) ? 'an array' : JSON.stringify(args)}`
+  return args as Record<string, unknown>
+}
+
+/** The tool to call: the only one, or the `--command` one; or why there is none. */
+function pick(loaded: LoadedTool, tools: readonly Tool[], command: string | undefined): Tool | string {
+  const commands = loaded.spec.commands.map((c) => c.name).join(', ')
+  if (command === undefined) {
+    return tools.length === 1
+      ? tools[0]!
+      : `${loaded.spec.slug} has commands (${commands}): pass --command NAME`
+  }
+  const wanted = `${loaded.spec.slug}.${command}`
+  return (
+    tools.find((t) => t.name === wanted) ??
+    `${loaded.spec.slug} has no command "${command}"; its commands: ${commands || '(none)'}`
+  )
 }

@@ -1,3 +1,6 @@
+import { statSync } from 'node:fs'
+import { resolve } from 'node:path'
+import type { LoadedTool, Tool, ToolRegistry } from '@toolvisor/toolbox'
 import { compose } from '../compose.js'
 import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
 import type { Io } from '../output.js'
@@ -22,70 +25,100 @@ export async function describeCommand(argv: readonly string[], io: Io): Promise<
     io.err(`toolvisor describe: expected one TOOL path, got ${positionals.length}\n\n${DESCRIBE_USAGE}\n`)
     return 2
   }
+  const path = positionals[0]!
+  if (isDirectory(path)) {
+    io.err(
+      `toolvisor describe: ${resolve(path)} is a directory; describe takes one tool. ` +
+        `To load every tool of a toolbox, run: toolvisor check --toolbox ${path}\n`,
+    )
+    return 2
+  }
   const composed = await compose(configFrom(values), { loadToolboxes: false })
   try {
     // A LoadingError reaches main(), which prints it and exits 2.
-    const loaded = await composed.binary.load(positionals[0]!)
+    const loaded = await composed.binary.load(path)
     const tools = composed.binary.tools(loaded)
-    const { spec, prepared } = loaded
-    const runtime = {
-      ...(prepared.sandbox
-        ? { sandbox: { mechanism: prepared.sandbox.mechanism.name, ...prepared.sandbox.policy } }
-        : {}),
-      ...(prepared.runAs ? { runAs: prepared.runAs.target } : {}),
-      ...(spec.runtime.envdir ? { envdir: spec.runtime.envdir } : {}),
-      ...(prepared.rundir ? { rundir: prepared.rundir } : {}),
-      timeout: spec.runtime.timeout,
-      cancel: 'signal' in spec.runtime.cancel ? spec.runtime.cancel.signal : 'send',
-    }
-    if (values.json) {
-      const document = {
-        tool: spec.path,
-        protocol: spec.protocol,
-        mode: spec.process.mode,
-        framing: spec.process.output.framing,
-        check: spec.check,
-        help: spec.help,
-        tools: tools.map((tool) => ({
-          name: tool.name,
-          safeName: composed.tools.safeName(tool.name),
-          description: tool.description,
-          inputSchema: tool.inputSchema,
-        })),
-        warnings: spec.warnings,
-        runtime,
-      }
-      io.out(`${JSON.stringify(document, null, 2)}\n`)
-      return 0
-    }
-    const lines: string[] = []
-    const kind = `v${spec.protocol} ${spec.process.mode}, ${spec.process.output.framing === 'chunks' ? 'stdout as is' : `${spec.process.output.framing} events`}`
-    lines.push(`${spec.path} (${kind}${spec.check ? ', check' : ''}${spec.help ? ', help' : ''})`)
-    for (const tool of tools) {
-      lines.push('', `${composed.tools.safeName(tool.name)}`, `  ${tool.description}`)
-      const args = spec.commands.find((c) => c.internalName === tool.name)?.args ?? spec.args
-      if (args.length === 0) lines.push('  no arguments')
-      for (const arg of args) {
-        lines.push(
-          `  ${arg.name}  ${arg.backingType}${arg.required ? '' : ', optional'}, ${arg.mode}: ${arg.description}`,
-        )
-      }
-    }
-    if (prepared.sandbox) {
-      const { policy, mechanism } = prepared.sandbox
-      lines.push(
-        '',
-        `sandbox: ${mechanism.name}; read ${JSON.stringify(policy.read)}, write ${JSON.stringify(policy.write)}, net ${policy.net}, tmp ${policy.tmp}`,
-      )
-    }
-    if (prepared.runAs)
-      lines.push(
-        `run as: ${prepared.runAs.target.user}${prepared.runAs.target.group ? `:${prepared.runAs.target.group}` : ''}`,
-      )
-    for (const warning of spec.warnings) lines.push(`warning: ${warning}`)
-    io.out(`${lines.join('\n')}\n`)
+    if (values.json) io.out(`${JSON.stringify(describeDocument(loaded, tools, composed.tools), null, 2)}\n`)
+    else io.out(`${describeLines(loaded, tools, composed.tools).join('\n')}\n`)
     return 0
   } finally {
     await composed.kernel.dispose()
   }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+/** How the tool runs, for both renderings. */
+function runtimeOf({ spec, prepared }: LoadedTool) {
+  return {
+    ...(prepared.sandbox
+      ? { sandbox: { mechanism: prepared.sandbox.mechanism.name, ...prepared.sandbox.policy } }
+      : {}),
+    ...(prepared.runAs ? { runAs: prepared.runAs.target } : {}),
+    ...(spec.runtime.envdir ? { envdir: spec.runtime.envdir } : {}),
+    ...(prepared.rundir ? { rundir: prepared.rundir } : {}),
+    timeout: spec.runtime.timeout,
+    cancel: 'signal' in spec.runtime.cancel ? spec.runtime.cancel.signal : 'send',
+  }
+}
+
+/** `--json`: one document. */
+function describeDocument(loaded: LoadedTool, tools: readonly Tool[], registry: ToolRegistry) {
+  const { spec } = loaded
+  return {
+    tool: spec.path,
+    protocol: spec.protocol,
+    mode: spec.process.mode,
+    framing: spec.process.output.framing,
+    check: spec.check,
+    help: spec.help,
+    tools: tools.map((tool) => ({
+      name: tool.name,
+      safeName: registry.safeName(tool.name),
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+    })),
+    warnings: spec.warnings,
+    runtime: runtimeOf(loaded),
+  }
+}
+
+/** The text rendering: each model-facing tool with its arguments, then how it runs. */
+function describeLines(
+  { spec, prepared }: LoadedTool,
+  tools: readonly Tool[],
+  registry: ToolRegistry,
+): string[] {
+  const lines: string[] = []
+  const kind = `v${spec.protocol} ${spec.process.mode}, ${spec.process.output.framing === 'chunks' ? 'stdout as is' : `${spec.process.output.framing} events`}`
+  lines.push(`${spec.path} (${kind}${spec.check ? ', check' : ''}${spec.help ? ', help' : ''})`)
+  for (const tool of tools) {
+    lines.push('', `${registry.safeName(tool.name)}`, `  ${tool.description}`)
+    const args = spec.commands.find((c) => c.internalName === tool.name)?.args ?? spec.args
+    if (args.length === 0) lines.push('  no arguments')
+    for (const arg of args) {
+      lines.push(
+        `  ${arg.name}  ${arg.backingType}${arg.required ? '' : ', optional'}, ${arg.mode}: ${arg.description}`,
+      )
+    }
+  }
+  if (prepared.sandbox) {
+    const { policy, mechanism } = prepared.sandbox
+    lines.push(
+      '',
+      `sandbox: ${mechanism.name}; read ${JSON.stringify(policy.read)}, write ${JSON.stringify(policy.write)}, net ${policy.net}, tmp ${policy.tmp}`,
+    )
+  }
+  if (prepared.runAs) {
+    const { user, group } = prepared.runAs.target
+    lines.push(`run as: ${user}${group ? `:${group}` : ''}`)
+  }
+  for (const warning of spec.warnings) lines.push(`warning: ${warning}`)
+  return lines
 }

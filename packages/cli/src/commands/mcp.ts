@@ -4,9 +4,9 @@ import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.j
 import type { Io } from '../output.js'
 import { VERSION } from '../version.js'
 
-export const MCP_USAGE = `usage: toolvisor mcp --toolbox DIR [--toolbox DIR ...] [flags]
+export const MCP_USAGE = `usage: toolvisor mcp [--toolbox DIR ...] [--config FILE] [flags]
 
-Serves the tools of the toolboxes to one MCP client over stdio (stdin/stdout carry JSON-RPC; logs
+Serves the tools of the toolboxes and the configured capabilities to one MCP client over stdio (stdin/stdout carry JSON-RPC; logs
 go to stderr). Tools that fail to load are logged with their path and reason; the others are
 served. Add it to a client, e.g. Claude Code:  claude mcp add toolvisor -- toolvisor mcp --toolbox DIR
 
@@ -30,8 +30,10 @@ export async function mcpCommand(
     return 2
   }
   const config = configFrom(values)
-  if (config.toolboxes.length === 0) {
-    io.err(`toolvisor mcp: no toolbox: pass --toolbox DIR (or toolboxes in --config FILE)\n`)
+  if (config.toolboxes.length === 0 && config.capabilities.length === 0) {
+    io.err(
+      `toolvisor mcp: nothing to serve: pass --toolbox DIR, or toolboxes or capabilities in --config FILE\n`,
+    )
     return 2
   }
   const composed = await compose(config)

@@ -1,0 +1,137 @@
+import type { CapabilityReport, CheckResult } from '@toolvisor/capability-backends'
+import { CORE_VARIABLES, DEFAULT_EXCLUDES, type LaunchFacts } from '@toolvisor/process-runtime'
+import type { Config } from '../config.js'
+import type { Io } from '../output.js'
+
+/** One tool of the toolboxes in the report. */
+export interface ToolReport {
+  readonly tool: string
+  readonly path: string
+  readonly status: CheckResult['status']
+  readonly ms?: number
+  readonly mechanism?: string
+  readonly gaps?: readonly string[]
+  /** Who it runs as when that is not toolvisor's own user (run_as, or the sandbox user). */
+  readonly user?: string
+  /** Which of toolvisor's variables it inherits (all, core, none). */
+  readonly inherit?: string
+  readonly detail?: string
+  readonly fix?: string
+}
+
+/** Everything `toolvisor check` prints. */
+export interface CheckReport {
+  readonly capabilities: readonly CapabilityReport[]
+  readonly tools: readonly ToolReport[]
+  /** The provider-safe names `toolvisor mcp` would serve. */
+  readonly serves: readonly string[]
+  /** Files in a toolbox without an execute bit: not tools. */
+  readonly notTools: readonly string[]
+  readonly errors: readonly string[]
+  readonly warnings: readonly string[]
+  readonly runtime: ReturnType<typeof runtimeReport>
+}
+
+/** Prints the report as text, or as one JSON document. */
+export function printCheck(report: CheckReport, json: boolean, io: Io): void {
+  if (!json) {
+    io.out(table(report) + runtimeLines(report.runtime))
+    return
+  }
+  const document = {
+    capabilities: report.capabilities.map((c) => ({
+      capability: c.capability,
+      active: c.active,
+      backends: c.backends.map(({ path: _path, ...backend }) => backend),
+    })),
+    tools: report.tools.map(({ path: _path, ...tool }) => tool),
+    serves: report.serves,
+    ...(report.notTools.length > 0 ? { notTools: report.notTools } : {}),
+    runtime: report.runtime,
+    ...(report.errors.length > 0 ? { errors: report.errors } : {}),
+    ...(report.warnings.length > 0 ? { warnings: report.warnings } : {}),
+  }
+  io.out(`${JSON.stringify(document, null, 2)}\n`)
+}
+
+/** How tools are started here: for operators, what `check --probe` prints last. */
+export function runtimeReport(facts: LaunchFacts, config: Config) {
+  return {
+    sandbox: config.sandbox ?? null,
+    execHelper: facts.execHelper.available
+      ? { available: true, path: facts.execHelper.path }
+      : { available: false, reason: facts.execHelper.reason, fix: facts.execHelper.fix },
+    ...(facts.root ? { sandboxUser: facts.sandboxUser } : {}),
+    environment: {
+      inherit: facts.environment.inherit ?? 'core for sandboxed tools, all for the others',
+      excludes: [
+        ...(facts.environment.ignoreDefaultExcludes ? [] : DEFAULT_EXCLUDES),
+        ...(facts.environment.exclude ?? []),
+      ],
+      ...(facts.environment.includeOnly ? { includeOnly: facts.environment.includeOnly } : {}),
+      ...(facts.environment.set ? { set: Object.keys(facts.environment.set) } : {}),
+      core: CORE_VARIABLES,
+    },
+  }
+}
+
+function runtimeLines(runtime: ReturnType<typeof runtimeReport>): string {
+  const helper = runtime.execHelper.available
+    ? `toolvisor-exec (${runtime.execHelper.path}): every tool starts with only its own environment and descriptors 0-2`
+    : `toolvisor-exec missing: ${runtime.execHelper.reason}`
+  const lines = [
+    'runtime',
+    `  sandbox: ${runtime.sandbox ?? 'none configured'}`,
+    `  final exec: ${helper}`,
+    ...(runtime.sandboxUser !== undefined
+      ? [`  sandbox user: ${runtime.sandboxUser} (sandboxed tools that declare no run_as run as it)`]
+      : []),
+    `  environment: inherit ${runtime.environment.inherit}; never ${runtime.environment.excludes.join(', ')}` +
+      `${runtime.environment.includeOnly ? `; only ${runtime.environment.includeOnly.join(', ')}` : ''}` +
+      `${runtime.environment.set ? `; set ${runtime.environment.set.join(', ')}` : ''}` +
+      `; core is ${runtime.environment.core.join(', ')}`,
+  ]
+  return `${lines.join('\n')}\n`
+}
+
+const row = (name: string, status: string, ms: number | undefined, rest: string) =>
+  `    ${name.padEnd(20)} ${status.padEnd(11)} ${ms === undefined ? '' : `${ms} ms`.padStart(8)}  ${rest}`.trimEnd()
+const explain = (detail?: string, fix?: string) =>
+  [detail, fix ? `fix: ${fix}` : undefined].filter(Boolean).join('; ')
+
+function capabilityLines(capabilities: readonly CapabilityReport[]): string[] {
+  if (capabilities.length === 0) return []
+  const lines = ['capabilities']
+  for (const c of capabilities) {
+    const active = c.active === null ? 'NO ACTIVE BACKEND' : `active ${c.active}`
+    lines.push(`  ${c.capability}${c.required ? ' (required)' : ''}: ${active}`)
+    for (const b of c.backends) lines.push(row(b.name, b.status, b.ms, explain(b.detail, b.fix)))
+  }
+  return lines
+}
+
+function toolLines(tools: readonly ToolReport[]): string[] {
+  if (tools.length === 0) return []
+  const lines = ['tools']
+  for (const t of tools) {
+    const sandbox = t.mechanism
+      ? `sandbox ${t.mechanism}${t.gaps ? ` (gaps: ${t.gaps.join('; ')})` : ''}`
+      : ''
+    const how = [t.user ? `as ${t.user}` : '', t.inherit ? `env ${t.inherit}` : ''].filter(Boolean).join(', ')
+    lines.push(
+      row(t.tool, t.status, t.ms, [how, sandbox, explain(t.detail, t.fix)].filter(Boolean).join('; ')),
+    )
+  }
+  return lines
+}
+
+function table(report: CheckReport): string {
+  const lines = [...capabilityLines(report.capabilities), ...toolLines(report.tools)]
+  if (lines.length > 0) lines.push(`serves: ${report.serves.join(', ')}`)
+  if (report.notTools.length > 0)
+    lines.push('not tools (no execute bit)', ...report.notTools.map((p) => `  ${p}`))
+  if (report.errors.length > 0) lines.push('errors', ...report.errors.map((e) => `  ${e}`))
+  if (report.warnings.length > 0) lines.push('warnings', ...report.warnings.map((w) => `  ${w}`))
+  if (lines.length === 0) lines.push('nothing configured: pass --toolbox DIR or --config FILE')
+  return `${lines.join('\n')}\n`
+}
