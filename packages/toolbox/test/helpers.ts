@@ -90,3 +90,15 @@ export function writeTool(dir: string, name: string, script: string): string {
 export function toolScript(document: Record<string, unknown>, run: string): string {
   return `case "$1" in\ndescribe) cat <<'JSON'\n${JSON.stringify(document)}\nJSON\n;;\nrun) shift; ${run} ;;\nesac`
 }
+
+/** A fresh toolbox holding one executable shell script per entry (`name: script`). */
+export function boxWith(scripts: Readonly<Record<string, string>>): string {
+  const box = tempDir()
+  for (const [name, script] of Object.entries(scripts)) writeTool(box, name, script)
+  return box
+}
+
+/** A protocol 2 tool script with no arguments: `extra` adds to its describe document. */
+export function v2Tool(slug: string, extra: Record<string, unknown>, run: string): string {
+  return toolScript({ protocol: 2, slug, description: `the ${slug} tool`, args: [], ...extra }, run)
+}

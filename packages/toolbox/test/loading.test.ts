@@ -1,7 +1,7 @@
 import { existsSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { compose, ctx, fixtures, tempDir, textOf, toolScript, writeTool } from './helpers.js'
+import { boxWith, compose, ctx, fixtures, tempDir, textOf, toolScript, v2Tool, writeTool } from './helpers.js'
 
 describe('symlinked tools', () => {
   it('resolve to their real file: its directory holds the rundir, and reports name the real path', async () => {
@@ -55,22 +55,16 @@ describe('files that are not tools', () => {
 
 describe('service-only fields on other tools', () => {
   it('warns about on_exit and digest (other than their defaults) on a stream tool, and serves it', async () => {
-    const box = tempDir()
-    writeTool(
-      box,
-      'ticks',
-      toolScript(
+    const box = boxWith({
+      ticks: v2Tool(
+        'ticks',
         {
-          protocol: 2,
-          slug: 'ticks',
-          description: 'a stream',
-          args: [],
           process: { mode: 'stream', output: { framing: 'lines' }, digest: { per: 'events', n: 5 } },
           runtime: { on_exit: 'restart' },
         },
         'echo tick',
       ),
-    )
+    })
     const { tools } = await compose([box])
     expect(tools.list().map((t) => t.name)).toEqual(['ticks'])
     expect(tools.loadErrors().map((r) => [r.severity, r.message])).toEqual([

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { exitMeta, type ModeHandler, text } from '../src/index.js'
-import { compose, ctx, fixtures, tempDir, textOf, toolScript, writeTool } from './helpers.js'
+import { boxWith, compose, ctx, fixtures, textOf, v2Tool } from './helpers.js'
 
 /** A handler as the services package will register one: it starts the process and answers at once. */
 function testServiceHandler(runtime: Awaited<ReturnType<typeof compose>>['runtime']): ModeHandler {
@@ -18,15 +18,9 @@ function testServiceHandler(runtime: Awaited<ReturnType<typeof compose>>['runtim
 
 describe('the modes seam', () => {
   it('serves a tool of a mode registered through the seam, even after the toolbox loaded', async () => {
-    const box = tempDir()
-    writeTool(
-      box,
-      'svc',
-      toolScript(
-        { protocol: 2, slug: 'svc', description: 'a service', args: [], process: { mode: 'service' } },
-        'echo "up as $AGENT_SESSION_ID"',
-      ),
-    )
+    const box = boxWith({
+      svc: v2Tool('svc', { process: { mode: 'service' } }, 'echo "up as $AGENT_SESSION_ID"'),
+    })
     const { tools, modes, runtime } = await compose([box])
     expect(tools.get('svc')).toBeUndefined()
     expect(tools.loadErrors().map((r) => [r.code, r.field, r.message])).toEqual([

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { compose, ctx, tempDir, textOf, toolScript, writeTool } from './helpers.js'
+import { compose, ctx, tempDir, textOf, v2Tool, writeTool } from './helpers.js'
 
-const tool = (slug: string, extra: Record<string, unknown> = {}) =>
-  toolScript({ protocol: 2, slug, description: `the ${slug} tool`, args: [], ...extra }, `echo ${slug}`)
+const tool = (slug: string, extra: Record<string, unknown> = {}) => v2Tool(slug, extra, `echo ${slug}`)
 
 describe('reserved names and name collisions', () => {
   it('refuses each clashing tool with a report naming both paths and the field, and serves the others', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { ToolProgress } from '../src/index.js'
-import { compose, ctx, tempDir, textOf, toolScript, writeTool } from './helpers.js'
+import { boxWith, compose, ctx, textOf, toolScript, v2Tool } from './helpers.js'
 
 const stream = (slug: string, framing: string, run: string) =>
   toolScript(
@@ -10,12 +10,13 @@ const stream = (slug: string, framing: string, run: string) =>
 
 describe('one byte budget for every answer', () => {
   it('bounds a stream result by bytes as well as by events, and says how to page the rest', async () => {
-    const box = tempDir()
-    writeTool(
-      box,
-      'wide',
-      stream('wide', 'lines', 'for i in $(seq 50); do head -c 20000 /dev/zero | tr "\\0" x; echo; done'),
-    )
+    const box = boxWith({
+      wide: stream(
+        'wide',
+        'lines',
+        'for i in $(seq 50); do head -c 20000 /dev/zero | tr "\\0" x; echo; done',
+      ),
+    })
     const { tools } = await compose([box], { resultBytes: 65536 })
     const result = await tools.call('wide', {}, ctx())
     const [body, note] = textOf(result).split('\n')
@@ -29,15 +30,9 @@ describe('one byte budget for every answer', () => {
   })
 
   it('bounds a jsonl oneshot by the same budget and names the call that reads all of stdout', async () => {
-    const box = tempDir()
-    writeTool(
-      box,
-      'many',
-      toolScript(
-        { protocol: 2, slug: 'many', description: 'many events', args: [], process: {} },
-        'for i in $(seq 2000); do echo "{\\"i\\":$i}"; done',
-      ),
-    )
+    const box = boxWith({
+      many: v2Tool('many', { process: {} }, 'for i in $(seq 2000); do echo "{\\"i\\":$i}"; done'),
+    })
     const { tools } = await compose([box], { resultBytes: 1000 })
     const result = await tools.call('many', {}, ctx())
     const [body, note] = textOf(result).split('\n')
@@ -51,8 +46,7 @@ describe('one byte budget for every answer', () => {
   })
 
   it('gives binary chunks of a stream as base64, as a oneshot does', async () => {
-    const box = tempDir()
-    writeTool(box, 'bytes', stream('bytes', 'chunks', "printf '\\377\\376\\000\\001'"))
+    const box = boxWith({ bytes: stream('bytes', 'chunks', "printf '\\377\\376\\000\\001'") })
     const { tools } = await compose([box])
     const result = await tools.call('bytes', {}, ctx())
     expect(textOf(result)).toBe('[{"base64":"//4AAQ==","bytes":4}]')
@@ -64,22 +58,17 @@ const HOSTILE =
   "printf 'a\\033[31mred\\033]52;c;SGVsbG8=\\007 \\033]8;;http://x\\033\\\\link\\302\\233 over\\rwrite \\342\\200\\256evil\\r\\n'"
 const SHOWN =
   'a\\u001b[31mred\\u001b]52;c;SGVsbG8=\\u0007 \\u001b]8;;http://x\\u001b\\link\\u009b over\\u000dwrite \\u202eevil\r\n'
+const HOSTILE_TOOL = toolScript({ slug: 'hostile', description: 'prints control codes', args: [] }, HOSTILE)
 
 describe('terminal control codes', () => {
   it('reach the model escaped as \\uXXXX: ESC, OSC 52 and OSC 8, C1, a bare \\r, bidi overrides', async () => {
-    const box = tempDir()
-    writeTool(
-      box,
-      'hostile',
-      toolScript({ slug: 'hostile', description: 'prints control codes', args: [] }, HOSTILE),
-    )
+    const box = boxWith({ hostile: HOSTILE_TOOL })
     const { tools } = await compose([box])
     expect(textOf(await tools.call('hostile', {}, ctx()))).toBe(SHOWN)
   })
 
   it('are JSON escapes in events and in progress, so the values parse back unchanged', async () => {
-    const box = tempDir()
-    writeTool(box, 'hostile', stream('hostile', 'lines', `${HOSTILE}; echo`))
+    const box = boxWith({ hostile: stream('hostile', 'lines', `${HOSTILE}; echo`) })
     const { tools } = await compose([box])
     const progress: ToolProgress[] = []
     const result = await tools.call('hostile', {}, ctx({ progress: (p) => progress.push(p) }))
@@ -90,12 +79,7 @@ describe('terminal control codes', () => {
   })
 
   it('stay raw for a tool the operator lists in keepControls', async () => {
-    const box = tempDir()
-    writeTool(
-      box,
-      'hostile',
-      toolScript({ slug: 'hostile', description: 'prints control codes', args: [] }, HOSTILE),
-    )
+    const box = boxWith({ hostile: HOSTILE_TOOL })
     const { tools } = await compose([{ path: box, keepControls: ['hostile'] }])
     expect(textOf(await tools.call('hostile', {}, ctx()))).toBe(
       'a\u001b[31mred\u001b]52;c;SGVsbG8=\u0007 \u001b]8;;http://x\u001b\\link\u009b over\rwrite \u202eevil\r\n',
@@ -105,21 +89,13 @@ describe('terminal control codes', () => {
 
 describe('lines framing with a line over the line bound', () => {
   it('answers the invalid event as JSON in its place, not [object Object]', async () => {
-    const box = tempDir()
-    writeTool(
-      box,
-      'long',
-      toolScript(
-        {
-          protocol: 2,
-          slug: 'long',
-          description: 'a long line',
-          args: [],
-          process: { output: { framing: 'lines' } },
-        },
+    const box = boxWith({
+      long: v2Tool(
+        'long',
+        { process: { output: { framing: 'lines' } } },
         'head -c 1200000 /dev/zero | tr "\\0" a; echo; echo after',
       ),
-    )
+    })
     const { tools } = await compose([box])
     const result = await tools.call('long', {}, ctx())
     expect(result.isError).toBe(false)
@@ -136,12 +112,9 @@ describe('lines framing with a line over the line bound', () => {
 
 describe("the caller's input in error messages", () => {
   it('is quoted short, however long it was', async () => {
-    const box = tempDir()
-    writeTool(
-      box,
-      'helped',
-      toolScript({ protocol: 2, slug: 'helped', description: 'h', args: [], help: true }, 'true'),
-    )
+    const box = boxWith({
+      helped: v2Tool('helped', { help: true }, 'true'),
+    })
     const { tools } = await compose([box])
     const huge = 'x'.repeat(5 * 1024 * 1024)
     const x60 = 'x'.repeat(60)
