@@ -36,7 +36,7 @@ export type { Spawned } from './spawn.js'
 export { assemble, spawnLaunch } from './spawn.js'
 export type { AddTaskOptions, TaskCompletion, TaskInfo, TaskKind, TaskRead, TaskRegistry } from './tasks.js'
 export { createTaskRegistry } from './tasks.js'
-export { LaunchersToken, RuntimeToken, TasksToken } from './tokens.js'
+export { LaunchersToken, RuntimeToken, sandboxMechanismToken, TasksToken } from './tokens.js'
 export type {
   CapturedOutput,
   EndReason,
