@@ -140,6 +140,35 @@ describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: need
         expect(Date.now() - killedAt).toBeLessThan(1500)
       })
 
+      it('a plain process (no describe document: a shell command) runs under it through the same launch path', async () => {
+        const work = dir('tv-sb-work-', 0o777)
+        const outside = dir('tv-sb-outside-')
+        writeFileSync(join(outside, 'secret'), 'no\n')
+        const { runtime } = await load(dir('tv-sb-empty-'), { sandbox: mechanism })
+        const bash = await runtime.preparePlain({
+          name: 'bash',
+          file: '/bin/bash',
+          sandbox: { fs: { write: [work] } },
+        })
+        expect(bash.sandbox?.mechanism.name).toBe(mechanism)
+        const proc = runtime.start({
+          tool: bash,
+          argv: ['-c', `pwd; echo made > made; cat ${outside}/secret 2>/dev/null || echo denied; id -u`],
+          cwd: work,
+        })
+        expect(await proc.exit).toMatchObject({ code: 0 })
+        const [cwd, denied, uid] = proc.stdout().head.toString().trim().split('\n')
+        expect([cwd, denied]).toEqual([work, 'denied'])
+        if (isRoot) expect(uid).not.toBe('0')
+        expect(readFileSync(join(work, 'made'), 'utf8')).toBe('made\n')
+        // A working directory outside what the sandbox grants is refused, not quietly replaced.
+        const refused = runtime.start({ tool: bash, argv: ['-c', 'pwd'], cwd: outside })
+        expect(await refused.exit).toMatchObject({
+          status: 'failed',
+          why: `the working directory ${outside} lies outside what the sandbox grants; the process was not started`,
+        })
+      })
+
       describe.skipIf(!isRoot)('run_as (needs root to create a user and switch to it)', () => {
         let account: TestUser
         beforeAll(() => {

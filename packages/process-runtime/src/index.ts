@@ -44,6 +44,7 @@ export type {
   Lifecycle,
   LostProcess,
   ManagedProcess,
+  PlainProcessSpec,
   PreparedTool,
   PrepareInput,
   ProcessCounters,

@@ -1,5 +1,5 @@
 import { mkdirSync, statSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { LoadingError } from '@toolvisor/describe-v2'
 import { type AccessNeed, type Account, lookupAccount, missingAccess } from './accounts.js'
 import { effectivePolicy } from './environment.js'
@@ -12,7 +12,7 @@ import type {
   SandboxPolicy,
 } from './launchers.js'
 import { type Fail, fieldPath, isInside, resolvePolicy } from './policy.js'
-import type { LaunchFacts, PreparedTool, PrepareInput, RuntimeOptions } from './types.js'
+import type { LaunchFacts, PlainProcessSpec, PreparedTool, PrepareInput, RuntimeOptions } from './types.js'
 
 /** The mechanisms `auto` tries, strongest first (spec §1.4). */
 export const AUTO_ORDER = ['bwrap', 'landlock'] as const
@@ -291,5 +291,45 @@ function isDirectory(path: string): boolean {
     return statSync(path).isDirectory()
   } catch {
     return false
+  }
+}
+
+/** The PrepareInput of a plain process: a describe-free declaration, checked as any tool's. */
+export function plainInput(spec: PlainProcessSpec): PrepareInput {
+  const mode = spec.mode ?? 'oneshot'
+  const sandbox = spec.sandbox
+  const declared: ('fs.read' | 'fs.write' | 'net' | 'tmp')[] = []
+  if (sandbox?.fs?.read !== undefined) declared.push('fs.read')
+  if (sandbox?.fs?.write !== undefined) declared.push('fs.write')
+  if (sandbox?.net !== undefined) declared.push('net')
+  if (sandbox?.tmp !== undefined) declared.push('tmp')
+  return {
+    path: spec.file,
+    dir: dirname(spec.file),
+    slug: spec.name,
+    process: {
+      mode,
+      output: { framing: spec.framing ?? 'chunks' },
+      digest: { per: 'round' },
+      ready: mode === 'oneshot' ? { kind: 'exit' } : { kind: 'immediate' },
+    },
+    runtime: {
+      environment: spec.environment ?? {},
+      timeout: spec.timeout ?? {},
+      onExit: 'report',
+      cancel: spec.cancel ?? { signal: 'SIGTERM' },
+      ...(spec.runAs ? { runAs: spec.runAs } : {}),
+      ...(sandbox
+        ? {
+            sandbox: {
+              fs: { read: sandbox.fs?.read ?? [], write: sandbox.fs?.write ?? [] },
+              net: sandbox.net ?? 'host',
+              tmp: sandbox.tmp ?? 'shared',
+              declared,
+            },
+          }
+        : {}),
+    },
+    ...(spec.environmentPolicy ? { environment: spec.environmentPolicy } : {}),
   }
 }

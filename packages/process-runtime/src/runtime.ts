@@ -3,7 +3,7 @@ import { DiskBudget } from './disk.js'
 import { RuntimeError } from './errors.js'
 import { builtExecHelper, execHelperStatus } from './exec-helper.js'
 import type { Launchers } from './launchers.js'
-import { DEFAULT_SANDBOX_USER, type PrepareContext, prepareTool } from './prepare.js'
+import { DEFAULT_SANDBOX_USER, type PrepareContext, plainInput, prepareTool } from './prepare.js'
 import { ToolProcess } from './process.js'
 import type { ProcessHost } from './process-launch.js'
 import { RAW_ONESHOT } from './raw.js'
@@ -14,6 +14,7 @@ import type {
   LaunchFacts,
   LostProcess,
   ManagedProcess,
+  PlainProcessSpec,
   PreparedTool,
   PrepareInput,
   ProcessRuntime,
@@ -88,6 +89,10 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
 
   prepare(input: PrepareInput): Promise<PreparedTool> {
     return prepareTool(input, this.#context)
+  }
+
+  preparePlain(spec: PlainProcessSpec): Promise<PreparedTool> {
+    return prepareTool(plainInput(spec), this.#context)
   }
 
   confined(path: string): Promise<PreparedTool> {
