@@ -6,7 +6,6 @@
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { createSocket } from 'node:dgram'
 import {
   chmodSync,
   existsSync,
@@ -21,9 +20,12 @@ import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import {
   createTestUser,
+  eventually,
   markedProcesses,
+  processesRunning,
   readableBy,
   type TestUser,
+  udpSink,
   unreachableCheckout,
 } from '@toolvisor/process-runtime/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -91,14 +93,12 @@ describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: need
         sandboxedTool(box, 'patient', { sandbox: { fs: { read: [] } }, timeout: { stop: 5 } })
         const { call } = await load(box, { sandbox: mechanism })
         const controller = new AbortController()
-        const pending = call(
-          'patient',
-          "trap 'echo got-term; exit 42' TERM; echo started; while :; do sleep 0.1; done",
-          {
-            signal: controller.signal,
-          },
-        )
-        await new Promise((r) => setTimeout(r, 700))
+        // A beat no other process runs (the script names it through a variable, so only the sleep
+        // itself carries it): once it shows, the TERM trap is set.
+        const length = `0.1${process.pid}${Date.now() % 100_000}`
+        const script = `b=${length}; trap 'echo got-term; exit 42' TERM; echo started; while :; do sleep $b; done`
+        const pending = call('patient', script, { signal: controller.signal })
+        expect(await eventually(() => processesRunning(`sleep ${length}`).length > 0)).toBe(true)
         controller.abort()
         const result = await pending
         expect(result.isError).toBe(true)
@@ -280,11 +280,8 @@ describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: need
       const server: Server = createServer((socket) => socket.end('hello\n'))
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
       const port = (server.address() as { port: number }).port
-      const udp = createSocket('udp4')
-      let datagrams = 0
-      udp.on('message', () => datagrams++)
-      await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve))
-      const udpPort = udp.address().port
+      const udp = await udpSink()
+      const udpPort = udp.port
       try {
         const { call } = await load(box, { sandbox: 'bwrap' })
         const py = (code: string) => `/usr/bin/python3 -c '${code}' 2>&1 || true`
@@ -304,11 +301,10 @@ describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: need
         expect(dgram.text).toMatch(/Error/)
         const devices = await call('offline', "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
         expect(devices.text).toBe('lo\n')
-        await new Promise((r) => setTimeout(r, 100))
-        expect(datagrams).toBe(0)
+        expect(await udp.drain()).toEqual([])
       } finally {
         server.close()
-        udp.close()
+        await udp.close()
       }
     })
 
