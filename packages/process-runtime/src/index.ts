@@ -26,8 +26,9 @@ export type {
   SpawnedChild,
 } from './launchers.js'
 export { CLEAN_ENVIRONMENT, executableFd, grantFd, nextFd } from './launchers.js'
+export { AUTO_ORDER } from './mechanism-choice.js'
 export { defaultStateDir, EnvironmentPolicyConfig, RuntimeConfig, runtimePlugin } from './plugin.js'
-export { AUTO_ORDER, DEFAULT_SANDBOX_USER } from './prepare.js'
+export { DEFAULT_SANDBOX_USER } from './prepare.js'
 export { markedProcesses } from './procfs.js'
 export { createLaunchers } from './registry.js'
 export { runuserRunAs, setprivRunAs } from './run-as.js'

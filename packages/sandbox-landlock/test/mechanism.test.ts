@@ -367,9 +367,11 @@ describe('die with the runtime', () => {
     `
     const runtime = start({ file: process.execPath, args: ['-e', standIn], env: {}, cwd: '/', extraFds: [] })
     await waitForOutput(runtime, 'up')
-    const tools = processesWith(...marker)
-    expect(tools).toHaveLength(1)
-    expect(readFileSync(`/proc/${tools[0]}/cmdline`, 'utf8')).toBe('sleep\u0000300\u0000')
+    // It says up just before it execs sleep.
+    const command = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+    const sleeping = () => processesWith(...marker).map(command)
+    expect(await eventually(() => sleeping()[0] === 'sleep\u0000300\u0000')).toBe(true)
+    expect(sleeping()).toHaveLength(1)
     runtime.kill('SIGKILL')
     const gone = await eventually(() => processesWith(...marker).length === 0, 1_000)
     if (!gone) for (const pid of processesWith(...marker)) process.kill(pid, 'SIGKILL')

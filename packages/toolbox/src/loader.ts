@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path'
 import { LoadingError } from '@toolvisor/describe-v2'
 import { type EnvironmentPolicy, RAW_ONESHOT } from '@toolvisor/process-runtime'
 import type { BinaryToolDeps, LoadedTool } from './binary-tool.js'
+import type { ToolboxErrorCode } from './errors.js'
 import type { LoadReport } from './types.js'
 
 /** How tools are loaded. */
@@ -60,7 +61,7 @@ export async function loadTool(
   environment?: EnvironmentPolicy | undefined,
 ): Promise<LoadedTool> {
   const absolute = resolve(path)
-  const fail = (code: string, reason: string): never => {
+  const fail = (code: ToolboxErrorCode, reason: string): never => {
     throw new LoadingError(code, { tool: absolute, reason })
   }
   let stat: ReturnType<typeof statSync>
