@@ -25,7 +25,7 @@ export type {
   SandboxPolicy,
   SpawnedChild,
 } from './launchers.js'
-export { CLEAN_ENVIRONMENT, executableFd, grantFd, nextFd } from './launchers.js'
+export { CLEAN_ENVIRONMENT, executableFd, grantFd } from './launchers.js'
 export { AUTO_ORDER } from './mechanism-choice.js'
 export { defaultStateDir, EnvironmentPolicyConfig, RuntimeConfig, runtimePlugin } from './plugin.js'
 export { DEFAULT_SANDBOX_USER } from './prepare.js'
