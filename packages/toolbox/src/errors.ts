@@ -12,6 +12,10 @@ export const ToolboxErrorCodes = {
   NOT_EXECUTABLE: 'TOOLBOX_ERR_NOT_EXECUTABLE',
   /** A tool declares a process mode this toolbox does not run (`service` needs tool-processes). */
   UNSUPPORTED_MODE: 'TOOLBOX_ERR_UNSUPPORTED_MODE',
+  /** A session id that is not 1 to 128 characters of `A-Z a-z 0-9 . _ : @ -`. */
+  BAD_SESSION_ID: 'TOOLBOX_ERR_BAD_SESSION_ID',
+  /** Closing a session that is not open. */
+  UNKNOWN_SESSION: 'TOOLBOX_ERR_UNKNOWN_SESSION',
 } as const
 
 /** A code of this package. */
