@@ -8,9 +8,12 @@ export const CapabilityErrorCodes = {
   BAD_BACKEND: 'CAPABILITY_ERR_BAD_BACKEND',
   /** Two capabilities of one name, or a capability named like a tool or a reserved name (`help`, `processes`). */
   DUPLICATE: 'CAPABILITY_ERR_DUPLICATE',
-  /** A load warning: an override naming no backend or capability, an optional capability left out. */
-  WARNING: 'CAPABILITY_WARN',
 } as const
 
 /** A code of this package. */
 export type CapabilityErrorCode = (typeof CapabilityErrorCodes)[keyof typeof CapabilityErrorCodes]
+
+/** The code of this package's load warnings: an override naming no backend or capability, an optional capability left out. */
+export const CapabilityWarningCodes = {
+  WARNING: 'CAPABILITY_WARN',
+} as const

@@ -16,6 +16,6 @@ export {
 export type { CheckResult, CheckStatus } from './check.js'
 export { CHECK_TIMEOUT_MS, CheckCache, cachedCheck, checkKey, loadFailureStatus, runCheck } from './check.js'
 export type { CapabilityErrorCode } from './errors.js'
-export { CapabilityErrorCodes } from './errors.js'
+export { CapabilityErrorCodes, CapabilityWarningCodes } from './errors.js'
 export type { Capabilities } from './plugin.js'
 export { CapabilitiesConfig, CapabilitiesToken, cacheFileIn, capabilitiesPlugin } from './plugin.js'

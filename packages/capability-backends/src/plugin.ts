@@ -12,7 +12,7 @@ import {
   whyNoBackend,
 } from './capabilities.js'
 import { CheckCache } from './check.js'
-import { CapabilityErrorCodes } from './errors.js'
+import { CapabilityErrorCodes, CapabilityWarningCodes } from './errors.js'
 
 /** The `capabilities` service: what was resolved at load. */
 export interface Capabilities {
@@ -80,7 +80,7 @@ export const capabilitiesPlugin = definePlugin({
       tools.reportLoadError({
         severity: 'warning',
         tool: 'capabilities',
-        code: CapabilityErrorCodes.WARNING,
+        code: CapabilityWarningCodes.WARNING,
         message,
       })
     for (const message of unknownOverrides(config.capabilities, config.backends)) warn(message)

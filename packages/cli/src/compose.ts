@@ -2,13 +2,17 @@ import { cacheFileIn, capabilitiesPlugin } from '@toolvisor/capability-backends'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
 import type { ProcessRuntime, TaskRegistry } from '@toolvisor/process-runtime'
-import { RuntimeToken, runtimePlugin, TasksToken } from '@toolvisor/process-runtime'
+import { defaultStateDir, RuntimeToken, runtimePlugin, TasksToken } from '@toolvisor/process-runtime'
 import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
 import { landlockPlugin } from '@toolvisor/sandbox-landlock'
 import { processesPlugin } from '@toolvisor/tool-processes'
 import type { BinaryTools, ToolRegistry } from '@toolvisor/toolbox'
 import { BinaryToolsToken, ToolsToken, toolboxPlugin } from '@toolvisor/toolbox'
 import type { Config } from './config.js'
+import { CliError } from './errors.js'
+
+/** The sandbox mechanisms this CLI composes, and `auto`. */
+const SANDBOXES: readonly string[] = ['bwrap', 'landlock', 'auto']
 
 /** What a composed toolvisor gives a command. */
 export interface Composed {
@@ -28,15 +32,42 @@ export interface ComposeOptions {
 }
 
 /**
- * The composition root: the kernel with every package this CLI ships, in the order their seams
- * need (mechanisms are registered before any tool is loaded, so `prepare` sees them).
+ * The composition root: the kernel with every package this CLI ships. The order of `use` does not
+ * matter (each plugin waits for what it injects: the runtime for the mechanism `--sandbox` names,
+ * the toolbox for the runtime); `kernel.ready` waits for them all, and reports, naming what is
+ * missing, a plugin that would wait forever.
  */
 export async function compose(config: Config, options: ComposeOptions = {}): Promise<Composed> {
+  if (config.sandbox !== undefined && !SANDBOXES.includes(config.sandbox)) {
+    throw new CliError(
+      'CLI_ERR_USAGE',
+      `--sandbox ${config.sandbox}: no such mechanism here; the mechanisms are ${SANDBOXES.join(', ')}`,
+    )
+  }
   const kernel = new Kernel()
+  const yieldMs = options.yieldMs ?? config.yieldMs
+  const stateDir = config.stateDir ?? defaultStateDir()
   try {
-    kernel.use(describePlugin)
-    await kernel.use(runtimePlugin, {
-      ...(config.stateDir ? { stateDir: config.stateDir } : {}),
+    if (options.loadToolboxes !== false && config.capabilities.length > 0) {
+      kernel.use(capabilitiesPlugin, {
+        capabilities: config.capabilities,
+        backends: config.backends,
+        cacheFile: cacheFileIn(stateDir),
+        ...(config.checkTtlMs !== undefined ? { ttlMs: config.checkTtlMs } : {}),
+        ...(config.checkTimeoutMs !== undefined ? { checkTimeoutMs: config.checkTimeoutMs } : {}),
+      })
+    }
+    kernel.use(processesPlugin, defined({ maxEvents: config.maxEvents, resultBytes: config.resultBytes }))
+    kernel.use(toolboxPlugin, {
+      toolboxes: options.loadToolboxes === false ? [] : config.toolboxes,
+      // The answer budget is the toolbox's and the processes tool's; the runtime keeps its own
+      // in-memory head (which also bounds describe documents) at its default.
+      ...defined({ yieldMs, streamResultEvents: config.streamResultEvents, resultBytes: config.resultBytes }),
+    })
+    kernel.use(bwrapPlugin, config.bwrap ? { bwrap: config.bwrap } : {})
+    kernel.use(landlockPlugin, config.landlockLauncher ? { launcher: config.landlockLauncher } : {})
+    kernel.use(runtimePlugin, {
+      stateDir,
       ...(config.envdirRoot ? { envdirRoot: config.envdirRoot } : {}),
       ...(config.sandbox ? { sandbox: config.sandbox } : {}),
       ...(config.sandboxUser ? { sandboxUser: config.sandboxUser } : {}),
@@ -49,30 +80,8 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
         maxLineBytes: config.maxLineBytes,
       }),
     })
-    await Promise.all([
-      kernel.use(bwrapPlugin, config.bwrap ? { bwrap: config.bwrap } : {}),
-      kernel.use(landlockPlugin, config.landlockLauncher ? { launcher: config.landlockLauncher } : {}),
-    ])
-    const yieldMs = options.yieldMs ?? config.yieldMs
-    await kernel.use(toolboxPlugin, {
-      toolboxes: options.loadToolboxes === false ? [] : config.toolboxes,
-      // The answer budget is the toolbox's and the processes tool's; the runtime keeps its own
-      // in-memory head (which also bounds describe documents) at its default.
-      ...defined({ yieldMs, streamResultEvents: config.streamResultEvents, resultBytes: config.resultBytes }),
-    })
-    await kernel.use(
-      processesPlugin,
-      defined({ maxEvents: config.maxEvents, resultBytes: config.resultBytes }),
-    )
-    if (options.loadToolboxes !== false && config.capabilities.length > 0) {
-      await kernel.use(capabilitiesPlugin, {
-        capabilities: config.capabilities,
-        backends: config.backends,
-        cacheFile: cacheFileIn(kernel.get(RuntimeToken)!.options.stateDir),
-        ...(config.checkTtlMs !== undefined ? { ttlMs: config.checkTtlMs } : {}),
-        ...(config.checkTimeoutMs !== undefined ? { checkTimeoutMs: config.checkTimeoutMs } : {}),
-      })
-    }
+    kernel.use(describePlugin)
+    await kernel.ready()
   } catch (error) {
     await kernel.dispose().catch(() => {})
     throw error

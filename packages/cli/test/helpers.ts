@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { processesWith } from '@toolvisor/process-runtime/testing'
 import { afterEach, beforeAll, expect } from 'vitest'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -29,17 +30,7 @@ export function tempDir(prefix = 'tv-cli-'): string {
 
 /** Pids of live processes whose environment holds `TV_TEST_TAG=tag` (every process the CLI started inherits it). */
 export function tagged(tag: string): number[] {
-  const pids: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(`TV_TEST_TAG=${tag}`))
-        pids.push(Number(entry))
-    } catch {
-      // gone
-    }
-  }
-  return pids
+  return processesWith('TV_TEST_TAG', tag)
 }
 
 /** The command lines of the live processes carrying the tag. */

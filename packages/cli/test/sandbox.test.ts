@@ -6,7 +6,6 @@
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { createSocket } from 'node:dgram'
 import {
   chmodSync,
   existsSync,
@@ -21,9 +20,12 @@ import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import {
   createTestUser,
+  eventually,
   markedProcesses,
+  processesRunning,
   readableBy,
   type TestUser,
+  udpSink,
   unreachableCheckout,
 } from '@toolvisor/process-runtime/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -91,14 +93,12 @@ describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: need
         sandboxedTool(box, 'patient', { sandbox: { fs: { read: [] } }, timeout: { stop: 5 } })
         const { call } = await load(box, { sandbox: mechanism })
         const controller = new AbortController()
-        const pending = call(
-          'patient',
-          "trap 'echo got-term; exit 42' TERM; echo started; while :; do sleep 0.1; done",
-          {
-            signal: controller.signal,
-          },
-        )
-        await new Promise((r) => setTimeout(r, 700))
+        // A beat no other process runs (the script names it through a variable, so only the sleep
+        // itself carries it): once it shows, the TERM trap is set.
+        const length = `0.1${process.pid}${Date.now() % 100_000}`
+        const script = `b=${length}; trap 'echo got-term; exit 42' TERM; echo started; while :; do sleep $b; done`
+        const pending = call('patient', script, { signal: controller.signal })
+        expect(await eventually(() => processesRunning(`sleep ${length}`).length > 0)).toBe(true)
         controller.abort()
         const result = await pending
         expect(result.isError).toBe(true)
@@ -138,6 +138,35 @@ describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: need
           await new Promise((r) => setTimeout(r, 20))
         expect(runProcesses(state)).toEqual([])
         expect(Date.now() - killedAt).toBeLessThan(1500)
+      })
+
+      it('a plain process (no describe document: a shell command) runs under it through the same launch path', async () => {
+        const work = dir('tv-sb-work-', 0o777)
+        const outside = dir('tv-sb-outside-')
+        writeFileSync(join(outside, 'secret'), 'no\n')
+        const { runtime } = await load(dir('tv-sb-empty-'), { sandbox: mechanism })
+        const bash = await runtime.preparePlain({
+          name: 'bash',
+          file: '/bin/bash',
+          sandbox: { fs: { write: [work] } },
+        })
+        expect(bash.sandbox?.mechanism.name).toBe(mechanism)
+        const proc = runtime.start({
+          tool: bash,
+          argv: ['-c', `pwd; echo made > made; cat ${outside}/secret 2>/dev/null || echo denied; id -u`],
+          cwd: work,
+        })
+        expect(await proc.exit).toMatchObject({ code: 0 })
+        const [cwd, denied, uid] = proc.stdout().head.toString().trim().split('\n')
+        expect([cwd, denied]).toEqual([work, 'denied'])
+        if (isRoot) expect(uid).not.toBe('0')
+        expect(readFileSync(join(work, 'made'), 'utf8')).toBe('made\n')
+        // A working directory outside what the sandbox grants is refused, not quietly replaced.
+        const refused = runtime.start({ tool: bash, argv: ['-c', 'pwd'], cwd: outside })
+        expect(await refused.exit).toMatchObject({
+          status: 'failed',
+          why: `the working directory ${outside} lies outside what the sandbox grants; the process was not started`,
+        })
       })
 
       describe.skipIf(!isRoot)('run_as (needs root to create a user and switch to it)', () => {
@@ -251,11 +280,8 @@ describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: need
       const server: Server = createServer((socket) => socket.end('hello\n'))
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
       const port = (server.address() as { port: number }).port
-      const udp = createSocket('udp4')
-      let datagrams = 0
-      udp.on('message', () => datagrams++)
-      await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve))
-      const udpPort = udp.address().port
+      const udp = await udpSink()
+      const udpPort = udp.port
       try {
         const { call } = await load(box, { sandbox: 'bwrap' })
         const py = (code: string) => `/usr/bin/python3 -c '${code}' 2>&1 || true`
@@ -275,11 +301,10 @@ describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: need
         expect(dgram.text).toMatch(/Error/)
         const devices = await call('offline', "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
         expect(devices.text).toBe('lo\n')
-        await new Promise((r) => setTimeout(r, 100))
-        expect(datagrams).toBe(0)
+        expect(await udp.drain()).toEqual([])
       } finally {
         server.close()
-        udp.close()
+        await udp.close()
       }
     })
 

@@ -22,6 +22,12 @@ export const DescribeErrorCodes = {
 /** A code of this package. */
 export type DescribeErrorCode = (typeof DescribeErrorCodes)[keyof typeof DescribeErrorCodes]
 
+/**
+ * The shape of every error code in toolvisor: `<FAMILY>_ERR_<WHAT>`, each listed in its package's
+ * codes table (`DescribeErrorCodes`, `RuntimeErrorCodes`, ...).
+ */
+export type ErrorCode = `${Uppercase<string>}_ERR_${Uppercase<string>}`
+
 /** Where and why a tool failed to load. */
 export interface LoadingErrorDetails {
   /** The tool's path (or the toolbox entry that failed). */
@@ -37,7 +43,7 @@ export interface LoadingErrorDetails {
  * field the operator cannot honour, a sandbox mechanism that refuses): the message always reads
  * `<tool>: <field>: <reason>`.
  */
-export class LoadingError extends ToolvisorError<string> {
+export class LoadingError<Code extends ErrorCode = ErrorCode> extends ToolvisorError<Code> {
   static override readonly family = 'loading'
   /** The tool's path. */
   readonly tool: string
@@ -46,7 +52,7 @@ export class LoadingError extends ToolvisorError<string> {
   /** The reason alone. */
   readonly reason: string
 
-  constructor(code: string, details: LoadingErrorDetails, options?: ErrorOptions) {
+  constructor(code: Code, details: LoadingErrorDetails, options?: ErrorOptions) {
     super(code, `${details.tool}: ${details.field ? `${details.field}: ` : ''}${details.reason}`, options)
     this.tool = details.tool
     this.field = details.field

@@ -1,4 +1,4 @@
-export type { DescribeErrorCode, LoadingErrorDetails } from './errors.js'
+export type { DescribeErrorCode, ErrorCode, LoadingErrorDetails } from './errors.js'
 export { ArgumentError, DescribeErrorCodes, LoadingError } from './errors.js'
 export { compileEventSchema } from './event-schema.js'
 export { envVariableName, internalName } from './naming.js'

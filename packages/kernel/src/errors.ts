@@ -46,6 +46,8 @@ export const KernelErrorCodes = {
   DISPOSED: 'KERNEL_ERR_DISPOSED',
   /** One or more disposers threw; `errors` holds every one of them. */
   DISPOSE_FAILED: 'KERNEL_ERR_DISPOSE_FAILED',
+  /** `ready()` gave up: plugins still wait for tokens nobody provides; the message names them. */
+  PENDING: 'KERNEL_ERR_PENDING',
 } as const
 
 /** A kernel error code. */

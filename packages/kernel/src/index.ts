@@ -9,6 +9,7 @@ export type {
   PluginContext,
   PluginHandle,
   PluginState,
+  ReadyOptions,
 } from './plugin.js'
 export { definePlugin } from './plugin.js'
 export type { ServiceOf, Token } from './token.js'

@@ -377,17 +377,122 @@ describe('errors', () => {
     expect(KernelError.is(undefined)).toBe(false)
   })
 
-  it('has a test for every code', () => {
-    // The codes above: INVALID_CONFIG, DUPLICATE_PROVIDER, UNDECLARED_PROVIDE, PLUGIN_FAILED,
-    // DISPOSED, DISPOSE_FAILED. Keep this list in step with the table.
-    expect(Object.values(KernelErrorCodes).sort()).toEqual([
-      'KERNEL_ERR_DISPOSED',
-      'KERNEL_ERR_DISPOSE_FAILED',
-      'KERNEL_ERR_DUPLICATE_PROVIDER',
-      'KERNEL_ERR_INVALID_CONFIG',
-      'KERNEL_ERR_PLUGIN_FAILED',
-      'KERNEL_ERR_UNDECLARED_PROVIDE',
-    ])
+  it('produces every code of the table, each from what it says', async () => {
+    const seen = new Set<string>()
+    // A code thrown inside apply reaches the handle as the cause of PLUGIN_FAILED.
+    const note = (error: unknown): void => {
+      if (!KernelError.is(error)) return
+      seen.add(error.code)
+      note(error.cause)
+    }
+    const kernel = new Kernel()
+    try {
+      kernel.use(definePlugin({ name: 'typed', config: z.object({ n: z.number() }), apply() {} }), {
+        n: 'x',
+      } as never)
+    } catch (error) {
+      note(error) // INVALID_CONFIG
+    }
+    await kernel.use(clockPlugin(1))
+    note(await rejection(kernel.use(clockPlugin(2)))) // DUPLICATE_PROVIDER
+    const sneaky = definePlugin({ name: 'sneaky', apply: (ctx) => ctx.provide(Greeter, { greet: () => '' }) })
+    note(await rejection(kernel.use(sneaky))) // UNDECLARED_PROVIDE
+    note(
+      await rejection(
+        kernel.use(
+          definePlugin({
+            name: 'boom',
+            apply: () => {
+              throw new Error('no')
+            },
+          }),
+        ),
+      ),
+    ) // PLUGIN_FAILED
+    const missing = token<unknown>('nobody-provides-this')
+    const patient = new Kernel()
+    const waiting = patient.use(definePlugin({ name: 'waiting', inject: { x: missing }, apply() {} }))
+    note(await rejection(patient.ready({ timeoutMs: 10 }))) // PENDING
+    const failing = new Kernel()
+    await failing.use(
+      definePlugin({
+        name: 'bad-dispose',
+        apply: (ctx) =>
+          ctx.onDispose(() => {
+            throw new Error('x')
+          }),
+      }),
+    )
+    note(await rejection(failing.dispose())) // DISPOSE_FAILED
+    await kernel.dispose().catch(note)
+    await patient.dispose()
+    note(await rejection(waiting)) // DISPOSED
+    expect([...seen].sort()).toEqual(Object.values(KernelErrorCodes).sort())
+  })
+})
+
+describe('ready', () => {
+  it('resolves once every plugin is active, whatever the order they were used in', async () => {
+    const kernel = new Kernel()
+    kernel.use(greeterPlugin())
+    kernel.use(clockPlugin(7))
+    await kernel.ready({ timeoutMs: 1000 })
+    expect(kernel.get(Greeter)?.greet('ada')).toBe('hello ada at 7')
+    await kernel.dispose()
+  })
+
+  it('reports a plugin still waiting after the bound, with the tokens it misses, instead of hanging', async () => {
+    const kernel = new Kernel()
+    kernel.use(greeterPlugin())
+    const error = await rejection(kernel.ready({ timeoutMs: 20 }))
+    expect(error).toMatchObject({
+      code: 'KERNEL_ERR_PENDING',
+      message: `after 20 ms not every plugin is active: "greeter" waits for 'clock'; use a plugin that provides what is missing`,
+    })
+    expect(kernel.pending()).toEqual([{ name: 'greeter', missing: ['clock'] }])
+    await kernel.dispose()
+  })
+
+  it('rejects with the failure of a plugin that failed', async () => {
+    const kernel = new Kernel()
+    kernel.use(
+      definePlugin({
+        name: 'boom',
+        apply: () => {
+          throw new Error('no')
+        },
+      }),
+    )
+    expect(await rejection(kernel.ready())).toMatchObject({ code: 'KERNEL_ERR_PLUGIN_FAILED' })
+    await kernel.dispose()
+  })
+})
+
+describe('inject as a function of the config', () => {
+  it('waits for what the config names', async () => {
+    const Sun = token<Clock>('clock:sun')
+    const Moon = token<Clock>('clock:moon')
+    const user = definePlugin({
+      name: 'reads-a-clock',
+      config: z.object({ which: z.enum(['sun', 'moon']) }),
+      inject: (config: { which: 'sun' | 'moon' }) => ({ clock: config.which === 'sun' ? Sun : Moon }),
+      provides: [Greeter],
+      apply(ctx) {
+        ctx.provide(Greeter, { greet: (name) => `${name} at ${(ctx.deps.clock as Clock).now()}` })
+      },
+    })
+    const kernel = new Kernel()
+    kernel.use(user, { which: 'moon' })
+    kernel.use(
+      definePlugin({ name: 'sun', provides: [Sun], apply: (ctx) => ctx.provide(Sun, { now: () => 1 }) }),
+    )
+    expect(kernel.pending()).toEqual([{ name: 'reads-a-clock', missing: ['clock:moon'] }])
+    kernel.use(
+      definePlugin({ name: 'moon', provides: [Moon], apply: (ctx) => ctx.provide(Moon, { now: () => 2 }) }),
+    )
+    await kernel.ready({ timeoutMs: 1000 })
+    expect(kernel.get(Greeter)?.greet('ada')).toBe('ada at 2')
+    await kernel.dispose()
   })
 })
 

@@ -1,51 +1,24 @@
 import { KernelError } from './errors.js'
-import type { Inject, PendingPlugin, Plugin, PluginContext, PluginHandle, PluginState } from './plugin.js'
+import { pluginContext } from './internal/context.js'
+import {
+  type AnyPlugin,
+  deferred,
+  describeError,
+  disposeError,
+  type Entry,
+  injectOf,
+  validateConfig,
+} from './internal/entry.js'
+import type {
+  Inject,
+  PendingPlugin,
+  Plugin,
+  PluginContext,
+  PluginHandle,
+  PluginState,
+  ReadyOptions,
+} from './plugin.js'
 import type { Token } from './token.js'
-
-type AnyPlugin = Plugin<Inject, unknown, unknown>
-type Disposer = () => void | Promise<void>
-
-/** The kernel's bookkeeping for one `use()`. */
-interface Entry {
-  readonly plugin: AnyPlugin
-  readonly config: unknown
-  state: PluginState
-  /** Set while the entry is being unloaded: its services stop counting as available at once. */
-  unloading: boolean
-  controller: AbortController | undefined
-  disposers: Disposer[]
-  /** The keys this entry provided in its current activation. */
-  provided: string[]
-  /** Settles when the current `apply` has settled. */
-  applying: Promise<void> | undefined
-  /** Order of the latest activation; disposal runs in reverse of it. */
-  activation: number
-  /** Serialises unloads of this entry. */
-  queue: Promise<void>
-  readonly ready: Deferred
-}
-
-interface Deferred {
-  readonly promise: Promise<void>
-  resolve(): void
-  reject(error: unknown): void
-}
-
-function deferred(): Deferred {
-  let resolve!: () => void
-  let reject!: (error: unknown) => void
-  const promise = new Promise<void>((res, rej) => {
-    resolve = res
-    reject = rej
-  })
-  // A handle nobody awaits must not become an unhandled rejection.
-  promise.catch(() => {})
-  return { promise, resolve, reject }
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}
 
 /**
  * The container every toolvisor package registers into. A plugin is applied as soon as every
@@ -78,9 +51,11 @@ export class Kernel implements AsyncDisposable {
         `cannot use plugin "${plugin.name}": the kernel is disposed`,
       )
     }
+    const validated = validateConfig(plugin as unknown as AnyPlugin, config)
     const entry: Entry = {
       plugin: plugin as unknown as AnyPlugin,
-      config: validateConfig(plugin as unknown as AnyPlugin, config),
+      config: validated,
+      inject: injectOf(plugin as unknown as AnyPlugin, validated),
       state: 'pending',
       unloading: false,
       controller: undefined,
@@ -107,6 +82,39 @@ export class Kernel implements AsyncDisposable {
     return this.#entries
       .filter((entry) => entry.state === 'pending')
       .map((entry) => ({ name: entry.plugin.name, missing: this.#missing(entry) }))
+  }
+
+  /**
+   * Resolves once every plugin used so far is active, in whatever order they were used (a slow
+   * `apply` is waited for). Rejects with the failure of a plugin that failed
+   * (`KERNEL_ERR_PLUGIN_FAILED`), or, when plugins still wait for tokens and nothing is loading
+   * that could provide them for `timeoutMs`, with `KERNEL_ERR_PENDING` naming each waiting plugin
+   * and what it misses: a missing provider is reported, never a hang.
+   */
+  async ready(options: ReadyOptions = {}): Promise<void> {
+    const timeoutMs = options.timeoutMs ?? 5000
+    let stuckSince: number | undefined
+    for (;;) {
+      const failed = this.#entries.find((entry) => entry.state === 'failed')
+      if (failed) await failed.ready.promise // rejects with the plugin's failure
+      const waiting = this.#entries.filter((entry) => entry.state === 'pending')
+      const loading = this.#entries.some((entry) => entry.state === 'loading')
+      if (waiting.length === 0 && !loading) return
+      stuckSince = loading ? undefined : (stuckSince ?? Date.now())
+      if (stuckSince !== undefined && Date.now() - stuckSince >= timeoutMs)
+        throw this.#pendingError(timeoutMs)
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+  }
+
+  #pendingError(timeoutMs: number): KernelError {
+    const waiting = this.pending()
+    const list = waiting.map((p) => `"${p.name}" waits for ${p.missing.map((k) => `'${k}'`).join(', ')}`)
+    return new KernelError(
+      'KERNEL_ERR_PENDING',
+      `after ${timeoutMs} ms not every plugin is active: ${list.join('; ')}; use a plugin that provides what is missing`,
+      { cause: waiting },
+    )
   }
 
   /**
@@ -155,8 +163,7 @@ export class Kernel implements AsyncDisposable {
   }
 
   #missing(entry: Entry): string[] {
-    const inject = entry.plugin.inject ?? {}
-    return Object.values(inject)
+    return Object.values(entry.inject)
       .map((token) => token.key)
       .filter((key) => !this.#isAvailable(key))
   }
@@ -193,44 +200,7 @@ export class Kernel implements AsyncDisposable {
   }
 
   #context(entry: Entry, signal: AbortSignal): PluginContext {
-    const kernel = this
-    const name = entry.plugin.name
-    const inject = entry.plugin.inject ?? {}
-    const deps: Record<string, unknown> = {}
-    for (const [alias, token] of Object.entries(inject)) deps[alias] = this.#providers.get(token.key)?.value
-    const assertLive = (what: string) => {
-      if (entry.state !== 'loading' && entry.state !== 'active') {
-        throw new KernelError('KERNEL_ERR_DISPOSED', `plugin "${name}" called ${what} after it was unloaded`)
-      }
-    }
-    return {
-      deps: Object.freeze(deps),
-      signal,
-      get: (token) => kernel.get(token),
-      provide(token, value) {
-        assertLive(`provide('${token.key}')`)
-        if (!(entry.plugin.provides ?? []).some((declared) => declared.key === token.key)) {
-          throw new KernelError(
-            'KERNEL_ERR_UNDECLARED_PROVIDE',
-            `plugin "${name}" provided '${token.key}' without listing it in provides; add it to the plugin's provides`,
-          )
-        }
-        const holder = kernel.#providers.get(token.key)
-        if (holder) {
-          const other = holder.entry === entry ? 'itself, earlier' : `plugin "${holder.entry.plugin.name}"`
-          throw new KernelError(
-            'KERNEL_ERR_DUPLICATE_PROVIDER',
-            `plugin "${name}" cannot provide '${token.key}': it is already provided by ${other}; dispose one of them`,
-          )
-        }
-        kernel.#providers.set(token.key, { entry, value })
-        entry.provided.push(token.key)
-      },
-      onDispose(fn) {
-        assertLive('onDispose()')
-        entry.disposers.push(fn)
-      },
-    }
+    return pluginContext(entry, signal, this.#providers, (token) => this.get(token))
   }
 
   /** `apply` threw: undo what it registered and reject the handle with the cause. */
@@ -292,7 +262,7 @@ export class Kernel implements AsyncDisposable {
       (other) =>
         other !== entry &&
         (other.state === 'active' || other.state === 'loading') &&
-        Object.values(other.plugin.inject ?? {}).some((token) => keys.has(token.key)),
+        Object.values(other.inject).some((token) => keys.has(token.key)),
     )
   }
 
@@ -312,27 +282,4 @@ export class Kernel implements AsyncDisposable {
       }
     }
   }
-}
-
-function validateConfig(plugin: AnyPlugin, config: unknown): unknown {
-  if (!plugin.config) return config
-  const result = plugin.config.safeParse(config)
-  if (result.success) return result.data
-  const problems = result.error.issues.map((issue) => {
-    const path = issue.path.length > 0 ? `config.${issue.path.map(String).join('.')}` : 'config'
-    return `${path}: ${issue.message}`
-  })
-  throw new KernelError(
-    'KERNEL_ERR_INVALID_CONFIG',
-    `plugin "${plugin.name}" got an invalid config: ${problems.join('; ')}`,
-    { cause: result.error },
-  )
-}
-
-function disposeError(errors: unknown[]): KernelError {
-  const list = errors.map(describeError).join('; ')
-  return new KernelError('KERNEL_ERR_DISPOSE_FAILED', `${errors.length} disposer(s) failed: ${list}`, {
-    errors,
-    cause: new AggregateError(errors, 'disposers failed'),
-  })
 }

@@ -35,8 +35,12 @@ export interface PluginContext<I extends Inject = Inject> {
 export interface Plugin<I extends Inject = Inject, C = undefined, In = C> {
   /** A readable, unique name, used in every message about the plugin. */
   readonly name: string
-  /** The services the plugin needs; it stays pending until each has an active provider. */
-  readonly inject?: I
+  /**
+   * The services the plugin needs; it stays pending until each has an active provider. A function
+   * of the validated config when what it needs depends on it (the runtime injects the sandbox
+   * mechanism its config names).
+   */
+  readonly inject?: I | ((config: C) => I)
   /** The tokens the plugin may provide; providing any other one fails. */
   readonly provides?: readonly Token<unknown>[]
   /** A zod schema for the config, validated when the plugin is used. */
@@ -55,6 +59,12 @@ export interface PluginHandle extends PromiseLike<void> {
   readonly missing: readonly string[]
   /** Unloads the plugin: its dependents first (they return to pending), then its own disposers. */
   dispose(): Promise<void>
+}
+
+/** Options of `kernel.ready()`. */
+export interface ReadyOptions {
+  /** How long to wait for every plugin to settle. Default 30 s. */
+  readonly timeoutMs?: number
 }
 
 /** One entry of `kernel.pending()`. */

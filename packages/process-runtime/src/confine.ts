@@ -1,11 +1,12 @@
 import { dirname } from 'node:path'
 import type { RuntimeSpec } from '@toolvisor/describe-v2'
 import { LoadingError } from '@toolvisor/describe-v2'
-import { lookupAccount, missingAccess } from './accounts.js'
+import { type Account, lookupAccount, missingAccess } from './accounts.js'
 import { effectivePolicy } from './environment.js'
 import type { RunAsTarget, SandboxMechanism, SandboxPolicy } from './launchers.js'
+import { AUTO_ORDER, safeQualify, withFix } from './mechanism-choice.js'
 import { confiningPolicy } from './policy.js'
-import { AUTO_ORDER, type PrepareContext, safeQualify, withFix } from './prepare.js'
+import type { PrepareContext } from './prepare.js'
 import { RAW_ONESHOT } from './raw.js'
 import type { PreparedTool } from './types.js'
 
@@ -54,20 +55,7 @@ export async function confineTool(path: string, context: PrepareContext): Promis
     )
   }
   const { mechanism, policy } = await pick(path, configured, target, context, fail)
-  const [missing] = await missingAccess(
-    account ?? { name: '', uid: process.geteuid?.() ?? -1, gid: -1, home: '' },
-    [
-      { path: policy.toolDir, mode: 'rx' },
-      { path: policy.executable, mode: 'rx' },
-    ],
-  )
-  if (missing !== undefined) {
-    const who =
-      account === undefined ? "toolvisor's own user" : `the sandbox user "${user}" (uid ${account.uid})`
-    fail(
-      `${missing.path} is not readable by ${who}: chmod o+rx it and every directory above it, or configure another sandbox user (--sandbox-user NAME)`,
-    )
-  }
+  await mustReach(policy, account, user, fail)
   let runAs: PreparedTool['runAs']
   if (target !== undefined) {
     if (mechanism.handlesRunAs) runAs = { target }
@@ -86,6 +74,28 @@ export async function confineTool(path: string, context: PrepareContext): Promis
     ...(runAs ? { runAs } : {}),
     ...(account !== undefined && !('missing' in account) ? { account } : {}),
   }
+}
+
+/** Fails unless the user describe runs as can read and enter the tool's directory and executable. */
+async function mustReach(
+  policy: SandboxPolicy,
+  account: Account | undefined,
+  user: string,
+  fail: (reason: string) => never,
+): Promise<void> {
+  const [missing] = await missingAccess(
+    account ?? { name: '', uid: process.geteuid?.() ?? -1, gid: -1, home: '' },
+    [
+      { path: policy.toolDir, mode: 'rx' },
+      { path: policy.executable, mode: 'rx' },
+    ],
+  )
+  if (missing === undefined) return
+  const who =
+    account === undefined ? "toolvisor's own user" : `the sandbox user "${user}" (uid ${account.uid})`
+  fail(
+    `${missing.path} is not readable by ${who}: chmod o+rx it and every directory above it, or configure another sandbox user (--sandbox-user NAME)`,
+  )
 }
 
 async function pick(

@@ -63,7 +63,6 @@ export function createDecoder(options: DecodeOptions, sink: DecodeSink): Decoder
   let waitingForReady = regex !== undefined && options.readyOffset === undefined
   const readyOffset = options.readyOffset
   const jsonl = output.framing === 'jsonl'
-  const validate = output.validate
   const lineSink: LineSink = {
     line(buffer, start, end, offset, ascii) {
       if (offset === readyOffset) return
@@ -77,20 +76,7 @@ export function createDecoder(options: DecodeOptions, sink: DecodeSink): Decoder
         sink.event(text, offset, false)
         return
       }
-      // Ruling 8: a blank line is no JSON value, so an invalid event, never dropped.
-      if (isBlank(text)) return sink.event(invalid(text, 'not JSON: a blank line'), offset, true)
-      const deep = tooDeep(text)
-      if (deep) return sink.event(invalid(text, deep), offset, true)
-      let value: unknown
-      try {
-        value = JSON.parse(text)
-      } catch (error) {
-        sink.event(invalid(text, `not JSON: ${(error as Error).message}`), offset, true)
-        return
-      }
-      const problem = validate?.(value)
-      if (problem === undefined) sink.event(value, offset, false)
-      else sink.event(invalid(text, `does not match output.event: ${problem}`), offset, true)
+      emitJson(text, offset, sink, output.validate)
     },
     overlong(preview, offset, length) {
       if (offset === readyOffset) return
@@ -109,6 +95,31 @@ export function createDecoder(options: DecodeOptions, sink: DecodeSink): Decoder
     push: (chunk) => framer.push(chunk),
     end: () => framer.end(),
   }
+}
+
+/** One jsonl line as an event: its value, or an invalid event saying why (ruling 8: never dropped). */
+function emitJson(
+  text: string,
+  offset: number,
+  sink: DecodeSink,
+  validate: ((value: unknown) => string | undefined) | undefined,
+): void {
+  // A blank line is no JSON value, so an invalid event.
+  const why = isBlank(text) ? 'not JSON: a blank line' : tooDeep(text)
+  if (why) {
+    sink.event(invalid(text, why), offset, true)
+    return
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    sink.event(invalid(text, `not JSON: ${(error as Error).message}`), offset, true)
+    return
+  }
+  const problem = validate?.(value)
+  if (problem === undefined) sink.event(value, offset, false)
+  else sink.event(invalid(text, `does not match output.event: ${problem}`), offset, true)
 }
 
 /**

@@ -12,6 +12,8 @@ export const RuntimeErrorCodes = {
   SANDBOX: 'RUNTIME_ERR_SANDBOX',
   /** A declared sandbox path is missing, or a symlink leads outside what was declared. */
   SANDBOX_PATH: 'RUNTIME_ERR_SANDBOX_PATH',
+  /** A start's working directory lies outside what the sandbox grants. */
+  CWD: 'RUNTIME_ERR_CWD',
   /** `rundir` cannot be created or escapes the tool's directory. */
   RUNDIR: 'RUNTIME_ERR_RUNDIR',
   /** The process could not be spawned (missing executable, permission). */
@@ -36,6 +38,8 @@ export const RuntimeErrorCodes = {
   DISPOSED: 'RUNTIME_ERR_DISPOSED',
   /** A task id that does not exist. */
   UNKNOWN_TASK: 'RUNTIME_ERR_UNKNOWN_TASK',
+  /** A task lost when an earlier run died: it is listed, but has no process to read or signal. */
+  TASK_LOST: 'RUNTIME_ERR_TASK_LOST',
   /** A chosen task id that is taken (nothing was started). */
   TASK_ID_TAKEN: 'RUNTIME_ERR_TASK_ID_TAKEN',
   /** A session touched another session's task. */

@@ -25,9 +25,10 @@ export type {
   SandboxPolicy,
   SpawnedChild,
 } from './launchers.js'
-export { CLEAN_ENVIRONMENT, executableFd, grantFd, nextFd } from './launchers.js'
+export { CLEAN_ENVIRONMENT, executableFd, grantFd } from './launchers.js'
+export { AUTO_ORDER } from './mechanism-choice.js'
 export { defaultStateDir, EnvironmentPolicyConfig, RuntimeConfig, runtimePlugin } from './plugin.js'
-export { AUTO_ORDER, DEFAULT_SANDBOX_USER } from './prepare.js'
+export { DEFAULT_SANDBOX_USER } from './prepare.js'
 export { markedProcesses } from './procfs.js'
 export { createLaunchers } from './registry.js'
 export { runuserRunAs, setprivRunAs } from './run-as.js'
@@ -36,7 +37,7 @@ export type { Spawned } from './spawn.js'
 export { assemble, spawnLaunch } from './spawn.js'
 export type { AddTaskOptions, TaskCompletion, TaskInfo, TaskKind, TaskRead, TaskRegistry } from './tasks.js'
 export { createTaskRegistry, foreignTask } from './tasks.js'
-export { LaunchersToken, RuntimeToken, TasksToken } from './tokens.js'
+export { LaunchersToken, RuntimeToken, sandboxMechanismToken, TasksToken } from './tokens.js'
 export type {
   CapturedOutput,
   EndReason,
@@ -44,6 +45,7 @@ export type {
   Lifecycle,
   LostProcess,
   ManagedProcess,
+  PlainProcessSpec,
   PreparedTool,
   PrepareInput,
   ProcessCounters,

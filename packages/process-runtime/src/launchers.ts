@@ -51,11 +51,6 @@ export const CLEAN_ENVIRONMENT: Readonly<Record<string, string>> = Object.freeze
   PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
 })
 
-/** The descriptor number the next extra fd of `launch` will get (3 for the first). */
-export function nextFd(launch: Launch): number {
-  return 3 + launch.extraFds.length
-}
-
 /**
  * The descriptor a launch's executable is run from, when it is `/proc/self/fd/N` (the final exec
  * stage is): a mechanism that restricts exec by path (Landlock) must allow that file.

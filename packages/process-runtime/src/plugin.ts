@@ -1,12 +1,14 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { definePlugin } from '@toolvisor/kernel'
+import { definePlugin, type Token } from '@toolvisor/kernel'
 import { z } from 'zod'
+import type { SandboxMechanism } from './launchers.js'
+import { AUTO_ORDER } from './mechanism-choice.js'
 import { createLaunchers } from './registry.js'
 import { runuserRunAs, setprivRunAs } from './run-as.js'
 import { Runtime } from './runtime.js'
 import { createTaskRegistry } from './tasks.js'
-import { LaunchersToken, RuntimeToken, TasksToken } from './tokens.js'
+import { LaunchersToken, RuntimeToken, sandboxMechanismToken, TasksToken } from './tokens.js'
 import type { RuntimeOptions } from './types.js'
 
 /** Where run records and spill files go by default: `$XDG_STATE_HOME/toolvisor` or `~/.local/state/toolvisor`. */
@@ -51,18 +53,29 @@ export const RuntimeConfig = z
   })
   .strict()
 
+/** The mechanisms a `sandbox` option needs: the one it names, `auto`'s, or none. */
+function mechanismsFor(sandbox: string | undefined): Record<string, Token<SandboxMechanism>> {
+  const names = sandbox === undefined ? [] : sandbox === 'auto' ? AUTO_ORDER : [sandbox]
+  return Object.fromEntries(names.map((name) => [name, sandboxMechanismToken(name)]))
+}
+
 /**
  * The process runtime as a kernel plugin: provides `launchers` (with the `setpriv` and `runuser`
- * run_as mechanisms registered), `runtime` and `tasks`. Unloading it stops every running process.
+ * run_as mechanisms registered), `runtime` and `tasks`. It injects the sandbox mechanism its
+ * `sandbox` option names (`sandboxMechanismToken`), so it is active only once that mechanism's
+ * plugin is: tools are never prepared before their mechanism exists. Unloading it stops every
+ * running process.
  */
 export const runtimePlugin = definePlugin({
   name: 'process-runtime',
   provides: [LaunchersToken, RuntimeToken, TasksToken],
   config: RuntimeConfig,
+  inject: (config: z.output<typeof RuntimeConfig>) => mechanismsFor(config.sandbox),
   apply(ctx, config) {
     const launchers = createLaunchers()
     launchers.registerRunAs(setprivRunAs())
     launchers.registerRunAs(runuserRunAs())
+    for (const mechanism of Object.values(ctx.deps)) launchers.registerSandbox(mechanism)
     const runtime = new Runtime(stripUndefined(config), launchers)
     ctx.provide(LaunchersToken, launchers)
     ctx.provide(RuntimeToken, runtime)

@@ -1,10 +1,11 @@
 import { realpathSync, statSync } from 'node:fs'
 import { isAbsolute, relative, resolve, sep } from 'node:path'
 import type { SandboxDeclaration } from '@toolvisor/describe-v2'
+import type { RuntimeErrorCode } from './errors.js'
 import type { Pin, SandboxField, SandboxPolicy } from './launchers.js'
 
 /** Throws the LoadingError of one field (see `prepare.ts`). */
-export type Fail = (code: string, field: string, reason: string) => never
+export type Fail = (code: RuntimeErrorCode, field: string, reason: string) => never
 
 /** Kernel interfaces no write grant may reach, whatever the mechanism and the user. */
 const NEVER_WRITABLE = ['/proc', '/sys']

@@ -3,19 +3,10 @@ import { join, resolve } from 'node:path'
 import { LoadingError } from '@toolvisor/describe-v2'
 import { type AccessNeed, type Account, lookupAccount, missingAccess } from './accounts.js'
 import { effectivePolicy } from './environment.js'
-import type {
-  Launchers,
-  Qualification,
-  RunAsMechanism,
-  RunAsTarget,
-  SandboxMechanism,
-  SandboxPolicy,
-} from './launchers.js'
-import { type Fail, fieldPath, isInside, resolvePolicy } from './policy.js'
+import type { Launchers, RunAsTarget, SandboxPolicy } from './launchers.js'
+import { chooseMechanism, runAsMechanismOf } from './mechanism-choice.js'
+import { type Fail, isInside, resolvePolicy } from './policy.js'
 import type { LaunchFacts, PreparedTool, PrepareInput, RuntimeOptions } from './types.js'
-
-/** The mechanisms `auto` tries, strongest first (spec §1.4). */
-export const AUTO_ORDER = ['bwrap', 'landlock'] as const
 
 /** The default `--sandbox-user`. */
 export const DEFAULT_SANDBOX_USER = 'nobody'
@@ -43,34 +34,23 @@ export async function prepareTool(input: PrepareInput, context: PrepareContext):
       ? undefined
       : await runAsMechanismOf(options, launchers, declared.runAs, fail)
 
-  let sandbox: PreparedTool['sandbox']
   // Who the tool runs as when it is not the runtime's user: its declaration, else (root only,
   // sandboxed only) the sandbox user: a sandboxed tool is never host root unless it asks for it.
-  let target: RunAsTarget | undefined = declared.runAs
   const sandboxUser = declared.runAs === undefined && declared.sandbox !== undefined && isRoot()
-  if (sandboxUser) target = { user: options.sandboxUser ?? DEFAULT_SANDBOX_USER }
-  if (declared.sandbox !== undefined) {
-    if (options.sandbox === undefined) {
-      fail(
-        'RUNTIME_ERR_SANDBOX',
-        '$.runtime.sandbox',
-        'declared, but no sandbox mechanism is configured: start toolvisor with --sandbox bwrap, landlock or auto',
-      )
-    }
-    const policy = resolvePolicy(input, declared.sandbox, declared.runAs !== undefined, fail)
-    const mechanism = await chooseMechanism(options.sandbox as string, policy, target, launchers, fail)
-    sandbox = { mechanism, policy }
-  }
+  const target: RunAsTarget | undefined = sandboxUser
+    ? { user: options.sandboxUser ?? DEFAULT_SANDBOX_USER }
+    : declared.runAs
+  const sandbox = declared.sandbox === undefined ? undefined : await sandboxOf(input, target, context, fail)
   const account = target === undefined ? undefined : await accountOf(target, sandboxUser, fail)
   let runAs: PreparedTool['runAs']
   if (target !== undefined) {
-    if (sandbox?.mechanism.handlesRunAs) runAs = { target }
-    else {
-      // The sandbox user needs no --run-as: choosing a sandbox as root is the opt-in.
-      const mechanism =
-        runAsMechanism ?? (await runAsMechanismOf(options, launchers, target, fail, 'setpriv'))
-      runAs = { target, mechanism }
-    }
+    // The sandbox user needs no --run-as: choosing a sandbox as root is the opt-in.
+    runAs = sandbox?.mechanism.handlesRunAs
+      ? { target }
+      : {
+          target,
+          mechanism: runAsMechanism ?? (await runAsMechanismOf(options, launchers, target, fail, 'setpriv')),
+        }
   }
   if ((sandbox !== undefined || runAs !== undefined) && !context.execHelper.available) {
     const helper = context.execHelper
@@ -94,6 +74,27 @@ export async function prepareTool(input: PrepareInput, context: PrepareContext):
     ...(envdir ? { envdir } : {}),
     ...(rundir ? { rundir } : {}),
   }
+}
+
+/** The declared sandbox's policy and the mechanism that honours it. */
+async function sandboxOf(
+  input: PrepareInput,
+  target: RunAsTarget | undefined,
+  context: PrepareContext,
+  fail: Fail,
+): Promise<NonNullable<PreparedTool['sandbox']>> {
+  const declared = input.runtime
+  const name = context.options.sandbox
+  if (name === undefined) {
+    fail(
+      'RUNTIME_ERR_SANDBOX',
+      '$.runtime.sandbox',
+      'declared, but no sandbox mechanism is configured: start toolvisor with --sandbox bwrap, landlock or auto',
+    )
+  }
+  const policy = resolvePolicy(input, declared.sandbox!, declared.runAs !== undefined, fail)
+  const mechanism = await chooseMechanism(name as string, policy, target, context.launchers, fail)
+  return { mechanism, policy }
 }
 
 function envdirOf(name: string, options: RuntimeOptions, fail: Fail): string {
@@ -124,30 +125,6 @@ function rundirOf(declared: string, dir: string, fail: Fail): string {
     fail('RUNTIME_ERR_RUNDIR', '$.runtime.rundir', `cannot create ${rundir}: ${(error as Error).message}`)
   }
   return rundir
-}
-
-/** The configured run_as mechanism (or `fallback`), qualified for `target`. */
-async function runAsMechanismOf(
-  options: RuntimeOptions,
-  launchers: Launchers,
-  target: RunAsTarget,
-  fail: Fail,
-  fallback?: string,
-): Promise<RunAsMechanism> {
-  const name = options.runAs ?? fallback
-  if (name === undefined) {
-    fail(
-      'RUNTIME_ERR_RUN_AS',
-      '$.runtime.run_as',
-      'declared, but no run_as mechanism is configured: start toolvisor with --run-as setpriv',
-    )
-  }
-  const mechanism = launchers.runAs(name as string)
-  if (mechanism === undefined)
-    fail('RUNTIME_ERR_RUN_AS', '$.runtime.run_as', `the run_as mechanism "${name}" is not available`)
-  const verdict = await (mechanism as RunAsMechanism).qualify(target)
-  if (!verdict.ok) fail('RUNTIME_ERR_RUN_AS', '$.runtime.run_as', withFix(verdict))
-  return mechanism as RunAsMechanism
 }
 
 async function accountOf(target: RunAsTarget, sandboxUser: boolean, fail: Fail): Promise<Account> {
@@ -219,71 +196,6 @@ async function checkAccess(
 /** Directories need search (`x`) as well to be of any use. */
 function dirMode(path: string, mode: 'r' | 'w'): string {
   return isDirectory(path) ? `${mode}x` : mode
-}
-
-async function chooseMechanism(
-  name: string,
-  policy: SandboxPolicy,
-  runAs: RunAsTarget | undefined,
-  launchers: Launchers,
-  fail: Fail,
-): Promise<SandboxMechanism> {
-  if (name !== 'auto') {
-    const mechanism = launchers.sandbox(name)
-    if (mechanism === undefined) {
-      return fail(
-        'RUNTIME_ERR_SANDBOX',
-        '$.runtime.sandbox',
-        `the sandbox mechanism "${name}" is not installed (known: ${known(launchers)})`,
-      )
-    }
-    const verdict = await safeQualify(mechanism, policy, runAs)
-    if (!verdict.ok)
-      return fail(
-        'RUNTIME_ERR_SANDBOX',
-        fieldPath(verdict.field),
-        `${name} cannot honour it: ${withFix(verdict)}`,
-      )
-    return mechanism
-  }
-  const refusals: string[] = []
-  for (const candidate of AUTO_ORDER) {
-    const mechanism = launchers.sandbox(candidate)
-    if (mechanism === undefined) {
-      refusals.push(`${candidate}: not installed`)
-      continue
-    }
-    const verdict = await safeQualify(mechanism, policy, runAs)
-    if (verdict.ok) return mechanism
-    refusals.push(`${candidate}: ${verdict.field}: ${verdict.reason}`)
-  }
-  return fail(
-    'RUNTIME_ERR_SANDBOX',
-    '$.runtime.sandbox',
-    `no mechanism honours every declared field (auto): ${refusals.join('; ')}`,
-  )
-}
-
-/** A mechanism's verdict; a mechanism that throws refuses. */
-export async function safeQualify(
-  mechanism: SandboxMechanism,
-  policy: SandboxPolicy,
-  runAs: RunAsTarget | undefined,
-): Promise<Qualification> {
-  try {
-    return await mechanism.qualify(policy, runAs)
-  } catch (error) {
-    return { ok: false, field: 'mechanism', reason: `qualify failed: ${(error as Error).message}` }
-  }
-}
-
-export function withFix(verdict: Extract<Qualification, { ok: false }>): string {
-  return verdict.fix ? `${verdict.reason} (fix: ${verdict.fix})` : verdict.reason
-}
-
-function known(launchers: Launchers): string {
-  const names = launchers.sandboxes().map((m) => m.name)
-  return names.length > 0 ? names.join(', ') : 'none'
 }
 
 function isDirectory(path: string): boolean {

@@ -48,7 +48,7 @@ export function launchProcess(
     file: tool.path,
     args: [...start.argv],
     env,
-    cwd: workingDirectory(tool),
+    cwd: workingDirectory(tool, start.cwd),
     extraFds: [],
   }
   const { launch, status } = assemble(tool, base, host.execHelper)

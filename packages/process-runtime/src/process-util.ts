@@ -1,5 +1,6 @@
 import { constants } from 'node:os'
 import type { Readable } from 'node:stream'
+import { RuntimeError } from './errors.js'
 import { isInside } from './policy.js'
 import type { PreparedTool } from './types.js'
 
@@ -14,12 +15,17 @@ const DRAIN_MS = 500
  * at load), and the tool's own directory otherwise (toolvisor's may be out of the sandbox user's
  * reach, or not there at all inside the sandbox).
  */
-export function workingDirectory(tool: PreparedTool): string {
+export function workingDirectory(tool: PreparedTool, requested?: string): string {
+  const policy = tool.sandbox?.policy
+  const grants = policy === undefined ? [] : [policy.toolDir, ...policy.read, ...policy.write]
+  if (requested !== undefined) {
+    if (policy === undefined || grants.some((grant) => isInside(requested, grant))) return requested
+    const why = `the working directory ${requested} lies outside what the sandbox grants; the process was not started`
+    throw new RuntimeError('RUNTIME_ERR_CWD', why)
+  }
   if (tool.rundir !== undefined) return tool.rundir
   const here = process.cwd()
-  const policy = tool.sandbox?.policy
   if (policy === undefined) return here
-  const grants = [policy.toolDir, ...policy.read, ...policy.write]
   return grants.some((grant) => isInside(here, grant)) ? here : policy.toolDir
 }
 

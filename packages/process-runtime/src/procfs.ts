@@ -47,7 +47,10 @@ export function isSameProcess(pid: number, startTime: string): boolean {
  * `accept` takes, as [pid, value] pairs. Processes that vanish or that this user cannot read are
  * skipped. One scan of /proc serves the reaper and `markedProcesses`.
  */
-function processesWithVariable(name: string, accept: (value: string) => boolean): Array<[number, string]> {
+export function processesWithVariable(
+  name: string,
+  accept: (value: string) => boolean,
+): Array<[number, string]> {
   let entries: string[]
   try {
     entries = readdirSync('/proc')

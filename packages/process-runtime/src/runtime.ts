@@ -3,6 +3,7 @@ import { DiskBudget } from './disk.js'
 import { RuntimeError } from './errors.js'
 import { builtExecHelper, execHelperStatus } from './exec-helper.js'
 import type { Launchers } from './launchers.js'
+import { plainInput } from './plain.js'
 import { DEFAULT_SANDBOX_USER, type PrepareContext, prepareTool } from './prepare.js'
 import { ToolProcess } from './process.js'
 import type { ProcessHost } from './process-launch.js'
@@ -14,6 +15,7 @@ import type {
   LaunchFacts,
   LostProcess,
   ManagedProcess,
+  PlainProcessSpec,
   PreparedTool,
   PrepareInput,
   ProcessRuntime,
@@ -88,6 +90,10 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
 
   prepare(input: PrepareInput): Promise<PreparedTool> {
     return prepareTool(input, this.#context)
+  }
+
+  preparePlain(spec: PlainProcessSpec): Promise<PreparedTool> {
+    return prepareTool(plainInput(spec), this.#context)
   }
 
   confined(path: string): Promise<PreparedTool> {

@@ -4,17 +4,68 @@
  */
 import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
+import { createSocket } from 'node:dgram'
+import { readdirSync, readFileSync } from 'node:fs'
+
+import { processesWithVariable, procStat } from './procfs.js'
 
 export { markedProcesses } from './procfs.js'
 
-/** A throwaway user with its own group and one supplementary group. */
+/** A throwaway user with its own primary group and one supplementary group. */
 export interface TestUser {
   readonly user: string
   readonly uid: number
+  /** The user's primary group id (its own group). */
+  readonly gid: number
   /** A supplementary group the user is a member of. */
   readonly group: string
-  /** Deletes the user and the group. */
+  /** The id of {@link TestUser.group}. */
+  readonly groupId: number
+  /** Deletes the user, its own group and the supplementary group. */
   remove(): void
+}
+
+/**
+ * Pids of the live processes (zombies excluded) whose environment holds `NAME=value`: how tests
+ * prove that nothing they tagged is still running.
+ */
+export function processesWith(name: string, value: string): number[] {
+  return processesWithVariable(name, (found) => found === value)
+    .map(([pid]) => pid)
+    .filter((pid) => {
+      const stat = procStat(pid)
+      return stat !== undefined && stat.state !== 'Z'
+    })
+}
+
+/** Pids of the live processes whose command line (arguments joined by spaces) contains `needle`. */
+export function processesRunning(needle: string): number[] {
+  const pids: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry)
+    if (!Number.isInteger(pid) || pid === process.pid) continue
+    try {
+      const state = procStat(pid)?.state
+      if (state === undefined || state === 'Z') continue
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').includes(needle)) pids.push(pid)
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids
+}
+
+/**
+ * Polls `check` every 20 ms until it holds or `timeoutMs` passed, and returns its last answer:
+ * what tests wait on instead of sleeping a fixed time.
+ */
+export async function eventually(check: () => boolean, timeoutMs = 5_000): Promise<boolean> {
+  const end = Date.now() + timeoutMs
+  for (;;) {
+    if (check()) return true
+    if (Date.now() > end) return false
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
 }
 
 /**
@@ -44,12 +95,28 @@ export function createTestUser(prefix = 'tv'): TestUser {
   const user = `${prefix}u${suffix}`
   const group = `${prefix}g${suffix}`
   shadow('groupadd', [group])
-  shadow('useradd', ['--no-create-home', '--shell', '/usr/sbin/nologin', '--groups', group, user])
-  const uid = Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim())
+  try {
+    shadow('useradd', [
+      '--no-create-home',
+      '--user-group',
+      '--shell',
+      '/usr/sbin/nologin',
+      '--groups',
+      group,
+      user,
+    ])
+  } catch (error) {
+    shadow('groupdel', [group])
+    throw error
+  }
+  const id = (flag: string) => Number(execFileSync('id', [flag, user], { encoding: 'utf8' }).trim())
+  const groupId = Number(execFileSync('getent', ['group', group], { encoding: 'utf8' }).split(':')[2])
   return {
     user,
-    uid,
+    uid: id('-u'),
+    gid: id('-g'),
     group,
+    groupId,
     remove() {
       shadow('userdel', [user])
       shadow('groupdel', [group])
@@ -84,4 +151,43 @@ function groupOf(user: string): string {
 /** The reason a test gives when it skips because the checkout is out of `user`'s reach. */
 export function unreachableCheckout(user: string, path: string): string {
   return `skipped: ${path} is not readable by ${user} (the checkout lies under a directory other users cannot enter, such as a 0700 home or mktemp -d), so nothing of it can run as that user`
+}
+
+/** A UDP listener on 127.0.0.1 that keeps what reaches it: see {@link udpSink}. */
+export interface UdpSink {
+  readonly port: number
+  /**
+   * Sends a marker datagram from this process and waits for it, then returns (and forgets) the
+   * datagrams that came before it: what a finished tool sent has been read by then, so a test
+   * asserts "nothing came" without sleeping.
+   */
+  drain(): Promise<string[]>
+  close(): Promise<void>
+}
+
+/** Opens a {@link UdpSink}. */
+export async function udpSink(): Promise<UdpSink> {
+  const socket = createSocket('udp4')
+  const received: string[] = []
+  let marked: (() => void) | undefined
+  const marker = `udp-sink-marker-${randomUUID()}`
+  socket.on('message', (message) => {
+    const text = String(message)
+    if (text === marker) marked?.()
+    else received.push(text)
+  })
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve))
+  const port = socket.address().port
+  return {
+    port,
+    async drain() {
+      const arrived = new Promise<void>((resolve) => {
+        marked = resolve
+      })
+      socket.send(marker, port, '127.0.0.1')
+      await arrived
+      return received.splice(0)
+    },
+    close: () => new Promise<void>((resolve) => socket.close(resolve)),
+  }
 }

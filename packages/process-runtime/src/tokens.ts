@@ -1,5 +1,5 @@
-import { token } from '@toolvisor/kernel'
-import type { Launchers } from './launchers.js'
+import { type Token, token } from '@toolvisor/kernel'
+import type { Launchers, SandboxMechanism } from './launchers.js'
 import type { TaskRegistry } from './tasks.js'
 import type { ProcessRuntime } from './types.js'
 
@@ -11,3 +11,12 @@ export const RuntimeToken = token<ProcessRuntime>('runtime')
 
 /** The `tasks` token: the one registry of long-running tasks. */
 export const TasksToken = token<TaskRegistry>('tasks')
+
+/**
+ * The token a sandbox mechanism's plugin provides its mechanism under (`sandbox-mechanism:bwrap`).
+ * The runtime plugin injects the one its `sandbox` option names (both of `auto`'s), so it waits
+ * for them, whatever order the plugins are used in.
+ */
+export function sandboxMechanismToken(name: string): Token<SandboxMechanism> {
+  return token<SandboxMechanism>(`sandbox-mechanism:${name}`)
+}

@@ -1,4 +1,11 @@
-import type { ProcessSpec, RuntimeSpec } from '@toolvisor/describe-v2'
+import type {
+  CancelSpec,
+  Framing,
+  ProcessSpec,
+  RunAsDeclaration,
+  RuntimeSpec,
+  TimeoutSpec,
+} from '@toolvisor/describe-v2'
 import type { Account } from './accounts.js'
 import type { EffectivePolicy, EnvironmentPolicy } from './environment.js'
 import type { EventPage, SequencedEvent } from './event-log.js'
@@ -85,6 +92,11 @@ export interface StartOptions {
   readonly tool: PreparedTool
   /** Arguments after the executable (`['run', ...]`, `['check']`, `['describe']`). */
   readonly argv: readonly string[]
+  /**
+   * The working directory, absolute, over the tool's rundir (a shell command's `workdir`). Under a
+   * sandbox it must lie inside the tool's grants, else the start fails naming it.
+   */
+  readonly cwd?: string
   /** Bytes written to stdin then closed (default: none, closed at once), or `open` to keep it open. */
   readonly stdin?: Uint8Array | 'open'
   /** Extra variables (the `env`-mode arguments), applied after `environment`, before the context. */
@@ -220,6 +232,12 @@ export interface ProcessRuntime {
    */
   prepare(spec: PrepareInput): Promise<PreparedTool>
   /**
+   * A process no describe document declared (`PlainProcessSpec`), checked exactly as a tool's
+   * declarations are (the sandbox and run_as through the configured mechanisms, paths pinned,
+   * access as the user it runs as); start it with `start` like any prepared tool.
+   */
+  preparePlain(spec: PlainProcessSpec): Promise<PreparedTool>
+  /**
    * The tool at `path` as `describe` and `help` run it: no declarations of its own and, when a
    * sandbox mechanism is configured, a fixed confining policy (its directory readable, nothing
    * writable, no network, no host /tmp, the sandbox user when toolvisor is root), whatever the
@@ -237,6 +255,35 @@ export interface ProcessRuntime {
     id: string,
     info: { readonly task?: string; readonly session?: string; readonly kind?: string },
   ): void
+}
+
+/**
+ * A process no describe document declared (a shell command: `bash -c ...`), for `preparePlain`:
+ * it becomes a prepared tool through the same checks and the same launch path as any tool.
+ */
+export interface PlainProcessSpec {
+  /** The name in reports and tasks (`bash`). */
+  readonly name: string
+  /** The executable, absolute (`/bin/bash`). */
+  readonly file: string
+  /** `oneshot` (ready at exit, bounded by default) or `stream` (ready at once). Default `oneshot`. */
+  readonly mode?: 'oneshot' | 'stream'
+  /** How stdout is cut into events. Default `chunks`. */
+  readonly framing?: Framing
+  /** Literal variables, over the inherited ones. */
+  readonly environment?: Readonly<Record<string, string>>
+  readonly timeout?: TimeoutSpec
+  /** The first step of a stop. Default SIGTERM. */
+  readonly cancel?: CancelSpec
+  readonly runAs?: RunAsDeclaration
+  /** What it may touch (absolute paths), enforced by the configured mechanism as a tool's is. */
+  readonly sandbox?: {
+    readonly fs?: { readonly read?: readonly string[]; readonly write?: readonly string[] }
+    readonly net?: 'host' | 'none'
+    readonly tmp?: 'shared' | 'private'
+  }
+  /** The environment policy, over the runtime's. */
+  readonly environmentPolicy?: EnvironmentPolicy
 }
 
 /** What `prepare` needs of a tool. */

@@ -375,7 +375,8 @@ describe('stop and cancel', () => {
       argv: ['run'],
       signal: controller.signal,
     })
-    await sleep(100)
+    // Abort once its TERM trap is set (it says ready after), so SIGKILL is what ends it.
+    await waitFor(() => proc.stdout().head.includes('ready'))
     controller.abort()
     expect(await proc.exit).toMatchObject({ reason: 'cancelled', signal: 'SIGKILL' })
   })
@@ -387,7 +388,8 @@ describe('stop and cancel', () => {
       argv: ['run'],
     })
     await waitFor(() => proc.counters().events === 1)
-    await sleep(200)
+    // Three beats on stderr after its stdout closed: the end of stdout did not end the process.
+    await waitFor(() => proc.stderrLines(10).length >= 3)
     expect(proc.lifecycle.status).toBe('running')
     expect(await proc.stop()).toMatchObject({ status: 'exited', reason: 'cancelled' })
   })

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { describe, expect, it } from 'vitest'
 import { createTaskRegistry, markedProcesses } from '../src/index.js'
+import { eventually, processesRunning } from '../src/testing.js'
 import { fixture, makeRuntime, sleep, tempDir, tool } from './helpers.js'
 
 const trueTool = tool('/usr/bin/true')
@@ -65,29 +66,17 @@ describe('when the runtime dies', () => {
     )
     const runId = line.replace(/^ready /, '')
     // Kill the watchdog first (it is the only other process with this run dir in its argv), then the host.
-    const watchdogs = await pidsByArgv(runId)
+    const watchdogs = processesRunning(runId)
     expect(watchdogs.length).toBe(1)
     for (const pid of watchdogs) process.kill(pid, 'SIGKILL')
+    const hostGone = new Promise((resolve) => host.once('exit', resolve))
     host.kill('SIGKILL')
-    await sleep(300)
+    await hostGone
+    expect(await eventually(() => processesRunning(runId).length === 0)).toBe(true)
+    // Nothing is left to kill them: they run on until the next start.
     expect(markedProcesses(runId).length).toBeGreaterThan(0)
     const next = makeRuntime({ stateDir })
     expect(next.lost().map((p) => p.killed > 0)).toEqual([true, true])
-    await sleep(100)
-    expect(markedProcesses(runId)).toEqual([])
+    expect(await eventually(() => markedProcesses(runId).length === 0)).toBe(true)
   })
 })
-
-async function pidsByArgv(needle: string): Promise<number[]> {
-  const { readdirSync, readFileSync } = await import('node:fs')
-  const pids: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) pids.push(Number(entry))
-    } catch {
-      // gone
-    }
-  }
-  return pids
-}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createTaskRegistry, RuntimeError, type TaskCompletion } from '../src/index.js'
-import { fixture, makeRuntime, output, sleep, tool } from './helpers.js'
+import { eventually } from '../src/testing.js'
+import { fixture, makeRuntime, output, tool } from './helpers.js'
 
 const counter = (count: number, ms = 20) => ({
   tool: tool(fixture('slow-events.mjs'), { process: { mode: 'stream', output: output('jsonl') } }),
@@ -82,20 +83,17 @@ describe('task registry', () => {
     const completions: TaskCompletion[] = []
     const off = tasks.onDone((c) => completions.push(c))
     tasks.add({ kind: 'stream', tool: 'counter', owner: 's', process: runtime.start(counter(2, 5)) })
-    const long = tasks.add({
-      kind: 'stream',
-      tool: 'graceful',
-      owner: 's',
-      process: runtime.start({
-        tool: tool(fixture('graceful.sh'), { process: { mode: 'stream', output: output('lines') } }),
-        argv: ['run'],
-      }),
+    const graceful = runtime.start({
+      tool: tool(fixture('graceful.sh'), { process: { mode: 'stream', output: output('lines') } }),
+      argv: ['run'],
     })
+    const long = tasks.add({ kind: 'stream', tool: 'graceful', owner: 's', process: graceful })
     await tasks.wait('t1', 's', 5000)
-    await sleep(50)
+    // Its TERM trap is set once it printed its first line.
+    expect(await eventually(() => graceful.counters().events >= 1)).toBe(true)
     const exit = await tasks.cancel(long.id, 's')
     expect(exit).toMatchObject({ code: 42, reason: 'cancelled' })
-    await sleep(20)
+    expect(await eventually(() => completions.length === 2)).toBe(true)
     expect(completions.map((c) => [c.task.id, c.exit.code])).toEqual([
       ['t1', 0],
       ['t2', 42],

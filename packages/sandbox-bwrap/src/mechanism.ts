@@ -78,135 +78,129 @@ const GAPS = [
  * ```
  */
 export function bwrapMechanism(options: BwrapOptions = {}): SandboxMechanism {
-  const requested = options.bwrap ?? 'bwrap'
-  let bwrap: string | undefined
-  let layout: HostEntry[] | undefined
-  const preflights = new Map<string, Promise<PreflightResult>>()
+  return new Bwrap(options.bwrap ?? 'bwrap')
+}
 
-  const binary = () => {
-    bwrap ??= pinnedExecutable(requested)
-    return bwrap
+class Bwrap implements SandboxMechanism {
+  readonly name = 'bwrap'
+  readonly handlesRunAs = false
+  readonly #requested: string
+  #bwrap: string | undefined
+  #layout: HostEntry[] | undefined
+  readonly #preflights = new Map<string, Promise<PreflightResult>>()
+
+  constructor(requested: string) {
+    this.#requested = requested
   }
-  const host = () => {
-    layout ??= hostLayout()
-    return layout
+
+  async qualify(policy: SandboxPolicy, runAs: RunAsTarget | undefined): Promise<Qualification> {
+    let ids: Ids | undefined
+    if (runAs !== undefined && process.geteuid?.() === 0) {
+      const resolved = await resolveIds(runAs)
+      if (typeof resolved === 'string') {
+        return { ok: false, field: 'run_as', reason: resolved, fix: 'create the user, or fix runtime.run_as' }
+      }
+      ids = resolved
+    }
+    const base = await this.#check('host', ids)
+    if (!base.ok) return { ok: false, field: 'mechanism', ...mechanismFailure(base) }
+    if (policy.net === 'none') {
+      const net = await this.#check('none', ids)
+      if (!net.ok) return { ok: false, field: 'net', reason: net.reason, fix: FIX_NET }
+    }
+    return { ok: true }
   }
-  const check = (net: SandboxPolicy['net'], ids: Ids | undefined): Promise<PreflightResult> => {
+
+  wrap(launch: Launch, policy: SandboxPolicy): Launch {
+    checkPaths(policy)
+    const extraFds: ExtraFd[] = [...launch.extraFds]
+    const list = mounts(policy, this.#host())
+    // Grants are bound from descriptors the runtime opens and checks at spawn.
+    const mountList = mountArgs(list, (path) => {
+      extraFds.push(grantFd(policy, path))
+      return 2 + extraFds.length
+    })
+    const fdArgs = ['--seccomp', String(3 + extraFds.length)]
+    extraFds.push({ kind: 'data', data: sandboxProgram({ net: policy.net }) })
+    // The info fd is the last pipe: control() finds it there.
+    fdArgs.push('--info-fd', String(3 + extraFds.length))
+    extraFds.push({ kind: 'pipe' })
+    // A write grant of / is the host's root, writable as declared: do not make it read-only.
+    const readOnlyRoot = policy.write.includes('/') ? [] : ['--remount-ro', '/']
+    const cwd = sandboxCwd(launch.cwd, policy, list)
+    const sandbox = [...namespaceArgs(policy.net), ...mountList, ...fdArgs, '--chdir', cwd, ...readOnlyRoot]
+    // bwrap starts (as the tool's user) where the tool will: a place the sandbox shows, which that
+    // user can reach, unlike toolvisor's own working directory perhaps.
+    return {
+      ...launch,
+      cwd,
+      file: this.#binary(),
+      args: [...sandbox, '--', launch.file, ...launch.args],
+      extraFds,
+    }
+  }
+
+  control(child: SpawnedChild): ProcessControl {
+    let childPid: number | undefined
+    const info = child.extraFds.findLast((fd): fd is Readable => fd !== undefined)
+    if (info !== undefined) {
+      readChildPid(info, (pid) => {
+        childPid = pid
+      })
+    }
+    return {
+      signal(signal: NodeJS.Signals): boolean {
+        if (childPid === undefined || !alive(childPid)) return false
+        try {
+          process.kill(-childPid, signal)
+          return true
+        } catch {
+          return false
+        }
+      },
+    }
+  }
+
+  async describe(): Promise<MechanismDescription> {
+    const base = await this.#check('host', undefined)
+    if (!base.ok) {
+      return {
+        name: 'bwrap',
+        available: false,
+        unavailable: mechanismFailure(base),
+        enforces: ENFORCES,
+        gaps: GAPS,
+      }
+    }
+    const net = await this.#check('none', undefined)
+    const gaps = net.ok ? GAPS : [`net: none cannot be honoured here: ${net.reason}`, ...GAPS]
+    return { name: 'bwrap', available: true, enforces: ENFORCES, gaps }
+  }
+
+  #binary(): string {
+    this.#bwrap ??= pinnedExecutable(this.#requested)
+    return this.#bwrap
+  }
+
+  #host(): HostEntry[] {
+    this.#layout ??= hostLayout()
+    return this.#layout
+  }
+
+  /** bwrap's preflight for a network mode and user, run once and remembered. */
+  #check(net: SandboxPolicy['net'], ids: Ids | undefined): Promise<PreflightResult> {
     const key = `${net}:${ids === undefined ? 'self' : `${ids.uid}:${ids.gid}`}`
-    let result = preflights.get(key)
+    let result = this.#preflights.get(key)
     if (result === undefined) {
-      result = preflight(binary(), host(), net, ids)
-      preflights.set(key, result)
+      result = preflight(this.#binary(), this.#host(), net, ids)
+      this.#preflights.set(key, result)
     }
     return result
   }
-  const mechanismFailure = (failed: { reason: string; spawned: boolean }) => ({
-    reason: failed.reason,
-    fix: failed.spawned ? FIX_USERNS : FIX_MISSING,
-  })
+}
 
-  return {
-    name: 'bwrap',
-    handlesRunAs: false,
-
-    async qualify(policy: SandboxPolicy, runAs: RunAsTarget | undefined): Promise<Qualification> {
-      let ids: Ids | undefined
-      if (runAs !== undefined && process.geteuid?.() === 0) {
-        const resolved = await resolveIds(runAs)
-        if (typeof resolved === 'string') {
-          return {
-            ok: false,
-            field: 'run_as',
-            reason: resolved,
-            fix: 'create the user, or fix runtime.run_as',
-          }
-        }
-        ids = resolved
-      }
-      const base = await check('host', ids)
-      if (!base.ok) return { ok: false, field: 'mechanism', ...mechanismFailure(base) }
-      if (policy.net === 'none') {
-        const net = await check('none', ids)
-        if (!net.ok) return { ok: false, field: 'net', reason: net.reason, fix: FIX_NET }
-      }
-      return { ok: true }
-    },
-
-    wrap(launch: Launch, policy: SandboxPolicy): Launch {
-      checkPaths(policy)
-      const extraFds: ExtraFd[] = [...launch.extraFds]
-      const list = mounts(policy, host())
-      // Grants are bound from descriptors the runtime opens and checks at spawn.
-      const mountList = mountArgs(list, (path) => {
-        extraFds.push(grantFd(policy, path))
-        return 2 + extraFds.length
-      })
-      const fdArgs = ['--seccomp', String(3 + extraFds.length)]
-      extraFds.push({ kind: 'data', data: sandboxProgram({ net: policy.net }) })
-      // The info fd is the last pipe: control() finds it there.
-      fdArgs.push('--info-fd', String(3 + extraFds.length))
-      extraFds.push({ kind: 'pipe' })
-      // A write grant of / is the host's root, writable as declared: do not make it read-only.
-      const readOnlyRoot = policy.write.includes('/') ? [] : ['--remount-ro', '/']
-      const cwd = sandboxCwd(launch.cwd, policy, list)
-      return {
-        ...launch,
-        // bwrap starts (as the tool's user) where the tool will: a place the sandbox shows, which
-        // that user can reach, unlike toolvisor's own working directory perhaps.
-        cwd,
-        file: binary(),
-        args: [
-          ...namespaceArgs(policy.net),
-          ...mountList,
-          ...fdArgs,
-          '--chdir',
-          cwd,
-          ...readOnlyRoot,
-          '--',
-          launch.file,
-          ...launch.args,
-        ],
-        extraFds,
-      }
-    },
-
-    control(child: SpawnedChild): ProcessControl {
-      let childPid: number | undefined
-      const info = child.extraFds.findLast((fd): fd is Readable => fd !== undefined)
-      if (info !== undefined) {
-        readChildPid(info, (pid) => {
-          childPid = pid
-        })
-      }
-      return {
-        signal(signal: NodeJS.Signals): boolean {
-          if (childPid === undefined || !alive(childPid)) return false
-          try {
-            process.kill(-childPid, signal)
-            return true
-          } catch {
-            return false
-          }
-        },
-      }
-    },
-
-    async describe(): Promise<MechanismDescription> {
-      const base = await check('host', undefined)
-      if (!base.ok) {
-        return {
-          name: 'bwrap',
-          available: false,
-          unavailable: mechanismFailure(base),
-          enforces: ENFORCES,
-          gaps: GAPS,
-        }
-      }
-      const net = await check('none', undefined)
-      const gaps = net.ok ? GAPS : [`net: none cannot be honoured here: ${net.reason}`, ...GAPS]
-      return { name: 'bwrap', available: true, enforces: ENFORCES, gaps }
-    },
-  }
+function mechanismFailure(failed: { reason: string; spawned: boolean }): { reason: string; fix: string } {
+  return { reason: failed.reason, fix: failed.spawned ? FIX_USERNS : FIX_MISSING }
 }
 
 /**

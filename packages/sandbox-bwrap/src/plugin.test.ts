@@ -1,40 +1,32 @@
-import { definePlugin, Kernel, KernelError } from '@toolvisor/kernel'
-import { createLaunchers, LaunchersToken } from '@toolvisor/process-runtime'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Kernel, KernelError } from '@toolvisor/kernel'
+import { LaunchersToken, runtimePlugin } from '@toolvisor/process-runtime'
 import { describe, expect, it } from 'vitest'
-import { bwrapPlugin } from './plugin.js'
-
-const launchersPlugin = () => {
-  const launchers = createLaunchers()
-  return {
-    launchers,
-    plugin: definePlugin({
-      name: 'launchers',
-      provides: [LaunchersToken],
-      apply: (ctx) => ctx.provide(LaunchersToken, launchers),
-    }),
-  }
-}
+import { BwrapToken, bwrapPlugin } from './plugin.js'
 
 describe('bwrapPlugin', () => {
-  it('registers the bwrap mechanism while active and removes it on dispose', async () => {
+  it('provides the bwrap mechanism; a runtime used before it waits for it (order-free composition)', async () => {
     const kernel = new Kernel()
-    const { launchers, plugin } = launchersPlugin()
+    const stateDir = mkdtempSync(join(tmpdir(), 'tvbw-plugin-'))
+    const runtime = kernel.use(runtimePlugin, { stateDir, sandbox: 'bwrap' })
+    expect(runtime.missing).toEqual(['sandbox-mechanism:bwrap'])
     const handle = kernel.use(bwrapPlugin)
-    expect(handle.missing).toEqual(['launchers'])
-    kernel.use(plugin)
-    await handle
-    const bwrap = launchers.sandbox('bwrap')
+    await kernel.ready({ timeoutMs: 5000 })
+    const bwrap = kernel.get(LaunchersToken)?.sandbox('bwrap')
     expect(bwrap?.name).toBe('bwrap')
     expect(bwrap?.handlesRunAs).toBe(false)
+    expect(kernel.get(BwrapToken)).toBe(bwrap)
+    // Unloading the mechanism takes the runtime that needs it down with it, back to waiting.
     await handle.dispose()
-    expect(launchers.sandbox('bwrap')).toBeUndefined()
+    expect(runtime.state).toBe('pending')
     await kernel.dispose()
+    rmSync(stateDir, { recursive: true, force: true })
   })
 
   it('passes the configured binary to the mechanism', async () => {
     const kernel = new Kernel()
-    const { launchers, plugin } = launchersPlugin()
-    kernel.use(plugin)
     await kernel.use(bwrapPlugin, { bwrap: '/opt/bubblewrap/bin/bwrap' })
     const policy = {
       toolDir: '/usr/bin',
@@ -47,7 +39,7 @@ describe('bwrapPlugin', () => {
       pins: {},
     } as const
     const launch = { file: '/usr/bin/true', args: [], env: {}, cwd: '/', extraFds: [] }
-    const wrapped = launchers.sandbox('bwrap')?.wrap(launch, policy, undefined)
+    const wrapped = kernel.get(BwrapToken)?.wrap(launch, policy, undefined)
     expect(wrapped?.file).toBe('/opt/bubblewrap/bin/bwrap')
     await kernel.dispose()
   })

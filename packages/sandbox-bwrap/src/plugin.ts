@@ -1,5 +1,5 @@
 import { definePlugin } from '@toolvisor/kernel'
-import { LaunchersToken } from '@toolvisor/process-runtime'
+import { sandboxMechanismToken } from '@toolvisor/process-runtime'
 import { z } from 'zod'
 import { bwrapMechanism } from './mechanism.js'
 
@@ -12,16 +12,19 @@ export const BwrapPluginConfig = z
   .strict()
   .default({})
 
+/** The token the `bwrap` mechanism is provided under. */
+export const BwrapToken = sandboxMechanismToken('bwrap')
+
 /**
- * Registers the `bwrap` sandbox mechanism into the `launchers` registry while the plugin is
- * active; unloading the plugin removes it.
+ * Provides the `bwrap` sandbox mechanism (`sandboxMechanismToken('bwrap')`). It injects nothing:
+ * the runtime plugin, when its `sandbox` option names `bwrap` (or `auto`), waits for it, in
+ * whatever order the two are used.
  */
 export const bwrapPlugin = definePlugin({
   name: 'sandbox-bwrap',
-  inject: { launchers: LaunchersToken },
+  provides: [BwrapToken],
   config: BwrapPluginConfig,
   apply(ctx, config) {
-    const mechanism = bwrapMechanism(config.bwrap === undefined ? {} : { bwrap: config.bwrap })
-    ctx.onDispose(ctx.deps.launchers.registerSandbox(mechanism))
+    ctx.provide(BwrapToken, bwrapMechanism(config.bwrap === undefined ? {} : { bwrap: config.bwrap }))
   },
 })

@@ -1,21 +1,15 @@
 import type { ChildProcess } from 'node:child_process'
-import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import {
-  chmodSync,
-  copyFileSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  writeFileSync,
-} from 'node:fs'
+import { chmodSync, copyFileSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import type { Launch, ProcessControl, SandboxMechanism, SandboxPolicy } from '@toolvisor/process-runtime'
 import { spawnLaunch } from '@toolvisor/process-runtime'
+import { processesWith } from '@toolvisor/process-runtime/testing'
+
+export { createTestUser, type TestUser } from '@toolvisor/process-runtime/testing'
 
 /** Every process a test starts carries this variable, so the suite can prove none is left behind. */
 export const MARK = `TVBW_TEST_MARK=${randomUUID()}`
@@ -165,19 +159,9 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
-/** The pids of live processes carrying {@link MARK} (zombies have no environment left). */
+/** The pids of live processes carrying {@link MARK}. */
 export function marked(): number[] {
-  const pids: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(MARK))
-        pids.push(Number(entry))
-    } catch {
-      // exited meanwhile, or not ours to read
-    }
-  }
-  return pids
+  return processesWith(markName, markValue)
 }
 
 /** Waits until no marked process remains (up to `ms`); returns what is still there. */
@@ -203,46 +187,4 @@ export async function cleanup(): Promise<number[]> {
     }
   }
   return left
-}
-
-/** A throwaway system user with a supplementary group, for run_as rows (root only). */
-export interface TestUser {
-  readonly user: string
-  readonly group: string
-  readonly uid: number
-  readonly gid: number
-  readonly extraGid: number
-  remove(): void
-}
-
-/** Creates {@link TestUser} with useradd/groupadd; `remove()` deletes both. */
-export function createTestUser(): TestUser {
-  const suffix = `${process.pid}${randomUUID().slice(0, 4)}`
-  const user = `tvbw${suffix}`
-  const group = `tvbwg${suffix}`
-  const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8' }).trim()
-  sh('groupadd', ['--system', group])
-  sh('useradd', [
-    '--system',
-    '--no-create-home',
-    '--home-dir',
-    '/nonexistent',
-    '--shell',
-    '/usr/sbin/nologin',
-    '--user-group',
-    '--groups',
-    group,
-    user,
-  ])
-  return {
-    user,
-    group,
-    uid: Number(sh('id', ['-u', user])),
-    gid: Number(sh('id', ['-g', user])),
-    extraGid: Number(sh('getent', ['group', group]).split(':')[2]),
-    remove() {
-      sh('userdel', [user])
-      sh('groupdel', [group])
-    },
-  }
 }

@@ -3,6 +3,7 @@ import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Launch, RunAsTarget } from '@toolvisor/process-runtime'
 import { setprivRunAs } from '@toolvisor/process-runtime'
+import { eventually } from '@toolvisor/process-runtime/testing'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { bwrapMechanism } from '../src/index.js'
 import type { TestUser } from './helpers.js'
@@ -28,7 +29,7 @@ let tool: string
 let trapper: string
 
 beforeAll(() => {
-  if (isRoot) account = createTestUser()
+  if (isRoot) account = createTestUser('tvbw')
   root = toolDir('tvbw-life-')
   tool = join(root, 'tool')
   mkdirSync(tool)
@@ -107,8 +108,8 @@ for (const caller of callers) {
       const before = marked()
       expect(before.length).toBeGreaterThanOrEqual(4) // runtime, bwrap, the sandbox's init, the tool (+ its sleep)
       runtime.kill('SIGKILL')
-      await new Promise((resolve) => setTimeout(resolve, 1000))
-      expect(marked()).toEqual([])
+      // Gone within a second: the watchdog's promise.
+      expect(await eventually(() => marked().length === 0, 1000)).toBe(true)
     })
   })
 }

@@ -19,7 +19,7 @@ describe.skipIf(!isRoot)('run_as (skipped unless the suite runs as root: it crea
   let writeDir: string
 
   beforeAll(() => {
-    account = createTestUser()
+    account = createTestUser('tvbw')
     runAs = { user: account.user }
     root = toolDir('tvbw-runas-')
     tool = join(root, 'tool')
@@ -29,7 +29,7 @@ describe.skipIf(!isRoot)('run_as (skipped unless the suite runs as root: it crea
     mkdirSync(readDir)
     const groupOnly = join(readDir, 'group-only.txt')
     writeFileSync(groupOnly, 'for the group\n')
-    chownSync(groupOnly, 0, account.extraGid)
+    chownSync(groupOnly, 0, account.groupId)
     chmodSync(groupOnly, 0o640)
     writeDir = join(root, 'out')
     mkdirSync(writeDir)
@@ -96,7 +96,7 @@ describe.skipIf(!isRoot)('run_as (skipped unless the suite runs as root: it crea
       const result = await run(launch, bwrap)
       expect(result.probe(`read:${readDir}/group-only.txt`)).toMatchObject({ ok: false, errno: 'EACCES' })
     } finally {
-      chownSync(join(readDir, 'group-only.txt'), 0, account.extraGid)
+      chownSync(join(readDir, 'group-only.txt'), 0, account.groupId)
     }
   })
 })

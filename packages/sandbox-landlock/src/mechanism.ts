@@ -37,72 +37,76 @@ export interface LandlockOptions {
  * ```
  */
 export function landlockMechanism(options: LandlockOptions = {}): SandboxMechanism {
-  const launcher = options.launcher ?? builtLauncher
-  let status: LauncherStatus | undefined
-  let probing: Promise<LauncherStatus> | undefined
-  let minimum: ExecMinimum | undefined
+  return new Landlock(options.launcher ?? builtLauncher)
+}
 
-  const probe = (): Promise<LauncherStatus> => {
-    if (status !== undefined) return Promise.resolve(status)
-    probing ??= probeLauncher(launcher).then((found) => {
-      status ??= found
-      return status
+class Landlock implements SandboxMechanism {
+  readonly name = 'landlock'
+  readonly handlesRunAs = true
+  readonly #launcher: string
+  #status: LauncherStatus | undefined
+  #probing: Promise<LauncherStatus> | undefined
+  #minimum: ExecMinimum | undefined
+
+  constructor(launcher: string) {
+    this.#launcher = launcher
+  }
+
+  async qualify(policy: SandboxPolicy, runAs: RunAsTarget | undefined): Promise<Qualification> {
+    const found = await this.#probe()
+    const refused = refusal(policy, runAs, found, process.geteuid?.())
+    if (!refused.ok || !found.available) return refused
+    return preflight(found.launcher, launcherArgs(policy, runAs, found.abi, this.#exec()), policy)
+  }
+
+  wrap(launch: Launch, policy: SandboxPolicy, runAs: RunAsTarget | undefined): Launch {
+    this.#status ??= probeLauncherSync(this.#launcher)
+    const found = this.#status
+    const refused = refusal(policy, runAs, found, process.geteuid?.())
+    if (!refused.ok) {
+      const code = refused.field === 'mechanism' ? 'LANDLOCK_ERR_UNAVAILABLE' : 'LANDLOCK_ERR_REFUSED'
+      const fix = refused.fix === undefined ? '' : `; fix: ${refused.fix}`
+      throw new LandlockError(
+        code,
+        `cannot run ${policy.executable} under Landlock: ${refused.field}: ${refused.reason}${fix}`,
+      )
+    }
+    if (!found.available) throw new Error('unreachable: refusal() refuses an unavailable launcher')
+    // Grants become rules on descriptors the runtime opens and checks at each start.
+    const extraFds: ExtraFd[] = [...launch.extraFds]
+    const args = launcherArgs(policy, runAs, found.abi, this.#exec(), {
+      descriptor(path) {
+        extraFds.push(grantFd(policy, path))
+        return 2 + extraFds.length
+      },
     })
-    return probing
+    // The final exec stage runs from a descriptor: allow executing what it holds.
+    const stage = executableFd(launch)
+    const execFd = stage === undefined ? [] : ['--exec-fd', String(stage)]
+    return {
+      ...launch,
+      file: found.launcher,
+      args: [...execFd, ...args, launch.file, ...launch.args],
+      extraFds,
+    }
   }
-  const probeSync = (): LauncherStatus => {
-    status ??= probeLauncherSync(launcher)
-    return status
-  }
-  const exec = (): ExecMinimum => {
-    minimum ??= execMinimum()
-    return minimum
+
+  async describe(): Promise<MechanismDescription> {
+    return describeStatus('landlock', await this.#probe(), this.#exec())
   }
 
-  return {
-    name: 'landlock',
-    handlesRunAs: true,
+  /** What the launcher says of this kernel, asked once. */
+  #probe(): Promise<LauncherStatus> {
+    if (this.#status !== undefined) return Promise.resolve(this.#status)
+    this.#probing ??= probeLauncher(this.#launcher).then((found) => {
+      this.#status ??= found
+      return this.#status
+    })
+    return this.#probing
+  }
 
-    async qualify(policy: SandboxPolicy, runAs: RunAsTarget | undefined): Promise<Qualification> {
-      const found = await probe()
-      const refused = refusal(policy, runAs, found, process.geteuid?.())
-      if (!refused.ok || !found.available) return refused
-      return preflight(found.launcher, launcherArgs(policy, runAs, found.abi, exec()), policy)
-    },
-
-    wrap(launch: Launch, policy: SandboxPolicy, runAs: RunAsTarget | undefined): Launch {
-      const found = probeSync()
-      const refused = refusal(policy, runAs, found, process.geteuid?.())
-      if (!refused.ok) {
-        const code = refused.field === 'mechanism' ? 'LANDLOCK_ERR_UNAVAILABLE' : 'LANDLOCK_ERR_REFUSED'
-        const fix = refused.fix === undefined ? '' : `; fix: ${refused.fix}`
-        throw new LandlockError(
-          code,
-          `cannot run ${policy.executable} under Landlock: ${refused.field}: ${refused.reason}${fix}`,
-        )
-      }
-      if (!found.available) throw new Error('unreachable: refusal() refuses an unavailable launcher')
-      // Grants become rules on descriptors the runtime opens and checks at each start.
-      const extraFds: ExtraFd[] = [...launch.extraFds]
-      const args = launcherArgs(policy, runAs, found.abi, exec(), {
-        descriptor(path) {
-          extraFds.push(grantFd(policy, path))
-          return 2 + extraFds.length
-        },
-      })
-      // The final exec stage runs from a descriptor: allow executing what it holds.
-      const stage = executableFd(launch)
-      const execFd = stage === undefined ? [] : ['--exec-fd', String(stage)]
-      return {
-        ...launch,
-        file: found.launcher,
-        args: [...execFd, ...args, launch.file, ...launch.args],
-        extraFds,
-      }
-    },
-
-    async describe(): Promise<MechanismDescription> {
-      return describeStatus('landlock', await probe(), exec())
-    },
+  #exec(): ExecMinimum {
+    this.#minimum ??= execMinimum()
+    return this.#minimum
   }
 }

@@ -1,5 +1,5 @@
 import { definePlugin } from '@toolvisor/kernel'
-import { LaunchersToken } from '@toolvisor/process-runtime'
+import { sandboxMechanismToken } from '@toolvisor/process-runtime'
 import { z } from 'zod'
 import { landlockMechanism } from './mechanism.js'
 
@@ -12,9 +12,12 @@ export const LandlockPluginConfig = z
   .strict()
   .default({})
 
+/** The token the `landlock` mechanism is provided under. */
+export const LandlockToken = sandboxMechanismToken('landlock')
+
 /**
- * Registers the `landlock` sandbox mechanism in the `launchers` registry, and removes it when the
- * plugin unloads.
+ * Provides the `landlock` sandbox mechanism (`sandboxMechanismToken('landlock')`); the runtime
+ * plugin, when its `sandbox` option names `landlock` (or `auto`), waits for it.
  *
  * @example
  * ```ts
@@ -23,10 +26,10 @@ export const LandlockPluginConfig = z
  */
 export const landlockPlugin = definePlugin({
   name: 'sandbox-landlock',
-  inject: { launchers: LaunchersToken },
+  provides: [LandlockToken],
   config: LandlockPluginConfig,
   apply(ctx, config) {
-    const mechanism = landlockMechanism(config.launcher === undefined ? {} : { launcher: config.launcher })
-    ctx.onDispose(ctx.deps.launchers.registerSandbox(mechanism))
+    const launcher = config.launcher === undefined ? {} : { launcher: config.launcher }
+    ctx.provide(LandlockToken, landlockMechanism(launcher))
   },
 })

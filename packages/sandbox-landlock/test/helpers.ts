@@ -1,18 +1,12 @@
-import { type ChildProcess, execFileSync } from 'node:child_process'
-import {
-  chmodSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
+import { chmodSync, existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { Launch, SandboxPolicy } from '@toolvisor/process-runtime'
 import { spawnLaunch } from '@toolvisor/process-runtime'
+import { eventually } from '@toolvisor/process-runtime/testing'
+
+export { createTestUser, eventually, processesWith, type TestUser } from '@toolvisor/process-runtime/testing'
 
 /** True when the tests run as root (needed for useradd and the launcher's --user). */
 export const isRoot = process.geteuid?.() === 0
@@ -214,32 +208,6 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
-/** Pids of live (non-zombie) processes whose environment holds `NAME=value`. */
-export function processesWithEnv(entry: string): number[] {
-  const found: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const state = readFileSync(`/proc/${name}/stat`, 'utf8').replace(/^.*\) /s, '')[0]
-      if (state === 'Z' || state === 'X') continue
-      if (readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(entry)) found.push(Number(name))
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return found
-}
-
-/** Polls `check` every 20 ms until it is true or `timeoutMs` passed; returns its last answer. */
-export async function eventually(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const end = Date.now() + timeoutMs
-  for (;;) {
-    if (check()) return true
-    if (Date.now() > end) return false
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
-
 /** Kills every process group `start` made and returns the groups that were still alive before. */
 export async function killStarted(): Promise<number[]> {
   const alive = [...groups].filter(groupAlive)
@@ -255,82 +223,4 @@ export async function killStarted(): Promise<number[]> {
   groups.clear()
   if (left.length > 0) throw new Error(`process groups still alive after SIGKILL: ${left.join(', ')}`)
   return alive
-}
-
-/** A user (with its own group) and a supplementary group, created with useradd; root only. */
-export interface TestUser {
-  readonly name: string
-  readonly uid: number
-  readonly gid: number
-  readonly supplementary: string
-  readonly supplementaryGid: number
-}
-
-/**
- * Runs a shadow-utils command, retrying while another process (a parallel test file, another
- * package's tests) holds the /etc/passwd or /etc/group lock.
- */
-function shadow(command: string, args: string[]): void {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      execFileSync(command, args, { stdio: ['ignore', 'ignore', 'pipe'] })
-      return
-    } catch (error) {
-      const stderr = String((error as { stderr?: Buffer }).stderr ?? '')
-      if (attempt >= 50 || !/lock|try again/i.test(stderr)) throw error
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100)
-    }
-  }
-}
-
-/** Creates the test user (name unique per process, so parallel runs do not collide). */
-export function createTestUser(): TestUser {
-  const name = `tvll${process.pid}`
-  const supplementary = `tvllg${process.pid}`
-  shadow('groupadd', [supplementary])
-  try {
-    shadow('useradd', [
-      '--no-create-home',
-      '--user-group',
-      '--groups',
-      supplementary,
-      '--shell',
-      '/usr/sbin/nologin',
-      name,
-    ])
-  } catch (error) {
-    shadow('groupdel', [supplementary])
-    throw error
-  }
-  const id = (flag: string) => Number(execFileSync('id', [flag, name], { encoding: 'utf8' }).trim())
-  const supplementaryGid = Number(
-    execFileSync('getent', ['group', supplementary], { encoding: 'utf8' }).split(':')[2],
-  )
-  return { name, uid: id('-u'), gid: id('-g'), supplementary, supplementaryGid }
-}
-
-/** Removes the test user, its group and the supplementary group; throws if any is left. */
-export function removeTestUser(user: TestUser): void {
-  shadow('userdel', [user.name])
-  for (const group of [user.name, user.supplementary]) {
-    try {
-      execFileSync('getent', ['group', group])
-    } catch {
-      continue // already gone (userdel removes the user's own group)
-    }
-    shadow('groupdel', [group])
-  }
-  for (const [db, key] of [
-    ['passwd', user.name],
-    ['group', user.name],
-    ['group', user.supplementary],
-  ] as const) {
-    let present = true
-    try {
-      execFileSync('getent', [db, key])
-    } catch {
-      present = false
-    }
-    if (present) throw new Error(`test ${db} entry ${key} was not removed`)
-  }
 }

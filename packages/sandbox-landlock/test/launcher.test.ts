@@ -1,8 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { createSocket } from 'node:dgram'
 import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
+import { type UdpSink, udpSink } from '@toolvisor/process-runtime/testing'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { builtLauncher } from '../src/internal/launcher.js'
 import { execMinimum } from '../src/internal/policy.js'
@@ -14,7 +14,6 @@ import {
   nodeOutsideUsr,
   probeTool,
   removeTempDirs,
-  removeTestUser,
   run,
   type TestUser,
   tempDir,
@@ -33,13 +32,13 @@ const base = [
 let user: TestUser | undefined
 
 beforeAll(() => {
-  if (isRoot) user = createTestUser()
+  if (isRoot) user = createTestUser('tvll')
 })
 afterEach(async () => {
   await killStarted()
 })
 afterAll(() => {
-  if (user !== undefined) removeTestUser(user)
+  if (user !== undefined) user.remove()
   removeTempDirs()
 })
 
@@ -175,13 +174,13 @@ describe('fails closed with 125 and one line', () => {
     const launcher = join(tempDir(), 'landlock-launcher')
     copyFileSync(builtLauncher, launcher)
     chmodSync(launcher, 0o755)
-    const result = spawnSync(launcher, [...base, '--user', u.name, '--', 'true'], {
+    const result = spawnSync(launcher, [...base, '--user', u.user, '--', 'true'], {
       encoding: 'utf8',
       uid: u.uid,
       gid: u.gid,
     })
     expect(result.status).toBe(125)
-    expect(result.stderr).toBe(`toolvisor-landlock: drop privileges to ${u.name}: Operation not permitted\n`)
+    expect(result.stderr).toBe(`toolvisor-landlock: drop privileges to ${u.user}: Operation not permitted\n`)
   })
 })
 
@@ -207,9 +206,8 @@ describe('exec failures', () => {
 describe('network', () => {
   let tcp: Server
   let tcpPort = 0
-  const udp = createSocket('udp4')
+  let udp: UdpSink
   let udpPort = 0
-  const datagrams: string[] = []
   let unixDir = ''
   let unixServer: Server
 
@@ -217,9 +215,8 @@ describe('network', () => {
     tcp = createServer((s) => s.end())
     await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r))
     tcpPort = (tcp.address() as { port: number }).port
-    udp.on('message', (m) => datagrams.push(String(m)))
-    await new Promise<void>((r) => udp.bind(0, '127.0.0.1', r))
-    udpPort = udp.address().port
+    udp = await udpSink()
+    udpPort = udp.port
     unixDir = tempDir()
     unixServer = createServer((s) => s.end())
     await new Promise<void>((r) => unixServer.listen(join(unixDir, 'u.sock'), r))
@@ -227,7 +224,7 @@ describe('network', () => {
   afterAll(async () => {
     await new Promise((r) => tcp.close(r))
     await new Promise((r) => unixServer.close(r))
-    udp.close()
+    await udp.close()
   })
 
   const ops = () => [
@@ -235,10 +232,7 @@ describe('network', () => {
     ['udp', 'udp', udpPort],
     ['unix', 'unix', join(unixDir, 'u.sock')],
   ]
-  const received = async () => {
-    await new Promise((r) => setTimeout(r, 100))
-    return datagrams.splice(0).length
-  }
+  const received = async () => (await udp.drain()).length
 
   it('without flags TCP and UDP reach host listeners; a unix socket never, even under a grant', async () => {
     expect(await probe(['--ro', unixDir], ops())).toEqual({ tcp: 'ok', udp: 'ok', unix: 'EPERM' })

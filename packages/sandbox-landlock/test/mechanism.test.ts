@@ -26,9 +26,8 @@ import {
   launchOf,
   policyFor,
   probeTool,
-  processesWithEnv,
+  processesWith,
   removeTempDirs,
-  removeTestUser,
   run,
   start,
   type TestUser,
@@ -44,7 +43,7 @@ const abi = status.available ? status.abi : 0
 let user: TestUser | undefined
 
 beforeAll(() => {
-  if (isRoot) user = createTestUser()
+  if (isRoot) user = createTestUser('tvll')
 })
 
 afterEach(async () => {
@@ -52,7 +51,7 @@ afterEach(async () => {
 })
 
 afterAll(() => {
-  if (user !== undefined) removeTestUser(user)
+  if (user !== undefined) user.remove()
   removeTempDirs()
 })
 
@@ -168,7 +167,7 @@ describe('fs.write P', () => {
       const tool = probeTool()
       const policy = policyFor(tool.dir, tool.file, { write: [out], declared: ['fs.write'] })
       const { code, out: answer } = await probe(policy, [['write', 'write', join(out, 'f')]], {
-        user: u.name,
+        user: u.user,
       })
       expect(code).toBe(0)
       expect(answer).toEqual({ write: 'ok' })
@@ -258,7 +257,7 @@ describe('root caller', () => {
         ['setuid0', 'setuid0'],
         ['status', 'read', '/proc/self/status'],
       ],
-      { user: user!.name },
+      { user: user!.user },
     )
     expect(out.setuid0).toBe('EPERM')
     expect(String(out.status)).toMatch(/^NoNewPrivs:\t1$/m)
@@ -272,19 +271,19 @@ describe('run_as', () => {
     const data = tempDir()
     const groupOnly = join(data, 'group-only')
     writeFileSync(groupOnly, 'via the supplementary group')
-    chownSync(groupOnly, 0, u.supplementaryGid)
+    chownSync(groupOnly, 0, u.groupId)
     chmodSync(groupOnly, 0o640)
     const dir = tempDir()
     const tool = writeTool(join(dir, 'id.sh'), `#!/bin/sh\nid -u\nid -g\nid -G\ncat ${groupOnly}\n`)
     const policy = policyFor(dir, tool, { read: [data], declared: ['fs.read'] })
-    const runAs = { user: u.name }
+    const runAs = { user: u.user }
     expect(await mechanism.qualify(policy, runAs)).toEqual({ ok: true })
     const result = await run(mechanism.wrap(launchOf(tool), policy, runAs))
     expect(result.stderr).toBe('')
     const [uid, gid, groups, text] = result.stdout.trim().split('\n')
     expect(Number(uid)).toBe(u.uid)
     expect(Number(gid)).toBe(u.gid)
-    expect(groups?.split(' ').map(Number).sort()).toEqual([u.gid, u.supplementaryGid].sort())
+    expect(groups?.split(' ').map(Number).sort()).toEqual([u.gid, u.groupId].sort())
     expect(text).toBe('via the supplementary group')
   })
 
@@ -293,10 +292,10 @@ describe('run_as', () => {
     const dir = tempDir()
     const tool = writeTool(join(dir, 'id.sh'), '#!/bin/sh\nid -u\nid -g\n')
     const policy = policyFor(dir, tool)
-    const runAs = { user: u.name, group: u.supplementary }
+    const runAs = { user: u.user, group: u.group }
     expect(await mechanism.qualify(policy, runAs)).toEqual({ ok: true })
     const result = await run(mechanism.wrap(launchOf(tool), policy, runAs))
-    expect(result.stdout).toBe(`${u.uid}\n${u.supplementaryGid}\n`)
+    expect(result.stdout).toBe(`${u.uid}\n${u.groupId}\n`)
   })
 
   it('an unknown user is refused at qualify, naming run_as', async () => {
@@ -319,7 +318,7 @@ describe('run_as', () => {
     async (context) => {
       const u = user!
       const entry = new URL('../dist/index.js', import.meta.url).pathname
-      if (!readableBy(u.name, entry)) return context.skip(unreachableCheckout(u.name, entry))
+      if (!readableBy(u.user, entry)) return context.skip(unreachableCheckout(u.user, entry))
       const tool = probeTool()
       const script = `
       import { landlockMechanism } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).pathname)}
@@ -352,14 +351,10 @@ describe('run_as', () => {
 describe('die with the runtime', () => {
   it('SIGKILL of the process that spawned the launcher kills the tool within a second (PDEATHSIG)', async () => {
     const dir = tempDir()
-    const marker = `TV_LANDLOCK_MARKER=${process.pid}-${Date.now()}`
+    const marker = ['TV_LANDLOCK_MARKER', `${process.pid}-${Date.now()}`] as const
     const tool = writeTool(join(dir, 'sleep.sh'), '#!/bin/sh\necho up\nexec sleep 300\n')
     const policy = policyFor(dir, tool)
-    const launch = mechanism.wrap(
-      launchOf(tool, [], { [marker.split('=')[0]!]: marker.split('=')[1]! }),
-      policy,
-      undefined,
-    )
+    const launch = mechanism.wrap(launchOf(tool, [], { [marker[0]]: marker[1] }), policy, undefined)
     // The stand-in runtime starts the launcher in a process group of its own, so killing the
     // stand-in's group does not reach the tool: only PDEATHSIG can.
     const standIn = `
@@ -372,12 +367,14 @@ describe('die with the runtime', () => {
     `
     const runtime = start({ file: process.execPath, args: ['-e', standIn], env: {}, cwd: '/', extraFds: [] })
     await waitForOutput(runtime, 'up')
-    const tools = processesWithEnv(marker)
-    expect(tools).toHaveLength(1)
-    expect(readFileSync(`/proc/${tools[0]}/cmdline`, 'utf8')).toBe('sleep\u0000300\u0000')
+    // It says up just before it execs sleep.
+    const command = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+    const sleeping = () => processesWith(...marker).map(command)
+    expect(await eventually(() => sleeping()[0] === 'sleep\u0000300\u0000')).toBe(true)
+    expect(sleeping()).toHaveLength(1)
     runtime.kill('SIGKILL')
-    const gone = await eventually(() => processesWithEnv(marker).length === 0, 1_000)
-    if (!gone) for (const pid of processesWithEnv(marker)) process.kill(pid, 'SIGKILL')
+    const gone = await eventually(() => processesWith(...marker).length === 0, 1_000)
+    if (!gone) for (const pid of processesWith(...marker)) process.kill(pid, 'SIGKILL')
     expect(gone).toBe(true)
   })
 })

@@ -1,33 +1,29 @@
-import { definePlugin, Kernel, KernelError } from '@toolvisor/kernel'
-import { createLaunchers, LaunchersToken } from '@toolvisor/process-runtime'
-import { describe, expect, it } from 'vitest'
-import { landlockPlugin } from '../src/plugin.js'
+import { Kernel, KernelError } from '@toolvisor/kernel'
+import { LaunchersToken, runtimePlugin } from '@toolvisor/process-runtime'
+import { afterAll, describe, expect, it } from 'vitest'
+import { LandlockToken, landlockPlugin } from '../src/plugin.js'
+import { removeTempDirs, tempDir } from './helpers.js'
 
-const launchersPlugin = definePlugin({
-  name: 'launchers',
-  provides: [LaunchersToken],
-  apply: (ctx) => ctx.provide(LaunchersToken, createLaunchers()),
-})
+afterAll(() => removeTempDirs())
 
 describe('landlockPlugin', () => {
-  it('registers the landlock mechanism and removes it on dispose', async () => {
+  it('provides the landlock mechanism; a runtime used before it waits for it', async () => {
     await using kernel = new Kernel()
-    await kernel.use(launchersPlugin)
-    const handle = kernel.use(landlockPlugin)
-    await handle
-    const launchers = kernel.get(LaunchersToken)!
-    const mechanism = launchers.sandbox('landlock')
+    const stateDir = tempDir('tv-landlock-plugin-')
+    const runtime = kernel.use(runtimePlugin, { stateDir, sandbox: 'landlock' })
+    expect(runtime.missing).toEqual(['sandbox-mechanism:landlock'])
+    kernel.use(landlockPlugin)
+    await kernel.ready({ timeoutMs: 5000 })
+    const mechanism = kernel.get(LaunchersToken)!.sandbox('landlock')
     expect(mechanism).toMatchObject({ name: 'landlock', handlesRunAs: true })
+    expect(kernel.get(LandlockToken)).toBe(mechanism)
     expect((await mechanism!.describe()).available).toBe(true)
-    await handle.dispose()
-    expect(launchers.sandbox('landlock')).toBeUndefined()
   })
 
   it('passes the launcher option through', async () => {
     await using kernel = new Kernel()
-    await kernel.use(launchersPlugin)
     await kernel.use(landlockPlugin, { launcher: '/nonexistent/landlock-launcher' })
-    const description = await kernel.get(LaunchersToken)!.sandbox('landlock')!.describe()
+    const description = await kernel.get(LandlockToken)!.describe()
     expect(description.unavailable?.reason).toBe(
       'the Landlock launcher /nonexistent/landlock-launcher does not exist',
     )

@@ -18,8 +18,16 @@ export const ToolboxErrorCodes = {
   MODE_TAKEN: 'TOOLBOX_ERR_MODE_TAKEN',
   /** `processes output` of a process id that is neither a task nor a oneshot call this toolbox keeps. */
   UNKNOWN_PROCESS: 'TOOLBOX_ERR_UNKNOWN_PROCESS',
-  /** A load warning of `describe` (a likely typo, an ignored field): the tool is served. */
-  DESCRIBE_WARNING: 'TOOLBOX_WARN_DESCRIBE',
+  /** A session id that is not 1 to 128 characters of `A-Z a-z 0-9 . _ : @ -`. */
+  BAD_SESSION_ID: 'TOOLBOX_ERR_BAD_SESSION_ID',
+  /** Closing a session that is not open. */
+  UNKNOWN_SESSION: 'TOOLBOX_ERR_UNKNOWN_SESSION',
+} as const
+
+/** Codes of the load warnings the toolbox reports (the tool is served). */
+export const ToolboxWarningCodes = {
+  /** A warning of `describe`: a likely typo, an ignored field. */
+  DESCRIBE: 'TOOLBOX_WARN_DESCRIBE',
 } as const
 
 /** A code of this package. */

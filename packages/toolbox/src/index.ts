@@ -12,7 +12,7 @@ export {
   rendererFor,
 } from './budget.js'
 export type { ToolboxErrorCode } from './errors.js'
-export { ToolboxError, ToolboxErrorCodes } from './errors.js'
+export { ToolboxError, ToolboxErrorCodes, ToolboxWarningCodes } from './errors.js'
 export type { HelpOptions } from './help.js'
 export { helpTool } from './help.js'
 export type { EntryOptions, LoadOptions, LoadOutcome, ToolboxEntry } from './loader.js'

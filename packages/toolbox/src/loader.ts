@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path'
 import { LoadingError } from '@toolvisor/describe-v2'
 import { type EnvironmentPolicy, RAW_ONESHOT } from '@toolvisor/process-runtime'
 import type { BinaryToolDeps, LoadedTool } from './binary-tool.js'
-import { type ToolboxErrorCode, ToolboxErrorCodes } from './errors.js'
+import { type ToolboxErrorCode, ToolboxErrorCodes, ToolboxWarningCodes } from './errors.js'
 import type { LoadReport } from './types.js'
 
 /** How tools are loaded. */
@@ -220,7 +220,7 @@ export async function loadToolboxes(
       reports.push({
         severity: 'warning',
         tool: tool.spec.path,
-        code: ToolboxErrorCodes.DESCRIBE_WARNING,
+        code: ToolboxWarningCodes.DESCRIBE,
         message: `${tool.spec.path}: ${warning}`,
       })
     }

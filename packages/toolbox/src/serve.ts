@@ -1,6 +1,6 @@
 import { LoadingError } from '@toolvisor/describe-v2'
 import type { LoadedTool } from './binary-tool.js'
-import { ToolboxErrorCodes } from './errors.js'
+import { type ToolboxErrorCode, ToolboxErrorCodes } from './errors.js'
 import { reportOf } from './loader.js'
 import { type Modes, unsupportedMode } from './modes.js'
 import { providerSafeName, RESERVED_NAMES } from './names.js'
@@ -100,7 +100,7 @@ function checkName(
   registry: ToolRegistry,
 ): void {
   const field = tool.spec.commands.length === 0 ? '$.slug' : `$.commands[${index}].name`
-  const fail = (code: string, reason: string): never => {
+  const fail = (code: ToolboxErrorCode, reason: string): never => {
     throw new LoadingError(code, { tool: tool.spec.path, field, reason })
   }
   const reserved = RESERVED_NAMES[name]

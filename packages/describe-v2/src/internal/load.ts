@@ -1,4 +1,4 @@
-import { LoadingError } from '../errors.js'
+import { type DescribeErrorCode, LoadingError } from '../errors.js'
 import type { EventSchemaCompiler } from './schema-compiler.js'
 
 /**
@@ -14,7 +14,7 @@ export interface Load {
 /** Throws the LoadingError of the tool being loaded; `field` is a JSON path (`$.args[1].mode`). */
 export function fail(
   load: Load,
-  code: string,
+  code: DescribeErrorCode,
   field: string | undefined,
   reason: string,
   cause?: unknown,

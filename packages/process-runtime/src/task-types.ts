@@ -1,0 +1,98 @@
+/** The shapes of the task registry (see `tasks.ts`). */
+import type { SequencedEvent } from './event-log.js'
+import type { Lifecycle, ManagedProcess, ProcessExit } from './types.js'
+
+/** What kind of long-running thing a task is. */
+export type TaskKind = 'stream' | 'service' | 'bash'
+
+/** A task as callers see it. */
+export interface TaskInfo {
+  /** `t1`, `t2`, ... or a name the starter chose (`bash-1`, `p1`). */
+  readonly id: string
+  readonly kind: TaskKind
+  /** The owning session; absent: visible to every session, and `visibility` says so. */
+  readonly owner?: string
+  readonly visibility: 'owner' | 'all sessions'
+  readonly tool: string
+  readonly lifecycle: Lifecycle
+  readonly startedAt: Date
+  readonly endedAt?: Date
+  readonly exit?: ProcessExit
+  /** The process behind it (absent for a task lost on restart). */
+  readonly process?: string
+}
+
+/** What an incremental or paged read returns. */
+export interface TaskRead {
+  readonly task: TaskInfo
+  readonly events: readonly SequencedEvent[]
+  /** The position after the last event returned. */
+  readonly next: number
+  /** Events skipped because they could not be read back. */
+  readonly elided: number
+  /** Events the task produced so far. */
+  readonly total: number
+}
+
+/** A task that ended, as the completion surface reports it. */
+export interface TaskCompletion {
+  readonly task: TaskInfo
+  readonly exit: ProcessExit
+}
+
+/**
+ * How to register a task: with the process already started (its id is then generated, so the
+ * registration cannot fail after the spawn), or with `start`, called only once the id (a chosen
+ * one may be taken) is secured: a registration never fails after a spawn.
+ */
+export type AddTaskOptions = {
+  readonly kind: TaskKind
+  readonly tool: string
+  readonly owner?: string
+} & (
+  | { readonly process: ManagedProcess; readonly id?: undefined }
+  | {
+      /** Starts the process, once the id is the task's. */
+      readonly start: () => ManagedProcess
+      /** A chosen id; default `t<n>`. A taken one is refused before anything starts. */
+      readonly id?: string
+    }
+)
+
+/** The `tasks` service: one registry for every long-running thing, one ownership rule. */
+export interface TaskRegistry {
+  add(options: AddTaskOptions): TaskInfo
+  /** A task of `session` (or one visible to all); throws for a foreign or unknown id. */
+  get(id: string, session: string | undefined): TaskInfo
+  /** The process behind a task of `session`. */
+  process(id: string, session: string | undefined): ManagedProcess
+  /** The tasks `session` may see: its own and those visible to all, oldest first. */
+  list(session: string | undefined): TaskInfo[]
+  /** The next events for `reader` (each reader has its own cursor; default reader = the session). */
+  read(
+    id: string,
+    session: string | undefined,
+    options?: { readonly reader?: string; readonly max?: number },
+  ): TaskRead
+  /** Events by absolute position, for paging through everything a task produced. */
+  page(
+    id: string,
+    session: string | undefined,
+    options: { readonly offset: number; readonly max?: number },
+  ): TaskRead
+  /** Stops a task's process (declared cancel; `force`: SIGKILL at once) and returns its exit. */
+  cancel(
+    id: string,
+    session: string | undefined,
+    options?: { readonly force?: boolean },
+  ): Promise<ProcessExit>
+  /** Waits until the task ended or `ms` passed (or `signal` aborted); returns its info either way. */
+  wait(id: string, session: string | undefined, ms: number, signal?: AbortSignal): Promise<TaskInfo>
+  /**
+   * The completion surface (the one way to learn that a task ended): the listener gets every task
+   * that ends from now on. Returns the unsubscription.
+   */
+  onDone(listener: (completion: TaskCompletion) => void): () => void
+  /** Every task, whoever owns it: for hosts and operators, never for a model. */
+  all(): TaskInfo[]
+}
