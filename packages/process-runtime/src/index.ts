@@ -27,6 +27,7 @@ export type {
 } from './launchers.js'
 export { CLEAN_ENVIRONMENT, executableFd, grantFd } from './launchers.js'
 export { AUTO_ORDER } from './mechanism-choice.js'
+export type { PlainProcessSpec } from './plain.js'
 export { defaultStateDir, EnvironmentPolicyConfig, RuntimeConfig, runtimePlugin } from './plugin.js'
 export { DEFAULT_SANDBOX_USER } from './prepare.js'
 export { markedProcesses } from './procfs.js'
@@ -45,7 +46,6 @@ export type {
   Lifecycle,
   LostProcess,
   ManagedProcess,
-  PlainProcessSpec,
   PreparedTool,
   PrepareInput,
   ProcessCounters,

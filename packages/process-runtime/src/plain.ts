@@ -1,5 +1,36 @@
 import { dirname } from 'node:path'
-import type { PlainProcessSpec, PrepareInput } from './types.js'
+import type { CancelSpec, Framing, RunAsDeclaration, TimeoutSpec } from '@toolvisor/describe-v2'
+import type { EnvironmentPolicy } from './environment.js'
+import type { PrepareInput } from './types.js'
+
+/**
+ * A process no describe document declared (a shell command: `bash -c ...`), for `preparePlain`:
+ * it becomes a prepared tool through the same checks and the same launch path as any tool.
+ */
+export interface PlainProcessSpec {
+  /** The name in reports and tasks (`bash`). */
+  readonly name: string
+  /** The executable, absolute (`/bin/bash`). */
+  readonly file: string
+  /** `oneshot` (ready at exit, bounded by default) or `stream` (ready at once). Default `oneshot`. */
+  readonly mode?: 'oneshot' | 'stream'
+  /** How stdout is cut into events. Default `chunks`. */
+  readonly framing?: Framing
+  /** Literal variables, over the inherited ones. */
+  readonly environment?: Readonly<Record<string, string>>
+  readonly timeout?: TimeoutSpec
+  /** The first step of a stop. Default SIGTERM. */
+  readonly cancel?: CancelSpec
+  readonly runAs?: RunAsDeclaration
+  /** What it may touch (absolute paths), enforced by the configured mechanism as a tool's is. */
+  readonly sandbox?: {
+    readonly fs?: { readonly read?: readonly string[]; readonly write?: readonly string[] }
+    readonly net?: 'host' | 'none'
+    readonly tmp?: 'shared' | 'private'
+  }
+  /** The environment policy, over the runtime's. */
+  readonly environmentPolicy?: EnvironmentPolicy
+}
 
 /** The PrepareInput of a plain process: a describe-free declaration, checked as any tool's. */
 export function plainInput(spec: PlainProcessSpec): PrepareInput {

@@ -3,7 +3,7 @@ import { DiskBudget } from './disk.js'
 import { RuntimeError } from './errors.js'
 import { builtExecHelper, execHelperStatus } from './exec-helper.js'
 import type { Launchers } from './launchers.js'
-import { plainInput } from './plain.js'
+import { type PlainProcessSpec, plainInput } from './plain.js'
 import { DEFAULT_SANDBOX_USER, type PrepareContext, prepareTool } from './prepare.js'
 import { ToolProcess } from './process.js'
 import type { ProcessHost } from './process-launch.js'
@@ -15,7 +15,6 @@ import type {
   LaunchFacts,
   LostProcess,
   ManagedProcess,
-  PlainProcessSpec,
   PreparedTool,
   PrepareInput,
   ProcessRuntime,

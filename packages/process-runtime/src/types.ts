@@ -1,15 +1,9 @@
-import type {
-  CancelSpec,
-  Framing,
-  ProcessSpec,
-  RunAsDeclaration,
-  RuntimeSpec,
-  TimeoutSpec,
-} from '@toolvisor/describe-v2'
+import type { ProcessSpec, RuntimeSpec } from '@toolvisor/describe-v2'
 import type { Account } from './accounts.js'
 import type { EffectivePolicy, EnvironmentPolicy } from './environment.js'
 import type { EventPage, SequencedEvent } from './event-log.js'
 import type { RunAsMechanism, RunAsTarget, SandboxMechanism, SandboxPolicy } from './launchers.js'
+import type { PlainProcessSpec } from './plain.js'
 
 /** Operator options of the runtime. */
 export interface RuntimeOptions {
@@ -255,35 +249,6 @@ export interface ProcessRuntime {
     id: string,
     info: { readonly task?: string; readonly session?: string; readonly kind?: string },
   ): void
-}
-
-/**
- * A process no describe document declared (a shell command: `bash -c ...`), for `preparePlain`:
- * it becomes a prepared tool through the same checks and the same launch path as any tool.
- */
-export interface PlainProcessSpec {
-  /** The name in reports and tasks (`bash`). */
-  readonly name: string
-  /** The executable, absolute (`/bin/bash`). */
-  readonly file: string
-  /** `oneshot` (ready at exit, bounded by default) or `stream` (ready at once). Default `oneshot`. */
-  readonly mode?: 'oneshot' | 'stream'
-  /** How stdout is cut into events. Default `chunks`. */
-  readonly framing?: Framing
-  /** Literal variables, over the inherited ones. */
-  readonly environment?: Readonly<Record<string, string>>
-  readonly timeout?: TimeoutSpec
-  /** The first step of a stop. Default SIGTERM. */
-  readonly cancel?: CancelSpec
-  readonly runAs?: RunAsDeclaration
-  /** What it may touch (absolute paths), enforced by the configured mechanism as a tool's is. */
-  readonly sandbox?: {
-    readonly fs?: { readonly read?: readonly string[]; readonly write?: readonly string[] }
-    readonly net?: 'host' | 'none'
-    readonly tmp?: 'shared' | 'private'
-  }
-  /** The environment policy, over the runtime's. */
-  readonly environmentPolicy?: EnvironmentPolicy
 }
 
 /** What `prepare` needs of a tool. */

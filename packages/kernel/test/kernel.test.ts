@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { KernelError, KernelErrorCodes, ToolvisorError } from './errors.js'
-import { Kernel } from './kernel.js'
-import { definePlugin } from './plugin.js'
-import type { Token } from './token.js'
-import { token } from './token.js'
+import { KernelError, KernelErrorCodes, ToolvisorError } from '../src/errors.js'
+import { Kernel } from '../src/kernel.js'
+import { definePlugin } from '../src/plugin.js'
+import type { Token } from '../src/token.js'
+import { token } from '../src/token.js'
 
 interface Clock {
   now(): number

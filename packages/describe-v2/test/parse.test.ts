@@ -9,10 +9,10 @@ import {
   v2,
   withProcess,
   withRuntime,
-} from '../test/documents.js'
-import { DescribeErrorCodes, LoadingError } from './errors.js'
-import { parseDescribe } from './parse.js'
-import type { ToolSpec } from './types.js'
+} from './documents.js'
+import { DescribeErrorCodes, LoadingError } from '../src/errors.js'
+import { parseDescribe } from '../src/parse.js'
+import type { ToolSpec } from '../src/types.js'
 
 const codes = DescribeErrorCodes
 
