@@ -104,7 +104,8 @@ try {
   const perCall =
     xs.reduce((sum, x, i) => sum + (x - mx) * (ys[i] - my), 0) / xs.reduce((sum, x) => sum + (x - mx) ** 2, 0)
   console.log(`toolvisor mcp, ${CALLS} oneshot calls (${IN_FLIGHT} in flight) in ${seconds.toFixed(1)} s`)
-  for (const [n, mb] of samples) console.log(`  after ${String(n).padStart(6)} calls: RSS ${mb.toFixed(1)} MB`)
+  for (const [n, mb] of samples)
+    console.log(`  after ${String(n).padStart(6)} calls: RSS ${mb.toFixed(1)} MB`)
   console.log(
     `  RSS after all calls / after warm-up: ${ratio.toFixed(3)} (target <= 1.15) ${ratio <= 1.15 ? 'PASS' : 'MISS'}`,
   )

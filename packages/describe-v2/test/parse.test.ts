@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { DescribeErrorCodes, LoadingError } from '../src/errors.js'
+import { parseDescribe } from '../src/parse.js'
+import type { ToolSpec } from '../src/types.js'
 import {
   arg,
   fixture,
@@ -10,9 +13,6 @@ import {
   withProcess,
   withRuntime,
 } from './documents.js'
-import { DescribeErrorCodes, LoadingError } from '../src/errors.js'
-import { parseDescribe } from '../src/parse.js'
-import type { ToolSpec } from '../src/types.js'
 
 const codes = DescribeErrorCodes
 
