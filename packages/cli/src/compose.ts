@@ -13,6 +13,8 @@ import { CliError } from './errors.js'
 
 /** The sandbox mechanisms this CLI composes, and `auto`. */
 const SANDBOXES: readonly string[] = ['bwrap', 'landlock', 'auto']
+/** The run_as mechanisms the runtime registers. */
+const RUN_AS: readonly string[] = ['setpriv', 'runuser']
 
 /** What a composed toolvisor gives a command. */
 export interface Composed {
@@ -42,6 +44,12 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     throw new CliError(
       'CLI_ERR_USAGE',
       `--sandbox ${config.sandbox}: no such mechanism here; the mechanisms are ${SANDBOXES.join(', ')}`,
+    )
+  }
+  if (config.runAs !== undefined && !RUN_AS.includes(config.runAs)) {
+    throw new CliError(
+      'CLI_ERR_USAGE',
+      `--run-as ${config.runAs}: no such mechanism here; the mechanisms are ${RUN_AS.join(', ')}`,
     )
   }
   const kernel = new Kernel()

@@ -82,6 +82,16 @@ describe('toolvisor call', () => {
     const flag = await run(['call', '--bogus'])
     expect(flag.code).toBe(2)
     expect(flag.stderr).toMatch(/^toolvisor call: Unknown option '--bogus'/)
+    const sandbox = await run(['call', join(examples, 'echo-args'), '{}', '--sandbox', 'firejail'])
+    expect(sandbox.code).toBe(2)
+    expect(sandbox.stderr).toBe(
+      'toolvisor call: --sandbox firejail: no such mechanism here; the mechanisms are bwrap, landlock, auto\n',
+    )
+    const runAs = await run(['call', join(examples, 'echo-args'), '{}', '--run-as', 'sudo'])
+    expect(runAs.code).toBe(2)
+    expect(runAs.stderr).toBe(
+      'toolvisor call: --run-as sudo: no such mechanism here; the mechanisms are setpriv, runuser\n',
+    )
   })
 
   it('runs a sub-command with --command and prints progress to stderr with --progress', async () => {

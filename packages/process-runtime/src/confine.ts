@@ -4,7 +4,7 @@ import { LoadingError } from '@toolvisor/describe-v2'
 import { type Account, lookupAccount, missingAccess } from './accounts.js'
 import { effectivePolicy } from './environment.js'
 import type { RunAsTarget, SandboxMechanism, SandboxPolicy } from './launchers.js'
-import { AUTO_ORDER, safeQualify, withFix } from './mechanism-choice.js'
+import { AUTO_ORDER, safeQualify, unknownRunAs, withFix } from './mechanism-choice.js'
 import { confiningPolicy } from './policy.js'
 import type { PrepareContext } from './prepare.js'
 import { RAW_ONESHOT } from './raw.js'
@@ -62,7 +62,7 @@ export async function confineTool(path: string, context: PrepareContext): Promis
     else {
       const name = context.options.runAs ?? 'setpriv'
       const runAsMechanism = context.launchers.runAs(name)
-      if (runAsMechanism === undefined) return fail(`the run_as mechanism "${name}" is not available`)
+      if (runAsMechanism === undefined) return fail(unknownRunAs(name, context.launchers))
       const verdict = await runAsMechanism.qualify(target)
       if (!verdict.ok) return fail(withFix(verdict))
       runAs = { target, mechanism: runAsMechanism }

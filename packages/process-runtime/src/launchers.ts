@@ -181,4 +181,6 @@ export interface Launchers {
   sandboxes(): readonly SandboxMechanism[]
   /** A run_as mechanism by name. */
   runAs(name: string): RunAsMechanism | undefined
+  /** Every run_as mechanism, in registration order. */
+  runAsMechanisms(): readonly RunAsMechanism[]
 }

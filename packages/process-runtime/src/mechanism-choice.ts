@@ -96,8 +96,15 @@ async function runAsMechanismOf(
   }
   const mechanism = launchers.runAs(name as string)
   if (mechanism === undefined)
-    fail('RUNTIME_ERR_RUN_AS', '$.runtime.run_as', `the run_as mechanism "${name}" is not available`)
+    fail('RUNTIME_ERR_RUN_AS', '$.runtime.run_as', unknownRunAs(name as string, launchers))
   const verdict = await (mechanism as RunAsMechanism).qualify(target)
   if (!verdict.ok) fail('RUNTIME_ERR_RUN_AS', '$.runtime.run_as', withFix(verdict))
   return mechanism as RunAsMechanism
+}
+
+/** The refusal of a run_as mechanism nobody registered, listing the ones there are. */
+export function unknownRunAs(name: string, launchers: Launchers): string {
+  const known = launchers.runAsMechanisms().map((m) => m.name)
+  const use = known.map((k) => `--run-as ${k}`).join(' or ')
+  return `the run_as mechanism "${name}" is not available (known: ${known.join(', ') || 'none'})${use ? `: start toolvisor with ${use}` : ''}`
 }

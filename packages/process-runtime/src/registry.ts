@@ -23,5 +23,6 @@ export function createLaunchers(): Launchers {
     sandbox: (name) => sandboxes.get(name),
     sandboxes: () => [...sandboxes.values()],
     runAs: (name) => runAs.get(name),
+    runAsMechanisms: () => [...runAs.values()],
   }
 }

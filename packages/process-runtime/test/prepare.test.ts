@@ -171,6 +171,18 @@ describe('run_as', () => {
     )
   })
 
+  it('refuses an unknown run_as mechanism, listing the known ones (10.14)', async () => {
+    const launchers = createLaunchers()
+    launchers.registerRunAs(setprivRunAs())
+    launchers.registerRunAs(runuserRunAs())
+    const runtime = makeRuntime({ runAs: 'sudo' }, launchers)
+    const { dir, path } = toolDir()
+    const error = await loadError(runtime.prepare(input(path, dir, { runAs: { user: 'nobody' } })))
+    expect(error.message).toBe(
+      `${path}: $.runtime.run_as: the run_as mechanism "sudo" is not available (known: setpriv, runuser): start toolvisor with --run-as setpriv or --run-as runuser`,
+    )
+  })
+
   it('refuses a user that does not exist', async () => {
     const launchers = createLaunchers()
     launchers.registerRunAs(setprivRunAs())
