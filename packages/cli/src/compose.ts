@@ -40,18 +40,7 @@ export interface ComposeOptions {
  * missing, a plugin that would wait forever.
  */
 export async function compose(config: Config, options: ComposeOptions = {}): Promise<Composed> {
-  if (config.sandbox !== undefined && !SANDBOXES.includes(config.sandbox)) {
-    throw new CliError(
-      'CLI_ERR_USAGE',
-      `--sandbox ${config.sandbox}: no such mechanism here; the mechanisms are ${SANDBOXES.join(', ')}`,
-    )
-  }
-  if (config.runAs !== undefined && !RUN_AS.includes(config.runAs)) {
-    throw new CliError(
-      'CLI_ERR_USAGE',
-      `--run-as ${config.runAs}: no such mechanism here; the mechanisms are ${RUN_AS.join(', ')}`,
-    )
-  }
+  refuseUnknownMechanisms(config)
   const kernel = new Kernel()
   const yieldMs = options.yieldMs ?? config.yieldMs
   const stateDir = config.stateDir ?? defaultStateDir()
@@ -100,6 +89,21 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     binary: kernel.get(BinaryToolsToken)!,
     runtime: kernel.get(RuntimeToken)!,
     tasks: kernel.get(TasksToken)!,
+  }
+}
+
+/** `--sandbox` and `--run-as` name mechanisms this CLI has, or it is a usage error at once. */
+function refuseUnknownMechanisms(config: Config): void {
+  for (const [flag, name, known] of [
+    ['--sandbox', config.sandbox, SANDBOXES],
+    ['--run-as', config.runAs, RUN_AS],
+  ] as const) {
+    if (name !== undefined && !known.includes(name)) {
+      throw new CliError(
+        'CLI_ERR_USAGE',
+        `${flag} ${name}: no such mechanism here; the mechanisms are ${known.join(', ')}`,
+      )
+    }
   }
 }
 

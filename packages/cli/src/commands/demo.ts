@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import type { ToolCallContext, ToolResult } from '@toolvisor/toolbox'
+import type { ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
 import { compose } from '../compose.js'
+import type { Config } from '../config.js'
 import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
 import type { Io } from '../output.js'
 
@@ -15,6 +16,16 @@ session fence, sub-commands and help.
 
 ${RUNTIME_FLAGS_HELP}`
 
+/** What every step of the demo uses. */
+interface Demo {
+  readonly tools: ToolRegistry
+  readonly scratch: string
+  readonly alice: ToolCallContext
+  say(line?: string): void
+  show(result: ToolResult): void
+  call(name: string, args: unknown, ctx?: ToolCallContext): Promise<ToolResult>
+}
+
 /** `toolvisor demo`: the README's main job. */
 export async function demoCommand(argv: readonly string[], io: Io): Promise<number> {
   const { values } = parse(argv, RUNTIME_FLAGS, DEMO_USAGE)
@@ -25,94 +36,131 @@ export async function demoCommand(argv: readonly string[], io: Io): Promise<numb
   const config = configFrom(values)
   const examples = config.toolboxes.length > 0 ? config.toolboxes : [resolve('examples/tools')]
   const scratch = mkdtempSync(join(tmpdir(), 'toolvisor-demo-'))
-  const broken = join(scratch, 'broken-toolbox')
-  writeFileSync(join(scratch, 'notes.txt'), 'remember the milk\n')
-  await import('node:fs').then((fs) => fs.mkdirSync(broken))
-  writeFileSync(
-    join(broken, 'half-written'),
-    '#!/bin/sh\necho \'{"slug": "half_written", "description": 3}\'\n',
-    { mode: 0o755 },
-  )
-  const say = (line = '') => io.out(`${line}\n`)
-  const show = (result: ToolResult) => {
-    const text = result.content
-      .map((c) => c.text)
-      .join('\n')
-      .trimEnd()
-    const shown = text.length > 600 ? `${text.slice(0, 600)}…` : text
-    say(`   ${result.isError ? 'error' : 'result'}: ${shown.replaceAll('\n', '\n           ')}`)
-  }
+  const broken = brokenToolbox(scratch)
   const began = Date.now()
   const composed = await compose(
     { ...config, toolboxes: [...examples, broken], stateDir: config.stateDir ?? join(scratch, 'state') },
     { yieldMs: 1000 },
   )
-  const { tools } = composed
-  const alice: ToolCallContext = { sessionId: 'alice', signal: new AbortController().signal }
-  const call = (name: string, args: unknown, ctx: ToolCallContext = alice) => {
-    say(`   call ${tools.safeName(name)} ${JSON.stringify(args)}`)
-    return tools.call(name, args, ctx)
-  }
+  const demo = demoOf(composed.tools, scratch, io)
   try {
-    say('toolvisor demo: tools as processes, as a model sees and calls them.')
-    say()
-    say(`1. Loading ${examples.join(', ')} and a toolbox with a broken tool (describe runs for every`)
-    say('   executable in parallel; one bad tool never blocks the others)')
-    say(
-      `   served in ${Date.now() - began} ms: ${tools
-        .list()
-        .map((t) => tools.safeName(t.name))
-        .join(', ')}`,
+    loading(demo, examples, Date.now() - began)
+    await oneshots(demo)
+    await stream(demo)
+    await commandsAndErrors(demo)
+    demo.say(
+      'Next: toolvisor mcp --toolbox examples/tools  (serve them to Claude Code, Codex, any MCP client)',
     )
-    for (const report of tools.loadErrors()) say(`   not loaded: ${report.message}`)
-    say()
-    say('2. A v1 tool with one argument of each mode (positional, --name value, --name=value, stdin, env)')
-    show(
-      await call('echo_args', {
-        path: join(scratch, 'notes.txt'),
-        pattern: 'ERROR',
-        limit: 3,
-        note: 'from stdin',
-        'api-token': 'demo-token',
-      }),
-    )
-    say()
-    say('3. A v2 oneshot with jsonl framing and an event schema; a line that does not match is an')
-    say('   invalid event in the result, never dropped')
-    show(await call('file_stats', { path: scratch, bad: true }))
-    say()
-    say('4. A stream: each event arrives as progress; after the yield window (1 s here) the call')
-    say('   answers with a running placeholder, and the task keeps running')
-    let shown = 0
-    const progress = (p: { progress: number; message: string }) => {
-      if (shown++ < 3) say(`   progress ${p.progress}: ${p.message}`)
-    }
-    show(await tools.call('counter', { to: 1000, 'every-ms': 100 }, { ...alice, progress }))
-    say('   ... then, through the shared processes tool:')
-    show(await call('processes', { command: 'tail', process: 't1', n: 3 }))
-    say()
-    say('5. The session fence: another session cannot read, stop or even see it')
-    const bob: ToolCallContext = { sessionId: 'bob', signal: new AbortController().signal }
-    show(await call('processes', { command: 'list' }, bob))
-    show(await call('processes', { command: 'stop', process: 't1' }, bob))
-    say('   its owner stops it (declared cancel SIGTERM, SIGKILL after timeout.stop):')
-    show(await call('processes', { command: 'stop', process: 't1' }))
-    say()
-    say('6. One binary, several tools (commands), and longer help on demand')
-    show(await call('git_lite.log', { dir: resolve('.'), n: 3 }))
-    const help = await call('help', { tool: 'git_lite__log' })
-    show({
-      ...help,
-      content: [{ type: 'text', text: help.content[0]?.text.split('\n').slice(0, 3).join('\n') ?? '' }],
-    })
-    say()
-    say('7. Bad input gets a clear error and runs nothing')
-    show(await call('echo_args', { path: ['not', 'a', 'string'], pattern: 'x', limit: 1, note: 'n' }))
-    say()
-    say('Next: toolvisor mcp --toolbox examples/tools  (serve them to Claude Code, Codex, any MCP client)')
     return 0
   } finally {
     await composed.kernel.dispose()
     rmSync(scratch, { recursive: true, force: true })
   }
+}
+
+/** A toolbox holding one tool whose describe document is wrong, and a note file to read. */
+function brokenToolbox(scratch: string): string {
+  const broken = join(scratch, 'broken-toolbox')
+  writeFileSync(join(scratch, 'notes.txt'), 'remember the milk\n')
+  mkdirSync(broken)
+  writeFileSync(
+    join(broken, 'half-written'),
+    '#!/bin/sh\necho \'{"slug": "half_written", "description": 3}\'\n',
+    {
+      mode: 0o755,
+    },
+  )
+  return broken
+}
+
+function demoOf(tools: ToolRegistry, scratch: string, io: Io): Demo {
+  const say = (line = '') => io.out(`${line}\n`)
+  const alice: ToolCallContext = { sessionId: 'alice', signal: new AbortController().signal }
+  return {
+    tools,
+    scratch,
+    alice,
+    say,
+    show(result) {
+      const text = result.content
+        .map((c) => c.text)
+        .join('\n')
+        .trimEnd()
+      const shown = text.length > 600 ? `${text.slice(0, 600)}…` : text
+      say(`   ${result.isError ? 'error' : 'result'}: ${shown.replaceAll('\n', '\n           ')}`)
+    },
+    call(name, args, ctx = alice) {
+      say(`   call ${tools.safeName(name)} ${JSON.stringify(args)}`)
+      return tools.call(name, args, ctx)
+    },
+  }
+}
+
+function loading({ say, tools }: Demo, examples: Config['toolboxes'], ms: number): void {
+  say('toolvisor demo: tools as processes, as a model sees and calls them.')
+  say()
+  say(
+    `1. Loading ${examples.map((e) => (typeof e === 'string' ? e : e.path)).join(', ')} and a toolbox with a broken tool (describe runs for every`,
+  )
+  say('   executable in parallel; one bad tool never blocks the others)')
+  say(
+    `   served in ${ms} ms: ${tools
+      .list()
+      .map((t) => tools.safeName(t.name))
+      .join(', ')}`,
+  )
+  for (const report of tools.loadErrors()) say(`   not loaded: ${report.message}`)
+  say()
+}
+
+async function oneshots({ say, show, call, scratch }: Demo): Promise<void> {
+  say('2. A v1 tool with one argument of each mode (positional, --name value, --name=value, stdin, env)')
+  show(
+    await call('echo_args', {
+      path: join(scratch, 'notes.txt'),
+      pattern: 'ERROR',
+      limit: 3,
+      note: 'from stdin',
+      'api-token': 'demo-token',
+    }),
+  )
+  say()
+  say('3. A v2 oneshot with jsonl framing and an event schema; a line that does not match is an')
+  say('   invalid event in the result, never dropped')
+  show(await call('file_stats', { path: scratch, bad: true }))
+  say()
+}
+
+async function stream({ say, show, call, tools, alice }: Demo): Promise<void> {
+  say('4. A stream: each event arrives as progress; after the yield window (1 s here) the call')
+  say('   answers with a running placeholder, and the task keeps running')
+  let shown = 0
+  const progress = (p: { progress: number; message: string }) => {
+    if (shown++ < 3) say(`   progress ${p.progress}: ${p.message}`)
+  }
+  show(await tools.call('counter', { to: 1000, 'every-ms': 100 }, { ...alice, progress }))
+  say('   ... then, through the shared processes tool:')
+  show(await call('processes', { command: 'tail', process: 't1', n: 3 }))
+  say()
+  say('5. The session fence: another session cannot read, stop or even see it')
+  const bob: ToolCallContext = { sessionId: 'bob', signal: new AbortController().signal }
+  show(await call('processes', { command: 'list' }, bob))
+  show(await call('processes', { command: 'stop', process: 't1' }, bob))
+  say('   its owner stops it (declared cancel SIGTERM, SIGKILL after timeout.stop):')
+  show(await call('processes', { command: 'stop', process: 't1' }))
+  say()
+}
+
+async function commandsAndErrors({ say, show, call }: Demo): Promise<void> {
+  say('6. One binary, several tools (commands), and longer help on demand')
+  show(await call('git_lite.log', { dir: resolve('.'), n: 3 }))
+  const help = await call('help', { tool: 'git_lite__log' })
+  show({
+    ...help,
+    content: [{ type: 'text', text: help.content[0]?.text.split('\n').slice(0, 3).join('\n') ?? '' }],
+  })
+  say()
+  say('7. Bad input gets a clear error and runs nothing')
+  show(await call('echo_args', { path: ['not', 'a', 'string'], pattern: 'x', limit: 1, note: 'n' }))
+  say()
 }
