@@ -10,8 +10,9 @@ import { oneshotHandler } from './oneshot.js'
 import { createOneshots } from './oneshots.js'
 import { createToolRegistry } from './registry.js'
 import { type Served, serve } from './serve.js'
+import { createSessions, stopOwnedTasks } from './sessions.js'
 import { streamHandler } from './stream.js'
-import { BinaryToolsToken, ModesToken, OneshotsToken, ToolsToken } from './tokens.js'
+import { BinaryToolsToken, ModesToken, OneshotsToken, SessionsToken, ToolsToken } from './tokens.js'
 import type { Tool, ToolRegistry } from './types.js'
 
 /** The `binary-tools` service: loads executables as tools, for the toolbox and for other packages. */
@@ -99,12 +100,13 @@ export function createBinaryTools(
 /**
  * The toolbox as a kernel plugin: provides the `tools` registry, filled with every tool of the
  * configured toolboxes (and the shared `help` tool), the `binary-tools` loader, the `modes` seam
- * (with `oneshot` and `stream` registered) and the `oneshots` record.
+ * (with `oneshot` and `stream` registered), the `oneshots` record and the `sessions` service (a
+ * session that closes has every task it owns stopped with its declared cancel).
  */
 export const toolboxPlugin = definePlugin({
   name: 'toolbox',
   inject: { describe: DescribeToken, runtime: RuntimeToken, tasks: TasksToken },
-  provides: [ToolsToken, BinaryToolsToken, ModesToken, OneshotsToken],
+  provides: [ToolsToken, BinaryToolsToken, ModesToken, OneshotsToken, SessionsToken],
   config: ToolboxConfig,
   async apply(ctx, config) {
     const { runtime } = ctx.deps
@@ -123,5 +125,8 @@ export const toolboxPlugin = definePlugin({
     ctx.provide(BinaryToolsToken, binary)
     ctx.provide(ModesToken, modes)
     ctx.provide(OneshotsToken, oneshots)
+    const sessions = createSessions()
+    sessions.onClose((session) => stopOwnedTasks(ctx.deps.tasks, session.id))
+    ctx.provide(SessionsToken, sessions)
   },
 })

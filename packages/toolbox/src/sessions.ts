@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { TaskRegistry } from '@toolvisor/process-runtime'
 import { ToolboxError } from './errors.js'
 
 /** A session as hosts and operators see it. */
@@ -144,4 +145,13 @@ class SessionTable implements Sessions {
     this.#openHooks.add(hook)
     return () => this.#openHooks.delete(hook)
   }
+}
+
+/**
+ * Stops every running task `session` owns (stream calls, services, background shells), each with
+ * its declared cancel, and resolves when all have ended: the close hook of the toolbox plugin.
+ */
+export async function stopOwnedTasks(tasks: TaskRegistry, session: string): Promise<void> {
+  const running = tasks.all().filter((task) => task.owner === session && task.exit === undefined)
+  await Promise.all(running.map((task) => tasks.cancel(task.id, session)))
 }

@@ -11,6 +11,7 @@ import {
   BinaryToolsToken,
   ModesToken,
   OneshotsToken,
+  SessionsToken,
   type ToolboxConfig,
   type ToolCallContext,
   ToolsToken,
@@ -62,6 +63,7 @@ export async function compose(
     tasks: kernel.get(TasksToken)!,
     modes: kernel.get(ModesToken)!,
     oneshots: kernel.get(OneshotsToken)!,
+    sessions: kernel.get(SessionsToken)!,
     runtime,
     runId,
   }

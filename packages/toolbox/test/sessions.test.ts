@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createSessions } from '../src/sessions.js'
+import { compose, ctx, examples } from './helpers.js'
 
 describe('sessions', () => {
   it('opens a session with a generated id, or with the id given, and lists the open ones', () => {
@@ -88,5 +89,28 @@ describe('sessions', () => {
     off()
     await sessions.close('b')
     expect(closes).toBe(1)
+  })
+})
+
+describe('sessions in the toolbox plugin', () => {
+  it('a closed session has every task it owns stopped; another session keeps its own; a reopened one finds its task', async () => {
+    const { tools, tasks, sessions } = await compose([examples], { yieldMs: 0 })
+    const alice = sessions.open({ id: 'alice', origin: 'test' })
+    const bob = sessions.open({ id: 'bob', origin: 'test' })
+    const counter = { to: 100_000, 'every-ms': 50 }
+    await tools.call('counter', counter, ctx({ sessionId: alice.id }))
+    await tools.call('counter', counter, ctx({ sessionId: bob.id }))
+    const [aliceTask] = tasks.list(alice.id)
+    const [bobTask] = tasks.list(bob.id)
+    expect([aliceTask?.lifecycle.status, bobTask?.lifecycle.status]).toEqual(['running', 'running'])
+
+    // The client of alice came back with its id: the same session, with what it owns.
+    expect(sessions.open({ id: 'alice' }).opens).toBe(2)
+    expect(tasks.list('alice').map((t) => t.id)).toEqual([aliceTask!.id])
+
+    await sessions.close('alice', 'disconnected')
+    expect(tasks.get(aliceTask!.id, 'alice')).toMatchObject({ exit: { reason: 'cancelled' } })
+    expect(tasks.get(bobTask!.id, 'bob').lifecycle.status).toBe('running')
+    expect(sessions.list().map((s) => s.id)).toEqual(['bob'])
   })
 })
