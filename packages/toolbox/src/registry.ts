@@ -7,6 +7,20 @@ export function createToolRegistry(): ToolRegistry {
   const tools = new Map<string, Tool>()
   const bySafeName = new Map<string, string>()
   const reports: LoadReport[] = []
+  const listeners = new Set<() => void>()
+
+  const changed = (): void => {
+    for (const listener of [...listeners]) {
+      try {
+        listener()
+      } catch (error) {
+        // A listener bug must neither undo the change nor silence the others, nor vanish.
+        process.nextTick(() => {
+          throw error
+        })
+      }
+    }
+  }
 
   const safeNameOf = (name: string): string => {
     const mapped = providerSafeName(name)
@@ -34,10 +48,12 @@ export function createToolRegistry(): ToolRegistry {
       }
       tools.set(tool.name, tool)
       bySafeName.set(mapped, tool.name)
+      changed()
       return () => {
         if (tools.get(tool.name) !== tool) return
         tools.delete(tool.name)
         bySafeName.delete(mapped)
+        changed()
       }
     },
     list: () => [...tools.values()],
@@ -59,6 +75,15 @@ export function createToolRegistry(): ToolRegistry {
     loadErrors: () => [...reports],
     reportLoadError(report) {
       reports.push(report)
+      changed()
+    },
+    onChange(listener) {
+      // A wrapper per subscription, so subscribing one function twice gives two independent calls.
+      const entry = (): void => listener()
+      listeners.add(entry)
+      return () => {
+        listeners.delete(entry)
+      }
     },
   }
 }

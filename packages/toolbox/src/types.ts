@@ -72,6 +72,15 @@ export interface ToolRegistry {
   loadErrors(): readonly LoadReport[]
   /** Adds a load failure or warning to the report (loaders call it; surfaces print it). */
   reportLoadError(report: LoadReport): void
+  /**
+   * Calls `listener` after every change: a tool registered or removed, a load report added. Read
+   * `list()` and `loadErrors()` for the new state. Returns the unsubscribe. Listeners run
+   * synchronously, in subscription order; one that throws stops neither the change nor the others,
+   * and its error is rethrown on a later turn (as `EventTarget` does). Optional so that registries
+   * written before it stay valid; `createToolRegistry` has it. A surface uses it to announce tools
+   * loaded after it started serving (MCP `notifications/tools/list_changed`).
+   */
+  onChange?(listener: () => void): () => void
 }
 
 /** A tool that failed to load, or loaded with a warning. */
