@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, describe, expect, it } from 'vitest'
-import { bin, examples, fixtures, tagged, taggedCommands, tempDir } from './helpers.js'
+import { bin, examples, fixtures, tagged, taggedCommands, tempDir, toolvisor } from './helpers.js'
 
 let clients: Array<{ client: Client; tag: string }> = []
 afterEach(async () => {
@@ -146,5 +146,76 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     const { client } = await connect([box])
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name)).toEqual(['word_count', 'processes'])
+  })
+})
+
+/** `toolvisor mcp ARGS` with raw pipes: what a client that writes its own JSON-RPC sees. */
+function rawMcp(args: string[]) {
+  const server = toolvisor(['mcp', ...args])
+  const { child } = server
+  child.stdin!.on('error', () => {})
+  let output = ''
+  const read = () => child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
+  const messages = () =>
+    output
+      .split('\n')
+      .slice(0, -1)
+      .map((line) => JSON.parse(line) as { id?: unknown; method?: string; result?: unknown; error?: unknown })
+  const waitForMessage = async (match: (m: ReturnType<typeof messages>[number]) => boolean) => {
+    const deadline = Date.now() + 20_000
+    while (!messages().some(match)) {
+      if (Date.now() > deadline) throw new Error(`no such message in ${output.slice(0, 2000)}`)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    return messages().find(match)!
+  }
+  const send = (message: object) => child.stdin!.write(`${JSON.stringify(message)}\n`)
+  const initialize = async () => {
+    send({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+    })
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+    return waitForMessage((m) => m.id === 0)
+  }
+  return { ...server, read, messages, waitForMessage, send, initialize }
+}
+
+describe('toolvisor mcp, byte for byte', () => {
+  it('--max-message-bytes: a longer message is answered with -32600 and skipped; the session goes on', async () => {
+    const server = rawMcp(['--toolbox', examples, '--max-message-bytes', '2000'])
+    server.read()
+    await server.initialize()
+    const call = (id: number, text: string) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'word_count', arguments: { text } },
+    })
+    server.send(call(1, 'w '.repeat(1000)))
+    server.send(call(2, 'two words'))
+    await server.waitForMessage((m) => m.id === 2)
+    const bytes = JSON.stringify(call(1, 'w '.repeat(1000))).length
+    expect(server.messages().find((m) => m.id === 1)).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      error: {
+        code: -32600,
+        message: `Invalid Request: the message is ${bytes} bytes, over the limit of 2000 bytes (maxMessageBytes); it was discarded unread`,
+        data: { bytes, maxMessageBytes: 2000 },
+      },
+    })
+    expect(server.messages().find((m) => m.id === 2)?.result).toMatchObject({ isError: false })
+    server.child.stdin!.end()
+    expect((await server.done).code).toBe(0)
+  })
+
+  it('refuses a bound that is not a positive whole number', async () => {
+    const { code, stderr } = await toolvisor(['mcp', '--toolbox', examples, '--max-message-bytes', '1e6'])
+      .done
+    expect(code).toBe(2)
+    expect(stderr).toBe('toolvisor mcp: --max-message-bytes: expected a positive whole number, got "1e6"\n')
   })
 })

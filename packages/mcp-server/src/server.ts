@@ -32,6 +32,12 @@ export interface McpServerOptions {
    * Default 5000 ms.
    */
   readonly settleTimeoutMs?: number
+  /**
+   * The largest message the client may send, in bytes, without its line ending. A longer one is
+   * discarded as it arrives (never buffered whole) and answered with a JSON-RPC error; the session
+   * goes on. Used by `serveStdio`. Default `MCP_DEFAULT_LIMITS.maxMessageBytes` (10 MiB).
+   */
+  readonly maxMessageBytes?: number
 }
 
 /** One MCP connection serving the `tools` registry as one toolvisor session. */
@@ -54,6 +60,12 @@ export interface McpSurface {
   readonly closed: Promise<void>
 }
 
+/** An optional bound: a positive integer of `unit`. */
+const positive = (unit: string) => {
+  const message = `must be a positive integer (${unit})`
+  return z.number(message).int(message).positive(message).optional()
+}
+
 const optionsSchema = z.object({
   name: z.string().min(1, 'must be a non-empty string (the server name MCP clients show)'),
   version: z.string().min(1, 'must be a non-empty string (the server version MCP clients show)'),
@@ -65,6 +77,7 @@ const optionsSchema = z.object({
     .custom<(line: string) => void>((v) => typeof v === 'function', 'must be a function (line) => void')
     .optional(),
   settleTimeoutMs: z.number().int().nonnegative().optional(),
+  maxMessageBytes: positive('bytes'),
 })
 
 /** Validates the options at the edge; the message names the field and what to pass instead. */

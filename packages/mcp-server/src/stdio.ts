@@ -1,7 +1,8 @@
 import type { Readable, Writable } from 'node:stream'
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { ToolRegistry } from '@toolvisor/toolbox'
 import { messageOf } from './internal/result.js'
+import { StdioTransport } from './internal/stdio-transport.js'
+import { MCP_DEFAULT_LIMITS } from './limits.js'
 import { createMcpServer, type McpServerOptions } from './server.js'
 
 /** `serveStdio` options: the server's, plus the streams and a stop signal. */
@@ -39,23 +40,17 @@ export async function serveStdio(tools: ToolRegistry, options: ServeStdioOptions
   const stop = (): void => {
     surface.close().catch((error: unknown) => log(`${options.name}: closing failed: ${messageOf(error)}`))
   }
-  // The SDK's StdioServerTransport does not watch for EOF (typescript-sdk#2002): without this a
-  // client that closes our stdin would leave the server, and its tools, running.
-  const onStdoutError = (error: Error): void => {
-    log(`${options.name}: stdout failed (${error.message}); closing`)
-    stop()
-  }
-  stdin.on('end', stop)
-  stdin.on('close', stop)
-  stdout.on('error', onStdoutError)
   signal?.addEventListener('abort', stop, { once: true })
   try {
-    await surface.connect(new StdioServerTransport(stdin, stdout))
+    const transport = new StdioTransport({
+      stdin,
+      stdout,
+      maxMessageBytes: options.maxMessageBytes ?? MCP_DEFAULT_LIMITS.maxMessageBytes,
+      log: (line) => log(`${options.name}: ${line}`),
+    })
+    await surface.connect(transport)
     await surface.closed
   } finally {
-    stdin.off('end', stop)
-    stdin.off('close', stop)
-    stdout.off('error', onStdoutError)
     signal?.removeEventListener('abort', stop)
   }
 }

@@ -401,6 +401,14 @@ describe('errors', () => {
       { name: 'tv', version: '1', sessionId: '' },
       'createMcpServer: options.sessionId: must be a non-empty string when given (leave it out for a random one)',
     ],
+    [
+      { name: 'tv', version: '1', maxMessageBytes: 0 },
+      'createMcpServer: options.maxMessageBytes: must be a positive integer (bytes)',
+    ],
+    [
+      { name: 'tv', version: '1', maxMessageBytes: 1.5 },
+      'createMcpServer: options.maxMessageBytes: must be a positive integer (bytes)',
+    ],
   ])('MCP_ERR_INVALID_OPTIONS for %j', (options, message) => {
     const error = (() => {
       try {

@@ -1,8 +1,19 @@
-import { serveStdio } from '@toolvisor/mcp-server'
+import { MCP_DEFAULT_LIMITS, type McpServerOptions, serveStdio } from '@toolvisor/mcp-server'
 import { compose } from '../compose.js'
+import { CliError } from '../errors.js'
 import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
 import type { Io } from '../output.js'
 import { VERSION } from '../version.js'
+
+/** The bounds of the MCP session an operator can set, by flag. */
+const LIMIT_FLAGS = {
+  'max-message-bytes': 'maxMessageBytes',
+} as const satisfies Record<string, keyof typeof MCP_DEFAULT_LIMITS>
+
+const MCP_FLAGS = {
+  ...RUNTIME_FLAGS,
+  ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: 'string' }] as const)),
+}
 
 export const MCP_USAGE = `usage: toolvisor mcp --toolbox DIR [--toolbox DIR ...] [flags]
 
@@ -10,7 +21,28 @@ Serves the tools of the toolboxes to one MCP client over stdio (stdin/stdout car
 go to stderr). Tools that fail to load are logged with their path and reason; the others are
 served. Add it to a client, e.g. Claude Code:  claude mcp add toolvisor -- toolvisor mcp --toolbox DIR
 
-${RUNTIME_FLAGS_HELP}`
+${RUNTIME_FLAGS_HELP}
+
+bounds of the session (docs/decisions/0015-mcp-boundary-bounds.md):
+  --max-message-bytes N  the largest message the client may send (default ${MCP_DEFAULT_LIMITS.maxMessageBytes});
+                         a longer one is answered with an error and skipped`
+
+/** The limits given by flag, each a positive whole number. */
+function limitsFrom(values: Record<string, unknown>): Partial<McpServerOptions> {
+  const limits: Record<string, number> = {}
+  for (const [flag, option] of Object.entries(LIMIT_FLAGS)) {
+    const text = values[flag]
+    if (typeof text !== 'string') continue
+    if (!/^[1-9]\d{0,14}$/.test(text)) {
+      throw new CliError(
+        'CLI_ERR_USAGE',
+        `--${flag}: expected a positive whole number, got "${text.slice(0, 40)}"`,
+      )
+    }
+    limits[option] = Number(text)
+  }
+  return limits
+}
 
 /** `toolvisor mcp --toolbox DIR...`: an MCP server over stdio, one session, until stdin closes. */
 export async function mcpCommand(
@@ -18,7 +50,7 @@ export async function mcpCommand(
   io: Io,
   signals: NodeJS.EventEmitter = process,
 ): Promise<number> {
-  const { values, positionals } = parse(argv, RUNTIME_FLAGS, MCP_USAGE)
+  const { values, positionals } = parse(argv, MCP_FLAGS, MCP_USAGE)
   if (values.help) {
     io.out(`${MCP_USAGE}\n`)
     return 0
@@ -30,6 +62,7 @@ export async function mcpCommand(
     return 2
   }
   const config = configFrom(values)
+  const limits = limitsFrom(values)
   if (config.toolboxes.length === 0) {
     io.err(`toolvisor mcp: no toolbox: pass --toolbox DIR (or toolboxes in --config FILE)\n`)
     return 2
@@ -45,6 +78,7 @@ export async function mcpCommand(
       version: VERSION,
       signal: stop.signal,
       log: (line) => io.err(`${line}\n`),
+      ...limits,
     })
     return 0
   } finally {
