@@ -14,6 +14,7 @@ import {
 import type { ToolCallContext, ToolProgress, ToolRegistry } from '@toolvisor/toolbox'
 import { z } from 'zod'
 import { McpServerError } from './errors.js'
+import { ClientIds } from './internal/client-ids.js'
 import { errorResult, messageOf, toCallToolResult } from './internal/result.js'
 
 /** How `createMcpServer` (and `serveStdio`) is set up. */
@@ -201,7 +202,7 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
         `${prefix}: serving ${count} tool${count === 1 ? '' : 's'}${failures.length > 0 ? ` (${failures.length} failed to load)` : ''} as session ${sessionId}`,
       )
       try {
-        await server.connect(transport)
+        await server.connect(new ClientIds(transport))
       } catch (error) {
         state = 'closed'
         resolveClosed()

@@ -91,8 +91,8 @@ export interface RawServer {
   messages(): Message[]
   /** Waits for a message `match` accepts, and returns it. */
   waitForMessage(match: (message: Message) => boolean, what: string): Promise<Message>
-  /** Sends `initialize` and `notifications/initialized`, and waits for the answer. */
-  initialize(): Promise<Message>
+  /** Sends `initialize` (with request id `id`) and `notifications/initialized`, and waits for the answer. */
+  initialize(id?: string | number): Promise<Message>
 }
 
 /** The `initialize` request of a raw client. */
@@ -138,10 +138,10 @@ export function runFixture(options: object = {}, { read = true } = {}): RawServe
       await waitFor(() => messages().some(match), 20_000, what)
       return messages().find(match)!
     },
-    async initialize() {
-      server.send(initializeRequest)
+    async initialize(id = 0) {
+      server.send({ ...initializeRequest, id })
       server.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
-      return server.waitForMessage((m) => m.id === 0, 'the initialize answer')
+      return server.waitForMessage((m) => m.id === id, 'the initialize answer')
     },
   }
   if (read) server.read()

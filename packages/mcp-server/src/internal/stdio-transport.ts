@@ -30,9 +30,14 @@ export class StdioTransport implements Transport {
   constructor(private readonly options: StdioTransportOptions) {
     this.reader = new LineReader(options.maxMessageBytes, (line) => {
       const inbound = inspect(line, options.maxMessageBytes)
-      if (inbound.kind === 'message') this.onmessage?.(inbound.message)
-      else if (inbound.kind === 'answer') this.answer(inbound.answer)
-      else if (inbound.why !== '') options.log(`ignored a message: ${inbound.why}`)
+      if (inbound.kind === 'answer') {
+        for (const answer of inbound.answers) this.answer(answer)
+      } else if (inbound.kind === 'ignore') {
+        if (inbound.why !== '') options.log(`ignored a message: ${inbound.why}`)
+      } else {
+        if (inbound.note !== undefined) options.log(inbound.note)
+        this.onmessage?.(inbound.message)
+      }
     })
   }
 
