@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
@@ -5,6 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { bin, examples, fixtures, tagged, taggedCommands, tempDir, toolvisor } from './helpers.js'
+import { rawMcp } from './raw-mcp.js'
 
 let clients: Array<{ client: Client; tag: string }> = []
 afterEach(async () => {
@@ -149,44 +151,9 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
   })
 })
 
-/** `toolvisor mcp ARGS` with raw pipes: what a client that writes its own JSON-RPC sees. */
-function rawMcp(args: string[]) {
-  const server = toolvisor(['mcp', ...args])
-  const { child } = server
-  child.stdin!.on('error', () => {})
-  let output = ''
-  const read = () => child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
-  const messages = () =>
-    output
-      .split('\n')
-      .slice(0, -1)
-      .map((line) => JSON.parse(line) as { id?: unknown; method?: string; result?: unknown; error?: unknown })
-  const waitForMessage = async (match: (m: ReturnType<typeof messages>[number]) => boolean) => {
-    const deadline = Date.now() + 20_000
-    while (!messages().some(match)) {
-      if (Date.now() > deadline) throw new Error(`no such message in ${output.slice(0, 2000)}`)
-      await new Promise((r) => setTimeout(r, 20))
-    }
-    return messages().find(match)!
-  }
-  const send = (message: object) => child.stdin!.write(`${JSON.stringify(message)}\n`)
-  const initialize = async () => {
-    send({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-    })
-    send({ jsonrpc: '2.0', method: 'notifications/initialized' })
-    return waitForMessage((m) => m.id === 0)
-  }
-  return { ...server, read, messages, waitForMessage, send, initialize }
-}
-
 describe('toolvisor mcp, byte for byte', () => {
   it('--max-message-bytes: a longer message is answered with -32600 and skipped; the session goes on', async () => {
     const server = rawMcp(['--toolbox', examples, '--max-message-bytes', '2000'])
-    server.read()
     await server.initialize()
     const call = (id: number, text: string) => ({
       jsonrpc: '2.0',
@@ -208,8 +175,8 @@ describe('toolvisor mcp, byte for byte', () => {
       },
     })
     expect(server.messages().find((m) => m.id === 2)?.result).toMatchObject({ isError: false })
-    server.child.stdin!.end()
-    expect((await server.done).code).toBe(0)
+    server.child.stdin.end()
+    expect(await server.exited).toBe(0)
   })
 
   it('refuses a bound that is not a positive whole number', async () => {
@@ -217,5 +184,60 @@ describe('toolvisor mcp, byte for byte', () => {
       .done
     expect(code).toBe(2)
     expect(stderr).toBe('toolvisor mcp: --max-message-bytes: expected a positive whole number, got "1e6"\n')
+  })
+
+  it.each([
+    ['SIGTERM', (child: ChildProcess) => child.kill('SIGTERM')],
+    ['stdin EOF', (child: ChildProcess) => child.stdin!.end()],
+  ])(
+    '%s ends it while its client reads nothing: it exits within 5 s and leaves no tool running',
+    async (_what, end) => {
+      const box = tempDir('tv-mcp-unread-')
+      symlinkSync(join(fixtures, 'spawner'), join(box, 'spawner'))
+      const server = rawMcp(['--toolbox', examples, '--toolbox', box], { read: false })
+      await server.initialize()
+      // About 1 MB of answers, far more than the pipe and the reader's buffer hold: answered in process,
+      // long before the spawner below has started its children.
+      for (let id = 1; id <= 200; id++) server.send({ jsonrpc: '2.0', id, method: 'tools/list' })
+      server.send({
+        jsonrpc: '2.0',
+        id: 201,
+        method: 'tools/call',
+        params: { name: 'spawner', arguments: {} },
+      })
+      const sleeps = () => taggedCommands(server.tag).filter((command) => command === 'sleep 300').length
+      const deadline = Date.now() + 10_000
+      while (sleeps() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+      expect(sleeps()).toBe(2)
+      const before = Date.now()
+      end(server.child)
+      const bound = new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 5000).unref())
+      expect(await Promise.race([server.exited, bound])).toBe(0)
+      expect(Date.now() - before).toBeLessThan(5000)
+      expect(taggedCommands(server.tag)).toEqual([])
+      expect(server.stderr()).toMatch(
+        /\ntoolvisor: \d+ bytes of output were not read by the client; exiting without them in 1000 ms unless it reads\n$/,
+      )
+    },
+  )
+
+  it('--max-queued-bytes: past it, a client that reads nothing loses its session, its tools are stopped, and the server exits', async () => {
+    const box = tempDir('tv-mcp-unread-')
+    symlinkSync(join(fixtures, 'spawner'), join(box, 'spawner'))
+    const server = rawMcp(['--toolbox', examples, '--toolbox', box, '--max-queued-bytes', '65536'], {
+      read: false,
+    })
+    await server.initialize()
+    server.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'spawner', arguments: {} } })
+    const sleeps = () => taggedCommands(server.tag).filter((command) => command === 'sleep 300').length
+    const deadline = Date.now() + 10_000
+    while (sleeps() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+    expect(sleeps()).toBe(2)
+    for (let id = 2; id <= 200; id++) server.send({ jsonrpc: '2.0', id, method: 'tools/list' })
+    expect(await server.exited).toBe(0)
+    expect(server.stderr()).toMatch(
+      /\ntoolvisor: the client is not reading stdout: \d+ bytes wait for it, over maxQueuedBytes 65536; closing the session\n/,
+    )
+    expect(taggedCommands(server.tag)).toEqual([])
   })
 })

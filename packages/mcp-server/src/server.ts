@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   CallToolRequestSchema,
@@ -8,14 +7,13 @@ import {
   ListToolsRequestSchema,
   type ListToolsResult,
   type Tool as McpTool,
-  type ServerNotification,
-  type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { ToolCallContext, ToolProgress, ToolRegistry } from '@toolvisor/toolbox'
-import { z } from 'zod'
+import type { ToolRegistry } from '@toolvisor/toolbox'
 import { McpServerError } from './errors.js'
+import { callHandler } from './internal/call-handler.js'
 import { ClientIds } from './internal/client-ids.js'
-import { errorResult, messageOf, toCallToolResult } from './internal/result.js'
+import { parseOptions } from './internal/options.js'
+import { messageOf } from './internal/result.js'
 
 /** How `createMcpServer` (and `serveStdio`) is set up. */
 export interface McpServerOptions {
@@ -39,6 +37,13 @@ export interface McpServerOptions {
    * goes on. Used by `serveStdio`. Default `MCP_DEFAULT_LIMITS.maxMessageBytes` (10 MiB).
    */
   readonly maxMessageBytes?: number
+  /**
+   * How many bytes may wait for a client that does not read stdout. Once answers wait for it,
+   * progress notifications are dropped (each call's result counts them); a message that would make
+   * the bytes waiting exceed this bound ends the session instead. Used by `serveStdio`. Default
+   * `MCP_DEFAULT_LIMITS.maxQueuedBytes` (16 MiB).
+   */
+  readonly maxQueuedBytes?: number
 }
 
 /** One MCP connection serving the `tools` registry as one toolvisor session. */
@@ -61,43 +66,9 @@ export interface McpSurface {
   readonly closed: Promise<void>
 }
 
-/** An optional bound: a positive integer of `unit`. */
-const positive = (unit: string) => {
-  const message = `must be a positive integer (${unit})`
-  return z.number(message).int(message).positive(message).optional()
-}
-
-const optionsSchema = z.object({
-  name: z.string().min(1, 'must be a non-empty string (the server name MCP clients show)'),
-  version: z.string().min(1, 'must be a non-empty string (the server version MCP clients show)'),
-  sessionId: z
-    .string()
-    .min(1, 'must be a non-empty string when given (leave it out for a random one)')
-    .optional(),
-  log: z
-    .custom<(line: string) => void>((v) => typeof v === 'function', 'must be a function (line) => void')
-    .optional(),
-  settleTimeoutMs: z.number().int().nonnegative().optional(),
-  maxMessageBytes: positive('bytes'),
-})
-
-/** Validates the options at the edge; the message names the field and what to pass instead. */
-function parseOptions(where: string, options: McpServerOptions): void {
-  const parsed = optionsSchema.safeParse(options)
-  if (parsed.success) return
-  const issue = parsed.error.issues[0]
-  const field = issue?.path.map(String).join('.') || '(options)'
-  throw new McpServerError(
-    'MCP_ERR_INVALID_OPTIONS',
-    `${where}: options.${field}: ${issue?.message ?? 'invalid'}`,
-  )
-}
-
 const writeStderr = (line: string): void => {
   process.stderr.write(`${line}\n`)
 }
-
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
 /**
  * Creates the MCP surface of a `tools` registry: `tools/list` lists every tool under its
@@ -163,16 +134,10 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
     return { tools: listed }
   })
 
+  const handle = callHandler({ tools, sessionId, log: (line) => log(`${prefix}: ${line}`) })
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const name = request.params.name
-    const args = request.params.arguments ?? {}
-    const ctx: ToolCallContext = {
-      sessionId,
-      signal: extra.signal,
-      ...progressOption(extra, (line) => log(`${prefix}: ${line}`), name),
-    }
-    const call = runCall(tools, name, args, ctx, (line) => log(`${prefix}: ${line}`))
-    inflight.set(call, name)
+    const call = handle(request, extra)
+    inflight.set(call, request.params.name)
     try {
       return await call
     } finally {
@@ -219,66 +184,4 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
       await closed
     },
   }
-}
-
-/** Runs one call; a rejecting tool becomes an `isError` result and a log line, never a throw. */
-async function runCall(
-  tools: ToolRegistry,
-  name: string,
-  args: Record<string, unknown>,
-  ctx: ToolCallContext,
-  log: (line: string) => void,
-): Promise<CallToolResult> {
-  // The registry dispatches (it accepts the safe name and owns the "unknown tool" text); the lookup
-  // only names the tool in logs by its internal name.
-  const label = tools.get(name)?.name ?? name
-  try {
-    return toCallToolResult(await tools.call(name, args, ctx))
-  } catch (error) {
-    if (ctx.signal.aborted) {
-      log(`tool "${label}" rejected after the call was cancelled: ${messageOf(error)}`)
-    } else {
-      log(`tool "${label}" rejected (a bug: tools answer failures with isError): ${stackOf(error)}`)
-    }
-    return errorResult(`tool "${name}" failed inside toolvisor: ${messageOf(error)}`)
-  }
-}
-
-/**
- * `{ progress }` when the client sent `_meta.progressToken`, else nothing. The callback sends
- * `notifications/progress` for this request and never throws: once the request is cancelled or the
- * transport is gone, events are dropped (the first failure is logged).
- */
-function progressOption(
-  extra: Extra,
-  log: (line: string) => void,
-  name: string,
-): { progress?: (progress: ToolProgress) => void } {
-  const progressToken = extra._meta?.progressToken
-  if (progressToken === undefined) return {}
-  let reported = false
-  const fail = (error: unknown): void => {
-    if (reported) return
-    reported = true
-    log(`tool "${name}": a progress notification could not be sent (${messageOf(error)}); dropping the rest`)
-  }
-  return {
-    progress(progress) {
-      if (extra.signal.aborted || reported) return
-      try {
-        extra
-          .sendNotification({
-            method: 'notifications/progress',
-            params: { progressToken, progress: progress.progress, message: progress.message },
-          })
-          .catch(fail)
-      } catch (error) {
-        fail(error)
-      }
-    },
-  }
-}
-
-function stackOf(error: unknown): string {
-  return error instanceof Error && error.stack ? error.stack : messageOf(error)
 }

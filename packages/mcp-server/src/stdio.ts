@@ -1,8 +1,8 @@
 import type { Readable, Writable } from 'node:stream'
 import type { ToolRegistry } from '@toolvisor/toolbox'
+import { parseOptions } from './internal/options.js'
 import { messageOf } from './internal/result.js'
 import { StdioTransport } from './internal/stdio-transport.js'
-import { MCP_DEFAULT_LIMITS } from './limits.js'
 import { createMcpServer, type McpServerOptions } from './server.js'
 
 /** `serveStdio` options: the server's, plus the streams and a stop signal. */
@@ -33,6 +33,7 @@ export interface ServeStdioOptions extends McpServerOptions {
  */
 export async function serveStdio(tools: ToolRegistry, options: ServeStdioOptions): Promise<void> {
   const { stdin = process.stdin, stdout = process.stdout, signal, ...serverOptions } = options
+  const limits = parseOptions('serveStdio', serverOptions)
   const surface = createMcpServer(tools, serverOptions)
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
   if (signal?.aborted) return surface.close()
@@ -45,7 +46,8 @@ export async function serveStdio(tools: ToolRegistry, options: ServeStdioOptions
     const transport = new StdioTransport({
       stdin,
       stdout,
-      maxMessageBytes: options.maxMessageBytes ?? MCP_DEFAULT_LIMITS.maxMessageBytes,
+      maxMessageBytes: limits.maxMessageBytes,
+      maxQueuedBytes: limits.maxQueuedBytes,
       log: (line) => log(`${options.name}: ${line}`),
     })
     await surface.connect(transport)

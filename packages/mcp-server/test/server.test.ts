@@ -409,6 +409,10 @@ describe('errors', () => {
       { name: 'tv', version: '1', maxMessageBytes: 1.5 },
       'createMcpServer: options.maxMessageBytes: must be a positive integer (bytes)',
     ],
+    [
+      { name: 'tv', version: '1', maxQueuedBytes: -1 },
+      'createMcpServer: options.maxQueuedBytes: must be a positive integer (bytes)',
+    ],
   ])('MCP_ERR_INVALID_OPTIONS for %j', (options, message) => {
     const error = (() => {
       try {

@@ -8,6 +8,7 @@ import { VERSION } from '../version.js'
 /** The bounds of the MCP session an operator can set, by flag. */
 const LIMIT_FLAGS = {
   'max-message-bytes': 'maxMessageBytes',
+  'max-queued-bytes': 'maxQueuedBytes',
 } as const satisfies Record<string, keyof typeof MCP_DEFAULT_LIMITS>
 
 const MCP_FLAGS = {
@@ -25,7 +26,25 @@ ${RUNTIME_FLAGS_HELP}
 
 bounds of the session (docs/decisions/0015-mcp-boundary-bounds.md):
   --max-message-bytes N  the largest message the client may send (default ${MCP_DEFAULT_LIMITS.maxMessageBytes});
-                         a longer one is answered with an error and skipped`
+                         a longer one is answered with an error and skipped
+  --max-queued-bytes N   how much output may wait for a client that does not read it (default
+                         ${MCP_DEFAULT_LIMITS.maxQueuedBytes}); progress is dropped first, then the session ends`
+
+/**
+ * How long output the client has not read may hold the exit. A pending write on a pipe nobody
+ * reads keeps Node's event loop alive for ever, so a server whose client stopped reading would
+ * outlive SIGTERM and stdin EOF; after this grace it exits without that output.
+ */
+const UNREAD_OUTPUT_GRACE_MS = 1000
+
+/** Exits after the grace if `stdout` still holds output the client has not read. */
+function exitDespiteUnreadOutput(stdout: NodeJS.WriteStream, io: Io): void {
+  if (stdout.writableLength === 0) return
+  io.err(
+    `toolvisor: ${stdout.writableLength} bytes of output were not read by the client; exiting without them in ${UNREAD_OUTPUT_GRACE_MS} ms unless it reads\n`,
+  )
+  setTimeout(() => process.exit(), UNREAD_OUTPUT_GRACE_MS).unref()
+}
 
 /** The limits given by flag, each a positive whole number. */
 function limitsFrom(values: Record<string, unknown>): Partial<McpServerOptions> {
@@ -85,5 +104,6 @@ export async function mcpCommand(
     signals.off('SIGINT', onSignal)
     signals.off('SIGTERM', onSignal)
     await composed.kernel.dispose()
+    exitDespiteUnreadOutput(process.stdout, io)
   }
 }
