@@ -240,4 +240,40 @@ describe('toolvisor mcp, byte for byte', () => {
     )
     expect(taggedCommands(server.tag)).toEqual([])
   })
+
+  it('--max-concurrent-calls and --max-queued-calls: a call past both is refused with an isError result', async () => {
+    const box = tempDir('tv-mcp-caps-')
+    symlinkSync(join(fixtures, 'spawner'), join(box, 'spawner'))
+    const server = rawMcp(['--toolbox', box, '--max-concurrent-calls', '1', '--max-queued-calls', '0'])
+    await server.initialize()
+    const spawner = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'spawner', arguments: {} },
+    })
+    server.send(spawner(1))
+    server.send(spawner(2))
+    expect((await server.waitForMessage((m) => m.id === 2)).result).toEqual({
+      content: [
+        {
+          type: 'text',
+          text: 'tool "spawner" was not run: this session already has 1 calls running and 0 waiting (maxConcurrentCalls 1, maxQueuedCalls 0); retry when one of them has finished',
+        },
+      ],
+      isError: true,
+    })
+    server.child.stdin.end()
+    expect(await server.exited).toBe(0)
+  })
+
+  it('refuses --max-concurrent-calls 0 and a --max-queued-calls that is not a whole number', async () => {
+    const { code, stderr } = await toolvisor(['mcp', '--toolbox', examples, '--max-concurrent-calls', '0'])
+      .done
+    expect(code).toBe(2)
+    expect(stderr).toBe('toolvisor mcp: --max-concurrent-calls: expected a positive whole number, got "0"\n')
+    const queued = await toolvisor(['mcp', '--toolbox', examples, '--max-queued-calls', '1.5']).done
+    expect(queued.code).toBe(2)
+    expect(queued.stderr).toBe('toolvisor mcp: --max-queued-calls: expected a whole number, got "1.5"\n')
+  })
 })

@@ -44,6 +44,25 @@ export interface McpServerOptions {
    * `MCP_DEFAULT_LIMITS.maxQueuedBytes` (16 MiB).
    */
   readonly maxQueuedBytes?: number
+  /**
+   * How many calls of this session run at once; more wait, first come first run. Default
+   * `MCP_DEFAULT_LIMITS.maxConcurrentCalls` (32).
+   */
+  readonly maxConcurrentCalls?: number
+  /**
+   * How many calls may wait for a place; one more is refused at once with an `isError` result that
+   * says why. Default `MCP_DEFAULT_LIMITS.maxQueuedCalls` (64); 0 refuses every call past the
+   * running ones.
+   */
+  readonly maxQueuedCalls?: number
+  /**
+   * Progress notifications a second per call, sustained, after a burst of `progressBurst`; events
+   * in between are coalesced (the latest goes out when the rate allows, the last one always), never
+   * blocking the call, and counted in the result's `_meta["toolvisor/progress"]`. Defaults 10 and 20.
+   */
+  readonly progressPerSecond?: number
+  /** See `progressPerSecond`. */
+  readonly progressBurst?: number
 }
 
 /** One MCP connection serving the `tools` registry as one toolvisor session. */
@@ -87,7 +106,7 @@ const writeStderr = (line: string): void => {
  * ```
  */
 export function createMcpServer(tools: ToolRegistry, options: McpServerOptions): McpSurface {
-  parseOptions('createMcpServer', options)
+  const limits = parseOptions('createMcpServer', options)
   const log = options.log ?? writeStderr
   const prefix = options.name
   const sessionId = options.sessionId ?? `mcp-${randomUUID()}`
@@ -134,7 +153,7 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
     return { tools: listed }
   })
 
-  const handle = callHandler({ tools, sessionId, log: (line) => log(`${prefix}: ${line}`) })
+  const handle = callHandler({ tools, sessionId, limits, log: (line) => log(`${prefix}: ${line}`) })
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const call = handle(request, extra)
     inflight.set(call, request.params.name)

@@ -34,7 +34,11 @@ describe('a client that does not read stdout', () => {
   })
 
   it('ends the session once more than maxQueuedBytes wait for it: the calls in flight are cancelled, and what waits goes out when it reads', async () => {
-    const server = runFixture({ maxQueuedBytes: 256 * 1024 }, { read: false })
+    // Calls are not capped here: this is about bytes.
+    const server = runFixture(
+      { maxQueuedBytes: 256 * 1024, maxConcurrentCalls: 1000, maxQueuedCalls: 0 },
+      { read: false },
+    )
     server.send(initializeRequest)
     server.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
     server.send(tool(1, 'sleeper'))

@@ -2,7 +2,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { ToolCallContext } from '@toolvisor/toolbox'
 import { createToolRegistry } from '@toolvisor/toolbox'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { createMcpServer, McpServerError } from '../src/index.js'
+import { createMcpServer, McpServerError, type McpServerOptions } from '../src/index.js'
 import {
   connect,
   deferred,
@@ -413,10 +413,27 @@ describe('errors', () => {
       { name: 'tv', version: '1', maxQueuedBytes: -1 },
       'createMcpServer: options.maxQueuedBytes: must be a positive integer (bytes)',
     ],
+    [
+      { name: 'tv', version: '1', maxConcurrentCalls: 0 },
+      'createMcpServer: options.maxConcurrentCalls: must be a positive integer (calls)',
+    ],
+    [
+      { name: 'tv', version: '1', maxQueuedCalls: -1 },
+      'createMcpServer: options.maxQueuedCalls: must be a non-negative integer (calls)',
+    ],
+    [
+      { name: 'tv', version: '1', progressPerSecond: 0.5 },
+      'createMcpServer: options.progressPerSecond: must be a positive integer (notifications a second)',
+    ],
+    [
+      { name: 'tv', version: '1', progressBurst: '5' },
+      'createMcpServer: options.progressBurst: must be a positive integer (notifications)',
+    ],
   ])('MCP_ERR_INVALID_OPTIONS for %j', (options, message) => {
     const error = (() => {
       try {
-        createMcpServer(tools, options)
+        // A caller without types can pass anything; the edge says what is wrong.
+        createMcpServer(tools, options as McpServerOptions)
         return undefined
       } catch (e) {
         return e

@@ -5,11 +5,15 @@ import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.j
 import type { Io } from '../output.js'
 import { VERSION } from '../version.js'
 
-/** The bounds of the MCP session an operator can set, by flag. */
+/** The bounds of the MCP session an operator can set, by flag, and the least value of each. */
 const LIMIT_FLAGS = {
-  'max-message-bytes': 'maxMessageBytes',
-  'max-queued-bytes': 'maxQueuedBytes',
-} as const satisfies Record<string, keyof typeof MCP_DEFAULT_LIMITS>
+  'max-message-bytes': { option: 'maxMessageBytes', min: 1 },
+  'max-queued-bytes': { option: 'maxQueuedBytes', min: 1 },
+  'max-concurrent-calls': { option: 'maxConcurrentCalls', min: 1 },
+  'max-queued-calls': { option: 'maxQueuedCalls', min: 0 },
+  'progress-per-second': { option: 'progressPerSecond', min: 1 },
+  'progress-burst': { option: 'progressBurst', min: 1 },
+} as const satisfies Record<string, { option: keyof typeof MCP_DEFAULT_LIMITS; min: 0 | 1 }>
 
 const MCP_FLAGS = {
   ...RUNTIME_FLAGS,
@@ -25,10 +29,14 @@ served. Add it to a client, e.g. Claude Code:  claude mcp add toolvisor -- toolv
 ${RUNTIME_FLAGS_HELP}
 
 bounds of the session (docs/decisions/0015-mcp-boundary-bounds.md):
-  --max-message-bytes N  the largest message the client may send (default ${MCP_DEFAULT_LIMITS.maxMessageBytes});
-                         a longer one is answered with an error and skipped
-  --max-queued-bytes N   how much output may wait for a client that does not read it (default
-                         ${MCP_DEFAULT_LIMITS.maxQueuedBytes}); progress is dropped first, then the session ends`
+  --max-message-bytes N     the largest message the client may send (default ${MCP_DEFAULT_LIMITS.maxMessageBytes}); a
+                            longer one is answered with an error and skipped
+  --max-queued-bytes N      output that may wait for a client that does not read it (default
+                            ${MCP_DEFAULT_LIMITS.maxQueuedBytes}); progress is dropped first, then the session ends
+  --max-concurrent-calls N  calls that run at once (default ${MCP_DEFAULT_LIMITS.maxConcurrentCalls})
+  --max-queued-calls N      calls that wait for a place (default ${MCP_DEFAULT_LIMITS.maxQueuedCalls}); more are refused
+  --progress-per-second N   progress notifications a second per call (default ${MCP_DEFAULT_LIMITS.progressPerSecond}), after a
+  --progress-burst N        burst of N at once (default ${MCP_DEFAULT_LIMITS.progressBurst}); the others are coalesced`
 
 /**
  * How long output the client has not read may hold the exit. A pending write on a pipe nobody
@@ -46,17 +54,15 @@ function exitDespiteUnreadOutput(stdout: NodeJS.WriteStream, io: Io): void {
   setTimeout(() => process.exit(), UNREAD_OUTPUT_GRACE_MS).unref()
 }
 
-/** The limits given by flag, each a positive whole number. */
+/** The limits given by flag, each a whole number of at least its `min`. */
 function limitsFrom(values: Record<string, unknown>): Partial<McpServerOptions> {
   const limits: Record<string, number> = {}
-  for (const [flag, option] of Object.entries(LIMIT_FLAGS)) {
+  for (const [flag, { option, min }] of Object.entries(LIMIT_FLAGS)) {
     const text = values[flag]
     if (typeof text !== 'string') continue
-    if (!/^[1-9]\d{0,14}$/.test(text)) {
-      throw new CliError(
-        'CLI_ERR_USAGE',
-        `--${flag}: expected a positive whole number, got "${text.slice(0, 40)}"`,
-      )
+    if (!/^\d{1,15}$/.test(text) || Number(text) < min) {
+      const expected = min === 0 ? 'a whole number' : 'a positive whole number'
+      throw new CliError('CLI_ERR_USAGE', `--${flag}: expected ${expected}, got "${text.slice(0, 40)}"`)
     }
     limits[option] = Number(text)
   }

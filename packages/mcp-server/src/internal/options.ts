@@ -6,10 +6,10 @@ import type { McpServerOptions } from '../server.js'
 /** Every bound of a session, resolved. */
 export type Limits = { -readonly [K in keyof typeof MCP_DEFAULT_LIMITS]: number }
 
-/** An optional bound: a positive integer of `unit`. */
-const positive = (unit: string) => {
-  const message = `must be a positive integer (${unit})`
-  return z.number(message).int(message).positive(message).optional()
+/** An optional bound: an integer of `unit`, at least `min`. */
+const bound = (unit: string, min = 1) => {
+  const message = `must be ${min === 1 ? 'a positive' : 'a non-negative'} integer (${unit})`
+  return z.number(message).int(message).min(min, message).optional()
 }
 
 const optionsSchema = z.object({
@@ -23,8 +23,12 @@ const optionsSchema = z.object({
     .custom<(line: string) => void>((v) => typeof v === 'function', 'must be a function (line) => void')
     .optional(),
   settleTimeoutMs: z.number().int().nonnegative().optional(),
-  maxMessageBytes: positive('bytes'),
-  maxQueuedBytes: positive('bytes'),
+  maxMessageBytes: bound('bytes'),
+  maxQueuedBytes: bound('bytes'),
+  maxConcurrentCalls: bound('calls'),
+  maxQueuedCalls: bound('calls', 0),
+  progressPerSecond: bound('notifications a second'),
+  progressBurst: bound('notifications'),
 })
 
 /**

@@ -15,6 +15,10 @@ export interface CallProgressOptions {
   readonly signal: AbortSignal
   /** Logs one line about this call. */
   readonly log: (line: string) => void
+  /** How many notifications a second, sustained. */
+  readonly perSecond: number
+  /** How many may go at once before the rate applies. */
+  readonly burst: number
 }
 
 /** What became of a call's progress events; the result's `_meta` carries it when some were not sent. */
@@ -25,9 +29,13 @@ export interface ProgressCount {
 }
 
 /**
- * The progress of one call: `report` never throws and never waits. An event the transport drops
- * (`MCP_ERR_NOTIFICATION_DROPPED`: the client is not reading) is counted; any other failure (the
- * transport is gone) is logged once and ends the sending.
+ * The progress of one call: `report` never throws and never waits. Notifications are rate-limited
+ * by a token bucket (`burst` at once, then `perSecond`); an event that finds no token waits for the
+ * next one in place of the event before it (progress counts events, so the latest says it all), and
+ * the one still waiting when the call ends is sent then, so the client always sees the last count.
+ * An event the transport drops (`MCP_ERR_NOTIFICATION_DROPPED`: the client is not reading) is
+ * counted like a coalesced one; any other failure (the transport is gone) is logged once and ends
+ * the sending.
  */
 export class CallProgress {
   private events = 0
@@ -36,16 +44,62 @@ export class CallProgress {
   private pending = 0
   private broken = false
   private idle: (() => void) | undefined
+  private tokens: number
+  private refilled = performance.now()
+  /** The latest event that found no token, and the timer that sends it. */
+  private waiting: ToolProgress | undefined
+  private timer: NodeJS.Timeout | undefined
+  /** The call is over: MCP allows no progress after the result. */
+  private over = false
 
-  constructor(private readonly options: CallProgressOptions) {}
+  constructor(private readonly options: CallProgressOptions) {
+    this.tokens = options.burst
+  }
 
   /** The `ctx.progress` a tool calls for each event. */
   readonly report = (progress: ToolProgress): void => {
+    if (this.over) return
     this.events++
     if (this.options.signal.aborted || this.broken) {
       this.dropped++
       return
     }
+    if (this.waiting !== undefined) {
+      this.dropped++
+      this.waiting = progress
+      return
+    }
+    this.refill()
+    if (this.tokens >= 1) {
+      this.tokens--
+      this.send(progress)
+      return
+    }
+    this.waiting = progress
+    const wait = ((1 - this.tokens) * 1000) / this.options.perSecond
+    this.timer = setTimeout(this.sendWaiting, Math.ceil(wait))
+    this.timer.unref()
+  }
+
+  private readonly sendWaiting = (): void => {
+    const progress = this.waiting
+    this.waiting = undefined
+    this.timer = undefined
+    if (progress === undefined) return
+    this.refill()
+    this.tokens = Math.max(0, this.tokens - 1)
+    if (this.options.signal.aborted || this.broken) this.dropped++
+    else this.send(progress)
+  }
+
+  private refill(): void {
+    const now = performance.now()
+    const earned = ((now - this.refilled) / 1000) * this.options.perSecond
+    this.tokens = Math.min(this.options.burst, this.tokens + earned)
+    this.refilled = now
+  }
+
+  private send(progress: ToolProgress): void {
     this.pending++
     let sending: Promise<void>
     try {
@@ -62,8 +116,14 @@ export class CallProgress {
     )
   }
 
-  /** Once every send has settled: the count, or undefined when every event was sent. */
+  /**
+   * Call it once the call is over: sends the event still waiting for a token, then, once every send
+   * has settled, gives the count, or undefined when every event was sent.
+   */
   async count(): Promise<ProgressCount | undefined> {
+    clearTimeout(this.timer)
+    this.sendWaiting()
+    this.over = true
     if (this.pending > 0) await new Promise<void>((resolve) => (this.idle = resolve))
     if (this.dropped === 0) return undefined
     return { events: this.events, sent: this.sent, dropped: this.dropped }
