@@ -1,9 +1,10 @@
 import type { ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdirSync, symlinkSync } from 'node:fs'
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { bin, examples, fixtures, tagged, taggedCommands, tempDir, toolvisor } from './helpers.js'
 import { rawMcp } from './raw-mcp.js'
@@ -19,7 +20,11 @@ afterEach(async () => {
   clients = []
 })
 
-async function connect(toolboxes: string[]) {
+/**
+ * An SDK client on `toolvisor mcp --toolbox DIR...`. The server answers `initialize` before its
+ * toolboxes are loaded; unless `loaded` is false, this waits until they are (its stderr says so).
+ */
+async function connect(toolboxes: string[], { loaded = true } = {}) {
   const tag = randomUUID()
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -33,10 +38,16 @@ async function connect(toolboxes: string[]) {
     env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
     stderr: 'pipe',
   })
+  let stderr = ''
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
   const client = new Client({ name: 'toolvisor-test', version: '0.0.0' })
   await client.connect(transport)
   clients.push({ client, tag })
-  return { client, tag }
+  const isLoaded = () => /\ntoolvisor: toolboxes loaded in \d+ ms\n/.test(stderr)
+  const deadline = Date.now() + 20_000
+  while (loaded && !isLoaded() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+  if (loaded) expect(isLoaded(), stderr).toBe(true)
+  return { client, tag, stderr: () => stderr }
 }
 
 const textOf = (result: unknown) =>
@@ -140,14 +151,58 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     expect(taggedCommands(tag).some((command) => command.includes(' mcp '))).toBe(true)
   })
 
+  it('answers initialize while a describe still runs, serves what is loaded, and announces the rest when it is', async () => {
+    const box = tempDir('tv-mcp-slow-')
+    const release = join(tempDir('tv-mcp-release-'), 'release')
+    writeFileSync(
+      join(box, 'late'),
+      `#!/bin/sh\ncase "$1" in\ndescribe) while [ ! -e '${release}' ]; do sleep 0.02; done; echo '{"slug": "late", "description": "loads late", "args": []}' ;;\nrun) echo late ;;\nesac\n`,
+      { mode: 0o755 },
+    )
+    writeFileSync(join(box, 'broken'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
+    symlinkSync(join(examples, 'word-count'), join(box, 'word-count'))
+    const { client, tag, stderr } = await connect([box], { loaded: false })
+    // initialize was answered while the describe of `late` still waits.
+    expect(taggedCommands(tag).some((command) => command.endsWith('late describe'))).toBe(true)
+    expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true })
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['processes'])
+    const announced = new Promise<void>((resolve) =>
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
+    )
+    writeFileSync(release, '')
+    await announced
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([
+      'late',
+      'processes',
+      'word_count',
+    ])
+    expect(textOf(await client.callTool({ name: 'late', arguments: {} }))).toBe('late\n')
+    expect(stderr()).toContain(
+      `\ntoolvisor: tool not loaded: ${join(box, 'broken')}: describe exited with code 1`,
+    )
+    expect(stderr()).toMatch(/\ntoolvisor: tools changed: serving 3 tools \(1 failed to load\)\n/)
+  })
+
+  it('ends at once when the client leaves while a describe still runs, and stops that describe', async () => {
+    const box = tempDir('tv-mcp-hang-')
+    writeFileSync(join(box, 'hangs'), '#!/bin/sh\nsleep 300\n', { mode: 0o755 })
+    const { client, tag } = await connect([box], { loaded: false })
+    expect(taggedCommands(tag).some((command) => command.endsWith('hangs describe'))).toBe(true)
+    const before = Date.now()
+    await client.close() // ends stdin; the SDK client escalates to SIGTERM only after 2 s
+    expect(Date.now() - before).toBeLessThan(1900)
+    const deadline = Date.now() + 3000
+    while (tagged(tag).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+    expect(taggedCommands(tag)).toEqual([])
+  })
+
   it('serves the good tools when a toolbox holds a broken one, and logs the failure to stderr', async () => {
     const box = tempDir('tv-mcp-broken-')
-    const { writeFileSync } = await import('node:fs')
     writeFileSync(join(box, 'broken'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
     symlinkSync(join(examples, 'word-count'), join(box, 'word-count'))
     const { client } = await connect([box])
     const { tools } = await client.listTools()
-    expect(tools.map((t) => t.name)).toEqual(['word_count', 'processes'])
+    expect(tools.map((t) => t.name)).toEqual(['processes', 'word_count'])
   })
 })
 

@@ -55,7 +55,10 @@ export function rawMcp(args: string[], { read = true } = {}) {
     return messages().find(match)!
   }
   const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`)
-  /** Sends `initialize` and `notifications/initialized`; waits for the answer when stdout is read. */
+  /**
+   * Sends `initialize` and `notifications/initialized`, and waits for the toolboxes to be loaded (the
+   * server answers before they are) and, when stdout is read, for the answer.
+   */
   const initialize = async (): Promise<Message | undefined> => {
     send({
       jsonrpc: '2.0',
@@ -64,6 +67,11 @@ export function rawMcp(args: string[], { read = true } = {}) {
       params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
     })
     send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+    const deadline = Date.now() + 20_000
+    while (!/\ntoolvisor: toolboxes loaded in \d+ ms\n/.test(stderr)) {
+      if (Date.now() > deadline) throw new Error(`the toolboxes did not load: ${stderr}`)
+      await new Promise((r) => setTimeout(r, 20))
+    }
     return read ? waitForMessage((m) => m.id === 0) : undefined
   }
   return { child, tag, exited, messages, waitForMessage, send, initialize, stderr: () => stderr }

@@ -10,6 +10,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolRegistry } from '@toolvisor/toolbox'
 import { McpServerError } from './errors.js'
+import { ToolAnnouncer } from './internal/announcer.js'
 import { callHandler } from './internal/call-handler.js'
 import { ClientIds } from './internal/client-ids.js'
 import { parseOptions } from './internal/options.js'
@@ -112,7 +113,11 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
   const sessionId = options.sessionId ?? `mcp-${randomUUID()}`
   const settleTimeoutMs = options.settleTimeoutMs ?? 5000
 
-  const server = new Server({ name: options.name, version: options.version }, { capabilities: { tools: {} } })
+  const server = new Server(
+    { name: options.name, version: options.version },
+    { capabilities: { tools: ToolAnnouncer.canAnnounce(tools) ? { listChanged: true } : {} } },
+  )
+  const announcer = new ToolAnnouncer({ tools, server, sessionId, log: (line) => log(`${prefix}: ${line}`) })
   const inflight = new Map<Promise<CallToolResult>, string>()
   let state: 'new' | 'connected' | 'closed' = 'new'
   let resolveClosed!: () => void
@@ -140,6 +145,7 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
   server.onclose = () => {
     if (state === 'closed') return
     state = 'closed'
+    announcer.stop()
     settle()
   }
   server.onerror = (error) => log(`${prefix}: protocol error: ${messageOf(error)}`)
@@ -176,19 +182,12 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
         )
       }
       state = 'connected'
-      const reports = tools.loadErrors()
-      const failures = reports.filter((report) => report.severity === 'error')
-      for (const report of failures) log(`${prefix}: tool not loaded: ${report.message}`)
-      for (const report of reports)
-        if (report.severity === 'warning') log(`${prefix}: warning: ${report.message}`)
-      const count = tools.list().length
-      log(
-        `${prefix}: serving ${count} tool${count === 1 ? '' : 's'}${failures.length > 0 ? ` (${failures.length} failed to load)` : ''} as session ${sessionId}`,
-      )
+      announcer.start()
       try {
         await server.connect(new ClientIds(transport))
       } catch (error) {
         state = 'closed'
+        announcer.stop()
         resolveClosed()
         throw error
       }

@@ -1,4 +1,5 @@
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolCallContext } from '@toolvisor/toolbox'
 import { createToolRegistry } from '@toolvisor/toolbox'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -56,6 +57,40 @@ describe('tools/list', () => {
     expect((await client.listTools()).tools).toEqual([])
     tools.register(echoTool('late.one'))
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['late__one'])
+  })
+})
+
+describe('tools/list_changed', () => {
+  it('announces tools registered after connect, once per change, and logs the load reports that came with them', async () => {
+    const tools = createToolRegistry()
+    tools.register(echoTool('first'))
+    const { client, logs, sent } = await setup(tools)
+    expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true })
+    const announced = deferred<void>()
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => announced.resolve())
+    tools.register(echoTool('second'))
+    tools.register(echoTool('third'))
+    tools.reportLoadError({
+      severity: 'error',
+      tool: '/tb/x',
+      message: '/tb/x: describe exited 1',
+      code: 'X',
+    })
+    await announced.promise
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['first', 'second', 'third'])
+    expect(sent.filter((m) => 'method' in m && m.method === 'notifications/tools/list_changed')).toHaveLength(
+      1,
+    )
+    expect(logs.slice(1)).toEqual([
+      'toolvisor-test: tool not loaded: /tb/x: describe exited 1',
+      'toolvisor-test: tools changed: serving 3 tools (1 failed to load)',
+    ])
+  })
+
+  it('does not declare listChanged for a registry that cannot tell (no onChange)', async () => {
+    const { onChange: _, ...registry } = createToolRegistry()
+    const { client } = await setup(registry)
+    expect(client.getServerCapabilities()?.tools).toEqual({})
   })
 })
 

@@ -1,8 +1,9 @@
 import { MCP_DEFAULT_LIMITS, type McpServerOptions, serveStdio } from '@toolvisor/mcp-server'
-import { compose } from '../compose.js'
+import { type Composed, compose } from '../compose.js'
+import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
 import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
-import type { Io } from '../output.js'
+import { explain, type Io } from '../output.js'
 import { VERSION } from '../version.js'
 
 /** The bounds of the MCP session an operator can set, by flag, and the least value of each. */
@@ -92,24 +93,51 @@ export async function mcpCommand(
     io.err(`toolvisor mcp: no toolbox: pass --toolbox DIR (or toolboxes in --config FILE)\n`)
     return 2
   }
-  const composed = await compose(config)
+  // The toolboxes are loaded once the server answers: a describe that hangs must not hold
+  // `initialize` (the registry announces the tools as they come). Capabilities stay in compose: a
+  // required one with no backend still stops the command before it serves.
+  const composed = await compose({ ...config, toolboxes: [] })
   const stop = new AbortController()
   const onSignal = () => stop.abort()
   signals.on('SIGINT', onSignal)
   signals.on('SIGTERM', onSignal)
+  let loading: Promise<void> | undefined
   try {
-    await serveStdio(composed.tools, {
+    const serving = serveStdio(composed.tools, {
       name: 'toolvisor',
       version: VERSION,
       signal: stop.signal,
       log: (line) => io.err(`${line}\n`),
       ...limits,
     })
+    loading = loadToolboxes(composed, config.toolboxes, io)
+    await serving
     return 0
   } finally {
     signals.off('SIGINT', onSignal)
     signals.off('SIGTERM', onSignal)
+    // Disposal stops the describes still running, so the loading ends with them.
     await composed.kernel.dispose()
+    await loading
     exitDespiteUnreadOutput(process.stdout, io)
+  }
+}
+
+/**
+ * Loads the toolboxes into the registry the server already serves, as the toolbox plugin does at
+ * compose time: every tool, its load reports (the server logs them), and the shared `help` tool.
+ * Never rejects: a failure is logged, and the server goes on with what it has.
+ */
+async function loadToolboxes(composed: Composed, toolboxes: Config['toolboxes'], io: Io): Promise<void> {
+  const started = Date.now()
+  try {
+    const { loaded, reports } = await composed.binary.loadToolboxes(toolboxes)
+    for (const report of reports) composed.tools.reportLoadError(report)
+    for (const tool of loaded) composed.binary.register(composed.tools, tool)
+    const help = composed.binary.helpTool(loaded)
+    if (help) composed.tools.register(help)
+    io.err(`toolvisor: toolboxes loaded in ${Date.now() - started} ms\n`)
+  } catch (error) {
+    io.err(`toolvisor: loading the toolboxes failed: ${explain(error)}\n`)
   }
 }
