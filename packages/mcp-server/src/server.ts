@@ -3,7 +3,6 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   CallToolRequestSchema,
-  type CallToolResult,
   ListToolsRequestSchema,
   type ListToolsResult,
   type Tool as McpTool,
@@ -13,6 +12,7 @@ import { McpServerError } from './errors.js'
 import { ToolAnnouncer } from './internal/announcer.js'
 import { callHandler } from './internal/call-handler.js'
 import { ClientIds } from './internal/client-ids.js'
+import { Inflight } from './internal/inflight.js'
 import { parseOptions } from './internal/options.js'
 import { messageOf } from './internal/result.js'
 
@@ -108,93 +108,56 @@ const writeStderr = (line: string): void => {
  */
 export function createMcpServer(tools: ToolRegistry, options: McpServerOptions): McpSurface {
   const limits = parseOptions('createMcpServer', options)
-  const log = options.log ?? writeStderr
-  const prefix = options.name
+  const write = options.log ?? writeStderr
+  const log = (line: string): void => write(`${options.name}: ${line}`)
   const sessionId = options.sessionId ?? `mcp-${randomUUID()}`
-  const settleTimeoutMs = options.settleTimeoutMs ?? 5000
-
   const server = new Server(
     { name: options.name, version: options.version },
     { capabilities: { tools: ToolAnnouncer.canAnnounce(tools) ? { listChanged: true } : {} } },
   )
-  const announcer = new ToolAnnouncer({ tools, server, sessionId, log: (line) => log(`${prefix}: ${line}`) })
-  const inflight = new Map<Promise<CallToolResult>, string>()
+  const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
+  const inflight = new Inflight()
   let state: 'new' | 'connected' | 'closed' = 'new'
   let resolveClosed!: () => void
   const closed = new Promise<void>((resolve) => {
     resolveClosed = resolve
   })
-
-  const settle = (): void => {
-    if (inflight.size === 0) {
-      resolveClosed()
-      return
-    }
-    const timer = setTimeout(() => {
-      const names = [...new Set(inflight.values())].join(', ')
-      log(`${prefix}: ${inflight.size} call(s) still running ${settleTimeoutMs} ms after close: ${names}`)
-      resolveClosed()
-    }, settleTimeoutMs)
-    timer.unref()
-    void Promise.allSettled([...inflight.keys()]).then(() => {
-      clearTimeout(timer)
-      resolveClosed()
-    })
+  const end = (): void => {
+    state = 'closed'
+    announcer.stop()
   }
 
   server.onclose = () => {
     if (state === 'closed') return
-    state = 'closed'
-    announcer.stop()
-    settle()
+    end()
+    void inflight.settled(options.settleTimeoutMs ?? 5000, log).then(resolveClosed)
   }
-  server.onerror = (error) => log(`${prefix}: protocol error: ${messageOf(error)}`)
-
-  server.setRequestHandler(ListToolsRequestSchema, (): ListToolsResult => {
-    const listed: McpTool[] = tools.list().map((tool) => ({
-      name: tools.safeName(tool.name),
-      description: tool.description,
-      inputSchema: tool.inputSchema as McpTool['inputSchema'],
-    }))
-    return { tools: listed }
-  })
-
-  const handle = callHandler({ tools, sessionId, limits, log: (line) => log(`${prefix}: ${line}`) })
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const call = handle(request, extra)
-    inflight.set(call, request.params.name)
-    try {
-      return await call
-    } finally {
-      inflight.delete(call)
-    }
-  })
+  server.onerror = (error) => log(`protocol error: ${messageOf(error)}`)
+  server.setRequestHandler(ListToolsRequestSchema, () => listTools(tools))
+  const handle = callHandler({ tools, sessionId, limits, log })
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    inflight.track(handle(request, extra), request.params.name),
+  )
 
   return {
     server,
     sessionId,
     closed,
     async connect(transport) {
-      if (state !== 'new') {
-        throw new McpServerError(
-          'MCP_ERR_ALREADY_CONNECTED',
-          `createMcpServer: this server is ${state === 'connected' ? 'already connected' : 'closed'}; one server serves one connection (one session): create another with createMcpServer`,
-        )
-      }
+      if (state !== 'new') throw alreadyConnected(state)
       state = 'connected'
       announcer.start()
       try {
         await server.connect(new ClientIds(transport))
       } catch (error) {
-        state = 'closed'
-        announcer.stop()
+        end()
         resolveClosed()
         throw error
       }
     },
     async close() {
       if (state === 'new') {
-        state = 'closed'
+        end()
         resolveClosed()
       } else {
         await server.close()
@@ -202,4 +165,21 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
       await closed
     },
   }
+}
+
+function alreadyConnected(state: 'connected' | 'closed'): McpServerError {
+  return new McpServerError(
+    'MCP_ERR_ALREADY_CONNECTED',
+    `createMcpServer: this server is ${state === 'connected' ? 'already connected' : 'closed'}; one server serves one connection (one session): create another with createMcpServer`,
+  )
+}
+
+/** Every tool under its provider-safe name, its description and its input schema as is. */
+function listTools(tools: ToolRegistry): ListToolsResult {
+  const listed: McpTool[] = tools.list().map((tool) => ({
+    name: tools.safeName(tool.name),
+    description: tool.description,
+    inputSchema: tool.inputSchema as McpTool['inputSchema'],
+  }))
+  return { tools: listed }
 }

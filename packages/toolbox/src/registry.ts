@@ -7,31 +7,7 @@ export function createToolRegistry(): ToolRegistry {
   const tools = new Map<string, Tool>()
   const bySafeName = new Map<string, string>()
   const reports: LoadReport[] = []
-  const listeners = new Set<() => void>()
-
-  const changed = (): void => {
-    for (const listener of [...listeners]) {
-      try {
-        listener()
-      } catch (error) {
-        // A listener bug must neither undo the change nor silence the others, nor vanish.
-        process.nextTick(() => {
-          throw error
-        })
-      }
-    }
-  }
-
-  const safeNameOf = (name: string): string => {
-    const mapped = providerSafeName(name)
-    if (mapped === undefined) {
-      throw new ToolboxError(
-        'TOOLBOX_ERR_NAME_TAKEN',
-        `tool name "${name}" cannot be made provider-safe: after mapping "." to "__" it must match ^[a-zA-Z0-9_-]{1,64}$`,
-      )
-    }
-    return mapped
-  }
+  const { changed, onChange } = changeListeners()
 
   return {
     register(tool) {
@@ -76,6 +52,37 @@ export function createToolRegistry(): ToolRegistry {
     reportLoadError(report) {
       reports.push(report)
       changed()
+    },
+    onChange,
+  }
+}
+
+function safeNameOf(name: string): string {
+  const mapped = providerSafeName(name)
+  if (mapped === undefined) {
+    throw new ToolboxError(
+      'TOOLBOX_ERR_NAME_TAKEN',
+      `tool name "${name}" cannot be made provider-safe: after mapping "." to "__" it must match ^[a-zA-Z0-9_-]{1,64}$`,
+    )
+  }
+  return mapped
+}
+
+/** The listeners of one registry: `changed()` calls each, `onChange` is `ToolRegistry.onChange`. */
+function changeListeners(): { changed: () => void; onChange: (listener: () => void) => () => void } {
+  const listeners = new Set<() => void>()
+  return {
+    changed() {
+      for (const listener of [...listeners]) {
+        try {
+          listener()
+        } catch (error) {
+          // A listener bug must neither undo the change nor silence the others, nor vanish.
+          process.nextTick(() => {
+            throw error
+          })
+        }
+      }
     },
     onChange(listener) {
       // A wrapper per subscription, so subscribing one function twice gives two independent calls.
