@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { runFixture } from './stdio-helpers.js'
+import { fixtureTools, runFixture } from './stdio-helpers.js'
 
 describe('tools registered after the server started', () => {
   it('are announced with one notifications/tools/list_changed per change, and logged', async () => {
@@ -16,12 +16,7 @@ describe('tools registered after the server started', () => {
     server.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' })
     const listed = await server.waitForMessage((m) => m.id === 2, 'the list')
     expect((listed.result!.tools as { name: string }[]).map((t) => t.name)).toEqual([
-      'say__hello',
-      'ticker',
-      'sleeper',
-      'flood',
-      'big',
-      'add__tool',
+      ...fixtureTools,
       'late__one',
     ])
     expect(server.messages().filter((m) => m.method === 'notifications/tools/list_changed')).toEqual([

@@ -7,6 +7,9 @@ import { reapGroups, waitFor } from './helpers.js'
 
 /** The stdio fixture: a server over the built package, with tools that sleep, flood and answer big. */
 export const fixture = fileURLToPath(new URL('./fixtures/serve-stdio.mjs', import.meta.url))
+/** The tools the fixture serves, by the names clients see, in order. */
+export const fixtureTools = ['say__hello', 'ticker', 'sleeper', 'flood', 'big', 'add__tool']
+
 const dist = fileURLToPath(new URL('../dist/index.js', import.meta.url))
 
 const children: ChildProcessWithoutNullStreams[] = []

@@ -3,7 +3,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { describe, expect, it } from 'vitest'
 import { groupAlive, groups } from './helpers.js'
-import { alive, collect, fixture, initializeRequest, pids, runFixture } from './stdio-helpers.js'
+import {
+  alive,
+  collect,
+  fixture,
+  fixtureTools,
+  initializeRequest,
+  pids,
+  runFixture,
+} from './stdio-helpers.js'
 
 describe('serveStdio, with the SDK stdio client', () => {
   async function start() {
@@ -19,14 +27,7 @@ describe('serveStdio, with the SDK stdio client', () => {
 
   it('lists, calls and reports progress; stdout carries JSON-RPC only; logs go to stderr', async () => {
     const { client, stderr, errors } = await start()
-    expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
-      'say__hello',
-      'ticker',
-      'sleeper',
-      'flood',
-      'big',
-      'add__tool',
-    ])
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(fixtureTools)
     expect(await client.callTool({ name: 'say__hello', arguments: { who: 'ada' } })).toEqual({
       content: [{ type: 'text', text: 'hello ada from stdio-session' }],
       isError: false,

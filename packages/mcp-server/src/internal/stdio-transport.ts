@@ -47,16 +47,14 @@ export class StdioTransport implements Transport {
   }
 
   async start(): Promise<void> {
-    if (this.started) throw new Error('StdioTransport: already started; one transport serves one connection')
+    if (this.started) {
+      throw new McpServerError(
+        'MCP_ERR_ALREADY_CONNECTED',
+        'StdioTransport: already started; one transport serves one connection',
+      )
+    }
     this.started = true
-    const { stdin, stdout } = this.options
-    stdin.on('data', this.onData)
-    stdin.on('error', this.onInputError)
-    // The SDK's transport does not watch for EOF (typescript-sdk#2002): without this a client that
-    // closes our stdin would leave the server, and its tools, running.
-    stdin.on('end', this.onEnd)
-    stdin.on('close', this.onEnd)
-    stdout.on('error', this.onOutputError)
+    for (const [stream, event, listener] of this.listeners()) stream.on(event, listener)
   }
 
   /**
@@ -82,14 +80,24 @@ export class StdioTransport implements Transport {
     if (this.closed) return
     this.closed = true
     const { stdin, stdout } = this.options
-    stdin.off('data', this.onData)
-    stdin.off('error', this.onInputError)
-    stdin.off('end', this.onEnd)
-    stdin.off('close', this.onEnd)
-    stdout.off('error', this.onOutputError)
+    for (const [stream, event, listener] of this.listeners()) stream.off(event, listener)
     stdout.off('drain', this.onDrain)
     if (stdin.listenerCount('data') === 0) stdin.pause()
     this.onclose?.()
+  }
+
+  /** What the transport listens to while it is open. */
+  private listeners(): Array<[Readable | Writable, string, Parameters<NodeJS.EventEmitter['on']>[1]]> {
+    const { stdin, stdout } = this.options
+    return [
+      [stdin, 'data', this.onData],
+      [stdin, 'error', this.onInputError],
+      // The SDK's transport does not watch for EOF (typescript-sdk#2002): without this a client that
+      // closes our stdin would leave the server, and its tools, running.
+      [stdin, 'end', this.onEnd],
+      [stdin, 'close', this.onEnd],
+      [stdout, 'error', this.onOutputError],
+    ]
   }
 
   private answer(answer: ErrorAnswer): void {
