@@ -1,10 +1,13 @@
+import type { ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
-import { bin, examples, fixtures, run, tagged, taggedCommands, tempDir } from './helpers.js'
+import { bin, examples, fixtures, run, tagged, taggedCommands, tempDir, toolvisor } from './helpers.js'
+import { rawMcp } from './raw-mcp.js'
 
 let clients: Array<{ client: Client; tag: string }> = []
 afterEach(async () => {
@@ -17,7 +20,12 @@ afterEach(async () => {
   clients = []
 })
 
-async function connect(toolboxes: string[], extra: string[] = []) {
+/**
+ * An SDK client on `toolvisor mcp --toolbox DIR... EXTRA...`. The server answers `initialize`
+ * before its toolboxes are loaded; unless `loaded` is false, this waits until they are (its stderr
+ * says so).
+ */
+async function connect(toolboxes: string[], extra: string[] = [], { loaded = true } = {}) {
   const tag = randomUUID()
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -32,10 +40,16 @@ async function connect(toolboxes: string[], extra: string[] = []) {
     env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
     stderr: 'pipe',
   })
+  let stderr = ''
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
   const client = new Client({ name: 'toolvisor-test', version: '0.0.0' })
   await client.connect(transport)
   clients.push({ client, tag })
-  return { client, tag }
+  const isLoaded = () => /\ntoolvisor: toolboxes loaded in \d+ ms\n/.test(stderr)
+  const deadline = Date.now() + 20_000
+  while (loaded && !isLoaded() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+  if (loaded) expect(isLoaded(), stderr).toBe(true)
+  return { client, tag, stderr: () => stderr }
 }
 
 const textOf = (result: unknown) =>
@@ -139,13 +153,178 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     expect(taggedCommands(tag).some((command) => command.includes(' mcp '))).toBe(true)
   })
 
+  it('answers initialize while a describe still runs, serves what is loaded, and announces the rest when it is', async () => {
+    const box = tempDir('tv-mcp-slow-')
+    const release = join(tempDir('tv-mcp-release-'), 'release')
+    writeFileSync(
+      join(box, 'late'),
+      `#!/bin/sh\ncase "$1" in\ndescribe) while [ ! -e '${release}' ]; do sleep 0.02; done; echo '{"slug": "late", "description": "loads late", "args": []}' ;;\nrun) echo late ;;\nesac\n`,
+      { mode: 0o755 },
+    )
+    writeFileSync(join(box, 'broken'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
+    symlinkSync(join(examples, 'word-count'), join(box, 'word-count'))
+    const { client, tag, stderr } = await connect([box], [], { loaded: false })
+    // initialize was answered while the describe of `late` still waits.
+    expect(taggedCommands(tag).some((command) => command.endsWith('late describe'))).toBe(true)
+    expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true })
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['processes'])
+    const announced = new Promise<void>((resolve) =>
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
+    )
+    writeFileSync(release, '')
+    await announced
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([
+      'late',
+      'processes',
+      'word_count',
+    ])
+    expect(textOf(await client.callTool({ name: 'late', arguments: {} }))).toBe('late\n')
+    expect(stderr()).toContain(
+      `\ntoolvisor: tool not loaded: ${join(box, 'broken')}: describe exited with code 1`,
+    )
+    expect(stderr()).toMatch(/\ntoolvisor: tools changed: serving 3 tools \(1 failed to load\)\n/)
+  })
+
+  it('ends at once when the client leaves while a describe still runs, and stops that describe', async () => {
+    const box = tempDir('tv-mcp-hang-')
+    writeFileSync(join(box, 'hangs'), '#!/bin/sh\nsleep 300\n', { mode: 0o755 })
+    const { client, tag } = await connect([box], [], { loaded: false })
+    expect(taggedCommands(tag).some((command) => command.endsWith('hangs describe'))).toBe(true)
+    const before = Date.now()
+    await client.close() // ends stdin; the SDK client escalates to SIGTERM only after 2 s
+    expect(Date.now() - before).toBeLessThan(1900)
+    const deadline = Date.now() + 3000
+    while (tagged(tag).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+    expect(taggedCommands(tag)).toEqual([])
+  })
+
   it('serves the good tools when a toolbox holds a broken one, and logs the failure to stderr', async () => {
     const box = tempDir('tv-mcp-broken-')
     writeFileSync(join(box, 'broken'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
     symlinkSync(join(examples, 'word-count'), join(box, 'word-count'))
     const { client } = await connect([box])
     const { tools } = await client.listTools()
-    expect(tools.map((t) => t.name)).toEqual(['word_count', 'processes'])
+    expect(tools.map((t) => t.name)).toEqual(['processes', 'word_count'])
+  })
+})
+
+describe('toolvisor mcp, byte for byte', () => {
+  it('--max-message-bytes: a longer message is answered with -32600 and skipped; the session goes on', async () => {
+    const server = rawMcp(['--toolbox', examples, '--max-message-bytes', '2000'])
+    await server.initialize()
+    const call = (id: number, text: string) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'word_count', arguments: { text } },
+    })
+    server.send(call(1, 'w '.repeat(1000)))
+    server.send(call(2, 'two words'))
+    await server.waitForMessage((m) => m.id === 2)
+    const bytes = JSON.stringify(call(1, 'w '.repeat(1000))).length
+    expect(server.messages().find((m) => m.id === 1)).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      error: {
+        code: -32600,
+        message: `Invalid Request: the message is ${bytes} bytes, over the limit of 2000 bytes (maxMessageBytes); it was discarded unread`,
+        data: { bytes, maxMessageBytes: 2000 },
+      },
+    })
+    expect(server.messages().find((m) => m.id === 2)?.result).toMatchObject({ isError: false })
+    server.child.stdin.end()
+    expect(await server.exited).toBe(0)
+  })
+
+  it.each([
+    ['SIGTERM', (child: ChildProcess) => child.kill('SIGTERM')],
+    ['stdin EOF', (child: ChildProcess) => child.stdin!.end()],
+  ])(
+    '%s ends it while its client reads nothing: it exits within 5 s and leaves no tool running',
+    async (_what, end) => {
+      const box = tempDir('tv-mcp-unread-')
+      symlinkSync(join(fixtures, 'spawner'), join(box, 'spawner'))
+      const server = rawMcp(['--toolbox', examples, '--toolbox', box], { read: false })
+      await server.initialize()
+      // About 1 MB of answers, far more than the pipe and the reader's buffer hold: answered in process,
+      // long before the spawner below has started its children.
+      for (let id = 1; id <= 200; id++) server.send({ jsonrpc: '2.0', id, method: 'tools/list' })
+      server.send({
+        jsonrpc: '2.0',
+        id: 201,
+        method: 'tools/call',
+        params: { name: 'spawner', arguments: {} },
+      })
+      const sleeps = () => taggedCommands(server.tag).filter((command) => command === 'sleep 300').length
+      const deadline = Date.now() + 10_000
+      while (sleeps() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+      expect(sleeps()).toBe(2)
+      const before = Date.now()
+      end(server.child)
+      const bound = new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 5000).unref())
+      expect(await Promise.race([server.exited, bound])).toBe(0)
+      expect(Date.now() - before).toBeLessThan(5000)
+      expect(taggedCommands(server.tag)).toEqual([])
+      expect(server.stderr()).toMatch(
+        /\ntoolvisor: \d+ bytes of output were not read by the client; exiting without them in 1000 ms unless it reads\n$/,
+      )
+    },
+  )
+
+  it('--max-queued-bytes: past it, a client that reads nothing loses its session, its tools are stopped, and the server exits', async () => {
+    const box = tempDir('tv-mcp-unread-')
+    symlinkSync(join(fixtures, 'spawner'), join(box, 'spawner'))
+    const server = rawMcp(['--toolbox', examples, '--toolbox', box, '--max-queued-bytes', '65536'], {
+      read: false,
+    })
+    await server.initialize()
+    server.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'spawner', arguments: {} } })
+    const sleeps = () => taggedCommands(server.tag).filter((command) => command === 'sleep 300').length
+    const deadline = Date.now() + 10_000
+    while (sleeps() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+    expect(sleeps()).toBe(2)
+    for (let id = 2; id <= 200; id++) server.send({ jsonrpc: '2.0', id, method: 'tools/list' })
+    expect(await server.exited).toBe(0)
+    expect(server.stderr()).toMatch(
+      /\ntoolvisor: the client is not reading stdout: \d+ bytes wait for it, over maxQueuedBytes 65536; closing the session\n/,
+    )
+    expect(taggedCommands(server.tag)).toEqual([])
+  })
+
+  it('--max-concurrent-calls and --max-queued-calls: a call past both is refused with an isError result', async () => {
+    const box = tempDir('tv-mcp-caps-')
+    symlinkSync(join(fixtures, 'spawner'), join(box, 'spawner'))
+    const server = rawMcp(['--toolbox', box, '--max-concurrent-calls', '1', '--max-queued-calls', '0'])
+    await server.initialize()
+    const spawner = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'spawner', arguments: {} },
+    })
+    server.send(spawner(1))
+    server.send(spawner(2))
+    expect((await server.waitForMessage((m) => m.id === 2)).result).toEqual({
+      content: [
+        {
+          type: 'text',
+          text: 'tool "spawner" was not run: this session already has 1 calls running and 0 waiting (maxConcurrentCalls 1, maxQueuedCalls 0); retry when one of them has finished',
+        },
+      ],
+      isError: true,
+    })
+    server.child.stdin.end()
+    expect(await server.exited).toBe(0)
+  })
+
+  it.each([
+    ['--max-message-bytes', '1e6', 'expected a positive whole number, got "1e6"'],
+    ['--max-concurrent-calls', '0', 'expected a positive whole number, got "0"'],
+    ['--max-queued-calls', '1.5', 'expected a whole number, got "1.5"'],
+  ])('refuses %s %s', async (flag, value, why) => {
+    const { code, stderr } = await toolvisor(['mcp', '--toolbox', examples, flag, value]).done
+    expect(code).toBe(2)
+    expect(stderr).toBe(`toolvisor mcp: ${flag}: ${why}\n`)
   })
 
   it('serves the capabilities of --config when no toolbox is given', async () => {
@@ -177,7 +356,7 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     tool('d', 'dup')
     tool('e', 'fine')
     const { client } = await connect([box])
-    const served = (await client.listTools()).tools.map((t) => t.name)
+    const served = (await client.listTools()).tools.map((t) => t.name).sort()
     expect(served).toEqual(['dup', 'fine', 'help', 'processes'])
     const check = await run(['check', '--toolbox', box, '--json'])
     expect(check.code).toBe(1)

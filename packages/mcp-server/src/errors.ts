@@ -6,6 +6,16 @@ export const McpServerErrorCodes = {
   INVALID_OPTIONS: 'MCP_ERR_INVALID_OPTIONS',
   /** `connect()` on a server that is, or was, connected: one server serves one connection (one session). */
   ALREADY_CONNECTED: 'MCP_ERR_ALREADY_CONNECTED',
+  /**
+   * The stdio transport refused to send a message because more than `maxQueuedBytes` already wait
+   * for a client that does not read stdout; it closes the session.
+   */
+  CLIENT_NOT_READING: 'MCP_ERR_CLIENT_NOT_READING',
+  /**
+   * The stdio transport dropped a progress (or log) notification because answers already wait for
+   * the client; the call counts it and goes on.
+   */
+  NOTIFICATION_DROPPED: 'MCP_ERR_NOTIFICATION_DROPPED',
 } as const
 
 /** A code of this package. */

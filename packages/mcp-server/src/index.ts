@@ -1,5 +1,6 @@
 export type { McpServerErrorCode } from './errors.js'
 export { McpServerError, McpServerErrorCodes } from './errors.js'
+export { MCP_DEFAULT_LIMITS } from './limits.js'
 export type { McpServerOptions, McpSurface } from './server.js'
 export { createMcpServer } from './server.js'
 export type { ServeStdioOptions } from './stdio.js'

@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   CallToolRequestSchema,
-  type CallToolResult,
   ListToolsRequestSchema,
   type ListToolsResult,
   type Tool as McpTool,
-  type ServerNotification,
-  type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { ToolCallContext, ToolProgress, ToolRegistry } from '@toolvisor/toolbox'
-import { z } from 'zod'
+import type { ToolRegistry } from '@toolvisor/toolbox'
 import { McpServerError } from './errors.js'
-import { errorResult, messageOf, toCallToolResult } from './internal/result.js'
+import { ToolAnnouncer } from './internal/announcer.js'
+import { callHandler } from './internal/call-handler.js'
+import { ClientIds } from './internal/client-ids.js'
+import { Inflight } from './internal/inflight.js'
+import { parseOptions } from './internal/options.js'
+import { messageOf } from './internal/result.js'
 
 /** How `createMcpServer` (and `serveStdio`) is set up. */
 export interface McpServerOptions {
@@ -32,6 +32,38 @@ export interface McpServerOptions {
    * Default 5000 ms.
    */
   readonly settleTimeoutMs?: number
+  /**
+   * The largest message the client may send, in bytes, without its line ending. A longer one is
+   * discarded as it arrives (never buffered whole) and answered with a JSON-RPC error; the session
+   * goes on. Used by `serveStdio`. Default `MCP_DEFAULT_LIMITS.maxMessageBytes` (10 MiB).
+   */
+  readonly maxMessageBytes?: number
+  /**
+   * How many bytes may wait for a client that does not read stdout. Once answers wait for it,
+   * progress notifications are dropped (each call's result counts them); a message that would make
+   * the bytes waiting exceed this bound ends the session instead. Used by `serveStdio`. Default
+   * `MCP_DEFAULT_LIMITS.maxQueuedBytes` (16 MiB).
+   */
+  readonly maxQueuedBytes?: number
+  /**
+   * How many calls of this session run at once; more wait, first come first run. Default
+   * `MCP_DEFAULT_LIMITS.maxConcurrentCalls` (32).
+   */
+  readonly maxConcurrentCalls?: number
+  /**
+   * How many calls may wait for a place; one more is refused at once with an `isError` result that
+   * says why. Default `MCP_DEFAULT_LIMITS.maxQueuedCalls` (64); 0 refuses every call past the
+   * running ones.
+   */
+  readonly maxQueuedCalls?: number
+  /**
+   * Progress notifications a second per call, sustained, after a burst of `progressBurst`; events
+   * in between are coalesced (the latest goes out when the rate allows, the last one always), never
+   * blocking the call, and counted in the result's `_meta["toolvisor/progress"]`. Defaults 10 and 20.
+   */
+  readonly progressPerSecond?: number
+  /** See `progressPerSecond`. */
+  readonly progressBurst?: number
 }
 
 /** One MCP connection serving the `tools` registry as one toolvisor session. */
@@ -54,36 +86,9 @@ export interface McpSurface {
   readonly closed: Promise<void>
 }
 
-const optionsSchema = z.object({
-  name: z.string().min(1, 'must be a non-empty string (the server name MCP clients show)'),
-  version: z.string().min(1, 'must be a non-empty string (the server version MCP clients show)'),
-  sessionId: z
-    .string()
-    .min(1, 'must be a non-empty string when given (leave it out for a random one)')
-    .optional(),
-  log: z
-    .custom<(line: string) => void>((v) => typeof v === 'function', 'must be a function (line) => void')
-    .optional(),
-  settleTimeoutMs: z.number().int().nonnegative().optional(),
-})
-
-/** Validates the options at the edge; the message names the field and what to pass instead. */
-function parseOptions(where: string, options: McpServerOptions): void {
-  const parsed = optionsSchema.safeParse(options)
-  if (parsed.success) return
-  const issue = parsed.error.issues[0]
-  const field = issue?.path.map(String).join('.') || '(options)'
-  throw new McpServerError(
-    'MCP_ERR_INVALID_OPTIONS',
-    `${where}: options.${field}: ${issue?.message ?? 'invalid'}`,
-  )
-}
-
 const writeStderr = (line: string): void => {
   process.stderr.write(`${line}\n`)
 }
-
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
 /**
  * Creates the MCP surface of a `tools` registry: `tools/list` lists every tool under its
@@ -102,102 +107,57 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
  * ```
  */
 export function createMcpServer(tools: ToolRegistry, options: McpServerOptions): McpSurface {
-  parseOptions('createMcpServer', options)
-  const log = options.log ?? writeStderr
-  const prefix = options.name
+  const limits = parseOptions('createMcpServer', options)
+  const write = options.log ?? writeStderr
+  const log = (line: string): void => write(`${options.name}: ${line}`)
   const sessionId = options.sessionId ?? `mcp-${randomUUID()}`
-  const settleTimeoutMs = options.settleTimeoutMs ?? 5000
-
-  const server = new Server({ name: options.name, version: options.version }, { capabilities: { tools: {} } })
-  const inflight = new Map<Promise<CallToolResult>, string>()
+  const server = new Server(
+    { name: options.name, version: options.version },
+    { capabilities: { tools: ToolAnnouncer.canAnnounce(tools) ? { listChanged: true } : {} } },
+  )
+  const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
+  const inflight = new Inflight()
   let state: 'new' | 'connected' | 'closed' = 'new'
   let resolveClosed!: () => void
   const closed = new Promise<void>((resolve) => {
     resolveClosed = resolve
   })
-
-  const settle = (): void => {
-    if (inflight.size === 0) {
-      resolveClosed()
-      return
-    }
-    const timer = setTimeout(() => {
-      const names = [...new Set(inflight.values())].join(', ')
-      log(`${prefix}: ${inflight.size} call(s) still running ${settleTimeoutMs} ms after close: ${names}`)
-      resolveClosed()
-    }, settleTimeoutMs)
-    timer.unref()
-    void Promise.allSettled([...inflight.keys()]).then(() => {
-      clearTimeout(timer)
-      resolveClosed()
-    })
+  const end = (): void => {
+    state = 'closed'
+    announcer.stop()
   }
 
   server.onclose = () => {
     if (state === 'closed') return
-    state = 'closed'
-    settle()
+    end()
+    void inflight.settled(options.settleTimeoutMs ?? 5000, log).then(resolveClosed)
   }
-  server.onerror = (error) => log(`${prefix}: protocol error: ${messageOf(error)}`)
-
-  server.setRequestHandler(ListToolsRequestSchema, (): ListToolsResult => {
-    const listed: McpTool[] = tools.list().map((tool) => ({
-      name: tools.safeName(tool.name),
-      description: tool.description,
-      inputSchema: tool.inputSchema as McpTool['inputSchema'],
-    }))
-    return { tools: listed }
-  })
-
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const name = request.params.name
-    const args = request.params.arguments ?? {}
-    const ctx: ToolCallContext = {
-      sessionId,
-      signal: extra.signal,
-      ...progressOption(extra, (line) => log(`${prefix}: ${line}`), name),
-    }
-    const call = runCall(tools, name, args, ctx, (line) => log(`${prefix}: ${line}`))
-    inflight.set(call, name)
-    try {
-      return await call
-    } finally {
-      inflight.delete(call)
-    }
-  })
+  server.onerror = (error) => log(`protocol error: ${messageOf(error)}`)
+  server.setRequestHandler(ListToolsRequestSchema, () => listTools(tools))
+  const handle = callHandler({ tools, sessionId, limits, log })
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    inflight.track(handle(request, extra), request.params.name),
+  )
 
   return {
     server,
     sessionId,
     closed,
     async connect(transport) {
-      if (state !== 'new') {
-        throw new McpServerError(
-          'MCP_ERR_ALREADY_CONNECTED',
-          `createMcpServer: this server is ${state === 'connected' ? 'already connected' : 'closed'}; one server serves one connection (one session): create another with createMcpServer`,
-        )
-      }
+      if (state !== 'new') throw alreadyConnected(state)
       state = 'connected'
-      const reports = tools.loadErrors()
-      const failures = reports.filter((report) => report.severity === 'error')
-      for (const report of failures) log(`${prefix}: tool not loaded: ${report.message}`)
-      for (const report of reports)
-        if (report.severity === 'warning') log(`${prefix}: warning: ${report.message}`)
-      const count = tools.list().length
-      log(
-        `${prefix}: serving ${count} tool${count === 1 ? '' : 's'}${failures.length > 0 ? ` (${failures.length} failed to load)` : ''} as session ${sessionId}`,
-      )
+      announcer.start()
       try {
-        await server.connect(transport)
+        await server.connect(new ClientIds(transport))
       } catch (error) {
-        state = 'closed'
+        end()
         resolveClosed()
         throw error
       }
     },
     async close() {
       if (state === 'new') {
-        state = 'closed'
+        end()
         resolveClosed()
       } else {
         await server.close()
@@ -207,64 +167,19 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
   }
 }
 
-/** Runs one call; a rejecting tool becomes an `isError` result and a log line, never a throw. */
-async function runCall(
-  tools: ToolRegistry,
-  name: string,
-  args: Record<string, unknown>,
-  ctx: ToolCallContext,
-  log: (line: string) => void,
-): Promise<CallToolResult> {
-  // The registry dispatches (it accepts the safe name and owns the "unknown tool" text); the lookup
-  // only names the tool in logs by its internal name.
-  const label = tools.get(name)?.name ?? name
-  try {
-    return toCallToolResult(await tools.call(name, args, ctx))
-  } catch (error) {
-    if (ctx.signal.aborted) {
-      log(`tool "${label}" rejected after the call was cancelled: ${messageOf(error)}`)
-    } else {
-      log(`tool "${label}" rejected (a bug: tools answer failures with isError): ${stackOf(error)}`)
-    }
-    return errorResult(`tool "${name}" failed inside toolvisor: ${messageOf(error)}`)
-  }
+function alreadyConnected(state: 'connected' | 'closed'): McpServerError {
+  return new McpServerError(
+    'MCP_ERR_ALREADY_CONNECTED',
+    `createMcpServer: this server is ${state === 'connected' ? 'already connected' : 'closed'}; one server serves one connection (one session): create another with createMcpServer`,
+  )
 }
 
-/**
- * `{ progress }` when the client sent `_meta.progressToken`, else nothing. The callback sends
- * `notifications/progress` for this request and never throws: once the request is cancelled or the
- * transport is gone, events are dropped (the first failure is logged).
- */
-function progressOption(
-  extra: Extra,
-  log: (line: string) => void,
-  name: string,
-): { progress?: (progress: ToolProgress) => void } {
-  const progressToken = extra._meta?.progressToken
-  if (progressToken === undefined) return {}
-  let reported = false
-  const fail = (error: unknown): void => {
-    if (reported) return
-    reported = true
-    log(`tool "${name}": a progress notification could not be sent (${messageOf(error)}); dropping the rest`)
-  }
-  return {
-    progress(progress) {
-      if (extra.signal.aborted || reported) return
-      try {
-        extra
-          .sendNotification({
-            method: 'notifications/progress',
-            params: { progressToken, progress: progress.progress, message: progress.message },
-          })
-          .catch(fail)
-      } catch (error) {
-        fail(error)
-      }
-    },
-  }
-}
-
-function stackOf(error: unknown): string {
-  return error instanceof Error && error.stack ? error.stack : messageOf(error)
+/** Every tool under its provider-safe name, its description and its input schema as is. */
+function listTools(tools: ToolRegistry): ListToolsResult {
+  const listed: McpTool[] = tools.list().map((tool) => ({
+    name: tools.safeName(tool.name),
+    description: tool.description,
+    inputSchema: tool.inputSchema as McpTool['inputSchema'],
+  }))
+  return { tools: listed }
 }

@@ -1,7 +1,8 @@
 import type { Readable, Writable } from 'node:stream'
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { ToolRegistry } from '@toolvisor/toolbox'
+import { parseOptions } from './internal/options.js'
 import { messageOf } from './internal/result.js'
+import { StdioTransport } from './internal/stdio-transport.js'
 import { createMcpServer, type McpServerOptions } from './server.js'
 
 /** `serveStdio` options: the server's, plus the streams and a stop signal. */
@@ -32,6 +33,7 @@ export interface ServeStdioOptions extends McpServerOptions {
  */
 export async function serveStdio(tools: ToolRegistry, options: ServeStdioOptions): Promise<void> {
   const { stdin = process.stdin, stdout = process.stdout, signal, ...serverOptions } = options
+  const limits = parseOptions('serveStdio', serverOptions)
   const surface = createMcpServer(tools, serverOptions)
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
   if (signal?.aborted) return surface.close()
@@ -39,23 +41,18 @@ export async function serveStdio(tools: ToolRegistry, options: ServeStdioOptions
   const stop = (): void => {
     surface.close().catch((error: unknown) => log(`${options.name}: closing failed: ${messageOf(error)}`))
   }
-  // The SDK's StdioServerTransport does not watch for EOF (typescript-sdk#2002): without this a
-  // client that closes our stdin would leave the server, and its tools, running.
-  const onStdoutError = (error: Error): void => {
-    log(`${options.name}: stdout failed (${error.message}); closing`)
-    stop()
-  }
-  stdin.on('end', stop)
-  stdin.on('close', stop)
-  stdout.on('error', onStdoutError)
   signal?.addEventListener('abort', stop, { once: true })
   try {
-    await surface.connect(new StdioServerTransport(stdin, stdout))
+    const transport = new StdioTransport({
+      stdin,
+      stdout,
+      maxMessageBytes: limits.maxMessageBytes,
+      maxQueuedBytes: limits.maxQueuedBytes,
+      log: (line) => log(`${options.name}: ${line}`),
+    })
+    await surface.connect(transport)
     await surface.closed
   } finally {
-    stdin.off('end', stop)
-    stdin.off('close', stop)
-    stdout.off('error', onStdoutError)
     signal?.removeEventListener('abort', stop)
   }
 }

@@ -1,8 +1,9 @@
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolCallContext } from '@toolvisor/toolbox'
 import { createToolRegistry } from '@toolvisor/toolbox'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { createMcpServer, McpServerError } from '../src/index.js'
+import { createMcpServer, McpServerError, type McpServerOptions } from '../src/index.js'
 import {
   connect,
   deferred,
@@ -56,6 +57,40 @@ describe('tools/list', () => {
     expect((await client.listTools()).tools).toEqual([])
     tools.register(echoTool('late.one'))
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['late__one'])
+  })
+})
+
+describe('tools/list_changed', () => {
+  it('announces tools registered after connect, once per change, and logs the load reports that came with them', async () => {
+    const tools = createToolRegistry()
+    tools.register(echoTool('first'))
+    const { client, logs, sent } = await setup(tools)
+    expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true })
+    const announced = deferred<void>()
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => announced.resolve())
+    tools.register(echoTool('second'))
+    tools.register(echoTool('third'))
+    tools.reportLoadError({
+      severity: 'error',
+      tool: '/tb/x',
+      message: '/tb/x: describe exited 1',
+      code: 'X',
+    })
+    await announced.promise
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['first', 'second', 'third'])
+    expect(sent.filter((m) => 'method' in m && m.method === 'notifications/tools/list_changed')).toHaveLength(
+      1,
+    )
+    expect(logs.slice(1)).toEqual([
+      'toolvisor-test: tool not loaded: /tb/x: describe exited 1',
+      'toolvisor-test: tools changed: serving 3 tools (1 failed to load)',
+    ])
+  })
+
+  it('does not declare listChanged for a registry that cannot tell (no onChange)', async () => {
+    const { onChange: _, ...registry } = createToolRegistry()
+    const { client } = await setup(registry)
+    expect(client.getServerCapabilities()?.tools).toEqual({})
   })
 })
 
@@ -401,10 +436,39 @@ describe('errors', () => {
       { name: 'tv', version: '1', sessionId: '' },
       'createMcpServer: options.sessionId: must be a non-empty string when given (leave it out for a random one)',
     ],
+    [
+      { name: 'tv', version: '1', maxMessageBytes: 0 },
+      'createMcpServer: options.maxMessageBytes: must be a positive integer (bytes)',
+    ],
+    [
+      { name: 'tv', version: '1', maxMessageBytes: 1.5 },
+      'createMcpServer: options.maxMessageBytes: must be a positive integer (bytes)',
+    ],
+    [
+      { name: 'tv', version: '1', maxQueuedBytes: -1 },
+      'createMcpServer: options.maxQueuedBytes: must be a positive integer (bytes)',
+    ],
+    [
+      { name: 'tv', version: '1', maxConcurrentCalls: 0 },
+      'createMcpServer: options.maxConcurrentCalls: must be a positive integer (calls)',
+    ],
+    [
+      { name: 'tv', version: '1', maxQueuedCalls: -1 },
+      'createMcpServer: options.maxQueuedCalls: must be a non-negative integer (calls)',
+    ],
+    [
+      { name: 'tv', version: '1', progressPerSecond: 0.5 },
+      'createMcpServer: options.progressPerSecond: must be a positive integer (notifications a second)',
+    ],
+    [
+      { name: 'tv', version: '1', progressBurst: '5' },
+      'createMcpServer: options.progressBurst: must be a positive integer (notifications)',
+    ],
   ])('MCP_ERR_INVALID_OPTIONS for %j', (options, message) => {
     const error = (() => {
       try {
-        createMcpServer(tools, options)
+        // A caller without types can pass anything; the edge says what is wrong.
+        createMcpServer(tools, options as McpServerOptions)
         return undefined
       } catch (e) {
         return e

@@ -1,64 +1,17 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import type { Readable } from 'node:stream'
-import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { groupAlive, groups, reapGroups, waitFor } from './helpers.js'
-
-const fixture = fileURLToPath(new URL('./fixtures/serve-stdio.mjs', import.meta.url))
-const dist = fileURLToPath(new URL('../dist/index.js', import.meta.url))
-
-const children: ChildProcessWithoutNullStreams[] = []
-const pids: number[] = []
-
-beforeAll(() => {
-  if (!existsSync(dist)) {
-    throw new Error(
-      `${dist} is missing: the stdio fixture runs the built package; run pnpm --filter @toolvisor/mcp-server build`,
-    )
-  }
-})
-
-afterEach(async () => {
-  for (const child of children.splice(0))
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-  for (const pid of pids.splice(0)) {
-    try {
-      process.kill(pid, 'SIGKILL')
-    } catch {}
-  }
-  expect(await reapGroups()).toEqual([])
-})
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
-/** Collects a stream's text; `lines()` is what arrived so far. */
-function collect(stream: Readable): {
-  text: () => string
-  waitFor: (re: RegExp) => Promise<RegExpMatchArray>
-} {
-  let buffer = ''
-  stream.setEncoding('utf8')
-  stream.on('data', (chunk: string) => {
-    buffer += chunk
-  })
-  return {
-    text: () => buffer,
-    async waitFor(re) {
-      await waitFor(() => re.test(buffer), 10_000, `${re} on the server's stderr`)
-      return buffer.match(re)!
-    },
-  }
-}
+import { describe, expect, it } from 'vitest'
+import { groupAlive, groups } from './helpers.js'
+import {
+  alive,
+  collect,
+  fixture,
+  fixtureTools,
+  initializeRequest,
+  pids,
+  runFixture,
+} from './stdio-helpers.js'
 
 describe('serveStdio, with the SDK stdio client', () => {
   async function start() {
@@ -74,7 +27,7 @@ describe('serveStdio, with the SDK stdio client', () => {
 
   it('lists, calls and reports progress; stdout carries JSON-RPC only; logs go to stderr', async () => {
     const { client, stderr, errors } = await start()
-    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['say__hello', 'ticker', 'sleeper'])
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(fixtureTools)
     expect(await client.callTool({ name: 'say__hello', arguments: { who: 'ada' } })).toEqual({
       content: [{ type: 'text', text: 'hello ada from stdio-session' }],
       isError: false,
@@ -89,7 +42,7 @@ describe('serveStdio, with the SDK stdio client', () => {
     // A line on stdout that is not JSON-RPC would have reached client.onerror.
     expect(errors).toEqual([])
     expect(stderr.text()).toContain('fixture: tool not loaded: /tb/broken: describe exited 2\n')
-    expect(stderr.text()).toContain('fixture: serving 3 tools (1 failed to load) as session stdio-session\n')
+    expect(stderr.text()).toContain('fixture: serving 6 tools (1 failed to load) as session stdio-session\n')
   })
 
   it('resolves when the client closes stdin, cancelling a call in flight and killing its process group', async () => {
@@ -110,27 +63,10 @@ describe('serveStdio, with the SDK stdio client', () => {
 })
 
 describe('serveStdio, byte for byte', () => {
-  function run() {
-    const child = spawn(process.execPath, [fixture], { stdio: ['pipe', 'pipe', 'pipe'] })
-    children.push(child)
-    const stdout = collect(child.stdout)
-    const stderr = collect(child.stderr)
-    const exited = new Promise<number | string>((resolve) =>
-      child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
-    )
-    const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`)
-    return { child, stdout, stderr, exited, send }
-  }
-
-  const initialize = {
-    jsonrpc: '2.0',
-    id: 0,
-    method: 'initialize',
-    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-  }
+  const initialize = initializeRequest
 
   it('writes only JSON-RPC lines to stdout and exits 0 on stdin EOF', async () => {
-    const { child, stdout, stderr, exited, send } = run()
+    const { child, stderr, exited, send, output, waitForMessage } = runFixture()
     send(initialize)
     send({ jsonrpc: '2.0', method: 'notifications/initialized' })
     send({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
@@ -147,11 +83,11 @@ describe('serveStdio, byte for byte', () => {
       params: { name: 'ticker', _meta: { progressToken: 't' } },
     })
     send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'nope' } })
-    await stdout.waitFor(/"id":4/)
-    await stdout.waitFor(/"id":3/)
+    await waitForMessage((m) => m.id === 4, 'the answer to 4')
+    await waitForMessage((m) => m.id === 3, 'the answer to 3')
     child.stdin.end()
     expect(await exited).toBe(0)
-    const text = stdout.text()
+    const text = output()
     expect(text.endsWith('\n')).toBe(true)
     const messages = text
       .slice(0, -1)
@@ -170,13 +106,18 @@ describe('serveStdio, byte for byte', () => {
       isError: false,
     })
     expect(messages.find((m) => m.id === 4)?.result).toEqual({
-      content: [{ type: 'text', text: 'unknown tool "nope"; the tools are: say__hello, ticker, sleeper' }],
+      content: [
+        {
+          type: 'text',
+          text: 'unknown tool "nope"; the tools are: say__hello, ticker, sleeper, flood, big, add__tool',
+        },
+      ],
       isError: true,
     })
     expect(stderr.text()).toBe(
       [
         'fixture: tool not loaded: /tb/broken: describe exited 2',
-        'fixture: serving 3 tools (1 failed to load) as session stdio-session',
+        'fixture: serving 6 tools (1 failed to load) as session stdio-session',
         'fixture: served, stopped by the client',
         '',
       ].join('\n'),
@@ -184,7 +125,7 @@ describe('serveStdio, byte for byte', () => {
   })
 
   it('closes on SIGTERM through options.signal: the call in flight is cancelled and its group is gone', async () => {
-    const { child, stdout, stderr, exited, send } = run()
+    const { child, stderr, exited, send, output } = runFixture()
     send(initialize)
     send({ jsonrpc: '2.0', method: 'notifications/initialized' })
     send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'sleeper' } })
@@ -198,8 +139,7 @@ describe('serveStdio, byte for byte', () => {
     expect(stderr.text()).toContain('fixture: served, stopped by SIGTERM\n')
     // The cancelled call gets no response; only the initialize answer was written.
     expect(
-      stdout
-        .text()
+      output()
         .trim()
         .split('\n')
         .map((l) => JSON.parse(l).id),

@@ -20,6 +20,7 @@ export function createToolRegistry(): ToolRegistry {
   const tools = new Map<string, Tool>()
   const bySafeName = new Map<string, string>()
   const reports: LoadReport[] = []
+  const { changed, onChange } = changeListeners()
 
   return {
     register(tool) {
@@ -36,10 +37,12 @@ export function createToolRegistry(): ToolRegistry {
       }
       tools.set(tool.name, tool)
       bySafeName.set(mapped, tool.name)
+      changed()
       return () => {
         if (tools.get(tool.name) !== tool) return
         tools.delete(tool.name)
         bySafeName.delete(mapped)
+        changed()
       }
     },
     list: () => [...tools.values()],
@@ -49,23 +52,55 @@ export function createToolRegistry(): ToolRegistry {
     safeName: safeNameOf,
     async call(name: string, args: unknown, ctx: ToolCallContext): Promise<ToolResult> {
       const tool = tools.get(name) ?? tools.get(bySafeName.get(name) ?? '')
-      if (!tool) {
-        const known = [...tools.keys()].map((n) => safeNameOf(n)).join(', ')
-        return {
-          content: [
-            { type: 'text', text: `unknown tool ${quoteInput(name)}; the tools are: ${known || '(none)'}` },
-          ],
-          isError: true,
-        }
-      }
-      return tool.call(args, ctx)
+      return tool ? tool.call(args, ctx) : unknownTool(name, [...tools.keys()])
     },
     loadErrors: () => [...reports],
     reportLoadError(report) {
       reports.push(report)
+      changed()
       return () => {
         const index = reports.indexOf(report)
-        if (index !== -1) reports.splice(index, 1)
+        if (index === -1) return
+        reports.splice(index, 1)
+        changed()
+      }
+    },
+    onChange,
+  }
+}
+
+/** The answer to a call of a tool nobody registered: the tools there are. */
+function unknownTool(name: string, names: readonly string[]): ToolResult {
+  const known = names.map((n) => safeNameOf(n)).join(', ')
+  return {
+    content: [
+      { type: 'text', text: `unknown tool ${quoteInput(name)}; the tools are: ${known || '(none)'}` },
+    ],
+    isError: true,
+  }
+}
+
+/** The listeners of one registry: `changed()` calls each, `onChange` is `ToolRegistry.onChange`. */
+function changeListeners(): { changed: () => void; onChange: (listener: () => void) => () => void } {
+  const listeners = new Set<() => void>()
+  return {
+    changed() {
+      for (const listener of [...listeners]) {
+        try {
+          listener()
+        } catch (error) {
+          // A listener bug must neither undo the change nor silence the others; it is reported as
+          // a process warning (stderr), never a crash of every session.
+          process.emitWarning(error as Error)
+        }
+      }
+    },
+    onChange(listener) {
+      // A wrapper per subscription, so subscribing one function twice gives two independent calls.
+      const entry = (): void => listener()
+      listeners.add(entry)
+      return () => {
+        listeners.delete(entry)
       }
     },
   }

@@ -75,6 +75,15 @@ export interface ToolRegistry {
    * withdrawal, for a failure that is mended later (a tool whose mode gets a handler).
    */
   reportLoadError(report: LoadReport): () => void
+  /**
+   * Calls `listener` after every change: a tool registered or removed, a load report added. Read
+   * `list()` and `loadErrors()` for the new state. Returns the unsubscribe. Listeners run
+   * synchronously, in subscription order; one that throws stops neither the change nor the others,
+   * and its error becomes a process warning. Optional so that registries
+   * written before it stay valid; `createToolRegistry` has it. A surface uses it to announce tools
+   * loaded after it started serving (MCP `notifications/tools/list_changed`).
+   */
+  onChange?(listener: () => void): () => void
 }
 
 /** A tool that failed to load, or loaded with a warning. */

@@ -1,0 +1,86 @@
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { ToolRegistry } from '@toolvisor/toolbox'
+
+/** What a `ToolAnnouncer` watches and where it tells. */
+export interface ToolAnnouncerOptions {
+  readonly tools: ToolRegistry
+  readonly server: Server
+  readonly sessionId: string
+  /** Logs one line (already prefixed with the server name). */
+  readonly log: (line: string) => void
+}
+
+/**
+ * Tells the operator (the log) and the client (`notifications/tools/list_changed`) what the
+ * registry serves: at connect, and after every change, so tools that finish loading after the
+ * server started are announced. Changes in one turn (a toolbox registering its tools) make one
+ * announcement. The client hears of a change only once it has sent `notifications/initialized`;
+ * before that, the `tools/list` it will send shows the change anyway.
+ */
+export class ToolAnnouncer {
+  private logged = 0
+  private served: string
+  private initialized = false
+  private flush: NodeJS.Immediate | undefined
+  private unsubscribe: (() => void) | undefined
+
+  constructor(private readonly options: ToolAnnouncerOptions) {
+    this.served = this.names()
+    options.server.oninitialized = () => {
+      this.initialized = true
+    }
+  }
+
+  /** True when the registry can tell of changes: the server then declares `tools.listChanged`. */
+  static canAnnounce(tools: ToolRegistry): boolean {
+    return typeof tools.onChange === 'function'
+  }
+
+  /** Logs the load reports and what is served, and starts watching. */
+  start(): void {
+    this.logReports()
+    this.options.log(`serving ${this.summary()} as session ${this.options.sessionId}`)
+    this.unsubscribe = this.options.tools.onChange?.(() => {
+      this.flush ??= setImmediate(this.announce)
+    })
+  }
+
+  /** Stops watching (the connection is over). */
+  stop(): void {
+    this.unsubscribe?.()
+    this.unsubscribe = undefined
+    if (this.flush) clearImmediate(this.flush)
+    this.flush = undefined
+  }
+
+  private readonly announce = (): void => {
+    this.flush = undefined
+    this.logReports()
+    const names = this.names()
+    if (names === this.served) return
+    this.served = names
+    this.options.log(`tools changed: serving ${this.summary()}`)
+    // The connection may be closing; a lost announcement is moot then.
+    if (this.initialized) this.options.server.sendToolListChanged().catch(() => {})
+  }
+
+  private logReports(): void {
+    const reports = this.options.tools.loadErrors()
+    const fresh = reports.slice(this.logged)
+    this.logged = reports.length
+    for (const report of fresh)
+      if (report.severity === 'error') this.options.log(`tool not loaded: ${report.message}`)
+    for (const report of fresh)
+      if (report.severity === 'warning') this.options.log(`warning: ${report.message}`)
+  }
+
+  private summary(): string {
+    const count = this.options.tools.list().length
+    const failed = this.options.tools.loadErrors().filter((report) => report.severity === 'error').length
+    return `${count} tool${count === 1 ? '' : 's'}${failed > 0 ? ` (${failed} failed to load)` : ''}`
+  }
+
+  private names(): string {
+    return JSON.stringify(this.options.tools.list().map((tool) => tool.name))
+  }
+}
