@@ -7,7 +7,7 @@ import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
 import { landlockPlugin } from '@toolvisor/sandbox-landlock'
 import { processesPlugin } from '@toolvisor/tool-processes'
 import type { BinaryTools, ToolRegistry } from '@toolvisor/toolbox'
-import { BinaryToolsToken, ToolsToken, toolboxPlugin } from '@toolvisor/toolbox'
+import { BinaryToolsToken, type Sessions, SessionsToken, ToolsToken, toolboxPlugin } from '@toolvisor/toolbox'
 import type { Config } from './config.js'
 import { CliError } from './errors.js'
 
@@ -23,6 +23,7 @@ export interface Composed {
   readonly binary: BinaryTools
   readonly runtime: ProcessRuntime
   readonly tasks: TaskRegistry
+  readonly sessions: Sessions
 }
 
 /** How to compose. */
@@ -89,6 +90,7 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     binary: kernel.get(BinaryToolsToken)!,
     runtime: kernel.get(RuntimeToken)!,
     tasks: kernel.get(TasksToken)!,
+    sessions: kernel.get(SessionsToken)!,
   }
 }
 
@@ -114,4 +116,17 @@ function defined<T extends Record<string, unknown>>(
   return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as {
     [K in keyof T]?: Exclude<T[K], undefined>
   }
+}
+
+/**
+ * Tells the operator (stderr) what this start found lost: processes an earlier run still had when
+ * it died, now killed. The session that owned each sees it in `processes list` when it comes back.
+ */
+export function reportLost(composed: Composed, say: (line: string) => void): void {
+  const lost = composed.runtime.lost()
+  if (lost.length === 0) return
+  const each = lost.map((p) => `${p.task ?? p.id} ${p.tool}${p.session ? ` (session ${p.session})` : ''}`)
+  say(
+    `toolvisor: an earlier run ended with ${lost.length} process(es) running; they are stopped and reported lost: ${each.join(', ')} (toolvisor check --probe lists them)`,
+  )
 }

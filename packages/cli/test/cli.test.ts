@@ -94,6 +94,26 @@ describe('toolvisor call', () => {
     )
   })
 
+  it('--yield-ms does not point at a task it stops on exit: it stops it and prints what it produced (10.12)', async () => {
+    const { stdout, stderr, code } = await run([
+      'call',
+      join(examples, 'counter'),
+      '{"to": 100000, "every-ms": 20}',
+      '--yield-ms',
+      '300',
+    ])
+    expect(code).toBe(0)
+    expect(stdout).not.toContain('processes')
+    const events = JSON.parse(stdout) as Array<{ n: number }>
+    expect(events.length).toBeGreaterThan(0)
+    expect(events.map((e) => e.n)).toEqual(events.map((_, i) => i + 1))
+    expect(stderr).toMatch(
+      new RegExp(
+        `^toolvisor call: counter was still running after --yield-ms; a task cannot outlive this command, so it was stopped \\((SIGTERM|exit code \\d+)\\) after ${events.length} events\\. To follow a stream, serve it with toolvisor mcp, or leave out --yield-ms\\.\\n$`,
+      ),
+    )
+  })
+
   it('runs a sub-command with --command and prints progress to stderr with --progress', async () => {
     const counter = await run(['call', join(examples, 'counter'), '{"to":3,"every-ms":10}', '--progress'])
     expect(counter.code).toBe(0)

@@ -25,18 +25,15 @@ afterEach(async () => {
  * before its toolboxes are loaded; unless `loaded` is false, this waits until they are (its stderr
  * says so).
  */
-async function connect(toolboxes: string[], extra: string[] = [], { loaded = true } = {}) {
+async function connect(
+  toolboxes: string[],
+  extra: string[] = [],
+  { loaded = true, stateDir = tempDir('tv-mcp-state-') } = {},
+) {
   const tag = randomUUID()
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [
-      bin,
-      'mcp',
-      ...toolboxes.flatMap((dir) => ['--toolbox', dir]),
-      ...extra,
-      '--state-dir',
-      tempDir('tv-mcp-state-'),
-    ],
+    args: [bin, 'mcp', ...toolboxes.flatMap((dir) => ['--toolbox', dir]), ...extra, '--state-dir', stateDir],
     env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
     stderr: 'pipe',
   })
@@ -49,7 +46,7 @@ async function connect(toolboxes: string[], extra: string[] = [], { loaded = tru
   const deadline = Date.now() + 20_000
   while (loaded && !isLoaded() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
   if (loaded) expect(isLoaded(), stderr).toBe(true)
-  return { client, tag, stderr: () => stderr }
+  return { client, tag, transport, stderr: () => stderr }
 }
 
 const textOf = (result: unknown) =>
@@ -404,5 +401,49 @@ describe('toolvisor mcp, byte for byte', () => {
       textOf(await client.callTool({ name: 'processes', arguments: { command: 'status', process: 't1' } })),
     )
     expect(status.counters).toMatchObject({ events: 30, elided: 20 })
+  })
+})
+
+describe('toolvisor mcp after a crash (issue 10.2)', () => {
+  it('the session that comes back by its name sees its lost task; another session never does; the operator is told', async () => {
+    const stateDir = tempDir('tv-mcp-crash-')
+    const config = join(stateDir, 'toolvisor.json')
+    writeFileSync(config, JSON.stringify({ toolboxes: [examples], yieldMs: 0 }))
+    const first = await connect([], ['--config', config, '--session', 'agent-a'], { stateDir })
+    const started = await first.client.callTool({
+      name: 'counter',
+      arguments: { to: 100000, 'every-ms': 50 },
+    })
+    expect(JSON.parse(textOf(started))).toMatchObject({ status: 'running', task: 't1' })
+    const counters = () => taggedCommands(first.tag).filter((c) => c.includes('counter'))
+    expect(counters().length).toBeGreaterThan(0)
+    process.kill(first.transport.pid!, 'SIGKILL')
+    const deadline = Date.now() + 3000
+    while (counters().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+    expect(counters()).toEqual([])
+
+    const back = await connect([], ['--config', config, '--session', 'agent-a'], { stateDir })
+    expect(back.stderr()).toContain(
+      'toolvisor: an earlier run ended with 1 process(es) running; they are stopped and reported lost: t1 counter (session agent-a)',
+    )
+    const listed = JSON.parse(
+      textOf(await back.client.callTool({ name: 'processes', arguments: { command: 'list' } })),
+    )
+    expect(listed.processes).toMatchObject([
+      { process: 't1', tool: 'counter', status: 'failed: lost on restart' },
+    ])
+    expect(JSON.stringify(listed)).toContain('lost on restart')
+
+    const other = await connect([], ['--config', config, '--session', 'agent-b'], { stateDir })
+    const theirs = JSON.parse(
+      textOf(await other.client.callTool({ name: 'processes', arguments: { command: 'list' } })),
+    )
+    expect(theirs.processes).toEqual([])
+
+    const probe = await run(['check', '--probe', '--config', config, '--state-dir', stateDir])
+    expect(probe.stdout).toContain(
+      '  lost on restart (1; a run that died with them running, found at a later start):',
+    )
+    expect(probe.stdout).toMatch(/\n {4}t1 counter \(stream\), session agent-a, started \d{4}-/)
   })
 })

@@ -7,7 +7,7 @@ import {
   type ListToolsResult,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { ToolRegistry } from '@toolvisor/toolbox'
+import type { Sessions, ToolRegistry } from '@toolvisor/toolbox'
 import { McpServerError } from './errors.js'
 import { ToolAnnouncer } from './internal/announcer.js'
 import { callHandler } from './internal/call-handler.js'
@@ -24,6 +24,19 @@ export interface McpServerOptions {
   readonly version: string
   /** The toolvisor session every call of this connection runs in. Default: `mcp-<random uuid>`. */
   readonly sessionId?: string
+  /**
+   * The sessions service. The connection opens its session there when it connects (the open
+   * session of that id again, when `sessionId` names one: a client that came back) and closes it
+   * when the connection ends, which stops every task the session owns, unless `keepSession`.
+   */
+  readonly sessions?: Sessions
+  /**
+   * Leave the session open when the connection ends (a daemon that keeps a client's processes for
+   * its return, and ends the session itself). Default false.
+   */
+  readonly keepSession?: boolean
+  /** What operators see as the session's origin. Default `mcp`. */
+  readonly origin?: string
   /** Where log lines go, one call per line, without the newline. Default: stderr. Never stdout. */
   readonly log?: (line: string) => void
   /**
@@ -130,7 +143,10 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
   server.onclose = () => {
     if (state === 'closed') return
     end()
-    void inflight.settled(options.settleTimeoutMs ?? 5000, log).then(resolveClosed)
+    void inflight
+      .settled(options.settleTimeoutMs ?? 5000, log)
+      .then(() => endSession(options, sessionId, log))
+      .then(resolveClosed)
   }
   server.onerror = (error) => log(`protocol error: ${messageOf(error)}`)
   server.setRequestHandler(ListToolsRequestSchema, () => listTools(tools))
@@ -146,6 +162,7 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
     async connect(transport) {
       if (state !== 'new') throw alreadyConnected(state)
       state = 'connected'
+      options.sessions?.open({ id: sessionId, origin: options.origin ?? 'mcp' })
       announcer.start()
       try {
         await server.connect(new ClientIds(transport))
@@ -164,6 +181,21 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
       }
       await closed
     },
+  }
+}
+
+/** Closes the connection's session (stopping what it owns), unless it is kept; never rejects. */
+async function endSession(
+  options: McpServerOptions,
+  sessionId: string,
+  log: (line: string) => void,
+): Promise<void> {
+  const { sessions } = options
+  if (sessions === undefined || options.keepSession || sessions.get(sessionId) === undefined) return
+  try {
+    await sessions.close(sessionId, 'disconnected')
+  } catch (error) {
+    log(`closing session ${sessionId}: ${messageOf(error)}`)
   }
 }
 

@@ -494,9 +494,15 @@ describe('errors', () => {
     })
   })
 
-  it('close() before connect() resolves at once', async () => {
+  it('close() before connect() resolves at once, and the server cannot connect afterwards', async () => {
     const surface = createMcpServer(tools, { name: 'tv', version: '1', log: () => {} })
-    await surface.close()
-    await surface.closed
+    const closing = surface.close()
+    const first = await Promise.race([
+      closing.then(() => 'closed'),
+      new Promise((resolve) => setImmediate(() => resolve('still pending'))),
+    ])
+    expect(first).toBe('closed')
+    const [, other] = InMemoryTransport.createLinkedPair()
+    await expect(surface.connect(other)).rejects.toMatchObject({ code: 'MCP_ERR_ALREADY_CONNECTED' })
   })
 })

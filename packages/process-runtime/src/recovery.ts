@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { hasVariable, isSameProcess, pidsWithEnv } from './procfs.js'
 import type { LostProcess } from './types.js'
@@ -126,6 +126,44 @@ export function reapRun(runDir: string, runId: string): Map<string, number> {
   return killed
 }
 
+const LOST_FILE = 'lost.json'
+
+/**
+ * Writes what a dead run lost into its directory (atomically), so that later starts, the owner
+ * sessions that come back and `toolvisor check --probe` still know it, for as long as the run
+ * directory is kept (`retentionMs`).
+ */
+function keepLost(dir: string, lost: readonly LostProcess[]): void {
+  if (lost.length === 0) return
+  try {
+    writeFileSync(join(dir, `${LOST_FILE}.tmp`), JSON.stringify(lost))
+    renameSync(join(dir, `${LOST_FILE}.tmp`), join(dir, LOST_FILE))
+  } catch {
+    // a full or read-only disk: this start still reports them
+  }
+}
+
+/** Every lost process the state directory still keeps a record of, oldest run first. */
+export function keptLost(stateDir: string): LostProcess[] {
+  const runs = join(stateDir, 'runs')
+  let names: string[]
+  try {
+    names = readdirSync(runs)
+  } catch {
+    return []
+  }
+  const found: LostProcess[] = []
+  for (const runId of names) {
+    try {
+      const records = JSON.parse(readFileSync(join(runs, runId, LOST_FILE), 'utf8')) as LostProcess[]
+      if (Array.isArray(records)) found.push(...records)
+    } catch {
+      // no record, or a torn one
+    }
+  }
+  return found.sort((a, b) => a.startedAt.localeCompare(b.startedAt))
+}
+
 /** Recovers what dead runs left: kills their processes, reports them lost, prunes old runs. */
 export function recoverDeadRuns(stateDir: string, retentionMs: number): LostProcess[] {
   const runs = join(stateDir, 'runs')
@@ -150,8 +188,10 @@ export function recoverDeadRuns(stateDir: string, retentionMs: number): LostProc
       }
       const records = liveRecords(dir)
       const killed = reapRun(dir, runId)
+      const reportedAt = new Date().toISOString()
+      const found: LostProcess[] = []
       for (const record of records) {
-        lost.push({
+        found.push({
           id: record.id,
           run: runId,
           tool: record.tool,
@@ -161,8 +201,11 @@ export function recoverDeadRuns(stateDir: string, retentionMs: number): LostProc
           ...(record.task ? { task: record.task } : {}),
           ...(record.session ? { session: record.session } : {}),
           ...(record.kind ? { kind: record.kind } : {}),
+          reportedAt,
         })
       }
+      keepLost(dir, found)
+      lost.push(...found)
       continue
     }
     try {

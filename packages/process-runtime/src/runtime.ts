@@ -8,6 +8,7 @@ import { DEFAULT_SANDBOX_USER, type PrepareContext, prepareTool } from './prepar
 import { ToolProcess } from './process.js'
 import type { ProcessHost } from './process-launch.js'
 import { RAW_ONESHOT } from './raw.js'
+import { keptLost } from './recovery.js'
 import { Retention } from './retention.js'
 import { RunState } from './state.js'
 import { Sweeper } from './sweeper.js'
@@ -121,6 +122,10 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
 
   lost(): readonly LostProcess[] {
     return this.#state.lost
+  }
+
+  keptLost(): readonly LostProcess[] {
+    return keptLost(this.options.stateDir)
   }
 
   annotate(

@@ -50,20 +50,32 @@ const KINDS: readonly string[] = ['stream', 'service', 'bash']
  * (`runtime.lost()`), never shown to a session. New ids continue past every id the lost tasks
  * hold, so none collides with theirs.
  */
-export function createTaskRegistry(runtime: Pick<ProcessRuntime, 'lost' | 'annotate'>): TaskRegistry {
+export function createTaskRegistry(
+  runtime: Pick<ProcessRuntime, 'lost' | 'annotate'> & Partial<Pick<ProcessRuntime, 'keptLost'>>,
+): TaskRegistry {
   return new Tasks(runtime)
 }
 
 class Tasks implements TaskRegistry {
-  readonly #runtime: Pick<ProcessRuntime, 'lost' | 'annotate'>
+  readonly #runtime: Pick<ProcessRuntime, 'lost' | 'annotate'> & Partial<Pick<ProcessRuntime, 'keptLost'>>
   readonly #entries = new Map<string, Entry>()
   readonly #listeners = new Set<(completion: TaskCompletion) => void>()
   readonly #ended: string[] = []
   #counter = 0
 
-  constructor(runtime: Pick<ProcessRuntime, 'lost' | 'annotate'>) {
+  constructor(
+    runtime: Pick<ProcessRuntime, 'lost' | 'annotate'> & Partial<Pick<ProcessRuntime, 'keptLost'>>,
+  ) {
     this.#runtime = runtime
-    for (const lost of runtime.lost()) this.#addLost(lost)
+    // What the state directory keeps: lost tasks found at this start or an earlier one, each
+    // shown to its owner only, for as long as its run's record is kept.
+    const seen = new Set<string>()
+    for (const lost of [...(runtime.keptLost?.() ?? []), ...runtime.lost()]) {
+      const key = `${lost.run}/${lost.id}`
+      if (seen.has(key)) continue
+      seen.add(key)
+      this.#addLost(lost)
+    }
   }
 
   add(options: AddTaskOptions): TaskInfo {

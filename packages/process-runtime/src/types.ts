@@ -211,6 +211,8 @@ export interface LostProcess {
   readonly startedAt: string
   /** Whether leftover processes of its group were found and killed now. */
   readonly killed: number
+  /** When a start found it lost (ISO time). */
+  readonly reportedAt?: string
 }
 
 /** The `runtime` service. */
@@ -244,6 +246,11 @@ export interface ProcessRuntime {
   start(options: StartOptions): ManagedProcess
   /** What the previous run (crashed or killed) left running, found at start. */
   lost(): readonly LostProcess[]
+  /**
+   * Every lost process the state directory still keeps (this start's and earlier starts' finds,
+   * for `retentionMs`): what an owner that comes back, and the operator, are shown.
+   */
+  keptLost(): readonly LostProcess[]
   /** Records which task (of which kind) and session a process belongs to (for restart reports). */
   annotate(
     id: string,

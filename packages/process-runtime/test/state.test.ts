@@ -52,8 +52,20 @@ describe('when the runtime dies', () => {
     )
     expect(started).toHaveLength(1)
     await tasks.wait(fresh.id, 'session-a', 5000)
-    // Reported once: a third start finds nothing more.
-    expect(makeRuntime({ stateDir }).lost()).toEqual([])
+    // Found once: a third start finds nothing more, but the state directory keeps what was lost,
+    // so the owner still sees its lost tasks when it comes back to a later run (and the operator
+    // in check --probe), and no other session does.
+    const third = makeRuntime({ stateDir })
+    expect(third.lost()).toEqual([])
+    expect(third.keptLost()).toHaveLength(10)
+    expect(third.keptLost()[0]!.reportedAt).toMatch(/^\d{4}-\d\d-\d\dT/)
+    const later = createTaskRegistry(third)
+    expect(later.list('session-a').map((t) => [t.id, t.lifecycle])).toEqual(
+      ['t1', 't3', 't5', 't7', 't9'].map((id) => [id, { status: 'failed', why: 'lost on restart' }]),
+    )
+    expect(later.list('session-c')).toEqual([])
+    expect(later.add({ kind: 'stream', tool: 'true', owner: 'session-a', start }).id).toBe('t11')
+    await later.wait('t11', 'session-a', 5000)
   })
 
   it('kills leftovers of a dead run that its watchdog could not reach, at the next start', async () => {

@@ -1,5 +1,5 @@
-import type { LoadedTool, Tool, ToolProgress } from '@toolvisor/toolbox'
-import { compose } from '../compose.js'
+import type { LoadedTool, Tool, ToolProgress, ToolResult } from '@toolvisor/toolbox'
+import { type Composed, compose, reportLost } from '../compose.js'
 import { configFrom, type Parsed, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
 import type { Io } from '../output.js'
 
@@ -71,6 +71,7 @@ export async function callCommand(
   if (typeof line === 'number') return line
   const { values, args, yieldMs } = line
   const composed = await compose(configFrom(values), { loadToolboxes: false, yieldMs })
+  reportLost(composed, (text) => io.err(`${text}\n`))
   const controller = new AbortController()
   const cancel = () => controller.abort()
   signals.on('SIGINT', cancel)
@@ -86,11 +87,13 @@ export async function callCommand(
     const progress = values.progress
       ? (p: ToolProgress) => io.err(`[${p.progress}] ${p.message}\n`)
       : undefined
-    const result = await tool.call(args, {
-      sessionId: values.session ?? 'cli',
+    const session = values.session ?? 'cli'
+    const answer = await tool.call(args, {
+      sessionId: session,
       signal: controller.signal,
       ...(progress ? { progress } : {}),
     })
+    const result = await stoppedOnExit(answer, composed, session, io)
     const text = result.content.map((c) => c.text).join('\n')
     if (text.length > 0) io.out(text.endsWith('\n') ? text : `${text}\n`)
     if (controller.signal.aborted) return 130
@@ -100,6 +103,34 @@ export async function callCommand(
     signals.off('SIGTERM', cancel)
     await composed.kernel.dispose()
   }
+}
+
+/**
+ * A stream still running at the end of `--yield-ms` cannot be followed from here: the task ends
+ * with this command. Instead of the model's placeholder (which says how to follow it), the task is
+ * stopped with its declared cancel and the answer is what it produced, with a note on stderr.
+ */
+async function stoppedOnExit(
+  result: ToolResult,
+  composed: Composed,
+  session: string,
+  io: Io,
+): Promise<ToolResult> {
+  const task = (result.structuredContent as { status?: string; task?: string } | undefined)?.task
+  if (
+    (result.structuredContent as { status?: string } | undefined)?.status !== 'running' ||
+    task === undefined
+  ) {
+    return result
+  }
+  const exit = await composed.tasks.cancel(task, session)
+  const { events, total } = composed.tasks.page(task, session, { offset: 0, max: Number.MAX_SAFE_INTEGER })
+  const info = composed.tasks.get(task, session)
+  io.err(
+    `toolvisor call: ${info.tool} was still running after --yield-ms; a task cannot outlive this command, so it was stopped (${exit.signal ?? `exit code ${exit.code}`}) after ${total} events. To follow a stream, serve it with toolvisor mcp, or leave out --yield-ms.\n`,
+  )
+  const body = events.map((e) => e.value)
+  return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: false, structuredContent: body }
 }
 
 /** ARGS_JSON as an object (default `{}`), or why it is not one. */

@@ -1,5 +1,10 @@
 import type { CapabilityReport, CheckResult } from '@toolvisor/capability-backends'
-import { CORE_VARIABLES, DEFAULT_EXCLUDES, type LaunchFacts } from '@toolvisor/process-runtime'
+import {
+  CORE_VARIABLES,
+  DEFAULT_EXCLUDES,
+  type LaunchFacts,
+  type LostProcess,
+} from '@toolvisor/process-runtime'
 import type { Config } from '../config.js'
 import type { Io } from '../output.js'
 
@@ -55,9 +60,19 @@ export function printCheck(report: CheckReport, json: boolean, io: Io): void {
 }
 
 /** How tools are started here: for operators, what `check --probe` prints last. */
-export function runtimeReport(facts: LaunchFacts, config: Config) {
+export function runtimeReport(facts: LaunchFacts, config: Config, lost: readonly LostProcess[] = []) {
   return {
     sandbox: config.sandbox ?? null,
+    state: facts.state,
+    lost: lost.map((p) => ({
+      tool: p.tool,
+      ...(p.task ? { task: p.task } : {}),
+      ...(p.session ? { session: p.session } : {}),
+      ...(p.kind ? { kind: p.kind } : {}),
+      startedAt: p.startedAt,
+      ...(p.reportedAt ? { reportedAt: p.reportedAt } : {}),
+      leftoversKilled: p.killed,
+    })),
     execHelper: facts.execHelper.available
       ? { available: true, path: facts.execHelper.path }
       : { available: false, reason: facts.execHelper.reason, fix: facts.execHelper.fix },
@@ -90,8 +105,25 @@ function runtimeLines(runtime: ReturnType<typeof runtimeReport>): string {
       `${runtime.environment.includeOnly ? `; only ${runtime.environment.includeOnly.join(', ')}` : ''}` +
       `${runtime.environment.set ? `; set ${runtime.environment.set.join(', ')}` : ''}` +
       `; core is ${runtime.environment.core.join(', ')}`,
+    `  state: ${runtime.state.path}, ${mib(runtime.state.bytes)} of a ${mib(runtime.state.budget)} budget (ended runs are pruned oldest first)`,
+    ...lostLines(runtime.lost),
   ]
   return `${lines.join('\n')}\n`
+}
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
+
+/** What earlier runs lost when they died: the operator's record (an owner that comes back sees its own). */
+function lostLines(lost: ReturnType<typeof runtimeReport>['lost']): string[] {
+  if (lost.length === 0) return ['  lost on restart: nothing']
+  return [
+    `  lost on restart (${lost.length}; a run that died with them running, found at a later start):`,
+    ...lost.map(
+      (p) =>
+        `    ${p.task ?? '(no task)'} ${p.tool}${p.kind ? ` (${p.kind})` : ''}, ${p.session ? `session ${p.session}` : 'no session'}, started ${p.startedAt}` +
+        `${p.leftoversKilled > 0 ? `, ${p.leftoversKilled} leftover process(es) killed` : ''}`,
+    ),
+  ]
 }
 
 const row = (name: string, status: string, ms: number | undefined, rest: string) =>

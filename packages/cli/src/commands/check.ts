@@ -106,7 +106,7 @@ async function gather(composed: Composed, config: Config, probe: boolean): Promi
     )
   }
   const serves = composed.tools.list().map((tool) => composed.tools.safeName(tool.name))
-  const runtime = runtimeReport(facts, config)
+  const runtime = runtimeReport(facts, config, composed.runtime.keptLost())
   return { capabilities, tools, serves, notTools: outcome.skipped, errors, warnings, runtime }
 }
 

@@ -1,6 +1,6 @@
 import { MCP_DEFAULT_LIMITS, type McpServerOptions, serveStdio } from '@toolvisor/mcp-server'
 import type { Served } from '@toolvisor/toolbox'
-import { type Composed, compose } from '../compose.js'
+import { type Composed, compose, reportLost } from '../compose.js'
 import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
 import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
@@ -19,6 +19,7 @@ const LIMIT_FLAGS = {
 
 const MCP_FLAGS = {
   ...RUNTIME_FLAGS,
+  session: { type: 'string' as const },
   ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: 'string' }] as const)),
 }
 
@@ -29,6 +30,8 @@ go to stderr). Tools that fail to load are logged with their path and reason; th
 served. Add it to a client, e.g. Claude Code:  claude mcp add toolvisor -- toolvisor mcp --toolbox DIR
 
 ${RUNTIME_FLAGS_HELP}
+  --session NAME       the session this client runs in (default a fresh mcp-<uuid>). A stable name
+                       lets the client, after a crash, see the tasks the dead server lost
 
 bounds of the session (docs/decisions/0015-mcp-boundary-bounds.md):
   --max-message-bytes N     the largest message the client may send (default ${MCP_DEFAULT_LIMITS.maxMessageBytes}); a
@@ -100,6 +103,7 @@ export async function mcpCommand(
   // `initialize` (the registry announces the tools as they come). Capabilities stay in compose: a
   // required one with no backend still stops the command before it serves.
   const composed = await compose({ ...config, toolboxes: [] })
+  reportLost(composed, (line) => io.err(`${line}\n`))
   const stop = new AbortController()
   const onSignal = () => stop.abort()
   signals.on('SIGINT', onSignal)
@@ -111,6 +115,9 @@ export async function mcpCommand(
       version: VERSION,
       signal: stop.signal,
       log: (line) => io.err(`${line}\n`),
+      sessions: composed.sessions,
+      origin: 'mcp-stdio',
+      ...(typeof values.session === 'string' ? { sessionId: values.session } : {}),
       ...limits,
     })
     loading = loadToolboxes(composed, config.toolboxes, io)
