@@ -4,7 +4,7 @@ import { connect, text, tool } from './helpers.js'
 
 function whoAmI() {
   const tools = createToolRegistry()
-  tools.register(tool('whoami', async (_args, ctx) => text(ctx.sessionId)))
+  tools.register(tool('whoami', async (_args, ctx) => text(ctx.sessionId ?? '(none)')))
   return tools
 }
 
