@@ -54,6 +54,8 @@ describe('toolvisor check', () => {
       serves: ['processes', 'web_read'],
       runtime: {
         sandbox: null,
+        state: { path: expect.any(String), bytes: expect.any(Number), budget: 1024 ** 3 },
+        lost: [],
         execHelper: { available: true, path: expect.stringMatching(/\/toolvisor-exec$/) },
         ...(process.geteuid?.() === 0 ? { sandboxUser: 'nobody' } : {}),
         environment: {

@@ -128,8 +128,9 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
     { name: options.name, version: options.version },
     { capabilities: { tools: ToolAnnouncer.canAnnounce(tools) ? { listChanged: true } : {} } },
   )
-  const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
   const inflight = new Inflight()
+  serveTools(server, inflight, callHandler({ tools, sessionId, limits, log }), tools)
+  const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
   let state: 'new' | 'connected' | 'closed' = 'new'
   let resolveClosed!: () => void
   const closed = new Promise<void>((resolve) => {
@@ -149,11 +150,6 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
       .then(resolveClosed)
   }
   server.onerror = (error) => log(`protocol error: ${messageOf(error)}`)
-  server.setRequestHandler(ListToolsRequestSchema, () => listTools(tools))
-  const handle = callHandler({ tools, sessionId, limits, log })
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    inflight.track(handle(request, extra), request.params.name),
-  )
 
   return {
     server,
@@ -182,6 +178,19 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
       await closed
     },
   }
+}
+
+/** `tools/list` and `tools/call` on the SDK server; every call is tracked until it settles. */
+function serveTools(
+  server: Server,
+  inflight: Inflight,
+  handle: ReturnType<typeof callHandler>,
+  tools: ToolRegistry,
+): void {
+  server.setRequestHandler(ListToolsRequestSchema, () => listTools(tools))
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    inflight.track(handle(request, extra), request.params.name),
+  )
 }
 
 /** Closes the connection's session (stopping what it owns), unless it is kept; never rejects. */
