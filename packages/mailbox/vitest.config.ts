@@ -1,9 +1,3 @@
-import { defineConfig } from 'vitest/config'
+import { packageConfig } from '../../vitest.package.mjs'
 
-export default defineConfig({
-  test: {
-    name: '@toolvisor/mailbox',
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    reporters: ['default', ['json', { outputFile: '.vitest-report.json' }]],
-  },
-})
+export default packageConfig(import.meta.dirname, { spawns: false })

@@ -1,11 +1,3 @@
-import { defineConfig } from 'vitest/config'
+import { packageConfig } from '../../vitest.package.mjs'
 
-export default defineConfig({
-  test: {
-    name: '@toolvisor/process-runtime',
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-    reporters: ['default', ['json', { outputFile: '.vitest-report.json' }]],
-  },
-})
+export default packageConfig(import.meta.dirname)

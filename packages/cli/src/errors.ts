@@ -1,4 +1,4 @@
-import { ToolvisorError } from '@toolvisor/kernel'
+import { type CodeOf, errorFamily } from '@toolvisor/kernel'
 
 /** Codes of the errors the CLI reports. */
 export const CliErrorCodes = {
@@ -9,9 +9,7 @@ export const CliErrorCodes = {
 } as const
 
 /** A code of the CLI. */
-export type CliErrorCode = (typeof CliErrorCodes)[keyof typeof CliErrorCodes]
+export type CliErrorCode = CodeOf<typeof CliErrorCodes>
 
 /** An error the CLI prints as is and exits 2 for. */
-export class CliError extends ToolvisorError<CliErrorCode> {
-  static override readonly family = 'cli'
-}
+export class CliError extends errorFamily<CliErrorCode>('cli') {}

@@ -1,4 +1,4 @@
-import { ToolvisorError } from '@toolvisor/kernel'
+import { type CodeOf, ToolvisorError } from '@toolvisor/kernel'
 import { show } from './internal/text.js'
 
 /** Codes of the errors this package throws. */
@@ -20,7 +20,7 @@ export const DescribeErrorCodes = {
 } as const
 
 /** A code of this package. */
-export type DescribeErrorCode = (typeof DescribeErrorCodes)[keyof typeof DescribeErrorCodes]
+export type DescribeErrorCode = CodeOf<typeof DescribeErrorCodes>
 
 /**
  * The shape of every error code in toolvisor: `<FAMILY>_ERR_<WHAT>`, each listed in its package's

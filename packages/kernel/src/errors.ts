@@ -32,6 +32,19 @@ export class ToolvisorError<Code extends string = string> extends Error {
   }
 }
 
+/** The code type of a codes table: `CodeOf<typeof RuntimeErrorCodes>` is `'RUNTIME_ERR_...' | ...`. */
+export type CodeOf<Table extends Readonly<Record<string, string>>> = Table[keyof Table]
+
+/**
+ * The error class of one family, extended once per package so that `is()` tells the families
+ * apart: `export class RuntimeError extends errorFamily<RuntimeErrorCode>('runtime') {}`.
+ */
+export function errorFamily<Code extends string>(family: string): typeof ToolvisorError<Code> {
+  return class extends ToolvisorError<Code> {
+    static override readonly family: string = family
+  }
+}
+
 /** Every code the kernel throws or rejects with. */
 export const KernelErrorCodes = {
   /** `use()` got a config its plugin's schema refuses; the message names the bad field. */
@@ -51,7 +64,7 @@ export const KernelErrorCodes = {
 } as const
 
 /** A kernel error code. */
-export type KernelErrorCode = (typeof KernelErrorCodes)[keyof typeof KernelErrorCodes]
+export type KernelErrorCode = CodeOf<typeof KernelErrorCodes>
 
 /** An error thrown or rejected by the kernel, always with a `KERNEL_ERR_*` code. */
 export class KernelError extends ToolvisorError<KernelErrorCode> {

@@ -1,5 +1,5 @@
-export type { KernelErrorCode } from './errors.js'
-export { KernelError, KernelErrorCodes, ToolvisorError } from './errors.js'
+export type { CodeOf, KernelErrorCode } from './errors.js'
+export { errorFamily, KernelError, KernelErrorCodes, ToolvisorError } from './errors.js'
 export { Kernel } from './kernel.js'
 export type {
   Deps,

@@ -1,4 +1,4 @@
-import { ToolvisorError } from '@toolvisor/kernel'
+import { type CodeOf, errorFamily } from '@toolvisor/kernel'
 
 /** Codes of the errors the mailbox throws. */
 export const MailboxErrorCodes = {
@@ -25,9 +25,7 @@ export const MailboxErrorCodes = {
 } as const
 
 /** A code of this package. */
-export type MailboxErrorCode = (typeof MailboxErrorCodes)[keyof typeof MailboxErrorCodes]
+export type MailboxErrorCode = CodeOf<typeof MailboxErrorCodes>
 
 /** An error of the mailbox, always with a `MAILBOX_ERR_*` code; `MailboxError.is(e)` works across copies. */
-export class MailboxError extends ToolvisorError<MailboxErrorCode> {
-  static override readonly family = 'mailbox'
-}
+export class MailboxError extends errorFamily<MailboxErrorCode>('mailbox') {}

@@ -1,4 +1,4 @@
-import { ToolvisorError } from '@toolvisor/kernel'
+import { type CodeOf, errorFamily } from '@toolvisor/kernel'
 
 /** Every code this package throws. */
 export const McpServerErrorCodes = {
@@ -19,9 +19,7 @@ export const McpServerErrorCodes = {
 } as const
 
 /** A code of this package. */
-export type McpServerErrorCode = (typeof McpServerErrorCodes)[keyof typeof McpServerErrorCodes]
+export type McpServerErrorCode = CodeOf<typeof McpServerErrorCodes>
 
 /** An error thrown by the MCP surface, always with an `MCP_ERR_*` code. */
-export class McpServerError extends ToolvisorError<McpServerErrorCode> {
-  static override readonly family = 'mcp-server'
-}
+export class McpServerError extends errorFamily<McpServerErrorCode>('mcp-server') {}

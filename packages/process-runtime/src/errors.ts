@@ -1,4 +1,4 @@
-import { ToolvisorError } from '@toolvisor/kernel'
+import { type CodeOf, errorFamily } from '@toolvisor/kernel'
 
 /** Codes of the errors the process runtime throws (load-time ones are LoadingErrors with these codes). */
 export const RuntimeErrorCodes = {
@@ -47,9 +47,7 @@ export const RuntimeErrorCodes = {
 } as const
 
 /** A code of this package. */
-export type RuntimeErrorCode = (typeof RuntimeErrorCodes)[keyof typeof RuntimeErrorCodes]
+export type RuntimeErrorCode = CodeOf<typeof RuntimeErrorCodes>
 
 /** An error of the process runtime. */
-export class RuntimeError extends ToolvisorError<RuntimeErrorCode> {
-  static override readonly family = 'runtime'
-}
+export class RuntimeError extends errorFamily<RuntimeErrorCode>('runtime') {}

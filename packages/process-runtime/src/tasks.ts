@@ -9,14 +9,7 @@ import type {
 } from './task-types.js'
 import type { Lifecycle, LostProcess, ManagedProcess, ProcessExit, ProcessRuntime } from './types.js'
 
-export type {
-  AddTaskOptions,
-  TaskCompletion,
-  TaskInfo,
-  TaskKind,
-  TaskRead,
-  TaskRegistry,
-} from './task-types.js'
+export type * from './task-types.js'
 
 /**
  * The ownership refusal, seed 001's stable text `task <id> belongs to another session`: built here

@@ -1,4 +1,4 @@
-import { ToolvisorError } from '@toolvisor/kernel'
+import { type CodeOf, errorFamily } from '@toolvisor/kernel'
 
 /** Every code the bwrap mechanism throws. */
 export const BwrapErrorCodes = {
@@ -9,9 +9,7 @@ export const BwrapErrorCodes = {
 } as const
 
 /** A bwrap mechanism error code. */
-export type BwrapErrorCode = (typeof BwrapErrorCodes)[keyof typeof BwrapErrorCodes]
+export type BwrapErrorCode = CodeOf<typeof BwrapErrorCodes>
 
 /** An error of the bwrap mechanism, always with a `BWRAP_ERR_*` code. */
-export class BwrapError extends ToolvisorError<BwrapErrorCode> {
-  static override readonly family = 'sandbox-bwrap'
-}
+export class BwrapError extends errorFamily<BwrapErrorCode>('sandbox-bwrap') {}

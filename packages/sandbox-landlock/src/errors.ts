@@ -1,4 +1,4 @@
-import { ToolvisorError } from '@toolvisor/kernel'
+import { type CodeOf, errorFamily } from '@toolvisor/kernel'
 
 /** Every code this package throws. */
 export const LandlockErrorCodes = {
@@ -9,9 +9,7 @@ export const LandlockErrorCodes = {
 } as const
 
 /** A code of this package. */
-export type LandlockErrorCode = (typeof LandlockErrorCodes)[keyof typeof LandlockErrorCodes]
+export type LandlockErrorCode = CodeOf<typeof LandlockErrorCodes>
 
 /** An error of the Landlock mechanism. */
-export class LandlockError extends ToolvisorError<LandlockErrorCode> {
-  static override readonly family = 'landlock'
-}
+export class LandlockError extends errorFamily<LandlockErrorCode>('landlock') {}

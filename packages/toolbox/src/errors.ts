@@ -1,4 +1,4 @@
-import { ToolvisorError } from '@toolvisor/kernel'
+import { type CodeOf, errorFamily } from '@toolvisor/kernel'
 
 /** Codes of the errors the toolbox throws, and of the load reports it writes. */
 export const ToolboxErrorCodes = {
@@ -31,9 +31,7 @@ export const ToolboxWarningCodes = {
 } as const
 
 /** A code of this package. */
-export type ToolboxErrorCode = (typeof ToolboxErrorCodes)[keyof typeof ToolboxErrorCodes]
+export type ToolboxErrorCode = CodeOf<typeof ToolboxErrorCodes>
 
 /** An error of the toolbox. */
-export class ToolboxError extends ToolvisorError<ToolboxErrorCode> {
-  static override readonly family = 'toolbox'
-}
+export class ToolboxError extends errorFamily<ToolboxErrorCode>('toolbox') {}
