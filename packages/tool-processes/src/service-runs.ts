@@ -55,17 +55,22 @@ export class ServiceRuns {
     return sum
   }
 
-  /** Up to `max` events from position `from`, within the one run that holds `from`. */
+  /** Up to `max` events from position `from`, from the run that holds it on into the later ones. */
   read(from: number, max: number): EventPage {
     const total = this.total()
-    const run = this.#runAt(from)
-    const page = run.process.read(from - run.base, max)
-    return {
-      events: page.events.map((event) => shifted(event, run.base)),
-      next: page.next + run.base,
-      elided: page.elided,
-      total,
+    const events: SequencedEvent[] = []
+    let next = from
+    let elided = 0
+    for (let i = this.#indexAt(from); i < this.#runs.length && events.length < max; i++) {
+      const run = this.#runs[i]!
+      const page = run.process.read(Math.max(0, next - run.base), max - events.length)
+      for (const event of page.events) events.push(shifted(event, run.base))
+      elided += page.elided
+      next = Math.max(next, page.next + run.base)
+      // A run that has more than this page gave: the page is full, or it cut short on purpose.
+      if (next < run.base + run.process.counters().events) break
     }
+    return { events, next, elided, total }
   }
 
   /** The last `n` events of the service, oldest first, across runs. */
@@ -93,12 +98,12 @@ export class ServiceRuns {
     return this.#runs.reduce((sum, run) => sum + run.process.heldBytes(), 0)
   }
 
-  /** The last run whose events start at or before `seq` (the newest one past the end). */
-  #runAt(seq: number): Run {
+  /** The index of the last run whose events start at or before `seq` (the newest one past the end). */
+  #indexAt(seq: number): number {
     for (let i = this.#runs.length - 1; i > 0; i--) {
-      if (this.#runs[i]!.base <= seq) return this.#runs[i]!
+      if (this.#runs[i]!.base <= seq) return i
     }
-    return this.#runs[0]!
+    return 0
   }
 }
 

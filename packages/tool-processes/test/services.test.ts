@@ -16,31 +16,60 @@ describe('service tools: the story of spec §3, in process', () => {
     writeFileSync(b, '')
     const p1 = await call('log_watcher', { file: a, pattern: 'ERROR' }, 's1')
     const p2 = await call('log_watcher', { file: b, pattern: 'ERROR' }, 's1')
-    expect(p1.body).toEqual({ process: 'p1', tool: 'log_watcher', status: 'running', since: expect.any(String) })
+    expect(p1.body).toEqual({
+      process: 'p1',
+      tool: 'log_watcher',
+      status: 'running',
+      since: expect.any(String),
+    })
     expect(p2.body).toMatchObject({ process: 'p2', status: 'running' })
 
     appendFileSync(a, 'ERROR disk full\nall fine\n')
     appendFileSync(b, 'ERROR b down\nWARN b slow\n')
-    const first = await mailUntil(call, 's1', (m) => linesOf(m, 'process:p1').length + linesOf(m, 'process:p2').length >= 2)
+    const first = await mailUntil(
+      call,
+      's1',
+      (m) => linesOf(m, 'process:p1').length + linesOf(m, 'process:p2').length >= 2,
+    )
     expect(linesOf(first, 'process:p1')).toEqual(['ERROR disk full'])
     expect(linesOf(first, 'process:p2')).toEqual(['ERROR b down'])
 
-    const sent = await call('log_watcher.send', { process: 'p1', event: { op: 'pattern', value: 'WARN' } }, 's1')
+    const sent = await call(
+      'log_watcher.send',
+      { process: 'p1', event: { op: 'pattern', value: 'WARN' } },
+      's1',
+    )
     expect(sent.body).toEqual({ accepted: true, events: [{ notice: 'pattern is now /WARN/' }] })
     appendFileSync(a, 'WARN a slow\nERROR a again\n')
     appendFileSync(b, 'WARN b slower\nERROR b again\n')
-    const second = await mailUntil(call, 's1', (m) => linesOf(m, 'process:p1').length + linesOf(m, 'process:p2').length >= 3)
+    const second = await mailUntil(
+      call,
+      's1',
+      (m) => linesOf(m, 'process:p1').length + linesOf(m, 'process:p2').length >= 3,
+    )
     // The notice answered the send, and is mail too: every event the process produced is.
     expect(linesOf(second, 'process:p1')).toEqual([{ notice: 'pattern is now /WARN/' }, 'WARN a slow'])
     expect(linesOf(second, 'process:p2')).toEqual(['ERROR b again'])
 
     const list = await call('processes', { command: 'list' }, 's1')
-    expect(list.body.processes.map((p: { process: string; kind: string; status: string }) => [p.process, p.kind, p.status])).toEqual([
+    expect(
+      list.body.processes.map((p: { process: string; kind: string; status: string }) => [
+        p.process,
+        p.kind,
+        p.status,
+      ]),
+    ).toEqual([
       ['p1', 'service', 'running'],
       ['p2', 'service', 'running'],
     ])
     const status = await call('processes', { command: 'status', process: 'p1' }, 's1')
-    expect(status.body).toMatchObject({ process: 'p1', tool: 'log_watcher', status: 'running', on_exit: 'report', restarts: [] })
+    expect(status.body).toMatchObject({
+      process: 'p1',
+      tool: 'log_watcher',
+      status: 'running',
+      on_exit: 'report',
+      restarts: [],
+    })
     expect(status.body.input).toMatchObject({ required: ['op'] })
     expect(status.body.counters).toMatchObject({ events: 3, stdinEvents: 1 })
     const tail = await call('processes', { command: 'tail', process: 'p2', n: 5 }, 's1')
@@ -50,12 +79,25 @@ describe('service tools: the story of spec §3, in process', () => {
     const pid2 = tasks.process('p2', 's1').pid!
     // Its declared cancel is {"send": {"op": "stop"}}: it exits 0 by itself, no signal needed.
     const stop = await call('processes', { command: 'stop', process: 'p1' }, 's1')
-    expect(stop.body).toEqual({ process: 'p1', status: 'exited', exitCode: 0, signal: null, reason: 'cancelled' })
+    expect(stop.body).toEqual({
+      process: 'p1',
+      status: 'exited',
+      exitCode: 0,
+      signal: null,
+      reason: 'cancelled',
+    })
     const ended = await mailUntil(call, 's1', (m) => m.some((e) => e.kind === 'completion'))
     expect(ended.find((e) => e.kind === 'completion')).toMatchObject({
       id: 'exit-p1',
       from: 'process:p1',
-      body: { process: 'p1', tool: 'log_watcher', status: 'exited (0)', exitCode: 0, reason: 'cancelled', restarts: 0 },
+      body: {
+        process: 'p1',
+        tool: 'log_watcher',
+        status: 'exited (0)',
+        exitCode: 0,
+        reason: 'cancelled',
+        restarts: 0,
+      },
     })
     expect(alive(pid1)).toBe(false)
 
@@ -71,10 +113,13 @@ describe('service tools: the story of spec §3, in process', () => {
     expect(bad).toEqual({
       isError: true,
       body: {
-        error: "echoer.send: the event does not match echoer's input.event: $.event.say: must be string; nothing was written, p1 is untouched",
+        error:
+          "echoer.send: the event does not match echoer's input.event: $.event.say: must be string; nothing was written, p1 is untouched",
       },
     })
-    expect((await call('echoer.send', { process: 'p1', event: { say: 'x', loud: true } }, 's1')).body.error).toBe(
+    expect(
+      (await call('echoer.send', { process: 'p1', event: { say: 'x', loud: true } }, 's1')).body.error,
+    ).toBe(
       `echoer.send: the event does not match echoer's input.event: $.event: must NOT have additional properties: "loud"; nothing was written, p1 is untouched`,
     )
     expect((await call('echoer.send', { process: 'p1' }, 's1')).body.error).toBe(
@@ -88,7 +133,10 @@ describe('service tools: the story of spec §3, in process', () => {
     // The stdin argument was written first and stdin stayed open for events.
     expect(await eventually(() => tasks.process('p1', 's1').counters().events === 1)).toBe(true)
     const good = await call('echoer.send', { process: 'p1', event: { say: 'hi', times: 2 } }, 's1')
-    expect(good.body).toEqual({ accepted: true, events: [{ got: { say: 'hi', times: 2 } }, { got: { say: 'hi', times: 2 } }] })
+    expect(good.body).toEqual({
+      accepted: true,
+      events: [{ got: { say: 'hi', times: 2 } }, { got: { say: 'hi', times: 2 } }],
+    })
     const tail = await call('processes', { command: 'tail', process: 'p1' }, 's1')
     expect(tail.body.events[0]).toEqual({ got: 'hello' })
   })
