@@ -23,6 +23,18 @@ const optionsSchema = z.object({
     .custom<(line: string) => void>((v) => typeof v === 'function', 'must be a function (line) => void')
     .optional(),
   settleTimeoutMs: z.number().int().nonnegative().optional(),
+  mailBytes: z
+    .number('must be a non-negative integer (bytes of mail a result holds; 0: never fold)')
+    .int('must be a non-negative integer (bytes of mail a result holds; 0: never fold)')
+    .nonnegative('must be a non-negative integer (bytes of mail a result holds; 0: never fold)')
+    .optional(),
+  mailbox: z
+    .custom<object>(
+      (v) =>
+        typeof v === 'object' && v !== null && typeof (v as { deliver?: unknown }).deliver === 'function',
+      'must be a mailbox (createMailbox, or MailboxToken of a kernel)',
+    )
+    .optional(),
   maxMessageBytes: bound('bytes'),
   maxQueuedBytes: bound('bytes'),
   maxConcurrentCalls: bound('calls'),
