@@ -65,6 +65,8 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
         'git_lite__status',
         'help',
         'log_lines',
+        'log_watcher',
+        'log_watcher__send',
         'processes',
         'word_count',
       ].sort(),

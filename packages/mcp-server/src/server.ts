@@ -47,7 +47,10 @@ export interface McpServerOptions {
    * `@toolvisor/tool-processes` do).
    */
   readonly mailbox?: Mailbox
-  /** The most bytes of mail folded into one result; 0: never fold (`processes wait` reads it). Default 16384. */
+  /**
+   * The most bytes of mail folded into one result; 0: never fold (`processes wait` reads it).
+   * Default `MCP_DEFAULT_LIMITS.mailBytes` (16 KiB).
+   */
   readonly mailBytes?: number
   /** Where log lines go, one call per line, without the newline. Default: stderr. Never stdout. */
   readonly log?: (line: string) => void
@@ -111,9 +114,6 @@ export interface McpSurface {
   readonly closed: Promise<void>
 }
 
-/** The default of `mailBytes`: a few envelopes, well inside an answer's budget. */
-const MAIL_BYTES = 16 * 1024
-
 const writeStderr = (line: string): void => {
   process.stderr.write(`${line}\n`)
 }
@@ -140,7 +140,7 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
   const log = (line: string): void => write(`${options.name}: ${line}`)
   const sessionId = options.sessionId ?? `mcp-${randomUUID()}`
   const mail = options.mailbox
-    ? { mailbox: options.mailbox, sessionId, mailBytes: options.mailBytes ?? MAIL_BYTES, log }
+    ? { mailbox: options.mailbox, sessionId, mailBytes: limits.mailBytes, log }
     : undefined
   const server = sdkServer(options, tools)
   const inflight = new Inflight()

@@ -23,11 +23,7 @@ const optionsSchema = z.object({
     .custom<(line: string) => void>((v) => typeof v === 'function', 'must be a function (line) => void')
     .optional(),
   settleTimeoutMs: z.number().int().nonnegative().optional(),
-  mailBytes: z
-    .number('must be a non-negative integer (bytes of mail a result holds; 0: never fold)')
-    .int('must be a non-negative integer (bytes of mail a result holds; 0: never fold)')
-    .nonnegative('must be a non-negative integer (bytes of mail a result holds; 0: never fold)')
-    .optional(),
+  mailBytes: bound('bytes of mail a result holds; 0: never fold', 0),
   mailbox: z
     .custom<object>(
       (v) =>
