@@ -8,7 +8,11 @@ import { Kernel } from '@toolvisor/kernel'
 import { MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
 import { markedProcesses, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
 import { SessionsToken, ToolsToken, toolboxPlugin } from '@toolvisor/toolbox'
+// The statistics and the verdict of the runtime's benchmarks, so that every report reads alike.
+import { percentile, since, sleep, verdict } from '../../process-runtime/bench/lib.mjs'
 import { processesPlugin } from '../dist/index.js'
+
+export { percentile, since, verdict }
 
 /** A temp dir with `tools` (name -> script) as executables in its `toolbox`, and a composed kernel over it. */
 export async function benchKernel(tools) {
@@ -45,24 +49,6 @@ export async function cleanup(name, { kernel, runId, root }) {
   console.log(`${name} cleanup: ${left} processes left, temp dir removed ${verdict(left === 0)}`)
   if (left > 0) process.exitCode = 1
   return left
-}
-
-export function verdict(ok) {
-  return ok ? 'PASS' : 'MISS'
-}
-
-export function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
-}
-
-export function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms))
-}
-
-/** Milliseconds since `start` (a `process.hrtime.bigint()`). */
-export function since(start) {
-  return Number(process.hrtime.bigint() - start) / 1e6
 }
 
 /** A call's answer as JSON, or a thrown error when it failed (a bench must not measure failures). */

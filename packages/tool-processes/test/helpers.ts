@@ -101,3 +101,8 @@ export function eventsFrom(mail: readonly MailJson[], from: string): unknown[] {
     .filter((m) => m.from === from && (m.kind === 'event' || m.kind === 'digest'))
     .flatMap((m) => (m.kind === 'digest' ? (m.body as unknown[]) : [m.body]))
 }
+
+/** The answer of `processes stop` for a process that exited with `exitCode` on its declared cancel. */
+export function cancelled(process: string, exitCode: number) {
+  return { process, status: 'exited', exitCode, signal: null, reason: 'cancelled' }
+}

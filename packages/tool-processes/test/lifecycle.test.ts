@@ -1,7 +1,7 @@
 import { markedProcesses } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
-import { compose, type MailJson, mailUntil } from './helpers.js'
+import { cancelled, compose, type MailJson, mailUntil } from './helpers.js'
 
 describe('a service start', () => {
   it('that never reaches ready within timeout.start fails with the output tails and leaves nothing running', async () => {
@@ -98,13 +98,7 @@ describe('on_exit and timeout.idle', () => {
     await call('crasher', {}, 's1')
     expect(await eventually(() => tasks.get('p1', 's1').lifecycle.status === 'restarting', 10_000)).toBe(true)
     const stop = await call('processes', { command: 'stop', process: 'p1' }, 's1')
-    expect(stop.body).toEqual({
-      process: 'p1',
-      status: 'exited',
-      exitCode: 1,
-      signal: null,
-      reason: 'cancelled',
-    })
+    expect(stop.body).toEqual(cancelled('p1', 1))
     expect(tasks.get('p1', 's1').lifecycle).toEqual({ status: 'exited', code: 1, signal: null })
   })
 

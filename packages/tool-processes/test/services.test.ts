@@ -2,10 +2,13 @@ import { appendFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
-import { compose, eventsFrom, type MailJson, mailUntil, tempDir } from './helpers.js'
+import { cancelled, compose, eventsFrom, type MailJson, mailUntil, tempDir } from './helpers.js'
 
 const linesOf = (mail: readonly MailJson[], from: string) =>
   eventsFrom(mail, from).map((event) => (event as { line?: string }).line ?? event)
+/** True once the mail of p1 and p2 holds `n` events together. */
+const both = (n: number) => (mail: readonly MailJson[]) =>
+  linesOf(mail, 'process:p1').length + linesOf(mail, 'process:p2').length >= n
 
 describe('service tools: the story of spec §3, in process', () => {
   it('starts log_watcher twice, mails matching lines from the right handle, sends, lists, stops, closes', async () => {
@@ -26,11 +29,7 @@ describe('service tools: the story of spec §3, in process', () => {
 
     appendFileSync(a, 'ERROR disk full\nall fine\n')
     appendFileSync(b, 'ERROR b down\nWARN b slow\n')
-    const first = await mailUntil(
-      call,
-      's1',
-      (m) => linesOf(m, 'process:p1').length + linesOf(m, 'process:p2').length >= 2,
-    )
+    const first = await mailUntil(call, 's1', both(2))
     expect(linesOf(first, 'process:p1')).toEqual(['ERROR disk full'])
     expect(linesOf(first, 'process:p2')).toEqual(['ERROR b down'])
 
@@ -42,11 +41,7 @@ describe('service tools: the story of spec §3, in process', () => {
     expect(sent.body).toEqual({ accepted: true, events: [{ notice: 'pattern is now /WARN/' }] })
     appendFileSync(a, 'WARN a slow\nERROR a again\n')
     appendFileSync(b, 'WARN b slower\nERROR b again\n')
-    const second = await mailUntil(
-      call,
-      's1',
-      (m) => linesOf(m, 'process:p1').length + linesOf(m, 'process:p2').length >= 3,
-    )
+    const second = await mailUntil(call, 's1', both(3))
     // The notice answered the send, and is mail too: every event the process produced is.
     expect(linesOf(second, 'process:p1')).toEqual([{ notice: 'pattern is now /WARN/' }, 'WARN a slow'])
     expect(linesOf(second, 'process:p2')).toEqual(['ERROR b again'])
@@ -79,13 +74,7 @@ describe('service tools: the story of spec §3, in process', () => {
     const pid2 = tasks.process('p2', 's1').pid!
     // Its declared cancel is {"send": {"op": "stop"}}: it exits 0 by itself, no signal needed.
     const stop = await call('processes', { command: 'stop', process: 'p1' }, 's1')
-    expect(stop.body).toEqual({
-      process: 'p1',
-      status: 'exited',
-      exitCode: 0,
-      signal: null,
-      reason: 'cancelled',
-    })
+    expect(stop.body).toEqual(cancelled('p1', 0))
     const ended = await mailUntil(call, 's1', (m) => m.some((e) => e.kind === 'completion'))
     expect(ended.find((e) => e.kind === 'completion')).toMatchObject({
       id: 'exit-p1',
