@@ -1,5 +1,8 @@
 export type { McpServerErrorCode } from './errors.js'
 export { McpServerError, McpServerErrorCodes } from './errors.js'
+export type { HttpSurface, Listen, ServeHttpOptions } from './http.js'
+export { serveHttp } from './http.js'
+export { SESSION_HEADER } from './internal/http-sessions.js'
 export { MCP_DEFAULT_LIMITS } from './limits.js'
 export type { McpServerOptions, McpSurface } from './server.js'
 export { createMcpServer } from './server.js'

@@ -1,0 +1,101 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { eventually } from '@toolvisor/process-runtime/testing'
+import { afterEach, describe, expect, it } from 'vitest'
+import { bin, examples, run, tagged, taggedCommands, tempDir } from './helpers.js'
+
+const servers: Array<{ child: ChildProcess; tag: string }> = []
+const clients: Client[] = []
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close().catch(() => {})
+  for (const { child, tag } of servers.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    expect(await eventually(() => tagged(tag).length === 0, 3000), 'processes left running').toBe(true)
+  }
+})
+
+/** `toolvisor serve` on a free loopback port with its own state; resolves once it listens. */
+async function serve(extra: string[] = []) {
+  const tag = randomUUID()
+  const state = tempDir('tv-serve-state-')
+  const config = join(state, 'toolvisor.json')
+  writeFileSync(config, JSON.stringify({ toolboxes: [examples], yieldMs: 0 }))
+  const child = spawn(
+    process.execPath,
+    [bin, 'serve', '--listen', '127.0.0.1:0', '--config', config, '--state-dir', state, ...extra],
+    { env: { ...process.env, TV_TEST_TAG: tag }, stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+  servers.push({ child, tag })
+  let stderr = ''
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  expect(await eventually(() => /at http:\/\/\S+\/mcp /.test(stderr), 20_000), stderr).toBe(true)
+  const url = /at (http:\/\/\S+\/mcp) /.exec(stderr)![1]!
+  const token = readFileSync(join(state, 'serve.token'), 'utf8').trim()
+  return { child, tag, url, token, state, exited, stderr: () => stderr }
+}
+
+async function connect(url: string, token: string, sessionId?: string) {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+    ...(sessionId ? { sessionId } : {}),
+  })
+  const client = new Client({ name: 'serve-test', version: '0' })
+  await client.connect(transport)
+  clients.push(client)
+  return { client, transport }
+}
+
+const textOf = (result: unknown) =>
+  (result as { content: Array<{ text: string }> }).content.map((c) => c.text).join('\n')
+const list = async (client: Client) =>
+  JSON.parse(textOf(await client.callTool({ name: 'processes', arguments: { command: 'list' } }))).processes
+
+describe('toolvisor serve', () => {
+  it("keeps a client's task running while it is away, for it alone; SIGTERM stops everything and exits 0", async () => {
+    const server = await serve()
+    expect((statSync(join(server.state, 'serve.token')).mode & 0o777).toString(8)).toBe('600')
+    const a = await connect(server.url, server.token)
+    const b = await connect(server.url, server.token)
+    const started = JSON.parse(
+      textOf(await a.client.callTool({ name: 'counter', arguments: { to: 100000, 'every-ms': 50 } })),
+    )
+    expect(started).toMatchObject({ status: 'running', task: 't1' })
+    const id = a.transport.sessionId!
+    await a.transport.close() // the client goes away without ending its session
+    expect(await list(b.client)).toEqual([])
+    expect(
+      textOf(await b.client.callTool({ name: 'processes', arguments: { command: 'stop', process: 't1' } })),
+    ).toContain('task t1 belongs to another session')
+    const back = await connect(server.url, server.token, id)
+    expect(await list(back.client)).toMatchObject([{ process: 't1', tool: 'counter', status: 'running' }])
+    expect(taggedCommands(server.tag).some((c) => c.includes('counter'))).toBe(true)
+    server.child.kill('SIGTERM')
+    expect(await server.exited).toBe(0)
+    expect(server.stderr()).toContain('toolvisor: stopping: every process gets its declared cancel')
+    expect(await eventually(() => tagged(server.tag).length === 0, 3000)).toBe(true)
+  })
+
+  it('refuses a listener beyond loopback without --allow-remote, a missing --listen, and a token file others can read', async () => {
+    const remote = await run(['serve', '--listen', '0.0.0.0:0'])
+    expect(remote.code).toBe(2)
+    expect(remote.stderr).toBe(
+      'toolvisor serve: --listen 0.0.0.0:0: not a loopback address; pass --allow-remote to listen there (only the token guards it)\n',
+    )
+    const missing = await run(['serve'])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toMatch(/^toolvisor serve: --listen is required\n/)
+    const file = join(tempDir('tv-serve-token-'), 'token')
+    writeFileSync(file, 'x'.repeat(32))
+    chmodSync(file, 0o644)
+    const loose = await run(['serve', '--listen', '127.0.0.1:0', '--token-file', file])
+    expect(loose.code).toBe(2)
+    expect(loose.stderr).toBe(
+      `toolvisor serve: --token-file ${file}: readable by others (mode 644); chmod 600 it\n`,
+    )
+  })
+})

@@ -1,0 +1,44 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+
+/** Why a request is refused before anything runs, as the HTTP answer says it. */
+export interface Refusal {
+  readonly status: 401 | 403
+  readonly message: string
+  readonly headers?: Readonly<Record<string, string>>
+}
+
+/** What a request must show: the bearer token, and an Origin (when it has one) from the allow-list. */
+export interface Guard {
+  readonly token: string
+  /** Origins a browser page may call from (`http://127.0.0.1:PORT`, ...); others are refused. */
+  readonly allowedOrigins: readonly string[]
+}
+
+const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest()
+
+/**
+ * Checks a request: `Authorization: Bearer <token>` compared in constant time (both sides hashed
+ * first, so neither the content nor the length leaks), and the `Origin` header, which browsers
+ * send and DNS rebinding would forge the host of, against the allow-list.
+ */
+export function refusalOf(request: IncomingMessage, guard: Guard): Refusal | undefined {
+  const origin = request.headers.origin
+  if (origin !== undefined && !guard.allowedOrigins.includes(origin)) {
+    return {
+      status: 403,
+      message: `origin ${JSON.stringify(origin.slice(0, 200))} is not allowed (allowed: ${guard.allowedOrigins.join(', ') || 'none'}); add it with --allow-origin`,
+    }
+  }
+  const header = request.headers.authorization ?? ''
+  const match = /^Bearer +(\S+)$/i.exec(header)
+  const given = match?.[1] ?? ''
+  if (!timingSafeEqual(digest(given), digest(guard.token)) || given.length === 0) {
+    return {
+      status: 401,
+      message: header === '' ? 'missing Authorization: Bearer <token>' : 'wrong bearer token',
+      headers: { 'www-authenticate': 'Bearer realm="toolvisor"' },
+    }
+  }
+  return undefined
+}
