@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { type AddressInfo, createServer } from 'node:net'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -18,23 +20,23 @@ afterEach(async () => {
   }
 })
 
-/** `toolvisor serve` on a free loopback port with its own state; resolves once it listens. */
-async function serve(extra: string[] = []) {
+/** `toolvisor serve` on a free loopback port (or `listen`) with its own state; resolves once it listens. */
+async function serve(extra: string[] = [], listen = '127.0.0.1:0') {
   const tag = randomUUID()
   const state = tempDir('tv-serve-state-')
   const config = join(state, 'toolvisor.json')
   writeFileSync(config, JSON.stringify({ toolboxes: [examples], yieldMs: 0 }))
   const child = spawn(
     process.execPath,
-    [bin, 'serve', '--listen', '127.0.0.1:0', '--config', config, '--state-dir', state, ...extra],
+    [bin, 'serve', '--listen', listen, '--config', config, '--state-dir', state, ...extra],
     { env: { ...process.env, TV_TEST_TAG: tag }, stdio: ['ignore', 'pipe', 'pipe'] },
   )
   servers.push({ child, tag })
   let stderr = ''
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  expect(await eventually(() => /at http:\/\/\S+\/mcp /.test(stderr), 20_000), stderr).toBe(true)
-  const url = /at (http:\/\/\S+\/mcp) /.exec(stderr)![1]!
+  expect(await eventually(() => / at (http:\/\/\S+\/mcp|unix:\S+) /.test(stderr), 20_000), stderr).toBe(true)
+  const url = / at (http:\/\/\S+\/mcp|unix:\S+) /.exec(stderr)![1]!
   const token = readFileSync(join(state, 'serve.token'), 'utf8').trim()
   return { child, tag, url, token, state, exited, stderr: () => stderr }
 }
@@ -96,6 +98,85 @@ describe('toolvisor serve', () => {
     expect(loose.code).toBe(2)
     expect(loose.stderr).toBe(
       `toolvisor serve: --token-file ${file}: readable by others (mode 644); chmod 600 it\n`,
+    )
+  })
+})
+
+/** One turn of a stdio client: a bridge `toolvisor mcp --connect ADDR --session NAME`. */
+async function turn(address: string, state: string, session: string, tag: string) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [
+      bin,
+      'mcp',
+      '--connect',
+      address,
+      '--session',
+      session,
+      '--token-file',
+      join(state, 'serve.token'),
+    ],
+    env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
+    stderr: 'pipe',
+  })
+  const client = new Client({ name: 'bridge-test', version: '0' })
+  await client.connect(transport)
+  clients.push(client)
+  return client
+}
+
+describe('toolvisor mcp --connect (the bridge)', () => {
+  for (const over of ['tcp', 'unix'] as const) {
+    it(`two turns with one --session share the daemon's tasks (${over})`, async () => {
+      const socket = join(tempDir('tv-serve-sock-'), 'serve.sock')
+      const server = await serve([], over === 'tcp' ? '127.0.0.1:0' : `unix:${socket}`)
+      if (over === 'unix') expect((statSync(socket).mode & 0o777).toString(8)).toBe('600')
+      const address = over === 'tcp' ? new URL(server.url).host : `unix:${socket}`
+      const first = await turn(address, server.state, 'agent-1', server.tag)
+      const started = JSON.parse(
+        textOf(await first.callTool({ name: 'counter', arguments: { to: 100000, 'every-ms': 50 } })),
+      )
+      expect(started).toMatchObject({ status: 'running', task: 't1' })
+      await first.close()
+      const second = await turn(address, server.state, 'agent-1', server.tag)
+      expect(await list(second)).toMatchObject([{ process: 't1', tool: 'counter', status: 'running' }])
+      const other = await turn(address, server.state, 'agent-2', server.tag)
+      expect(await list(other)).toEqual([])
+      server.child.kill('SIGTERM')
+      expect(await server.exited).toBe(0)
+    })
+  }
+
+  it('says so and exits 2 when the daemon is not there, or refuses the token', async () => {
+    const state = tempDir('tv-bridge-state-')
+    const token = join(state, 'serve.token')
+    writeFileSync(token, 'x'.repeat(32), { mode: 0o600 })
+    const free = createServer()
+    await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve))
+    const { port } = free.address() as AddressInfo
+    await new Promise((resolve) => free.close(resolve))
+    const none = await run(['mcp', '--connect', `127.0.0.1:${port}`, '--session', 'a', '--token-file', token])
+    expect(none.code).toBe(2)
+    expect(none.stderr).toBe(
+      `toolvisor mcp: cannot reach toolvisor serve at http://127.0.0.1:${port}/mcp: ECONNREFUSED; is it running?\n`,
+    )
+    const server = await serve()
+    const wrong = await run([
+      'mcp',
+      '--connect',
+      new URL(server.url).host,
+      '--session',
+      'a',
+      '--token-file',
+      token,
+    ])
+    expect(wrong.code).toBe(2)
+    expect(wrong.stderr).toBe(
+      `toolvisor mcp: toolvisor serve at ${server.url} refused the token (401): check --token-file\n`,
+    )
+    const nameless = await run(['mcp', '--connect', '127.0.0.1:9', '--token-file', token])
+    expect(nameless.stderr).toBe(
+      'toolvisor mcp: --connect needs --session NAME: the session every turn of this client shares\n',
     )
   })
 })

@@ -1,3 +1,5 @@
+export type { BridgeOptions, Upstream } from './bridge.js'
+export { bridgeStdio, unixFetch } from './bridge.js'
 export type { McpServerErrorCode } from './errors.js'
 export { McpServerError, McpServerErrorCodes } from './errors.js'
 export type { HttpSurface, Listen, ServeHttpOptions } from './http.js'

@@ -1,12 +1,11 @@
-import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { type Listen, serveHttp } from '@toolvisor/mcp-server'
 import { defaultStateDir } from '@toolvisor/process-runtime'
 import { compose, reportLost } from '../compose.js'
 import { CliError } from '../errors.js'
 import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
 import type { Io } from '../output.js'
+import { tokenIn } from '../token.js'
 import { VERSION } from '../version.js'
 
 export const SERVE_USAGE = `usage: toolvisor serve --listen 127.0.0.1:PORT|unix:PATH [--token-file FILE] [flags]
@@ -111,23 +110,4 @@ function secondsOf(text: string | undefined): number | undefined {
     )
   }
   return Number(text)
-}
-
-/** The token in `file`; a missing default file is made (mode 0600), a given one must exist. */
-function tokenIn(file: string, given: boolean): string {
-  if (!existsSync(file)) {
-    if (given) throw new CliError('CLI_ERR_USAGE', `--token-file ${file}: no such file`)
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
-    writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600 })
-  }
-  if ((statSync(file).mode & 0o077) !== 0) {
-    throw new CliError(
-      'CLI_ERR_USAGE',
-      `--token-file ${file}: readable by others (mode ${(statSync(file).mode & 0o777).toString(8)}); chmod 600 it`,
-    )
-  }
-  const token = readFileSync(file, 'utf8').trim()
-  if (token.length < 16)
-    throw new CliError('CLI_ERR_USAGE', `--token-file ${file}: the token must be at least 16 characters`)
-  return token
 }
