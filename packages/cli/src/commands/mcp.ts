@@ -117,6 +117,23 @@ export async function mcpCommand(
     )
     return 2
   }
+  return serveLocal(
+    config,
+    limits,
+    typeof values.session === 'string' ? values.session : undefined,
+    io,
+    signals,
+  )
+}
+
+/** Composes a runtime here and serves it over stdio until the client goes. */
+async function serveLocal(
+  config: Config,
+  limits: Partial<McpServerOptions>,
+  session: string | undefined,
+  io: Io,
+  signals: NodeJS.EventEmitter,
+): Promise<number> {
   // The toolboxes are loaded once the server answers: a describe that hangs must not hold
   // `initialize` (the registry announces the tools as they come). Capabilities stay in compose: a
   // required one with no backend still stops the command before it serves.
@@ -135,7 +152,7 @@ export async function mcpCommand(
       log: (line) => io.err(`${line}\n`),
       sessions: composed.sessions,
       origin: 'mcp-stdio',
-      ...(typeof values.session === 'string' ? { sessionId: values.session } : {}),
+      ...(session !== undefined ? { sessionId: session } : {}),
       ...limits,
     })
     loading = loadToolboxes(composed, config.toolboxes, io)
