@@ -225,16 +225,9 @@ function replay(path: string): { memory: MemoryStore; recovery: Recovery; goodBy
 }
 
 function apply(memory: MailStore, entry: Exclude<Entry, { op: 'snapshot' }>): void {
-  switch (entry.op) {
-    case 'append':
-      return memory.append(entry.session, entry.envelope, entry.key)
-    case 'fold':
-      return memory.fold(entry.session, entry.seqs, entry.digest)
-    case 'trim':
-      return memory.trim(entry.session, entry.through)
-    case 'cursor':
-      return memory.setCursor(entry.session, entry.reader, entry.seq)
-    case 'drop':
-      return memory.drop(entry.session)
-  }
+  if (entry.op === 'append') memory.append(entry.session, entry.envelope, entry.key)
+  else if (entry.op === 'fold') memory.fold(entry.session, entry.seqs, entry.digest)
+  else if (entry.op === 'trim') memory.trim(entry.session, entry.through)
+  else if (entry.op === 'cursor') memory.setCursor(entry.session, entry.reader, entry.seq)
+  else memory.drop(entry.session)
 }
