@@ -27,6 +27,9 @@ export interface ServeHttpOptions
   readonly sessionTtlMs?: number
   /** The largest request body, in bytes (a larger one is answered 413). Default 4 MiB. */
   readonly maxBodyBytes?: number
+  /** How long a client may take to send its headers, and its whole request. Defaults 10 s and 60 s. */
+  readonly headersTimeoutMs?: number
+  readonly requestTimeoutMs?: number
   /** Other routes of the same listener (the operator page), after the token check. */
   readonly routes?: ReadonlyMap<string, (request: IncomingMessage, response: ServerResponse) => void>
 }
@@ -64,7 +67,17 @@ export async function serveHttp(tools: ToolRegistry, options: ServeHttpOptions):
     )
   }
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
-  const { listen, token, sessions, routes, ownsRunning, allowedOrigins: extra = [], ...server } = options
+  const {
+    listen,
+    token,
+    sessions,
+    routes,
+    ownsRunning,
+    allowedOrigins: extra = [],
+    headersTimeoutMs: _h,
+    requestTimeoutMs: _r,
+    ...server
+  } = options
   const connections = new Connections({
     tools,
     server,
@@ -74,15 +87,20 @@ export async function serveHttp(tools: ToolRegistry, options: ServeHttpOptions):
   })
   const origins: string[] = [...extra]
   const guard: Guard = { token, allowedOrigins: origins }
-  const http = createServer((request, response) => {
-    void route(request, response, { guard, connections, routes }).catch((error: unknown) => {
-      log(`${options.name}: http: ${messageOf(error)}`)
-      jsonError(response, 500, -32603, 'Internal error')
-    })
-  })
-  // A client that never finishes its headers or body does not hold a connection for long.
-  http.headersTimeout = 10_000
-  http.requestTimeout = 60_000
+  const headersTimeout = options.headersTimeoutMs ?? 10_000
+  const requestTimeout = Math.max(options.requestTimeoutMs ?? 60_000, headersTimeout)
+  // Slow requests are checked for every second (Node's default is every 30 s).
+  const http = createServer(
+    { headersTimeout, requestTimeout, connectionsCheckingInterval: 1000 },
+    (request, response) => {
+      void route(request, response, { guard, connections, routes }).catch((error: unknown) => {
+        log(`${options.name}: http: ${messageOf(error)}`)
+        jsonError(response, 500, -32603, 'Internal error')
+      })
+    },
+  )
+  // A client that never finishes its headers or body does not hold a connection for long, and a
+  // flood of connections is refused past this many.
   http.maxConnections = 1024
   const url = await listenOn(http, listen)
   if ('host' in listen) origins.push(...ownOrigins(http))

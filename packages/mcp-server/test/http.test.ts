@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http'
+import { connect as tcpConnect } from 'node:net'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { createSessions, createToolRegistry } from '@toolvisor/toolbox'
@@ -175,5 +176,24 @@ describe('serveHttp', () => {
     while (sessions.get('idle') !== undefined && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 50))
     expect(sessions.list().map((s) => s.id)).toEqual(['keep'])
+  })
+
+  it('drops a client that never finishes its request, and serves the others meanwhile', async () => {
+    const { server } = await serve({ headersTimeoutMs: 500, requestTimeoutMs: 1000 })
+    const { hostname, port } = new URL(server.url)
+    const slow = tcpConnect(Number(port), hostname)
+    await new Promise((resolve) => slow.once('connect', resolve))
+    slow.write(
+      `POST /mcp HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TOKEN}\r\ncontent-length: 100\r\n\r\n{"jsonrpc"`,
+    )
+    const closed = new Promise<number>((resolve) => {
+      const began = Date.now()
+      slow.once('close', () => resolve(Date.now() - began))
+    })
+    slow.on('error', () => {})
+    slow.resume()
+    const client = await connect(server.url)
+    expect((await client.client.listTools()).tools).toHaveLength(1)
+    expect(await closed).toBeLessThan(5000)
   })
 })
