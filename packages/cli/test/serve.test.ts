@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
 import { bin, examples, run, tagged, taggedCommands, tempDir } from './helpers.js'
+import { flood } from './http-flood.js'
 
 const servers: Array<{ child: ChildProcess; tag: string }> = []
 const clients: Client[] = []
@@ -178,5 +179,37 @@ describe('toolvisor mcp --connect (the bridge)', () => {
     expect(nameless.stderr).toBe(
       'toolvisor mcp: --connect needs --session NAME: the session every turn of this client shares\n',
     )
+  })
+})
+
+/** The resident set of a process, in KiB. */
+const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1])
+
+describe('toolvisor serve under a flood', () => {
+  it('answers 1,000 requests from 50 connections with the right errors, leaks no process, and its memory settles', async () => {
+    const server = await serve()
+    // The first flood warms the server up (JIT, heap sizes); its RSS after is the baseline.
+    const warm = await flood(server.url, server.token, 1000, 50)
+    const baseline = rssOf(server.child.pid!)
+    const seen = await flood(server.url, server.token, 1000, 50)
+    const after = rssOf(server.child.pid!)
+    for (const statuses of [warm, seen]) {
+      expect(new Set(statuses['no token'])).toEqual(new Set([401]))
+      expect(new Set(statuses['wrong token'])).toEqual(new Set([401]))
+      expect(new Set(statuses['bad origin'])).toEqual(new Set([403]))
+      expect(new Set(statuses['not json'])).toEqual(new Set([400]))
+      expect(new Set(statuses['stale session'])).toEqual(new Set([404]))
+      expect(new Set(statuses.session)).toEqual(new Set([200]))
+    }
+    expect(
+      after / baseline,
+      `RSS ${baseline} KiB after the warm-up, ${after} KiB after the flood`,
+    ).toBeLessThan(1.1)
+    // Every session of the flood ended with its DELETE, and nothing it ran is left.
+    expect(taggedCommands(server.tag).filter((c) => !/bin\.js serve|watchdog\.js/.test(c))).toEqual([])
+    const client = await connect(server.url, server.token)
+    expect((await client.client.listTools()).tools.length).toBeGreaterThan(1)
+    server.child.kill('SIGTERM')
+    expect(await server.exited).toBe(0)
   })
 })

@@ -27,6 +27,8 @@ export interface ServeHttpOptions
   readonly sessionTtlMs?: number
   /** The largest request body, in bytes (a larger one is answered 413). Default 4 MiB. */
   readonly maxBodyBytes?: number
+  /** The most MCP sessions at once (an initialize past it is answered 503). Default 1024. */
+  readonly maxSessions?: number
   /** How long a client may take to send its headers, and its whole request. Defaults 10 s and 60 s. */
   readonly headersTimeoutMs?: number
   readonly requestTimeoutMs?: number
@@ -83,6 +85,7 @@ export async function serveHttp(tools: ToolRegistry, options: ServeHttpOptions):
     server,
     sessions,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_BODY_BYTES,
+    maxSessions: options.maxSessions ?? 1024,
     log: (line) => log(`${options.name}: ${line}`),
   })
   const origins: string[] = [...extra]

@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { createSessions, createToolRegistry } from '@toolvisor/toolbox'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type HttpSurface, SESSION_HEADER, serveHttp } from '../src/index.js'
-import { text, tool } from './helpers.js'
+import { text, tool, waitFor } from './helpers.js'
 
 const TOKEN = 'test-token-0123456789abcdef'
 const servers: HttpSurface[] = []
@@ -195,5 +195,24 @@ describe('serveHttp', () => {
     const client = await connect(server.url)
     expect((await client.client.listTools()).tools).toHaveLength(1)
     expect(await closed).toBeLessThan(5000)
+  })
+
+  it('ends an unnamed session when its client ends the MCP session; refuses initializes past maxSessions', async () => {
+    const { server, sessions } = await serve({ maxSessions: 2 })
+    const one = await connect(server.url)
+    await one.client.callTool({ name: 'whoami', arguments: {} })
+    expect(sessions.list()).toHaveLength(1)
+    await one.transport.terminateSession()
+    await waitFor(() => sessions.list().length === 0, 5000, 'the session to end')
+    await connect(server.url)
+    await connect(server.url)
+    const third = await raw(server.url, {
+      headers: { ...json, authorization: `Bearer ${TOKEN}` },
+      body: initialize,
+    })
+    expect(third.status).toBe(503)
+    expect(JSON.parse(third.body).error.message).toBe(
+      'too many MCP sessions (2); end one (DELETE) or wait for an idle one to expire',
+    )
   })
 })

@@ -23,6 +23,8 @@ export interface ConnectionsOptions {
   readonly server: McpServerOptions
   readonly sessions: Sessions
   readonly maxBodyBytes: number
+  /** The most MCP sessions at once; an initialize past it is answered 503. */
+  readonly maxSessions: number
   readonly log: (line: string) => void
 }
 
@@ -62,6 +64,14 @@ export class Connections {
         `${SESSION_HEADER}: not a session name; use 1 to 128 characters of A-Z a-z 0-9 . _ : @ -`,
       )
     }
+    if (this.#byId.size >= this.#options.maxSessions) {
+      return jsonError(
+        response,
+        503,
+        -32000,
+        `too many MCP sessions (${this.#options.maxSessions}); end one (DELETE) or wait for an idle one to expire`,
+      )
+    }
     await this.#initialize(request, response, named)
   }
 
@@ -75,6 +85,14 @@ export class Connections {
     const closing = [...this.#byId.values()].filter((c) => c.session === session)
     await Promise.all(closing.map((c) => c.surface.close()))
     this.#lastSeen.delete(session)
+  }
+
+  async #end(session: string): Promise<void> {
+    this.#lastSeen.delete(session)
+    if (this.#options.sessions.get(session) === undefined) return
+    await this.#options.sessions.close(session, 'closed').catch((error: unknown) => {
+      this.#options.log(`http: ending session ${session}: ${messageOf(error)}`)
+    })
   }
 
   /** Closes every MCP session (the server stops); the toolvisor sessions stay open. */
@@ -94,6 +112,11 @@ export class Connections {
       maxRequestBodySize: maxBodyBytes,
       onsessioninitialized: (id) => {
         if (connection) this.#byId.set(id, connection)
+      },
+      // The client ended its MCP session (DELETE): a session it did not name can never be
+      // reached again, so it ends too, with what it owns; a named one waits for its client.
+      onsessionclosed: () => {
+        if (named === undefined) void this.#end(session)
       },
     })
     const session = named ?? `http-${randomUUID()}`
