@@ -36,7 +36,9 @@ export async function flood(url: string, token: string, count: number, connectio
   const agent = new Agent({ keepAlive: true, maxSockets: connections })
   const auth = { ...accept, authorization: `Bearer ${token}` }
   const seen: Record<string, number[]> = {}
-  const note = (kind: string, status: number) => (seen[kind] ??= []).push(status)
+  const note = (kind: string, status: number) => {
+    seen[kind] = [...(seen[kind] ?? []), status]
+  }
   const kinds = [
     async () => note('no token', (await send(url, agent, { headers: accept, body: init })).status),
     async () =>
