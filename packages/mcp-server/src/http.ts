@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import type { Sessions, ToolRegistry } from '@toolvisor/toolbox'
 import { McpServerError } from './errors.js'
-import { type Guard, refusalOf } from './internal/http-guard.js'
+import { bearerRefusal, type Guard, originRefusal, type Refusal } from './internal/http-guard.js'
 import { Connections, jsonError } from './internal/http-sessions.js'
 import { messageOf } from './internal/result.js'
 import type { McpServerOptions } from './server.js'
@@ -32,9 +32,20 @@ export interface ServeHttpOptions
   /** How long a client may take to send its headers, and its whole request. Defaults 10 s and 60 s. */
   readonly headersTimeoutMs?: number
   readonly requestTimeoutMs?: number
-  /** Other routes of the same listener (the operator page), after the token check. */
-  readonly routes?: ReadonlyMap<string, (request: IncomingMessage, response: ServerResponse) => void>
+  /**
+   * Other routes of the same listener (the operator page), by path prefix. A foreign Origin is
+   * refused before them; the bearer token is not required: each route is told whether the request
+   * carried it, and answers 401 itself when its own credentials (a page's cookie) are missing too.
+   */
+  readonly routes?: ReadonlyMap<string, Route>
 }
+
+/** A route besides `/mcp`; `bearer`: the request carried the token. */
+export type Route = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  bearer: boolean,
+) => void | Promise<void>
 
 /** A running HTTP server. */
 export interface HttpSurface {
@@ -90,21 +101,11 @@ export async function serveHttp(tools: ToolRegistry, options: ServeHttpOptions):
   })
   const origins: string[] = [...extra]
   const guard: Guard = { token, allowedOrigins: origins }
-  const headersTimeout = options.headersTimeoutMs ?? 10_000
-  const requestTimeout = Math.max(options.requestTimeoutMs ?? 60_000, headersTimeout)
-  // Slow requests are checked for every second (Node's default is every 30 s).
-  const http = createServer(
-    { headersTimeout, requestTimeout, connectionsCheckingInterval: 1000 },
-    (request, response) => {
-      void route(request, response, { guard, connections, routes }).catch((error: unknown) => {
-        log(`${options.name}: http: ${messageOf(error)}`)
-        jsonError(response, 500, -32603, 'Internal error')
-      })
-    },
+  const http = listener(
+    options,
+    (request, response) => route(request, response, { guard, connections, routes }),
+    log,
   )
-  // A client that never finishes its headers or body does not hold a connection for long, and a
-  // flood of connections is refused past this many.
-  http.maxConnections = 1024
   const url = await listenOn(http, listen)
   if ('host' in listen) origins.push(...ownOrigins(http))
   const sweep = setInterval(
@@ -125,27 +126,53 @@ export async function serveHttp(tools: ToolRegistry, options: ServeHttpOptions):
   }
 }
 
+/** The node HTTP server: bounded headers, bodies and connections; a failed route is a 500. */
+function listener(
+  options: ServeHttpOptions,
+  handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>,
+  log: (line: string) => void,
+): Server {
+  const headersTimeout = options.headersTimeoutMs ?? 10_000
+  const requestTimeout = Math.max(options.requestTimeoutMs ?? 60_000, headersTimeout)
+  // Slow requests are checked for every second (Node's default is every 30 s).
+  const http = createServer(
+    { headersTimeout, requestTimeout, connectionsCheckingInterval: 1000 },
+    (request, response) => {
+      void handle(request, response).catch((error: unknown) => {
+        log(`${options.name}: http: ${messageOf(error)}`)
+        jsonError(response, 500, -32603, 'Internal error')
+      })
+    },
+  )
+  // A flood of connections is refused past this many.
+  http.maxConnections = 1024
+  return http
+}
+
 async function route(
   request: IncomingMessage,
   response: ServerResponse,
   context: { guard: Guard; connections: Connections; routes: ServeHttpOptions['routes'] },
 ): Promise<void> {
-  const refused = refusalOf(request, context.guard)
-  if (refused) {
-    request.resume()
-    response.writeHead(refused.status, { 'content-type': 'text/plain; charset=utf-8', ...refused.headers })
-    response.end(`${refused.message}\n`)
-    return
-  }
+  const foreign = originRefusal(request, context.guard)
+  if (foreign) return refuse(request, response, foreign)
+  const bearer = bearerRefusal(request, context.guard)
   const path = new URL(request.url ?? '/', 'http://localhost').pathname
-  if (path === '/mcp') return context.connections.handle(request, response)
   const other = [...(context.routes ?? [])].find(
     ([prefix]) => path === prefix || path.startsWith(`${prefix}/`),
   )
-  if (other) return other[1](request, response)
+  if (other) return other[1](request, response, bearer === undefined)
+  if (bearer) return refuse(request, response, bearer)
+  if (path === '/mcp') return context.connections.handle(request, response)
   request.resume()
   response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' })
   response.end('not found: MCP is served at /mcp\n')
+}
+
+function refuse(request: IncomingMessage, response: ServerResponse, refusal: Refusal): void {
+  request.resume()
+  response.writeHead(refusal.status, { 'content-type': 'text/plain; charset=utf-8', ...refusal.headers })
+  response.end(`${refusal.message}\n`)
 }
 
 async function listenOn(http: Server, listen: Listen): Promise<string> {

@@ -23,17 +23,30 @@ const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8
  * send and DNS rebinding would forge the host of, against the allow-list.
  */
 export function refusalOf(request: IncomingMessage, guard: Guard): Refusal | undefined {
+  return originRefusal(request, guard) ?? bearerRefusal(request, guard)
+}
+
+/** A foreign `Origin` (a browser page elsewhere, or DNS rebinding) is refused whatever else it shows. */
+export function originRefusal(request: IncomingMessage, guard: Guard): Refusal | undefined {
   const origin = request.headers.origin
-  if (origin !== undefined && !guard.allowedOrigins.includes(origin)) {
-    return {
-      status: 403,
-      message: `origin ${JSON.stringify(origin.slice(0, 200))} is not allowed (allowed: ${guard.allowedOrigins.join(', ') || 'none'}); add it with --allow-origin`,
-    }
+  if (origin === undefined || guard.allowedOrigins.includes(origin)) return undefined
+  return {
+    status: 403,
+    message: `origin ${JSON.stringify(origin.slice(0, 200))} is not allowed (allowed: ${guard.allowedOrigins.join(', ') || 'none'}); add it with --allow-origin`,
   }
+}
+
+/** Whether `given` is `token`, in constant time (both hashed first: neither content nor length leaks). */
+export function sameToken(given: string, token: string): boolean {
+  return given.length > 0 && timingSafeEqual(digest(given), digest(token))
+}
+
+/** The request does not carry `Authorization: Bearer <token>`. */
+export function bearerRefusal(request: IncomingMessage, guard: Guard): Refusal | undefined {
   const header = request.headers.authorization ?? ''
   const match = /^Bearer +(\S+)$/i.exec(header)
   const given = match?.[1] ?? ''
-  if (!timingSafeEqual(digest(given), digest(guard.token)) || given.length === 0) {
+  if (!sameToken(given, guard.token)) {
     return {
       status: 401,
       message: header === '' ? 'missing Authorization: Bearer <token>' : 'wrong bearer token',
