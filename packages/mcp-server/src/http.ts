@@ -100,14 +100,20 @@ export async function serveHttp(tools: ToolRegistry, options: ServeHttpOptions):
     log: (line) => log(`${options.name}: ${line}`),
   })
   const origins: string[] = [...extra]
-  const guard: Guard = { token, allowedOrigins: origins }
+  const hosts: string[] = []
+  const guard: Guard = { token, allowedOrigins: origins, allowedHosts: hosts }
   const http = listener(
     options,
     (request, response) => route(request, response, { guard, connections, routes }),
     log,
   )
   const url = await listenOn(http, listen)
-  if ('host' in listen) origins.push(...ownOrigins(http))
+  if ('host' in listen) {
+    const own = ownOrigins(http)
+    origins.push(...own)
+    // On loopback the Host is known; beyond it (--allow-remote) any name may reach the machine.
+    if (isLoopback(http)) hosts.push(...own.map((origin) => new URL(origin).host))
+  }
   const sweep = setInterval(
     () => void expireIdle(connections, sessions, ownsRunning, options.sessionTtlMs ?? DEFAULT_TTL_MS, log),
     Math.min(60_000, options.sessionTtlMs ?? DEFAULT_TTL_MS),
@@ -196,8 +202,12 @@ async function listenOn(http: Server, listen: Listen): Promise<string> {
 function ownOrigins(http: Server): string[] {
   const { address, port, family } = http.address() as AddressInfo
   const host = family === 'IPv6' ? `[${address}]` : address
-  const loopback = address === '127.0.0.1' || address === '::1'
-  return [`http://${host}:${port}`, ...(loopback ? [`http://localhost:${port}`] : [])]
+  return [`http://${host}:${port}`, ...(isLoopback(http) ? [`http://localhost:${port}`] : [])]
+}
+
+function isLoopback(http: Server): boolean {
+  const { address } = http.address() as AddressInfo
+  return address === '127.0.0.1' || address === '::1'
 }
 
 /** Ends the sessions idle for longer than `ttlMs` that own nothing running. */

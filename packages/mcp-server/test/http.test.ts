@@ -118,7 +118,7 @@ describe('serveHttp', () => {
     )
   })
 
-  it('refuses a request without the token, with a wrong one, or from a foreign Origin, before reading it', async () => {
+  it('refuses a request without the token, with a wrong one, from a foreign Origin or for another Host, before reading it', async () => {
     const { server, sessions } = await serve()
     const none = await raw(server.url, { headers: json, body: initialize })
     expect(none).toMatchObject({ status: 401, body: 'missing Authorization: Bearer <token>\n' })
@@ -142,6 +142,14 @@ describe('serveHttp', () => {
       body: initialize,
     })
     expect(fine.status).toBe(200)
+    const rebound = await raw(server.url, {
+      headers: { ...json, authorization: `Bearer ${TOKEN}`, host: 'evil.example:80' },
+      body: initialize,
+    })
+    expect(rebound).toMatchObject({ status: 403 })
+    expect(rebound.body).toMatch(
+      /^host "evil\.example:80" is not this server \(allowed: 127\.0\.0\.1:\d+, localhost:\d+\)/,
+    )
     const elsewhere = await raw(new URL('/other', server.url).href, { method: 'GET', headers: {} })
     expect(elsewhere.status).toBe(401)
     expect(sessions.list()).toHaveLength(1)

@@ -13,6 +13,11 @@ export interface Guard {
   readonly token: string
   /** Origins a browser page may call from (`http://127.0.0.1:PORT`, ...); others are refused. */
   readonly allowedOrigins: readonly string[]
+  /**
+   * `Host` headers accepted (`127.0.0.1:PORT`, `localhost:PORT`, ...): a page whose DNS was rebound
+   * to this machine still sends its own host name. Empty: any (a unix socket has no host).
+   */
+  readonly allowedHosts: readonly string[]
 }
 
 const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest()
@@ -26,8 +31,21 @@ export function refusalOf(request: IncomingMessage, guard: Guard): Refusal | und
   return originRefusal(request, guard) ?? bearerRefusal(request, guard)
 }
 
-/** A foreign `Origin` (a browser page elsewhere, or DNS rebinding) is refused whatever else it shows. */
+/**
+ * A foreign `Origin` (a browser page elsewhere) or `Host` (DNS rebinding) is refused whatever else
+ * the request shows.
+ */
 export function originRefusal(request: IncomingMessage, guard: Guard): Refusal | undefined {
+  const host = request.headers.host
+  if (
+    guard.allowedHosts.length > 0 &&
+    (host === undefined || !guard.allowedHosts.includes(host.toLowerCase()))
+  ) {
+    return {
+      status: 403,
+      message: `host ${JSON.stringify((host ?? '').slice(0, 200))} is not this server (allowed: ${guard.allowedHosts.join(', ')})`,
+    }
+  }
   const origin = request.headers.origin
   if (origin === undefined || guard.allowedOrigins.includes(origin)) return undefined
   return {
