@@ -2,6 +2,7 @@ import { cacheFileIn, capabilitiesPlugin } from '@toolvisor/capability-backends'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
 import { type Mailbox, MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
+import { journalMailboxPlugin } from '@toolvisor/mailbox-journal'
 import type { ProcessRuntime, TaskRegistry } from '@toolvisor/process-runtime'
 import { defaultStateDir, RuntimeToken, runtimePlugin, TasksToken } from '@toolvisor/process-runtime'
 import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
@@ -34,6 +35,11 @@ export interface ComposeOptions {
   readonly loadToolboxes?: boolean
   /** Override the stream yield window (ms). */
   readonly yieldMs?: number
+  /**
+   * Keep the sessions' mail in a journal in this directory (`toolvisor serve`: it survives a
+   * restart); default: in memory.
+   */
+  readonly mailJournal?: string
 }
 
 /**
@@ -66,7 +72,8 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
         omitSend: config.omitSend,
       }),
     )
-    kernel.use(mailboxPlugin)
+    if (options.mailJournal !== undefined) kernel.use(journalMailboxPlugin, { dir: options.mailJournal })
+    else kernel.use(mailboxPlugin)
     kernel.use(toolboxPlugin, {
       toolboxes: options.loadToolboxes === false ? [] : config.toolboxes,
       // The answer budget is the toolbox's and the processes tool's; the runtime keeps its own
