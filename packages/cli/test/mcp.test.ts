@@ -188,7 +188,11 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     const box = tempDir('tv-mcp-hang-')
     writeFileSync(join(box, 'hangs'), '#!/bin/sh\nsleep 300\n', { mode: 0o755 })
     const { client, tag } = await connect([box], [], { loaded: false })
-    expect(taggedCommands(tag).some((command) => command.endsWith('hangs describe'))).toBe(true)
+    // The toolboxes load after `initialize` is answered: wait for the describe to be running.
+    const describing = () => taggedCommands(tag).some((command) => command.endsWith('hangs describe'))
+    const until = Date.now() + 10_000
+    while (!describing() && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
+    expect(describing()).toBe(true)
     const before = Date.now()
     await client.close() // ends stdin; the SDK client escalates to SIGTERM only after 2 s
     expect(Date.now() - before).toBeLessThan(1900)

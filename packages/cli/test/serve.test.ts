@@ -246,7 +246,7 @@ describe('toolvisor serve under a flood', () => {
 })
 
 describe('toolvisor serve and services', () => {
-  it("serves a service to an HTTP client, keeps it across a reconnect, and its mail reaches the client when it is back", async () => {
+  it('serves a service to an HTTP client, keeps it across a reconnect, and its mail reaches the client when it is back', async () => {
     const server = await serve()
     const dir = tempDir('tv-serve-logs-')
     const log = join(dir, 'app.log')
