@@ -422,6 +422,9 @@ describe('toolvisor mcp after a crash (issue 10.2)', () => {
     })
     expect(JSON.parse(textOf(started))).toMatchObject({ status: 'running', task: 't1' })
     const counters = () => taggedCommands(first.tag).filter((c) => c.includes('counter'))
+    // With yieldMs 0 the call answers as soon as the process is spawned, maybe before its exec.
+    const until = Date.now() + 10_000
+    while (counters().length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
     expect(counters().length).toBeGreaterThan(0)
     process.kill(first.transport.pid!, 'SIGKILL')
     const deadline = Date.now() + 3000
