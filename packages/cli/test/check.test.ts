@@ -276,6 +276,6 @@ describe('toolvisor check tells the truth', () => {
     writeFileSync(join(box, 'README.md'), '# tools\n')
     const { code, stdout } = await run(['check', '--toolbox', box, '--state-dir', tempDir()])
     expect(code).toBe(0)
-    expect(stdout).toContain(`not tools (no execute bit)\n  ${box}/README.md\n`)
+    expect(stdout).toContain(`not tools (no execute bit, or an editor backup)\n  ${box}/README.md\n`)
   })
 })

@@ -5,6 +5,7 @@ import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
 import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
 import { explain, type Io } from '../output.js'
+import { checkToolboxes } from '../toolboxes.js'
 import { VERSION } from '../version.js'
 
 /** The bounds of the MCP session an operator can set, by flag, and the least value of each. */
@@ -20,6 +21,7 @@ const LIMIT_FLAGS = {
 const MCP_FLAGS = {
   ...RUNTIME_FLAGS,
   session: { type: 'string' as const },
+  'allow-empty': { type: 'boolean' as const },
   ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: 'string' }] as const)),
 }
 
@@ -30,6 +32,7 @@ go to stderr). Tools that fail to load are logged with their path and reason; th
 served. Add it to a client, e.g. Claude Code:  claude mcp add toolvisor -- toolvisor mcp --toolbox DIR
 
 ${RUNTIME_FLAGS_HELP}
+  --allow-empty        serve a toolbox that holds no tool (else: exit 2, as for a missing one)
   --session NAME       the session this client runs in (default a fresh mcp-<uuid>). A stable name
                        lets the client, after a crash, see the tasks the dead server lost
 
@@ -99,6 +102,8 @@ export async function mcpCommand(
     )
     return 2
   }
+  // A toolbox that is missing or holds no tool stops the command before it serves (exit 2).
+  checkToolboxes(config.toolboxes, values['allow-empty'] === true)
   // The toolboxes are loaded once the server answers: a describe that hangs must not hold
   // `initialize` (the registry announces the tools as they come). Capabilities stay in compose: a
   // required one with no backend still stops the command before it serves.
