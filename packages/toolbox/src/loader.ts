@@ -1,5 +1,15 @@
 import { createHash } from 'node:crypto'
-import { accessSync, closeSync, constants, lstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs'
+import {
+  accessSync,
+  closeSync,
+  constants,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  realpathSync,
+  statSync,
+} from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { LoadingError } from '@toolvisor/describe-v2'
 import { type EnvironmentPolicy, RAW_ONESHOT } from '@toolvisor/process-runtime'
