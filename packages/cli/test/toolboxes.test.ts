@@ -123,6 +123,40 @@ describe('what a first tool gets wrong, said plainly', () => {
     )
   })
 
+  it('describe shows each likely typo in the describe document as a warning with what was meant', async () => {
+    const document = {
+      protocol: 2,
+      slug: 'ticker',
+      description: 'ticks',
+      proccess: { mode: 'stream' },
+      runtim: {},
+      mode: 'stream',
+      args: [
+        {
+          name: 'n',
+          description: 'n',
+          type: 'integer',
+          backing_type: 'integer',
+          'backing-type': 'x',
+          arity: 'single',
+          mode: 'positional',
+        },
+      ],
+    }
+    const path = join(tempDir(), 'ticker')
+    writeFileSync(path, `#!/bin/sh\necho '${JSON.stringify(document)}'\n`)
+    chmodSync(path, 0o755)
+    const { code, stdout } = await run(['describe', path])
+    expect(code).toBe(0)
+    expect(stdout.split('\n').filter((line) => line.startsWith(path) || line.startsWith('warning'))).toEqual([
+      `${path} (v2 oneshot, stdout as is)`,
+      'warning: $.proccess: unknown key, ignored; did you mean "process"?',
+      'warning: $.runtim: unknown key, ignored; did you mean "runtime"?',
+      'warning: $.mode: unknown key, ignored; did you mean "process.mode"?',
+      'warning: $.args[0].backing-type: unknown key, ignored; did you mean "backing_type"?',
+    ])
+  })
+
   it('call refuses a wrong type and an unknown argument, naming each, and runs nothing', async () => {
     const list =
       '; the arguments are "text" (string, required), "top" (integer, optional); the tool was not run\n'
