@@ -42,35 +42,53 @@ describe('toolvisor mcp with a toolbox that cannot serve', () => {
   })
 
   it('serves an empty toolbox with --allow-empty', async () => {
-    const empty = tempDir()
-    const initialize = {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-    }
-    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' }
-    const { child, done } = toolvisor(['mcp', '--toolbox', empty, '--allow-empty'])
-    let seen = ''
-    const listed = new Promise<void>((resolve) => {
-      child.stdout!.on('data', (chunk) => {
-        seen += chunk
-        if (seen.includes('"id":2')) resolve()
-      })
+    expect(await firstToolsList(['--toolbox', tempDir(), '--allow-empty'])).toEqual(['processes'])
+  })
+})
+
+/** The names the first `tools/list` answers right after `initialize`, and the server exits 0 at stdin EOF. */
+async function firstToolsList(args: string[]): Promise<string[]> {
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  }
+  const { child, done } = toolvisor(['mcp', ...args])
+  let seen = ''
+  const listed = new Promise<void>((resolve) => {
+    child.stdout!.on('data', (chunk) => {
+      seen += chunk
+      if (seen.includes('"id":2')) resolve()
     })
-    child.stdin!.write(`${JSON.stringify(initialize)}\n`)
-    child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`)
-    child.stdin!.write(`${JSON.stringify(list)}\n`)
-    await listed
-    child.stdin!.end()
-    const { code } = await done
-    expect(code).toBe(0)
-    const answer = seen
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line))
-      .find((message) => message.id === 2)
-    expect(answer.result.tools.map((tool: { name: string }) => tool.name)).toEqual(['processes'])
+  })
+  child.stdin!.write(`${JSON.stringify(initialize)}\n`)
+  child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`)
+  child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`)
+  await listed
+  child.stdin!.end()
+  expect((await done).code).toBe(0)
+  const answer = seen
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line))
+    .find((message) => message.id === 2)
+  return answer.result.tools.map((tool: { name: string }) => tool.name)
+}
+
+describe('toolvisor mcp --load-first', () => {
+  it('lists every tool in the first tools/list, for clients that never refresh the list', async () => {
+    expect(await firstToolsList(['--toolbox', examples, '--load-first'])).toEqual([
+      'processes',
+      'counter',
+      'echo_args',
+      'file_stats',
+      'git_lite__status',
+      'git_lite__log',
+      'log_lines',
+      'word_count',
+      'help',
+    ])
   })
 })
 

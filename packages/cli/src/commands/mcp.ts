@@ -22,6 +22,7 @@ const MCP_FLAGS = {
   ...RUNTIME_FLAGS,
   session: { type: 'string' as const },
   'allow-empty': { type: 'boolean' as const },
+  'load-first': { type: 'boolean' as const },
   ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: 'string' }] as const)),
 }
 
@@ -33,6 +34,9 @@ served. Add it to a client, e.g. Claude Code:  claude mcp add toolvisor -- toolv
 
 ${RUNTIME_FLAGS_HELP}
   --allow-empty        serve a toolbox that holds no tool (else: exit 2, as for a missing one)
+  --load-first         load every tool before answering initialize (at most the describe timeout,
+                       10 s), for clients that list tools once and ignore list_changed (Codex,
+                       the Inspector's --cli); by default the tools are announced as they load
   --session NAME       the session this client runs in (default a fresh mcp-<uuid>). A stable name
                        lets the client, after a crash, see the tasks the dead server lost
 
@@ -102,18 +106,19 @@ export async function mcpCommand(
     )
     return 2
   }
-  // A toolbox that is missing or holds no tool stops the command before it serves (exit 2).
-  checkToolboxes(config.toolboxes, values['allow-empty'] === true)
-  // The toolboxes are loaded once the server answers: a describe that hangs must not hold
-  // `initialize` (the registry announces the tools as they come). Capabilities stay in compose: a
-  // required one with no backend still stops the command before it serves.
+  checkToolboxes(config.toolboxes, values['allow-empty'] === true) // missing or no tool: exit 2, before serving
+  // Unless --load-first, the toolboxes are loaded once the server answers: a describe that hangs
+  // must not hold `initialize` (the registry announces the tools as they come). Capabilities stay
+  // in compose: a required one with no backend still stops the command before it serves.
   const composed = await compose({ ...config, toolboxes: [] })
   reportLost(composed, (line) => io.err(`${line}\n`))
   const stop = new AbortController()
   const onSignal = () => stop.abort()
   signals.on('SIGINT', onSignal)
   signals.on('SIGTERM', onSignal)
-  let loading: Promise<Served | undefined> | undefined
+  let loading = values['load-first']
+    ? Promise.resolve(await loadToolboxes(composed, config.toolboxes, io))
+    : undefined
   try {
     const serving = serveStdio(composed.tools, {
       name: 'toolvisor',
@@ -125,7 +130,7 @@ export async function mcpCommand(
       ...(typeof values.session === 'string' ? { sessionId: values.session } : {}),
       ...limits,
     })
-    loading = loadToolboxes(composed, config.toolboxes, io)
+    loading ??= loadToolboxes(composed, config.toolboxes, io)
     await serving
     return 0
   } finally {
