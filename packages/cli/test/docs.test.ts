@@ -62,7 +62,8 @@ describe('the documentation', () => {
         const [path, fragment] = link.split('#')
         const target = path === '' ? page : resolve(dirname(page), decodeURIComponent(path!))
         const where = `${relative(root, page)}: ${link}`
-        if (!target.startsWith(`${root}/`) && target !== root) broken.push(`${where} (outside the repository)`)
+        if (!target.startsWith(`${root}/`) && target !== root)
+          broken.push(`${where} (outside the repository)`)
         else if (!existsSync(target)) broken.push(`${where} (no such file)`)
         else if (fragment && target.endsWith('.md') && !anchorsOf(target).has(fragment))
           broken.push(`${where} (no heading #${fragment})`)
@@ -73,7 +74,9 @@ describe('the documentation', () => {
   })
 
   it('never sends the reader to the design documents outside the repository', () => {
-    const outside = pages().filter((page) => /spec\/protocol\.md|\.\.\/shared\//.test(readFileSync(page, 'utf8')))
+    const outside = pages().filter((page) =>
+      /spec\/protocol\.md|\.\.\/shared\//.test(readFileSync(page, 'utf8')),
+    )
     expect(outside.map((page) => relative(root, page))).toEqual([])
   })
 })
