@@ -28,7 +28,9 @@ function fail(message) {
 
 /** Runs a command; its output is shown only when it fails (or always, with `loud`). */
 function run(command, args, { loud = false, cwd = root } = {}) {
-  const result = spawnSync(command, args, { cwd, encoding: 'utf8', stdio: loud ? 'inherit' : 'pipe' })
+  // stdin is never a terminal to wait on: npm must not prompt.
+  const stdio = loud ? ['ignore', 'inherit', 'inherit'] : ['ignore', 'pipe', 'pipe']
+  const result = spawnSync(command, args, { cwd, encoding: 'utf8', stdio })
   if (result.error) fail(`${command} could not start: ${result.error.message}`)
   if (result.status !== 0) {
     process.stderr.write(`${result.stdout ?? ''}${result.stderr ?? ''}`)
@@ -64,7 +66,8 @@ function pack(dir) {
     .filter((name) => name.endsWith('.tgz'))
     .map((name) => join(dir, name))
   const expected = publishedPackages().length
-  if (tarballs.length !== expected) fail(`packed ${tarballs.length} tarballs into ${dir}, expected ${expected}`)
+  if (tarballs.length !== expected)
+    fail(`packed ${tarballs.length} tarballs into ${dir}, expected ${expected}`)
   return tarballs
 }
 
@@ -79,7 +82,9 @@ function install(prefix) {
   try {
     const tarballs = pack(scratch)
     const where = prefix ? ['--prefix', prefix] : []
-    process.stderr.write(`install-cli: npm install -g ${tarballs.length} packages${prefix ? ` into ${prefix}` : ''}\n`)
+    process.stderr.write(
+      `install-cli: npm install -g ${tarballs.length} packages${prefix ? ` into ${prefix}` : ''}\n`,
+    )
     run('npm', ['install', '-g', ...where, '--no-audit', '--no-fund', '--loglevel=error', ...tarballs])
   } finally {
     rmSync(scratch, { recursive: true, force: true })
@@ -114,7 +119,8 @@ try {
 const prefix = options.prefix === undefined ? undefined : resolve(options.prefix)
 if (options.uninstall) uninstall(prefix)
 else {
-  if (!options['no-setup']) run(process.execPath, [join(root, 'scripts', 'setup.mjs'), 'setup'], { loud: true })
+  if (!options['no-setup'])
+    run(process.execPath, [join(root, 'scripts', 'setup.mjs'), 'setup'], { loud: true })
   if (options.pack !== undefined) {
     for (const tarball of pack(resolve(options.pack))) process.stdout.write(`${tarball}\n`)
   } else install(prefix)
