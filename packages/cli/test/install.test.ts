@@ -62,12 +62,13 @@ describe('npm run install-cli', () => {
       const described = sh('toolvisor', ['describe', join(examples, 'counter')], env, prefix)
       expect(described).toContain(`${join(examples, 'counter')} (v2 stream, jsonl events, check)`)
       // The C helper is built on install by the package's postinstall, not shipped prebuilt.
-      const native = join(prefix, 'lib', 'node_modules', '@toolvisor', 'process-runtime', 'dist', 'native')
+      const lib = join(prefix, 'lib', 'toolvisor')
+      const native = join(lib, 'node_modules', '@toolvisor', 'process-runtime', 'dist', 'native')
       expect(readdirSync(native)).toContain('toolvisor-exec')
 
       sh(process.execPath, [script, '--uninstall', '--prefix', prefix])
       expect(existsSync(join(bin, 'toolvisor'))).toBe(false)
-      expect(readdirSync(join(prefix, 'lib', 'node_modules', '@toolvisor'))).toEqual([])
+      expect(existsSync(lib)).toBe(false)
       const gone = spawnSync('sh', ['-c', 'command -v toolvisor'], { env, encoding: 'utf8' })
       expect([gone.status, gone.stdout]).toEqual([127, ''])
     },
@@ -77,7 +78,7 @@ describe('npm run install-cli', () => {
 
 describe('the tarballs a publish uploads', () => {
   it(
-    'have no workspace ranges, install with npm into an empty folder, and run the CLI and the library example',
+    'have no workspace ranges, install with npm into an empty project (--into), and run the CLI and the library example',
     () => {
       const packs = tempDir('tv-packs-')
       sh(process.execPath, [script, '--pack', packs, '--no-setup'])
@@ -89,11 +90,10 @@ describe('the tarballs a publish uploads', () => {
       }
       const app = tempDir('tv-app-')
       writeFileSync(join(app, 'package.json'), '{"name":"app","private":true,"type":"module"}\n')
-      sh(
-        'npm',
-        ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs.map((t) => join(packs, t))],
-        npmEnv,
-        app,
+      sh(process.execPath, [script, '--into', app, '--no-setup'])
+      const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'))
+      expect(manifest.dependencies['@toolvisor/toolbox']).toBe(
+        'file:toolvisor-packs/toolvisor-toolbox-' + version + '.tgz',
       )
       expect(sh(join(app, 'node_modules', '.bin', 'toolvisor'), ['--version'], npmEnv, app)).toBe(
         `${version}\n`,
