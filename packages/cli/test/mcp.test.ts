@@ -6,7 +6,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
-import { bin, examples, fixtures, run, tagged, taggedCommands, tempDir, toolvisor } from './helpers.js'
+import {
+  bin,
+  eventually,
+  examples,
+  fixtures,
+  run,
+  tagged,
+  taggedCommands,
+  tempDir,
+  toolvisor,
+} from './helpers.js'
 import { rawMcp } from './raw-mcp.js'
 
 let clients: Array<{ client: Client; tag: string }> = []
@@ -162,7 +172,9 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     symlinkSync(join(examples, 'word-count'), join(box, 'word-count'))
     const { client, tag, stderr } = await connect([box], [], { loaded: false })
     // initialize was answered while the describe of `late` still waits.
-    expect(taggedCommands(tag).some((command) => command.endsWith('late describe'))).toBe(true)
+    expect(
+      await eventually(() => taggedCommands(tag).some((command) => command.endsWith('late describe'))),
+    ).toBe(true)
     expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true })
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['processes'])
     const announced = new Promise<void>((resolve) =>
@@ -186,7 +198,9 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     const box = tempDir('tv-mcp-hang-')
     writeFileSync(join(box, 'hangs'), '#!/bin/sh\nsleep 300\n', { mode: 0o755 })
     const { client, tag } = await connect([box], [], { loaded: false })
-    expect(taggedCommands(tag).some((command) => command.endsWith('hangs describe'))).toBe(true)
+    expect(
+      await eventually(() => taggedCommands(tag).some((command) => command.endsWith('hangs describe'))),
+    ).toBe(true)
     const before = Date.now()
     await client.close() // ends stdin; the SDK client escalates to SIGTERM only after 2 s
     expect(Date.now() - before).toBeLessThan(1900)
@@ -451,7 +465,7 @@ describe('toolvisor mcp after a crash (issue 10.2)', () => {
     })
     expect(JSON.parse(textOf(started))).toMatchObject({ status: 'running', task: 't1' })
     const counters = () => taggedCommands(first.tag).filter((c) => c.includes('counter'))
-    expect(counters().length).toBeGreaterThan(0)
+    expect(await eventually(() => counters().length > 0)).toBe(true)
     process.kill(first.transport.pid!, 'SIGKILL')
     const deadline = Date.now() + 3000
     while (counters().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
