@@ -7,6 +7,7 @@ import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.j
 import { explain, type Io } from '../output.js'
 import { checkToolboxes } from '../toolboxes.js'
 import { VERSION } from '../version.js'
+import { bridgeCommand } from './bridge.js'
 
 /** The bounds of the MCP session an operator can set, by flag, and the least value of each. */
 const LIMIT_FLAGS = {
@@ -23,6 +24,8 @@ const MCP_FLAGS = {
   session: { type: 'string' as const },
   'allow-empty': { type: 'boolean' as const },
   'load-first': { type: 'boolean' as const },
+  connect: { type: 'string' as const },
+  'token-file': { type: 'string' as const },
   ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: 'string' }] as const)),
 }
 
@@ -39,6 +42,9 @@ ${RUNTIME_FLAGS_HELP}
                        the Inspector's --cli); by default the tools are announced as they load
   --session NAME       the session this client runs in (default a fresh mcp-<uuid>). A stable name
                        lets the client, after a crash, see the tasks the dead server lost
+  --connect ADDR       be a bridge to toolvisor serve at HOST:PORT, a URL, or unix:PATH: no process
+                       management here; every turn with the same --session shares its processes
+  --token-file FILE    the daemon's bearer token (default STATE_DIR/serve.token)
 
 bounds of the session (docs/decisions/0015-mcp-boundary-bounds.md):
   --max-message-bytes N     the largest message the client may send (default ${MCP_DEFAULT_LIMITS.maxMessageBytes}); a
@@ -98,6 +104,18 @@ export async function mcpCommand(
     )
     return 2
   }
+  if (typeof values.connect === 'string') {
+    return bridgeCommand(
+      {
+        connect: values.connect,
+        session: values.session,
+        tokenFile: values['token-file'],
+        stateDir: values['state-dir'],
+      },
+      io,
+      signals,
+    )
+  }
   const config = configFrom(values)
   const limits = limitsFrom(values)
   if (config.toolboxes.length === 0 && config.capabilities.length === 0) {
@@ -107,6 +125,18 @@ export async function mcpCommand(
     return 2
   }
   checkToolboxes(config.toolboxes, values['allow-empty'] === true) // missing or no tool: exit 2, before serving
+  const session = typeof values.session === 'string' ? values.session : undefined
+  return serveLocal(config, limits, { session, loadFirst: values['load-first'] === true }, io, signals)
+}
+
+/** Composes a runtime here and serves it over stdio until the client goes. */
+async function serveLocal(
+  config: Config,
+  limits: Partial<McpServerOptions>,
+  { session, loadFirst }: { readonly session: string | undefined; readonly loadFirst: boolean },
+  io: Io,
+  signals: NodeJS.EventEmitter,
+): Promise<number> {
   // Unless --load-first, the toolboxes are loaded once the server answers: a describe that hangs
   // must not hold `initialize` (the registry announces the tools as they come). Capabilities stay
   // in compose: a required one with no backend still stops the command before it serves.
@@ -116,9 +146,7 @@ export async function mcpCommand(
   const onSignal = () => stop.abort()
   signals.on('SIGINT', onSignal)
   signals.on('SIGTERM', onSignal)
-  let loading = values['load-first']
-    ? Promise.resolve(await loadToolboxes(composed, config.toolboxes, io))
-    : undefined
+  let loading = loadFirst ? Promise.resolve(await loadToolboxes(composed, config.toolboxes, io)) : undefined
   try {
     const serving = serveStdio(composed.tools, {
       name: 'toolvisor',
@@ -127,7 +155,7 @@ export async function mcpCommand(
       log: (line) => io.err(`${line}\n`),
       sessions: composed.sessions,
       origin: 'mcp-stdio',
-      ...(typeof values.session === 'string' ? { sessionId: values.session } : {}),
+      ...(session !== undefined ? { sessionId: session } : {}),
       ...limits,
     })
     loading ??= loadToolboxes(composed, config.toolboxes, io)
