@@ -102,7 +102,7 @@ describe('the tarballs a publish uploads', () => {
       writeFileSync(join(app, 'library-demo.mjs'), libraryExample())
       const out = sh(process.execPath, ['library-demo.mjs', examples], npmEnv, app)
       expect(out).toContain(
-        'tools: counter, echo_args, file_stats, git_lite__status, git_lite__log, log_lines, word_count, help, processes\n',
+        'tools: counter, echo_args, file_stats, git_lite__log, git_lite__status, help, log_lines, log_watcher, log_watcher__send, processes, word_count\n',
       )
       expect(out).toContain('5 words, 1 line, 19 characters\n')
       expect(out).toMatch(/^event 3: \{"n":3,"at":"[^"]+"\}$/m)

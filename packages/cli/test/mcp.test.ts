@@ -442,9 +442,13 @@ describe("a stream followed and stopped within one session (the README's Inspect
     const deadline = Date.now() + 10_000
     while (next.events.length === 0 && Date.now() < deadline) next = await read()
     expect(next.events[0].n).toBe(first.events.at(-1).n + 1)
-    const stopped = JSON.parse(
-      textOf(await client.callTool({ name: 'processes', arguments: { command: 'stop', process: 't1' } })),
-    )
+    const stop = (await client.callTool({
+      name: 'processes',
+      arguments: { command: 'stop', process: 't1' },
+    })) as {
+      content: Array<{ text: string }>
+    }
+    const stopped = JSON.parse(stop.content[0]!.text)
     expect(stopped).toEqual({
       process: 't1',
       status: 'exited',

@@ -69,7 +69,7 @@ async function firstToolsList(args: string[]): Promise<string[]> {
 describe('toolvisor mcp --load-first', () => {
   it('lists every tool in the first tools/list, for clients that never refresh the list', async () => {
     expect((await firstToolsList(['--toolbox', examples, '--load-first'])).join(' ')).toBe(
-      'processes counter echo_args file_stats git_lite__status git_lite__log log_lines word_count help',
+      'processes counter echo_args file_stats git_lite__status git_lite__log log_lines log_watcher log_watcher__send word_count help',
     )
   })
 })
@@ -94,7 +94,7 @@ describe('toolvisor call NAME --toolbox DIR', () => {
     const { code, stdout, stderr } = await run(['call', 'word_cont', '--toolbox', examples])
     expect([code, stdout]).toEqual([2, ''])
     expect(stderr).toBe(
-      `toolvisor call: no tool named "word_cont" in ${examples}; the tools there: counter, echo_args, file_stats, git_lite__status, git_lite__log, log_lines, word_count (a path to the tool's file works too)\n`,
+      `toolvisor call: no tool named "word_cont" in ${examples}; the tools there: counter, echo_args, file_stats, git_lite__status, git_lite__log, log_lines, log_watcher, word_count (a path to the tool's file works too)\n`,
     )
   })
 
