@@ -50,65 +50,50 @@ export function uptimeText(task, now) {
   return task.endedAt ? `ran ${duration(task.endedAt - task.startedAt)}` : duration(now - task.startedAt)
 }
 
-const COLUMNS = [
-  'Handle',
-  'Kind',
-  'Tool',
-  'Status',
-  'Uptime',
-  'Exit',
-  'Restarts',
-  'Events',
-  'stdout',
-  'stderr',
-  'Mail',
-  '',
-]
+/** The optional columns a session shows only when one of its tasks has the figure. */
+const OPTIONAL = { restarts: 'Restarts', mail: 'Mail' }
 
-function taskRow(task, view, now) {
-  const stoppable = view.control && !task.exit
+function columnsOf(session) {
+  const shown = Object.keys(OPTIONAL).filter((key) => session.tasks.some((task) => task[key] !== undefined))
+  const head = ['Handle', 'Kind', 'Tool', 'Status', 'Uptime', 'Exit', 'Events', 'stdout', 'stderr']
+  return { shown, names: [...head, ...shown.map((key) => OPTIONAL[key]), ''] }
+}
+
+const count = (n) => (n === undefined ? '' : String(n))
+
+function taskRow(task, view, now, optional) {
+  const open = el(
+    'button',
+    { type: 'button', class: 'handle', 'data-open': task.id, title: 'open the tail' },
+    task.id,
+  )
+  const status = el('span', { class: `status status-${task.status}`, title: task.detail }, task.status)
+  const started = { class: 'uptime', 'data-started': task.startedAt, 'data-ended': task.endedAt }
+  const cells = [
+    el('td', {}, open),
+    el('td', {}, task.kind),
+    el('td', { class: 'tool' }, task.tool),
+    el('td', {}, status, task.detail ? el('span', { class: 'detail' }, ` ${task.detail}`) : ''),
+    el('td', started, uptimeText(task, now)),
+    el('td', { class: 'exit' }, exitText(task.exit)),
+    el('td', { class: 'num n-events' }, count(task.events)),
+    el('td', { class: 'num' }, bytes(task.stdoutBytes)),
+    el('td', { class: 'num' }, bytes(task.stderrBytes)),
+    ...optional.map((key) => el('td', { class: `num n-${key}` }, count(task[key]))),
+  ]
+  const stop =
+    view.control && !task.exit
+      ? el(
+          'button',
+          { type: 'button', class: 'danger small', 'data-stop': task.id, 'data-tool': task.tool },
+          'Stop',
+        )
+      : ''
   return el(
     'tr',
     { 'data-task': task.id, 'data-status': task.status, class: 'task' },
-    el(
-      'td',
-      {},
-      el(
-        'button',
-        { type: 'button', class: 'handle', 'data-open': task.id, title: 'open the tail' },
-        task.id,
-      ),
-    ),
-    el('td', {}, task.kind),
-    el('td', { class: 'tool' }, task.tool),
-    el(
-      'td',
-      {},
-      el('span', { class: `status status-${task.status}`, title: task.detail }, task.status),
-      task.detail ? el('span', { class: 'detail' }, ` ${task.detail}`) : '',
-    ),
-    el(
-      'td',
-      { class: 'uptime', 'data-started': task.startedAt, 'data-ended': task.endedAt },
-      uptimeText(task, now),
-    ),
-    el('td', { class: 'exit' }, exitText(task.exit)),
-    el('td', { class: 'num' }, task.restarts === undefined ? '' : String(task.restarts)),
-    el('td', { class: 'num events' }, task.events === undefined ? '' : String(task.events)),
-    el('td', { class: 'num' }, bytes(task.stdoutBytes)),
-    el('td', { class: 'num' }, bytes(task.stderrBytes)),
-    el('td', { class: 'num' }, task.mail === undefined ? '' : String(task.mail)),
-    el(
-      'td',
-      {},
-      stoppable
-        ? el(
-            'button',
-            { type: 'button', class: 'danger small', 'data-stop': task.id, 'data-tool': task.tool },
-            'Stop',
-          )
-        : '',
-    ),
+    cells,
+    el('td', {}, stop),
   )
 }
 
@@ -128,8 +113,9 @@ function sessionHead(session, view, now) {
 }
 
 function sessionCard(session, view, now, selected) {
+  const columns = columnsOf(session)
   const rows = session.tasks.map((task) => {
-    const row = taskRow(task, view, now)
+    const row = taskRow(task, view, now, columns.shown)
     if (selected && selected.session === session.id && selected.task === task.id)
       row.classList.add('selected')
     return row
@@ -144,7 +130,7 @@ function sessionCard(session, view, now, selected) {
           el(
             'tr',
             {},
-            COLUMNS.map((c) => el('th', {}, c)),
+            columns.names.map((c) => el('th', {}, c)),
           ),
         ),
         el('tbody', {}, rows),

@@ -14,6 +14,7 @@ const FILES: Readonly<Record<string, string>> = {
   'render.js': 'text/javascript; charset=utf-8',
   'tail.js': 'text/javascript; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
 }
 
 /** The directory the files are read from (beside `src/` and `dist/` alike). */

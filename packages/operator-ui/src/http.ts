@@ -8,11 +8,16 @@ export const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
   "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-/** The headers every answer of the page carries, 401s and event streams included. */
+/**
+ * The headers every answer of the page carries, 401s and event streams included. The referrer
+ * policy is `same-origin`, not `no-referrer`: under `no-referrer` a browser sends `Origin: null`
+ * with the page's own POSTs (the login form, the actions), which the listener refuses as foreign;
+ * `same-origin` still sends no referrer anywhere else (decision 0060).
+ */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': CSP,
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',

@@ -13,6 +13,7 @@ const PATHS: ReadonlyArray<readonly [string, string]> = [
   ['GET', '/ui/render.js'],
   ['GET', '/ui/tail.js'],
   ['GET', '/ui/style.css'],
+  ['GET', '/ui/favicon.svg'],
   ['GET', '/ui/events'],
   ['GET', '/ui/tail/t1?session=a'],
   ['GET', '/ui/api/page?task=t1&session=a'],
@@ -27,7 +28,7 @@ const PATHS: ReadonlyArray<readonly [string, string]> = [
 function expectStrictHeaders(response: Response, what: string): void {
   expect(response.headers.get('content-security-policy'), what).toBe(CSP)
   expect(response.headers.get('x-content-type-options'), what).toBe('nosniff')
-  expect(response.headers.get('referrer-policy'), what).toBe('no-referrer')
+  expect(response.headers.get('referrer-policy'), what).toBe('same-origin')
 }
 
 /** The cookie a login through the form sets, as `name=value`. */
@@ -93,11 +94,13 @@ describe('the operator page without the token', () => {
     expect((await fetch(`${base}/ui/app.js`, { headers: { cookie: right.cookie } })).status).toBe(401)
   })
 
-  it('refuses a page of another origin before anything (403), even with a login', async () => {
+  it('refuses a page of another origin, and an opaque one (Origin: null), before anything (403), even with a login', async () => {
     const { base, token } = await setup()
     const { cookie } = await logIn(base, token)
     const response = await fetch(`${base}/ui/events`, { headers: { cookie, origin: 'http://evil.example' } })
     expect(response.status).toBe(403)
+    const opaque = await fetch(`${base}/ui/events`, { headers: { cookie, origin: 'null' } })
+    expect(opaque.status).toBe(403)
     const login = await fetch(`${base}/ui/login`, {
       method: 'POST',
       headers: { origin: 'http://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
@@ -120,7 +123,7 @@ describe('the page itself', () => {
     }
     expect(html).not.toMatch(/\son[a-z]+\s*=|\sstyle\s*=|javascript:|<style|https?:\/\//i)
     const files = readdirSync(ASSETS_DIR)
-    expect(files.sort()).toEqual(['app.js', 'index.html', 'render.js', 'style.css', 'tail.js'])
+    expect(files.sort()).toEqual(['app.js', 'favicon.svg', 'index.html', 'render.js', 'style.css', 'tail.js'])
     for (const file of files.filter((name) => name.endsWith('.js'))) {
       const source = readFileSync(new URL(file, ASSETS_DIR), 'utf8')
       expect(source, file).not.toMatch(
