@@ -112,7 +112,9 @@ describe.skipIf(!present)(title, () => {
     await page.locator('#tail-older').click()
     await page.locator('#tail-events li[data-seq="100"]').waitFor()
     expect([await firstSeq(), await page.locator('#tail-events li').count()]).toEqual(['100', 200])
-    // Stop one, confirmed in the page's dialog: it ends with its declared cancel.
+    // Stop one, confirmed in the page's dialog: it ends with its declared cancel (counter's
+    // SIGTERM handler, set before its first event, exits 143).
+    await row('beta', slow).locator('td.n-events', { hasText: /^[1-9]/ }).waitFor()
     await row('beta', slow).locator('button[data-stop]').click()
     expect(await page.locator('#confirm-text').textContent()).toContain(
       `Stop ${slow} (counter) of session beta?`,

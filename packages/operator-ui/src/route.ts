@@ -122,7 +122,7 @@ async function handle(
   request.resume()
   if (method !== 'GET' && method !== 'HEAD')
     return sendText(response, 405, `${method} is not served here`, { allow: 'GET, HEAD, POST' })
-  return get(context, url, request, response)
+  return get(context, url, request, response, method)
 }
 
 async function post(
@@ -162,13 +162,18 @@ const READS: ReadonlyArray<
   ],
 ]
 
-function get(context: Context, url: URL, request: IncomingMessage, response: ServerResponse): void {
+function get(
+  context: Context,
+  url: URL,
+  request: IncomingMessage,
+  response: ServerResponse,
+  method: string,
+): void {
   const path = url.pathname
   const read = READS.find(([matches]) => matches(path))
-  if (read) {
-    read[1](context, url, request, response)
-    return
-  }
+  if (read && method === 'HEAD') sendText(response, 405, `HEAD is not served at ${path}`, { allow: 'GET' })
+  else if (read) read[1](context, url, request, response)
+  if (read) return
   const name = path === '/ui' || path === '/ui/' ? 'index.html' : path.slice('/ui/'.length)
   const asset = context.assets.get(name)
   if (asset === undefined) sendText(response, 404, `not found: ${path}`)

@@ -142,6 +142,7 @@ describe('the page itself', () => {
     expect(head.status).toBe(200)
     expect(head.headers.get('content-type')).toBe('text/css; charset=utf-8')
     expect((await fetch(`${base}/ui/app.js`, { method: 'PUT', headers: bearer })).status).toBe(405)
+    expect((await fetch(`${base}/ui/events`, { method: 'HEAD', headers: bearer })).status).toBe(405)
     expect((await fetch(`${base}/ui/../package.json`, { headers: bearer })).status).toBe(404)
     expect((await fetch(`${base}/ui/%2e%2e%2fpackage.json`, { headers: bearer })).status).toBe(404)
   })

@@ -1,3 +1,4 @@
+import { eventually } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
 import { ACTION_HEADER } from '../src/index.js'
 import { setup } from './helpers.js'
@@ -49,7 +50,8 @@ describe('actions', () => {
     const { base, bearer, sessions, start, tasks, log } = await setup({ control: true })
     sessions.open({ id: 'alpha' })
     // The declared cancel (SIGTERM) runs the script's trap: the exit code proves it came.
-    const task = start('alpha', 'trap "exit 7" TERM; while :; do sleep 0.1; done')
+    const task = start('alpha', `trap "exit 7" TERM; echo '{"trap":"set"}'; while :; do sleep 0.1; done`)
+    expect(await eventually(() => tasks.process(task.id, 'alpha').counters().events === 1)).toBe(true)
     const post = (body: unknown) =>
       fetch(`${base}/ui/api/stop`, {
         method: 'POST',
