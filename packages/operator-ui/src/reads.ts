@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs'
+import { open } from 'node:fs/promises'
 import type { CapturedOutput, EventPage, ManagedProcess } from '@toolvisor/process-runtime'
 
 /** One event as the page shows it: its position and its JSON (cut past {@link EVENT_CHARS}). */
@@ -67,10 +67,14 @@ export function lines(page: EventPage): EventRun {
  * spill file that holds every byte once stderr outgrew the head. Bytes no longer kept anywhere (a
  * spill file that could not be written) are skipped: `from` then says where the text starts.
  */
-export function stderrRun(process: Pick<ManagedProcess, 'stderr'>, offset: number, max: number): StderrRun {
+export async function stderrRun(
+  process: Pick<ManagedProcess, 'stderr'>,
+  offset: number,
+  max: number,
+): Promise<StderrRun> {
   const captured = process.stderr()
   const total = captured.totalBytes
-  const bytes = whole(stderrBytes(captured, Math.min(Math.max(0, offset), total), max), total)
+  const bytes = whole(await stderrBytes(captured, Math.min(Math.max(0, offset), total), max), total)
   return { from: bytes.from, text: bytes.data.toString('utf8'), next: bytes.from + bytes.data.length, total }
 }
 
@@ -91,7 +95,12 @@ function whole(bytes: { from: number; data: Buffer }, total: number): { from: nu
   return { from: bytes.from + start, data: data.subarray(start, end) }
 }
 
-function stderrBytes(captured: CapturedOutput, offset: number, max: number): { from: number; data: Buffer } {
+/** The bytes from memory when it holds them, else from the spill file (read without blocking). */
+async function stderrBytes(
+  captured: CapturedOutput,
+  offset: number,
+  max: number,
+): Promise<{ from: number; data: Buffer }> {
   const total = captured.totalBytes
   const end = Math.min(total, offset + max)
   const { head, tail } = captured
@@ -99,23 +108,22 @@ function stderrBytes(captured: CapturedOutput, offset: number, max: number): { f
   const tailStart = total - tail.length
   if (offset >= tailStart) return { from: offset, data: tail.subarray(offset - tailStart, end - tailStart) }
   if (captured.spillPath !== undefined) {
-    const data = readRange(captured.spillPath, offset, end - offset)
+    const data = await readRange(captured.spillPath, offset, end - offset)
     if (data !== undefined) return { from: offset, data }
   }
   const from = Math.max(tailStart, offset)
   return { from, data: tail.subarray(from - tailStart, Math.max(from, end) - tailStart) }
 }
 
-function readRange(path: string, offset: number, length: number): Buffer | undefined {
+async function readRange(path: string, offset: number, length: number): Promise<Buffer | undefined> {
+  const file = await open(path, 'r').catch(() => undefined)
+  if (file === undefined) return undefined
   try {
-    const fd = openSync(path, 'r')
-    try {
-      const buffer = Buffer.allocUnsafe(length)
-      return buffer.subarray(0, readSync(fd, buffer, 0, length, offset))
-    } finally {
-      closeSync(fd)
-    }
+    const { bytesRead, buffer } = await file.read(Buffer.alloc(length), 0, length, offset)
+    return buffer.subarray(0, bytesRead)
   } catch {
     return undefined
+  } finally {
+    await file.close()
   }
 }

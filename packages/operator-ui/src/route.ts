@@ -148,10 +148,15 @@ async function post(
   sendText(response, 404, `nothing to post at ${url.pathname}`)
 }
 
+type Read = (
+  context: Context,
+  url: URL,
+  request: IncomingMessage,
+  response: ServerResponse,
+) => void | Promise<void>
+
 /** The GET routes besides the page's files. */
-const READS: ReadonlyArray<
-  readonly [(path: string) => boolean, (c: Context, u: URL, q: IncomingMessage, r: ServerResponse) => void]
-> = [
+const READS: ReadonlyArray<readonly [(path: string) => boolean, Read]> = [
   [(path) => path === '/ui/events', (c, _u, _q, r) => stateStream(c, r)],
   [(path) => path.startsWith('/ui/tail/'), tailStream],
   [(path) => path === '/ui/api/page', (c, u, _q, r) => eventPage(c, u, r)],
@@ -162,18 +167,18 @@ const READS: ReadonlyArray<
   ],
 ]
 
-function get(
+async function get(
   context: Context,
   url: URL,
   request: IncomingMessage,
   response: ServerResponse,
   method: string,
-): void {
+): Promise<void> {
   const path = url.pathname
   const read = READS.find(([matches]) => matches(path))
-  if (read && method === 'HEAD') sendText(response, 405, `HEAD is not served at ${path}`, { allow: 'GET' })
-  else if (read) read[1](context, url, request, response)
-  if (read) return
+  if (read && method === 'HEAD')
+    return sendText(response, 405, `HEAD is not served at ${path}`, { allow: 'GET' })
+  if (read) return read[1](context, url, request, response)
   const name = path === '/ui' || path === '/ui/' ? 'index.html' : path.slice('/ui/'.length)
   const asset = context.assets.get(name)
   if (asset === undefined) sendText(response, 404, `not found: ${path}`)

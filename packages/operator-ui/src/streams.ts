@@ -51,12 +51,12 @@ export function eventPage(context: ReadContext, url: URL, response: ServerRespon
 }
 
 /** `GET /ui/api/stderr?task=&session=&offset=&max=`: stderr bytes, through everything kept. */
-export function stderrPage(context: ReadContext, url: URL, response: ServerResponse): void {
+export async function stderrPage(context: ReadContext, url: URL, response: ServerResponse): Promise<void> {
   const process = processOf(context, url.searchParams.get('task') ?? '', url, response)
   if (process === undefined) return
   const offset = whole(url.searchParams.get('offset')) ?? 0
   const max = Math.min(256 * 1024, Math.max(1, whole(url.searchParams.get('max')) ?? 16 * 1024))
-  sendJson(response, 200, stderrRun(process, offset, max))
+  sendJson(response, 200, await stderrRun(process, offset, max))
 }
 
 /** An event stream, or a 503 past the bound. */

@@ -81,11 +81,13 @@ export class Tail {
   async #flush(): Promise<void> {
     this.#flushing = true
     try {
-      do {
+      for (;;) {
         this.#again = false
         await this.#stream.drained()
         if (this.#stream.closed) return
-      } while (this.#sendEvents() || this.#sendStderr() || this.#again)
+        const sent = this.#sendEvents() || (await this.#sendStderr())
+        if (!sent && !this.#again) break
+      }
       if (this.#exit !== undefined) {
         this.#stream.send('end', { exit: this.#exit }, this.#id())
         this.#stream.close()
@@ -97,26 +99,35 @@ export class Tail {
 
   /** Sends the next events, if any; true when it sent some. */
   #sendEvents(): boolean {
+    const from = this.#events
     const total = this.#process.counters().events
-    if (total <= this.#events) return false
-    const skipped = total - this.#events > EVENTS_BEHIND ? total - 100 - this.#events : 0
-    const run = eventRun(this.#process, this.#events + skipped, EVENTS_PER_MESSAGE)
-    if (run.next <= this.#events) return false
+    if (total <= from) return false
+    const start = total - from > EVENTS_BEHIND ? total - 100 : from
+    const run = eventRun(this.#process, start, EVENTS_PER_MESSAGE)
+    if (run.next <= from) return false
     this.#events = run.next
-    this.#stream.send('events', { ...run, ...(skipped > 0 ? { skipped } : {}) }, this.#id())
+    this.#stream.send('events', { ...run, ...(start > from ? { skipped: start - from } : {}) }, this.#id())
     return true
   }
 
-  /** Sends the next stderr bytes, if any; true when it sent some. */
-  #sendStderr(): boolean {
+  /** Sends the next stderr bytes, if any (read without blocking when they are on disk); true when it sent some. */
+  async #sendStderr(): Promise<boolean> {
+    const from = this.#stderr
     const total = this.#process.counters().stderrBytes
-    if (total <= this.#stderr) return false
-    const skipped = total - this.#stderr > STDERR_BEHIND ? total - 8192 - this.#stderr : 0
-    const run = stderrRun(this.#process, this.#stderr + skipped, STDERR_PER_MESSAGE)
-    if (run.next <= this.#stderr) return false
-    const gap = run.from - this.#stderr
+    if (total <= from) return false
+    const run = await stderrRun(
+      this.#process,
+      total - from > STDERR_BEHIND ? total - 8192 : from,
+      STDERR_PER_MESSAGE,
+    )
+    if (run.next <= from || this.#stderr !== from) return false
     this.#stderr = run.next
-    this.#stream.send('stderr', { ...run, ...(gap > 0 ? { skipped: gap } : {}) }, this.#id())
+    // `from` moves past what is no longer kept, or what a jump to the newest left out.
+    this.#stream.send(
+      'stderr',
+      { ...run, ...(run.from > from ? { skipped: run.from - from } : {}) },
+      this.#id(),
+    )
     return true
   }
 
