@@ -42,11 +42,25 @@ async function counter(client: Awaited<ReturnType<typeof connect>>['client'], to
   return JSON.parse(textOf(result)).task as string
 }
 
+/** What the functions run in the page use of the browser (this file is checked without the DOM library). */
+interface PageNode {
+  readonly lastElementChild: PageNode | null
+  readonly textContent: string | null
+  querySelector(selector: string): PageNode | null
+}
+interface BrowserGlobals {
+  readonly document: PageNode & { getElementById(id: string): PageNode | null }
+  readonly MutationObserver: new (
+    callback: () => void,
+  ) => { observe(node: PageNode, options: { childList: boolean }): void; disconnect(): void }
+}
+
 /** Resolves with how long after it was printed (its `at`) the next event showed in the tail. */
 function nextEventLatency(page: Page): Promise<number> {
   return page.evaluate(
     () =>
       new Promise<number>((resolve) => {
+        const { document, MutationObserver } = globalThis as unknown as BrowserGlobals
         const list = document.getElementById('tail-events')!
         const observer = new MutationObserver(() => {
           const text = list.lastElementChild?.querySelector('code')?.textContent ?? '{}'
@@ -97,7 +111,10 @@ describe.skipIf(!present)(title, () => {
     const events = async () => Number(await row('beta', fast).locator('td.n-events').textContent())
     const before = await events()
     await page.waitForFunction(
-      ([selector, n]) => Number(document.querySelector(selector as string)?.textContent) > (n as number),
+      ([selector, n]) =>
+        Number(
+          (globalThis as unknown as BrowserGlobals).document.querySelector(selector as string)?.textContent,
+        ) > (n as number),
       [`[data-session="beta"] tr[data-task="${fast}"] td.n-events`, before] as const,
     )
     // A click opens the tail; the next event shows within a second of being printed.
@@ -114,7 +131,9 @@ describe.skipIf(!present)(title, () => {
     expect([await firstSeq(), await page.locator('#tail-events li').count()]).toEqual(['100', 200])
     // Stop one, confirmed in the page's dialog: it ends with its declared cancel (counter's
     // SIGTERM handler, set before its first event, exits 143).
-    await row('beta', slow).locator('td.n-events', { hasText: /^[1-9]/ }).waitFor()
+    await row('beta', slow)
+      .locator('td.n-events', { hasText: /^[1-9]/ })
+      .waitFor()
     await row('beta', slow).locator('button[data-stop]').click()
     expect(await page.locator('#confirm-text').textContent()).toContain(
       `Stop ${slow} (counter) of session beta?`,
