@@ -90,6 +90,9 @@ describe.skipIf(!present)(title, () => {
         problems.push(`${message.text()} (${message.location().url})`)
     })
     page.on('pageerror', (error) => problems.push(error.message))
+    // What the page asks the server for: no polling, one state stream.
+    const requests: string[] = []
+    page.on('request', (request) => requests.push(new URL(request.url()).pathname))
     const address = server.url.replace(/\/mcp$/, '/ui')
     expect((await page.goto(address))!.status()).toBe(401)
     await page.fill('input[name=token]', server.token)
@@ -163,6 +166,14 @@ describe.skipIf(!present)(title, () => {
       .locator(`[data-session="alpha"].closed tr[data-task="${ticking}"][data-status="exited"]`)
       .waitFor()
     expect(problems).toEqual([])
+    expect(requests.filter((path) => path === '/ui/events')).toEqual(['/ui/events'])
+    const tails = requests.filter((path) => path.startsWith('/ui/tail/'))
+    expect(tails).toEqual([`/ui/tail/${ticking}`, `/ui/tail/${done}`, `/ui/tail/${fast}`])
+    expect(requests.filter((path) => path.startsWith('/ui/api/'))).toEqual([
+      '/ui/api/page',
+      '/ui/api/stop',
+      '/ui/api/end',
+    ])
     server.child.kill('SIGTERM')
     expect(await server.exited).toBe(0)
   }, 90_000)

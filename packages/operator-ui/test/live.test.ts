@@ -49,7 +49,7 @@ describe('the state stream', () => {
     expect(await eventually(() => latest(stream.messages)!.sessions.some((s) => s.id === 'beta'), 2000)).toBe(
       true,
     )
-    expect(Date.now() - opened).toBeLessThan(500)
+    expect(Date.now() - opened).toBeLessThan(600)
     const stopped = Date.now()
     await tasks.cancel(busy.id, 'alpha')
     const ended = () => latest(stream.messages)!.sessions[0]!.tasks[0]!
