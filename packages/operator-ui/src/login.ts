@@ -56,7 +56,8 @@ export async function logIn(
   const given = new URLSearchParams(body).get('token')?.trim() ?? ''
   const from = peerOf(request)
   if (!sameToken(given, context.token)) {
-    context.log(`toolvisor: operator page: a login with a wrong token from ${from}`)
+    const line = context.logins.refused(from)
+    if (line !== undefined) context.log(line)
     return loginForm(response, 'wrong')
   }
   const { key, login } = context.logins.open(from)

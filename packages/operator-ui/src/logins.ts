@@ -18,6 +18,9 @@ interface Entry {
   seen: number
 }
 
+/** Wrong logins are logged at most once this often. */
+const REFUSALS_EVERY_MS = 10_000
+
 const digest = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex')
 
 /**
@@ -30,6 +33,8 @@ export class Logins {
   readonly #idleMs: number
   readonly #max: number
   #count = 0
+  #refused = 0
+  #refusedSaidAt = 0
 
   constructor(idleMs: number, max = 64) {
     this.#idleMs = idleMs
@@ -61,6 +66,21 @@ export class Logins {
     this.#entries.delete(hash)
     this.#entries.set(hash, entry)
     return entry.login
+  }
+
+  /**
+   * The log line for a login refused (a wrong token), or none: the first one says so at once, then
+   * at most one line every {@link REFUSALS_EVERY_MS} counts what came meanwhile, so a guesser
+   * cannot flood the log.
+   */
+  refused(from: string): string | undefined {
+    this.#refused += 1
+    const now = Date.now()
+    if (now - this.#refusedSaidAt < REFUSALS_EVERY_MS) return undefined
+    const count = this.#refused
+    this.#refused = 0
+    this.#refusedSaidAt = now
+    return `toolvisor: operator page: ${count === 1 ? 'a login' : `${count} logins`} with a wrong token (the last from ${from})`
   }
 
   /** Ends the login the request's cookie holds. */

@@ -143,8 +143,6 @@ async function post(
       'set-cookie': clearedCookie(),
     })
   }
-  if (url.pathname === '/ui/login')
-    return send(response, 303, 'text/plain; charset=utf-8', '', { location: '/ui' })
   sendText(response, 404, `nothing to post at ${url.pathname}`)
 }
 
