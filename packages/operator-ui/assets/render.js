@@ -72,7 +72,12 @@ function taskRow(task, view, now, optional) {
   const cells = [
     el('td', {}, open),
     el('td', {}, task.kind),
-    el('td', { class: 'tool' }, task.tool),
+    el(
+      'td',
+      { class: 'tool' },
+      task.tool,
+      task.label ? el('code', { class: 'label', title: task.label }, task.label) : '',
+    ),
     el('td', {}, status, task.detail ? el('span', { class: 'detail' }, ` ${task.detail}`) : ''),
     el('td', started, uptimeText(task, now)),
     el('td', { class: 'exit' }, exitText(task.exit)),

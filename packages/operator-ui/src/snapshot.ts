@@ -14,6 +14,8 @@ export interface TaskView {
   readonly id: string
   readonly kind: string
   readonly tool: string
+  /** What it runs, for people (a background shell's command), when the registry says. */
+  readonly label?: string
   /** `running`, `exited`, `restarting`, ... */
   readonly status: string
   /** What the status says besides (why it failed, which restart). */
@@ -128,10 +130,13 @@ function taskView(sources: Sources, task: TaskInfo, mail: Map<string, number> | 
   const restarts = process ? sources.restartsOf(process) : undefined
   const waiting = mail?.get(`process:${task.id}`) ?? mail?.get(`task:${task.id}`)
   const detail = detailOf(task.lifecycle)
+  // `label` comes with the registry of the bash branch (a background shell's command).
+  const { label } = task as TaskInfo & { readonly label?: unknown }
   return {
     id: task.id,
     kind: task.kind,
     tool: task.tool,
+    ...(typeof label === 'string' ? { label } : {}),
     status: task.lifecycle.status,
     ...(detail !== undefined ? { detail } : {}),
     startedAt: task.startedAt.getTime(),
