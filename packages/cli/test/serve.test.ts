@@ -1,75 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process'
-import { randomUUID } from 'node:crypto'
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, statSync, writeFileSync } from 'node:fs'
 import { type AddressInfo, createServer } from 'node:net'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { eventually } from '@toolvisor/process-runtime/testing'
-import { afterEach, describe, expect, it } from 'vitest'
-import { bin, examples, run, tagged, taggedCommands, tempDir } from './helpers.js'
+import { describe, expect, it } from 'vitest'
+import { bin, run, tagged, taggedCommands, tempDir } from './helpers.js'
 import { flood } from './http-flood.js'
+import { clients, connect, serve, textOf } from './serve-helpers.js'
 
-const servers: Array<{ child: ChildProcess; tag: string }> = []
-const clients: Client[] = []
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => {})
-  for (const { child, tag } of servers.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-    expect(await eventually(() => tagged(tag).length === 0, 3000), 'processes left running').toBe(true)
-  }
-})
-
-/** `toolvisor serve` on a free loopback port (or `listen`) with its own state; resolves once it listens. */
-async function serve(
-  extra: string[] = [],
-  listen = '127.0.0.1:0',
-  node: { args?: string[]; env?: Record<string, string> } = {},
-) {
-  const tag = randomUUID()
-  const state = tempDir('tv-serve-state-')
-  const config = join(state, 'toolvisor.json')
-  writeFileSync(config, JSON.stringify({ toolboxes: [examples], yieldMs: 0 }))
-  const child = spawn(
-    process.execPath,
-    [
-      ...(node.args ?? []),
-      bin,
-      'serve',
-      '--listen',
-      listen,
-      '--config',
-      config,
-      '--state-dir',
-      state,
-      ...extra,
-    ],
-    { env: { ...process.env, ...node.env, TV_TEST_TAG: tag }, stdio: ['ignore', 'pipe', 'pipe'] },
-  )
-  servers.push({ child, tag })
-  let stderr = ''
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  expect(await eventually(() => / at (http:\/\/\S+\/mcp|unix:\S+) /.test(stderr), 20_000), stderr).toBe(true)
-  const url = / at (http:\/\/\S+\/mcp|unix:\S+) /.exec(stderr)![1]!
-  const token = readFileSync(join(state, 'serve.token'), 'utf8').trim()
-  return { child, tag, url, token, state, exited, stderr: () => stderr }
-}
-
-async function connect(url: string, token: string, sessionId?: string) {
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { authorization: `Bearer ${token}` } },
-    ...(sessionId ? { sessionId } : {}),
-  })
-  const client = new Client({ name: 'serve-test', version: '0' })
-  await client.connect(transport)
-  clients.push(client)
-  return { client, transport }
-}
-
-const textOf = (result: unknown) =>
-  (result as { content: Array<{ text: string }> }).content.map((c) => c.text).join('\n')
 const list = async (client: Client) =>
   JSON.parse(textOf(await client.callTool({ name: 'processes', arguments: { command: 'list' } }))).processes
 

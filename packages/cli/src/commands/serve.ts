@@ -1,7 +1,9 @@
 import { join, resolve } from 'node:path'
+import { type Mailbox, MailboxToken } from '@toolvisor/mailbox'
 import { type Listen, serveHttp } from '@toolvisor/mcp-server'
+import { operatorPage } from '@toolvisor/operator-ui'
 import { defaultStateDir } from '@toolvisor/process-runtime'
-import { compose, reportLost } from '../compose.js'
+import { type Composed, compose, reportLost } from '../compose.js'
 import { CliError } from '../errors.js'
 import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
 import type { Io } from '../output.js'
@@ -15,13 +17,15 @@ outlive the clients: one toolvisor session per MCP session, kept when the client
 comes back with its Mcp-Session-Id, or names its session with the x-toolvisor-session header), and
 ended after --session-ttl of idleness unless it owns running processes. Every request needs
 Authorization: Bearer <token>. SIGTERM or SIGINT stops every process with its declared cancel and
-exits 0.
+exits 0. The operator page, at /ui on the same listener, shows every session and its processes
+live in a browser (log in with the token); read-only unless --ui-control.
 
   --listen ADDR          127.0.0.1:PORT (loopback; PORT 0 picks one), or unix:PATH (mode 0600)
   --token-file FILE      the bearer token (default: STATE_DIR/serve.token, made with mode 0600 if missing)
   --allow-origin ORIGIN  a browser origin allowed to call (repeatable; the listener's own always is)
   --allow-remote         listen on an address other than loopback (the token is then all that guards it)
   --session-ttl SECONDS  how long an idle session lives (default 900)
+  --ui-control           the operator page may stop a process and end a session (each confirmed, logged)
 ${RUNTIME_FLAGS_HELP}`
 
 const SERVE_FLAGS = {
@@ -31,6 +35,7 @@ const SERVE_FLAGS = {
   'allow-origin': { type: 'string', multiple: true },
   'allow-remote': { type: 'boolean' },
   'session-ttl': { type: 'string' },
+  'ui-control': { type: 'boolean' },
 } as const
 
 /** `toolvisor serve`: the HTTP daemon, until SIGTERM or SIGINT. */
@@ -55,6 +60,15 @@ export async function serveCommand(
     signals.once('SIGINT', resolve)
     signals.once('SIGTERM', resolve)
   })
+  const control = values['ui-control'] === true
+  const page = operatorPage({
+    token,
+    sessions: composed.sessions,
+    tasks: composed.tasks,
+    control,
+    log: (line) => io.err(`${line}\n`),
+    ...mailOf(composed),
+  })
   try {
     const http = await serveHttp(composed.tools, {
       name: 'toolvisor',
@@ -68,17 +82,29 @@ export async function serveCommand(
       ownsRunning: (session) => composed.tasks.all().some((t) => t.owner === session && t.exit === undefined),
       ...(ttl !== undefined ? { sessionTtlMs: ttl * 1000 } : {}),
       log: (line) => io.err(`${line}\n`),
+      routes: new Map([['/ui', page]]),
     })
     io.err(
       `toolvisor: serving ${composed.tools.list().length} tools at ${http.url} (bearer token in ${tokenFile})\n`,
     )
+    if (http.url.startsWith('http'))
+      io.err(
+        `toolvisor: operator page at ${http.url.replace(/\/mcp$/, '/ui')} (${control ? 'control: stop and end allowed' : 'read-only'})\n`,
+      )
     await stopped
     io.err('toolvisor: stopping: every process gets its declared cancel\n')
     await http.close()
     return 0
   } finally {
+    page.close()
     await composed.kernel.dispose()
   }
+}
+
+/** The mailbox, when this composition has one (the page then shows how much mail waits). */
+function mailOf(composed: Composed): { mail?: Mailbox } {
+  const mail = composed.kernel.get(MailboxToken)
+  return mail ? { mail } : {}
 }
 
 /** `--listen` as a listener; anything but loopback or a unix socket needs `--allow-remote`. */

@@ -1,0 +1,180 @@
+// The operator page in a real browser: headless Chromium from Debian's packages, driven by
+// playwright-core (no browser download). `.ci/run` installs chromium when it runs as root.
+
+import { randomUUID } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { eventually } from '@toolvisor/process-runtime/testing'
+import { type Browser, chromium, type Page } from 'playwright-core'
+import { afterEach, describe, expect, it } from 'vitest'
+import { tagged } from './helpers.js'
+import { connect, serve, textOf } from './serve-helpers.js'
+
+const CHROMIUM = process.env.TOOLVISOR_CHROMIUM ?? '/usr/bin/chromium'
+const present = existsSync(CHROMIUM)
+const title = present
+  ? 'the operator page in headless Chromium'
+  : `the operator page in headless Chromium (skipped: no Chromium at ${CHROMIUM}; apt-get install -y chromium, as .ci/run does when root, or set TOOLVISOR_CHROMIUM)`
+
+let browser: { instance: Browser; tag: string } | undefined
+afterEach(async () => {
+  if (browser === undefined) return
+  const { instance, tag } = browser
+  browser = undefined
+  await instance.close()
+  expect(await eventually(() => tagged(tag).length === 0, 5000), 'Chromium processes left').toBe(true)
+})
+
+async function launch(): Promise<Browser> {
+  const tag = randomUUID()
+  const instance = await chromium.launch({
+    executablePath: CHROMIUM,
+    // Chromium refuses to run as root with its own sandbox on; the page is ours.
+    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
+    env: { ...process.env, TV_TEST_TAG: tag },
+  })
+  browser = { instance, tag }
+  return instance
+}
+
+/** Starts `counter` in a client's session; returns its task id. */
+async function counter(client: Awaited<ReturnType<typeof connect>>['client'], to: number, everyMs: number) {
+  const result = await client.callTool({ name: 'counter', arguments: { to, 'every-ms': everyMs } })
+  return JSON.parse(textOf(result)).task as string
+}
+
+/** What the functions run in the page use of the browser (this file is checked without the DOM library). */
+interface PageNode {
+  readonly lastElementChild: PageNode | null
+  readonly textContent: string | null
+  querySelector(selector: string): PageNode | null
+}
+interface BrowserGlobals {
+  readonly document: PageNode & { getElementById(id: string): PageNode | null }
+  readonly MutationObserver: new (
+    callback: () => void,
+  ) => { observe(node: PageNode, options: { childList: boolean }): void; disconnect(): void }
+}
+
+/** Resolves with how long after it was printed (its `at`) the next event showed in the tail. */
+function nextEventLatency(page: Page): Promise<number> {
+  return page.evaluate(
+    () =>
+      new Promise<number>((resolve) => {
+        const { document, MutationObserver } = globalThis as unknown as BrowserGlobals
+        const list = document.getElementById('tail-events')!
+        const observer = new MutationObserver(() => {
+          const text = list.lastElementChild?.querySelector('code')?.textContent ?? '{}'
+          observer.disconnect()
+          resolve(Date.now() - Date.parse(JSON.parse(text).at))
+        })
+        observer.observe(list, { childList: true })
+      }),
+  )
+}
+
+describe.skipIf(!present)(title, () => {
+  it('logs in through the form, shows two sessions and their processes live, tails one within 1 s, stops one with --ui-control', async () => {
+    const server = await serve(['--ui-control'])
+    const alpha = await connect(server.url, server.token, undefined, 'alpha')
+    const beta = await connect(server.url, server.token, undefined, 'beta')
+    const ticking = await counter(alpha.client, 100_000, 300)
+    const done = await counter(alpha.client, 300, 1)
+    const slow = await counter(beta.client, 100_000, 1000)
+    const fast = await counter(beta.client, 100_000, 100)
+    const page = await (await launch()).newPage({ viewport: { width: 1440, height: 900 } })
+    // Every error or warning the page logs (a CSP violation would be one), once logged in.
+    const problems: string[] = []
+    let loggedIn = false
+    page.on('console', (message) => {
+      if (loggedIn && (message.type() === 'error' || message.type() === 'warning'))
+        problems.push(`${message.text()} (${message.location().url})`)
+    })
+    page.on('pageerror', (error) => problems.push(error.message))
+    // What the page asks the server for: no polling, one state stream.
+    const requests: string[] = []
+    page.on('request', (request) => requests.push(new URL(request.url()).pathname))
+    const address = server.url.replace(/\/mcp$/, '/ui')
+    expect((await page.goto(address))!.status()).toBe(401)
+    await page.fill('input[name=token]', server.token)
+    await Promise.all([page.waitForURL(address), page.click('button[type=submit]')])
+    loggedIn = true
+    const row = (session: string, task: string) =>
+      page.locator(`[data-session="${session}"] tr[data-task="${task}"]`)
+    for (const [session, task] of [
+      ['alpha', ticking],
+      ['alpha', done],
+      ['beta', slow],
+      ['beta', fast],
+    ] as const)
+      await row(session, task).waitFor()
+    expect(await page.locator('#mode').textContent()).toBe('control')
+    await page.locator(`[data-session="alpha"] tr[data-task="${done}"][data-status="exited"]`).waitFor()
+    expect(await row('alpha', done).locator('td.exit').textContent()).toBe('code 0')
+    // Live: the counters move without a reload.
+    const events = async () => Number(await row('beta', fast).locator('td.n-events').textContent())
+    const before = await events()
+    await page.waitForFunction(
+      ([selector, n]) =>
+        Number(
+          (globalThis as unknown as BrowserGlobals).document.querySelector(selector as string)?.textContent,
+        ) > (n as number),
+      [`[data-session="beta"] tr[data-task="${fast}"] td.n-events`, before] as const,
+    )
+    // A click opens the tail; the next event shows within a second of being printed.
+    await row('alpha', ticking).locator('button[data-open]').click()
+    await page.locator('#tail-events li').first().waitFor()
+    for (let i = 0; i < 3; i++) expect(await nextEventLatency(page)).toBeLessThan(1000)
+    // A finished one's tail: its last 100 events and its end; Older pages back through the rest.
+    await row('alpha', done).locator('button[data-open]').click()
+    await page.locator('#tail-note', { hasText: 'Ended: code 0.' }).waitFor()
+    const firstSeq = () => page.locator('#tail-events li').first().getAttribute('data-seq')
+    expect([await firstSeq(), await page.locator('#tail-events li').count()]).toEqual(['200', 100])
+    await page.locator('#tail-older').click()
+    await page.locator('#tail-events li[data-seq="100"]').waitFor()
+    expect([await firstSeq(), await page.locator('#tail-events li').count()]).toEqual(['100', 200])
+    // Stop one, confirmed in the page's dialog: it ends with its declared cancel (counter's
+    // SIGTERM handler, set before its first event, exits 143).
+    await row('beta', slow)
+      .locator('td.n-events', { hasText: /^[1-9]/ })
+      .waitFor()
+    await row('beta', slow).locator('button[data-stop]').click()
+    expect(await page.locator('#confirm-text').textContent()).toContain(
+      `Stop ${slow} (counter) of session beta?`,
+    )
+    await page.locator('#confirm-ok').click()
+    await page.locator(`[data-session="beta"] tr[data-task="${slow}"][data-status="exited"]`).waitFor()
+    expect(await row('beta', slow).locator('td.exit').textContent()).toBe('code 143 (cancelled)')
+    const action = new RegExp(
+      `login 1 \\(127\\.0\\.0\\.1\\): stop ${slow} \\(counter\\) of session beta: ended \\(code 143\\)$`,
+    )
+    await page.locator('#actions li', { hasText: action }).waitFor()
+    expect(server.stderr()).toMatch(
+      new RegExp(
+        `operator page: login 1 \\(127\\.0\\.0\\.1\\) asked to stop ${slow} \\(counter\\) of session beta at \\d{4}-`,
+      ),
+    )
+    // Another tail replaces the one open.
+    await row('beta', fast).locator('button[data-open]').click()
+    await page.locator('#tail-title', { hasText: `${fast} counter` }).waitFor()
+    await page.locator('#tail-events li').nth(20).waitFor()
+    // docs/operator-page.png is this screenshot (TOOLVISOR_SCREENSHOT=docs/operator-page.png).
+    if (process.env.TOOLVISOR_SCREENSHOT) await page.screenshot({ path: process.env.TOOLVISOR_SCREENSHOT })
+    // End a session, confirmed: what it owned stops; it shows as closed.
+    await page.locator('[data-session="alpha"] button[data-end]').click()
+    await page.locator('#confirm-ok').click()
+    await page
+      .locator(`[data-session="alpha"].closed tr[data-task="${ticking}"][data-status="exited"]`)
+      .waitFor()
+    expect(problems).toEqual([])
+    expect(requests.filter((path) => path === '/ui/events')).toEqual(['/ui/events'])
+    const tails = requests.filter((path) => path.startsWith('/ui/tail/'))
+    expect(tails).toEqual([`/ui/tail/${ticking}`, `/ui/tail/${done}`, `/ui/tail/${fast}`])
+    expect(requests.filter((path) => path.startsWith('/ui/api/'))).toEqual([
+      '/ui/api/page',
+      '/ui/api/stop',
+      '/ui/api/end',
+    ])
+    server.child.kill('SIGTERM')
+    expect(await server.exited).toBe(0)
+  }, 90_000)
+})

@@ -1,0 +1,183 @@
+// The tail of one process: its events and stderr as they arrive (an EventSource on
+// /ui/tail/<task>), and older ones paged back on demand (/ui/api/page, /ui/api/stderr).
+import { bytes, el, exitText } from '/ui/render.js'
+
+/** Lines kept in the events list; older ones leave it (and come back with Older). */
+const KEEP_EVENTS = 2000
+/** Characters of stderr kept on screen. */
+const KEEP_STDERR = 512 * 1024
+
+const $ = (id) => document.getElementById(id)
+
+export class TailView {
+  constructor(onError) {
+    this.onError = onError
+    this.current = undefined
+    $('tail-close').addEventListener('click', () => this.close())
+    $('tail-older').addEventListener('click', () => void this.older())
+  }
+
+  /** Opens the tail of `task` of `session` (closing the one open). */
+  open(session, task, tool) {
+    this.close()
+    const query = `session=${encodeURIComponent(session)}`
+    const source = new EventSource(`/ui/tail/${encodeURIComponent(task)}?${query}`)
+    this.current = {
+      session,
+      task,
+      tool,
+      source,
+      first: undefined,
+      next: 0,
+      total: 0,
+      stderrFirst: undefined,
+      stderrNext: 0,
+    }
+    $('tail').hidden = false
+    $('tail-title').replaceChildren(
+      el('code', {}, task),
+      ` ${tool} · `,
+      session === '' ? 'every session' : el('code', {}, session),
+    )
+    $('tail-events').replaceChildren()
+    $('tail-stderr').replaceChildren()
+    this.note('')
+    source.addEventListener('events', (message) => this.events(JSON.parse(message.data)))
+    source.addEventListener('stderr', (message) => this.stderr(JSON.parse(message.data)))
+    source.addEventListener('end', (message) => this.end(JSON.parse(message.data)))
+    source.addEventListener('error', () => {
+      if (source.readyState === EventSource.CLOSED && this.current?.source === source && !this.current.ended)
+        this.note('The tail closed: the task is gone, or the page was logged out.')
+    })
+    this.counts()
+  }
+
+  /** The task's row in the state, to show its status beside the title. */
+  update(task) {
+    if (!this.current || !task) return
+    $('tail-status').className = `status status-${task.status}`
+    $('tail-status').textContent = task.exit ? `${task.status}: ${exitText(task.exit)}` : task.status
+  }
+
+  close() {
+    if (!this.current) return
+    this.current.source.close()
+    this.current = undefined
+    $('tail').hidden = true
+  }
+
+  /** Who is open: `{session, task}`. */
+  get selected() {
+    return this.current ? { session: this.current.session, task: this.current.task } : undefined
+  }
+
+  note(text) {
+    $('tail-note').textContent = text
+    $('tail-note').hidden = text === ''
+  }
+
+  events(run) {
+    const tail = this.current
+    const list = $('tail-events')
+    if (run.skipped) {
+      list.replaceChildren()
+      tail.first = undefined
+      this.note(`${run.skipped} events went by faster than this page reads; Older pages back through them.`)
+    }
+    const follow = atBottom(list)
+    for (const line of run.events) list.append(eventLine(line))
+    if (tail.first === undefined && run.events.length > 0) tail.first = run.events[0].seq
+    while (list.childElementCount > KEEP_EVENTS) {
+      list.firstElementChild.remove()
+      tail.first = Number(list.firstElementChild.dataset.seq)
+    }
+    tail.next = run.next
+    tail.total = run.total
+    if (follow) list.scrollTop = list.scrollHeight
+    this.counts()
+  }
+
+  stderr(run) {
+    const tail = this.current
+    const pre = $('tail-stderr')
+    const follow = atBottom(pre)
+    if (run.skipped) pre.append(el('span', { class: 'skipped' }, `\n… ${bytes(run.skipped)} not kept …\n`))
+    pre.append(el('span', { 'data-from': run.from }, run.text))
+    if (tail.stderrFirst === undefined) tail.stderrFirst = run.from
+    while (pre.textContent.length > KEEP_STDERR && pre.childElementCount > 1) {
+      pre.firstElementChild.remove()
+      tail.stderrFirst = Number(pre.firstElementChild.dataset.from ?? tail.stderrFirst)
+    }
+    tail.stderrNext = run.next
+    tail.stderrTotal = run.total
+    if (follow) pre.scrollTop = pre.scrollHeight
+    this.counts()
+  }
+
+  end(message) {
+    this.current.ended = true
+    this.current.source.close()
+    this.note(`Ended: ${exitText(message.exit)}.`)
+  }
+
+  /** Pages back: the 100 events before the first shown, and 16 KiB of stderr before the first shown. */
+  async older() {
+    const tail = this.current
+    if (!tail) return
+    const query = `task=${encodeURIComponent(tail.task)}&session=${encodeURIComponent(tail.session)}`
+    const first = tail.first ?? tail.next
+    if (first > 0) {
+      const offset = Math.max(0, first - 100)
+      const run = await getJson(`/ui/api/page?${query}&offset=${offset}&max=${first - offset}`, this.onError)
+      if (run && this.current === tail) {
+        $('tail-events').prepend(...run.events.map(eventLine))
+        if (run.events.length > 0) tail.first = run.events[0].seq
+        if (run.elided) this.note(`${run.elided} events could not be read back.`)
+      }
+    }
+    const from = tail.stderrFirst ?? tail.stderrNext
+    if (from > 0) {
+      const offset = Math.max(0, from - 16384)
+      const run = await getJson(`/ui/api/stderr?${query}&offset=${offset}&max=${from - offset}`, this.onError)
+      if (run && this.current === tail && run.text) {
+        $('tail-stderr').prepend(el('span', { 'data-from': run.from }, run.text))
+        tail.stderrFirst = run.from
+      }
+    }
+    this.counts()
+  }
+
+  counts() {
+    const tail = this.current
+    if (!tail) return
+    const shown = $('tail-events').childElementCount
+    $('tail-count').textContent =
+      `${shown} shown of ${tail.total}${tail.first > 0 ? ` (from #${tail.first})` : ''}`
+    $('tail-bytes').textContent = tail.stderrTotal ? `${bytes(tail.stderrTotal)} in all` : ''
+    $('tail-older').disabled = !((tail.first ?? tail.next) > 0 || (tail.stderrFirst ?? tail.stderrNext) > 0)
+  }
+}
+
+function eventLine(line) {
+  return el(
+    'li',
+    { 'data-seq': line.seq },
+    el('span', { class: 'seq' }, `#${line.seq}`),
+    el('code', {}, line.text),
+    line.cut ? el('span', { class: 'cut' }, ` … (${line.cut} characters, cut)`) : '',
+  )
+}
+
+function atBottom(node) {
+  return node.scrollHeight - node.scrollTop - node.clientHeight < 24
+}
+
+async function getJson(url, onError) {
+  const response = await fetch(url, { credentials: 'same-origin' })
+  const body = await response.json().catch(() => ({}))
+  if (!response.ok) {
+    onError(body.error ?? `${url}: ${response.status}`)
+    return undefined
+  }
+  return body
+}
