@@ -162,7 +162,7 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     expect(taggedCommands(tag).some((command) => command.includes(' mcp '))).toBe(true)
   })
 
-  it('answers initialize while a describe still runs, serves what is loaded, and announces the rest when it is', async () => {
+  it('answers initialize while a describe still runs; a tools/list waits for the load, and the tools are announced', async () => {
     const box = tempDir('tv-mcp-slow-')
     const release = join(tempDir('tv-mcp-release-'), 'release')
     writeFileSync(
@@ -178,17 +178,21 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
       await eventually(() => taggedCommands(tag).some((command) => command.endsWith('late describe'))),
     ).toBe(true)
     expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true })
-    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['processes'])
     const announced = new Promise<void>((resolve) =>
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
     )
+    // A tools/list sent now is held until the load ends: a client that lists once sees every tool.
+    let listed: string[] | undefined
+    const listing = client.listTools().then((answer) => {
+      listed = answer.tools.map((t) => t.name).sort()
+    })
+    const pong = await client.ping()
+    expect(pong).toEqual({})
+    expect(listed).toBeUndefined()
     writeFileSync(release, '')
+    await listing
+    expect(listed).toEqual(['late', 'processes', 'word_count'])
     await announced
-    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([
-      'late',
-      'processes',
-      'word_count',
-    ])
     expect(textOf(await client.callTool({ name: 'late', arguments: {} }))).toBe('late\n')
     expect(stderr()).toContain(
       `\ntoolvisor: tool not loaded: ${join(box, 'broken')}: describe exited with code 1`,

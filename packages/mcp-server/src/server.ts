@@ -48,6 +48,14 @@ export interface McpServerOptions {
    */
   readonly mailbox?: Mailbox
   /**
+   * Resolves once the tools are loaded (a CLI answers `initialize` first and loads its toolboxes
+   * after). A `tools/list` that comes before waits for it, up to `firstLoadWaitMs`, so a client
+   * that lists tools once and ignores `notifications/tools/list_changed` still sees them.
+   */
+  readonly firstLoad?: Promise<unknown>
+  /** How long a `tools/list` waits for `firstLoad`. Default 15,000 ms. */
+  readonly firstLoadWaitMs?: number
+  /**
    * The most bytes of mail folded into one result; 0: never fold (`processes wait` reads it).
    * Default `MCP_DEFAULT_LIMITS.mailBytes` (16 KiB).
    */
@@ -144,7 +152,8 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
     : undefined
   const server = sdkServer(options, tools)
   const inflight = new Inflight()
-  serveTools(server, inflight, callHandler({ tools, sessionId, limits, log, mail }), tools)
+  const loaded = firstLoadOf(options)
+  serveTools(server, inflight, callHandler({ tools, sessionId, limits, log, mail }), tools, loaded)
   const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
   let state: 'new' | 'connected' | 'closed' = 'new'
   let unwatch = (): void => {}
@@ -219,11 +228,39 @@ function serveTools(
   inflight: Inflight,
   handle: ReturnType<typeof callHandler>,
   tools: ToolRegistry,
+  loaded: () => Promise<void>,
 ): void {
-  server.setRequestHandler(ListToolsRequestSchema, () => listTools(tools))
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    await loaded()
+    return listTools(tools)
+  })
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
     inflight.track(handle(request, extra), request.params.name),
   )
+}
+
+/** Waits for the first load (never failing, and at most `firstLoadWaitMs`); at once once it is done. */
+function firstLoadOf(options: McpServerOptions): () => Promise<void> {
+  const first = options.firstLoad
+  if (first === undefined) return () => Promise.resolve()
+  let done = false
+  const settled = first.then(
+    () => {
+      done = true
+    },
+    () => {
+      done = true
+    },
+  )
+  return async () => {
+    if (done) return
+    let timer: NodeJS.Timeout | undefined
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, options.firstLoadWaitMs ?? 15_000)
+    })
+    await Promise.race([settled, bound])
+    clearTimeout(timer)
+  }
 }
 
 /** Closes the connection's session (stopping what it owns), unless it is kept; never rejects. */

@@ -151,6 +151,12 @@ async function serveLocal(
   signals.on('SIGINT', onSignal)
   signals.on('SIGTERM', onSignal)
   let loading = loadFirst ? Promise.resolve(await loadToolboxes(composed, config.toolboxes, io)) : undefined
+  // A tools/list before the toolboxes are loaded waits for them (bounded): clients that list once
+  // and never refresh (Codex, the Inspector's --cli) still see every tool.
+  let markLoaded!: () => void
+  const firstLoad = new Promise<void>((resolve) => {
+    markLoaded = resolve
+  })
   try {
     const serving = serveStdio(composed.tools, {
       name: 'toolvisor',
@@ -161,10 +167,12 @@ async function serveLocal(
       mailbox: composed.mailbox,
       ...(config.mailBytes !== undefined ? { mailBytes: config.mailBytes } : {}),
       origin: 'mcp-stdio',
+      firstLoad,
       ...(session !== undefined ? { sessionId: session } : {}),
       ...limits,
     })
     loading ??= loadToolboxes(composed, config.toolboxes, io)
+    void loading.finally(markLoaded)
     await serving
     return 0
   } finally {
