@@ -36,7 +36,17 @@ export { runuserRunAs, setprivRunAs } from './run-as.js'
 export { RAW_ONESHOT, RUNTIME_DEFAULTS, Runtime } from './runtime.js'
 export type { Spawned } from './spawn.js'
 export { assemble, spawnLaunch } from './spawn.js'
-export type { AddTaskOptions, TaskCompletion, TaskInfo, TaskKind, TaskRead, TaskRegistry } from './tasks.js'
+export type { StreamBytes, StreamRange } from './stream-bytes.js'
+export { endOf, newestBytes } from './stream-bytes.js'
+export type {
+  AddTaskOptions,
+  TaskBytes,
+  TaskCompletion,
+  TaskInfo,
+  TaskKind,
+  TaskRead,
+  TaskRegistry,
+} from './tasks.js'
 export { createTaskRegistry, foreignTask } from './tasks.js'
 export { LaunchersToken, RuntimeToken, sandboxMechanismToken, TasksToken } from './tokens.js'
 export type {

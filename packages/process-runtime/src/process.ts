@@ -81,6 +81,7 @@ export class ToolProcess implements ManagedProcess {
       id,
       spillDir: host.state.spillDir,
       options: host.options,
+      ...(start.resultBytes !== undefined ? { resultBytes: start.resultBytes } : {}),
       spec: this.#spec,
       onReady: () => this.#becomeReady(),
       onActivity: () => this.#timers.touch(),
@@ -119,6 +120,10 @@ export class ToolProcess implements ManagedProcess {
 
   stderr(): CapturedOutput {
     return capture(this.#output.stderr)
+  }
+
+  bytes(stream: 'stdout' | 'stderr', offset: number, length: number): Buffer {
+    return this.#output[stream].read(offset, length)
   }
 
   heldBytes(): number {
