@@ -47,6 +47,7 @@ export type {
   TaskRead,
   TaskRegistry,
 } from './tasks.js'
+export { LOST_ON_RESTART } from './task-entry.js'
 export { createTaskRegistry, foreignTask } from './tasks.js'
 export { LaunchersToken, RuntimeToken, sandboxMechanismToken, TasksToken } from './tokens.js'
 export type {

@@ -23,7 +23,7 @@ export interface Entry {
 }
 
 /** The why of a task an earlier run lost. */
-export const LOST = 'lost on restart'
+export const LOST_ON_RESTART = 'lost on restart'
 
 /** A task as callers see it. */
 export function info(entry: Entry): TaskInfo {

@@ -1,5 +1,5 @@
 import { RuntimeError } from './errors.js'
-import { bytesOf, type Entry, endOrTimeout, info, LOST, pageOf } from './task-entry.js'
+import { bytesOf, type Entry, endOrTimeout, info, LOST_ON_RESTART, pageOf } from './task-entry.js'
 import type {
   AddTaskOptions,
   TaskBytes,
@@ -233,8 +233,8 @@ class Tasks implements TaskRegistry {
       label: undefined,
       startedAt: new Date(lost.startedAt),
       process: undefined,
-      exit: { status: 'failed', code: null, signal: null, reason: 'exit', why: LOST, at: new Date() },
-      lostWhy: LOST,
+      exit: { status: 'failed', code: null, signal: null, reason: 'exit', why: LOST_ON_RESTART, at: new Date() },
+      lostWhy: LOST_ON_RESTART,
       cursors: new Map(),
       byteCursors: new Map(),
       waiters: 0,

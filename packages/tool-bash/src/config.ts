@@ -9,8 +9,8 @@ export const PROFILES = ['dsh', 'hyperhive', 'toolnexus'] as const
 /** A profile's name. */
 export type ProfileName = (typeof PROFILES)[number]
 
-/** The operator's configuration of the bash tools (`toolvisor.json` `bash`). */
-export const BashConfig = z
+/** The fields of the bash tools' configuration (`toolvisor.json` `bash`), every one optional. */
+export const BashConfigFields = z
   .object({
     /** Whose words: `dsh` (seed 001, the default), `hyperhive` (seed 002), `toolnexus` (seed 004). */
     profile: z.enum(PROFILES).default('dsh'),
@@ -35,11 +35,15 @@ export const BashConfig = z
     keepControls: z.boolean().default(false),
   })
   .strict()
-  .refine((config) => config.defaultTimeoutMs <= config.maxTimeoutMs, {
+
+/** The operator's configuration of the bash tools: `BashConfigFields`, checked together. */
+export const BashConfig = BashConfigFields.refine(
+  (config) => config.defaultTimeoutMs <= config.maxTimeoutMs,
+  {
     message: 'defaultTimeoutMs must not exceed maxTimeoutMs',
     path: ['defaultTimeoutMs'],
-  })
-  .prefault({})
+  },
+).prefault({})
 
 /** The configuration as validated. */
 export type BashOptions = z.output<typeof BashConfig>

@@ -1,6 +1,6 @@
 export type { Field, Fields, Kind, Parsed } from './args.js'
 export type { BashOptions, ProfileName } from './config.js'
-export { BashConfig, PROFILES } from './config.js'
+export { BashConfig, BashConfigFields, PROFILES } from './config.js'
 export type { BashErrorCode } from './errors.js'
 export { BashError, BashErrorCodes } from './errors.js'
 export type { BackgroundShellInfo, BashHost } from './host.js'

@@ -1,3 +1,4 @@
+import { accessSync, constants } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import { definePlugin } from '@toolvisor/kernel'
 import { MailboxToken } from '@toolvisor/mailbox'
@@ -64,7 +65,17 @@ export const bashPlugin = definePlugin({
 /** The bash to run: the configured one, else `bash` on toolvisor's own PATH (never the command's). */
 function bashExecutable(configured: string | undefined): string {
   const path = pinnedExecutable(configured ?? 'bash')
-  if (isAbsolute(path)) return path
+  try {
+    if (isAbsolute(path)) {
+      accessSync(path, constants.X_OK)
+      return path
+    }
+  } catch {
+    throw new BashError(
+      'BASH_ERR_NO_BASH',
+      `tool-bash: bash ${path} is not an executable file; set the bash option to one`,
+    )
+  }
   throw new BashError(
     'BASH_ERR_NO_BASH',
     `tool-bash: no bash found on PATH (${process.env.PATH ?? ''}); install bash or set the bash option to its path`,

@@ -1,6 +1,11 @@
 // Every refusal of the bash tools, asserted exactly: seed 001's validation texts, and ours in its form.
+import { describePlugin } from '@toolvisor/describe-v2'
+import { Kernel } from '@toolvisor/kernel'
+import { runtimePlugin } from '@toolvisor/process-runtime'
+import { toolboxPlugin } from '@toolvisor/toolbox'
 import { describe, expect, it } from 'vitest'
-import { compose } from './helpers.js'
+import { BashError, bashPlugin } from '../src/index.js'
+import { compose, tempDir } from './helpers.js'
 
 describe('bash tools (seed 001): bad input', () => {
   it("refuses bad arguments with seed 001's texts, starting nothing", async () => {
@@ -110,5 +115,30 @@ describe('bash tools (seed 001): bad input', () => {
     }
     expect(tasks.get(task.id, 'alice').exit).toBeUndefined()
     await tasks.cancel(task.id, 'alice')
+  })
+})
+
+describe('bash plugin: bad configuration', () => {
+  it('refuses a bash that is not there, and bounds that contradict each other, naming them', async () => {
+    const missing = new Kernel()
+    missing.use(runtimePlugin, { stateDir: tempDir() })
+    missing.use(toolboxPlugin, {})
+    missing.use(describePlugin)
+    const loading = missing.use(bashPlugin, { bash: '/nonexistent/bash' })
+    const error = await Promise.resolve(loading).then(
+      () => undefined,
+      (e: unknown) => e as Error & { cause?: unknown },
+    )
+    const cause = error?.cause
+    expect(BashError.is(cause) && cause.code).toBe('BASH_ERR_NO_BASH')
+    expect((cause as Error).message).toBe(
+      'tool-bash: bash /nonexistent/bash is not an executable file; set the bash option to one',
+    )
+    await missing.dispose()
+    const contradicting = new Kernel()
+    expect(() => contradicting.use(bashPlugin, { defaultTimeoutMs: 5000, maxTimeoutMs: 1000 })).toThrow(
+      /defaultTimeoutMs must not exceed maxTimeoutMs/,
+    )
+    await contradicting.dispose()
   })
 })
