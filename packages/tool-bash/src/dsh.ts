@@ -55,66 +55,72 @@ const TASK_FIELDS = {
 
 /** The three tools of seed 001 over `services`. */
 export function dshTools(services: BashServices): Tool[] {
-  return [
-    bashTool({
-      name: 'bash',
-      description:
-        'Run a bash command (`bash -c`) and return its stdout, then its stderr after `[stderr]`. Every call is a ' +
-        'fresh shell: nothing (cwd, variables) carries over, so pass `workdir` instead of `cd`. A non-zero exit ' +
-        'shows as `[exit code: N]`, a timeout as `[timed out after Nms]`, a signal as `[killed by signal: SIG]`. ' +
-        'Long output keeps its end and names a file with all of it. For a long-running command set ' +
-        '`run_in_background`: read it with `bash_output`, stop it with `bash_kill`.',
-      fields: bashFields(services.options),
-      async run(args, ctx) {
-        const background = args.run_in_background === true
-        if (!background && args.name !== undefined)
-          throw invalid('invalid name: only a background task has a name')
-        if (!background && args.wait_seconds !== undefined) {
-          throw invalid(
-            'invalid wait_seconds: only a background task is waited for (run_in_background: true)',
-          )
-        }
-        const command = commandOf(services, { command: args.command, workdir: args.workdir, ctx })
-        if (!background) return foreground(services, command, timeoutOf(services.options, args.timeoutMs))
-        const task = services.launcher.background(services.tasks, command, {
-          ...(args.name !== undefined ? { name: args.name } : {}),
-        })
-        return (
-          (await inline(services, task.id, args.wait_seconds ?? 0, ctx)) ??
-          answer(`started background task ${task.id}`)
-        )
-      },
-    }),
-    bashTool({
-      name: 'bash_output',
-      description:
-        'Read a background task started by `bash` with `run_in_background`: only the output produced since your ' +
-        'previous read (or `(no new output)`), then its status: `[status: running]`, `[status: killed]`, ' +
-        '`[status: killed by SIG]` or `[status: completed, exit code: N]`. Poll again later for more.',
-      fields: TASK_FIELDS,
-      async run(args, ctx) {
-        bashTask(services, args.task_id, ctx.sessionId)
-        const read = services.tasks.readBytes(args.task_id, ctx.sessionId, {
-          max: services.options.outputBytes,
-          utf8: true,
-        })
-        return answer(outputText(read, services.render), false, spills(read))
-      },
-    }),
-    bashTool({
-      name: 'bash_kill',
-      description:
-        'Stop a background task started by `bash`: SIGTERM to its whole process group (and whatever it started ' +
-        'that left the group), then SIGKILL after a grace period.',
-      fields: TASK_FIELDS,
-      async run(args, ctx) {
-        const task = bashTask(services, args.task_id, ctx.sessionId)
-        if (task.exit !== undefined) return answer(`task ${task.id} had already finished`)
-        await services.tasks.cancel(task.id, ctx.sessionId)
-        return answer(`killed background task ${task.id}`)
-      },
-    }),
-  ]
+  return [bash(services), bashOutput(services), bashKill(services)]
+}
+
+function bash(services: BashServices): Tool {
+  return bashTool({
+    name: 'bash',
+    description:
+      'Run a bash command (`bash -c`) and return its stdout, then its stderr after `[stderr]`. Every call is a ' +
+      'fresh shell: nothing (cwd, variables) carries over, so pass `workdir` instead of `cd`. A non-zero exit ' +
+      'shows as `[exit code: N]`, a timeout as `[timed out after Nms]`, a signal as `[killed by signal: SIG]`. ' +
+      'Long output keeps its end and names a file with all of it. For a long-running command set ' +
+      '`run_in_background`: read it with `bash_output`, stop it with `bash_kill`.',
+    fields: bashFields(services.options),
+    async run(args, ctx) {
+      const background = args.run_in_background === true
+      if (!background && args.name !== undefined)
+        throw invalid('invalid name: only a background task has a name')
+      if (!background && args.wait_seconds !== undefined) {
+        throw invalid('invalid wait_seconds: only a background task is waited for (run_in_background: true)')
+      }
+      const command = commandOf(services, { command: args.command, workdir: args.workdir, ctx })
+      if (!background) return foreground(services, command, timeoutOf(services.options, args.timeoutMs))
+      const task = services.launcher.background(services.tasks, command, {
+        ...(args.name !== undefined ? { name: args.name } : {}),
+      })
+      return (
+        (await inline(services, task.id, args.wait_seconds ?? 0, ctx)) ??
+        answer(`started background task ${task.id}`)
+      )
+    },
+  })
+}
+
+function bashOutput(services: BashServices): Tool {
+  return bashTool({
+    name: 'bash_output',
+    description:
+      'Read a background task started by `bash` with `run_in_background`: only the output produced since your ' +
+      'previous read (or `(no new output)`), then its status: `[status: running]`, `[status: killed]`, ' +
+      '`[status: killed by SIG]` or `[status: completed, exit code: N]`. Poll again later for more.',
+    fields: TASK_FIELDS,
+    async run(args, ctx) {
+      bashTask(services, args.task_id, ctx.sessionId)
+      const read = services.tasks.readBytes(args.task_id, ctx.sessionId, {
+        max: services.options.outputBytes,
+        utf8: true,
+      })
+      return answer(outputText(read, services.render), false, spills(read))
+    },
+  })
+}
+
+function bashKill(services: BashServices): Tool {
+  return bashTool({
+    name: 'bash_kill',
+    description:
+      'Stop a background task started by `bash`: SIGTERM to its whole process group (and whatever it started ' +
+      'that left the group), then SIGKILL after a grace period.',
+    fields: TASK_FIELDS,
+    async run(args, ctx) {
+      const task = bashTask(services, args.task_id, ctx.sessionId)
+      if (task.exit !== undefined) return answer(`task ${task.id} had already finished`)
+      await services.tasks.cancel(task.id, ctx.sessionId)
+      return answer(`killed background task ${task.id}`)
+    },
+  })
 }
 
 /**

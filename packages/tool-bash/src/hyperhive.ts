@@ -31,76 +31,85 @@ export interface HyperhiveReport {
 
 /** The three tools of seed 002 over `services`. */
 export function hyperhiveTools(services: BashServices): Tool[] {
+  return [run(services), status(services), kill(services)]
+}
+
+function run(services: BashServices): Tool {
   const cap = services.options.maxWaitSeconds
-  return [
-    bashTool({
-      name: 'run',
-      description:
-        'Submit a shell command (run by bash) as a background task. By default waits 3 s inline: a command done ' +
-        'by then answers with its full status, else the answer is `task started: id=<id>` and its completion ' +
-        'arrives as mail. Poll with `status`, stop with `kill`.',
-      fields: {
-        cmd: { kind: 'text', required: true, description: 'The command.' },
-        timeout_secs: {
-          kind: 'positive',
-          description: 'Kill it after this many seconds (status timed_out). Default: none.',
-        },
-        wait_seconds: {
-          kind: 'seconds',
-          description: `Inline wait before returning (default 3, at most ${cap}; 0: none).`,
-        },
-        name: {
-          kind: 'name',
-          description: 'The task id to use (a-z, 0-9, -; at most 63), free again once its task ended.',
-        },
+  return bashTool({
+    name: 'run',
+    description:
+      'Submit a shell command (run by bash) as a background task. By default waits 3 s inline: a command done ' +
+      'by then answers with its full status, else the answer is `task started: id=<id>` and its completion ' +
+      'arrives as mail. Poll with `status`, stop with `kill`.',
+    fields: {
+      cmd: { kind: 'text', required: true, description: 'The command.' },
+      timeout_secs: {
+        kind: 'positive',
+        description: 'Kill it after this many seconds (status timed_out). Default: none.',
       },
-      async run(args, ctx) {
-        const command = commandOf(services, { command: args.cmd, workdir: undefined, ctx })
-        const task = services.launcher.background(services.tasks, command, {
-          ...(args.name !== undefined ? { name: args.name } : {}),
-          ...(args.timeout_secs !== undefined ? { timeoutMs: args.timeout_secs * 1000 } : {}),
-        })
-        const ended = await waitInline(services, task.id, args.wait_seconds ?? DEFAULT_WAIT_SECONDS, ctx)
-        return ended ? reportAnswer(services, ended, ctx) : answer(`task started: id=${task.id}`)
+      wait_seconds: {
+        kind: 'seconds',
+        description: `Inline wait before returning (default 3, at most ${cap}; 0: none).`,
       },
-    }),
-    bashTool({
-      name: 'status',
-      description:
-        'The status of a task from `run`: pending, running, done, timed_out, interrupted (a restart killed it) or ' +
-        `killed; its exit code, run duration, the last 4 KiB of stdout and stderr and the files with all of them. ` +
-        `wait_seconds (at most ${cap}) waits inline for it to finish first.`,
-      fields: {
-        id: { kind: 'id', required: true, description: 'The task id from `run`.' },
-        wait_seconds: {
-          kind: 'seconds',
-          description: `Wait up to this long for it to finish (at most ${cap}).`,
-        },
+      name: {
+        kind: 'name',
+        description: 'The task id to use (a-z, 0-9, -; at most 63), free again once its task ended.',
       },
-      async run(args, ctx) {
-        const task = bashTask(services, args.id, ctx.sessionId)
-        const ended = task.exit ? task : await waitInline(services, task.id, args.wait_seconds ?? 0, ctx)
-        return reportAnswer(services, ended ?? services.tasks.get(task.id, ctx.sessionId), ctx)
+    },
+    async run(args, ctx) {
+      const command = commandOf(services, { command: args.cmd, workdir: undefined, ctx })
+      const task = services.launcher.background(services.tasks, command, {
+        ...(args.name !== undefined ? { name: args.name } : {}),
+        ...(args.timeout_secs !== undefined ? { timeoutMs: args.timeout_secs * 1000 } : {}),
+      })
+      const ended = await waitInline(services, task.id, args.wait_seconds ?? DEFAULT_WAIT_SECONDS, ctx)
+      return ended ? reportAnswer(services, ended, ctx) : answer(`task started: id=${task.id}`)
+    },
+  })
+}
+
+function status(services: BashServices): Tool {
+  const cap = services.options.maxWaitSeconds
+  return bashTool({
+    name: 'status',
+    description:
+      'The status of a task from `run`: pending, running, done, timed_out, interrupted (a restart killed it) or ' +
+      `killed; its exit code, run duration, the last 4 KiB of stdout and stderr and the files with all of them. ` +
+      `wait_seconds (at most ${cap}) waits inline for it to finish first.`,
+    fields: {
+      id: { kind: 'id', required: true, description: 'The task id from `run`.' },
+      wait_seconds: {
+        kind: 'seconds',
+        description: `Wait up to this long for it to finish (at most ${cap}).`,
       },
-    }),
-    bashTool({
-      name: 'kill',
-      description:
-        'Stop a task from `run`: SIGINT to its whole process group (force: SIGKILL); returns at once, the end ' +
-        'arrives as mail. A task that ignores SIGINT gets SIGKILL after a grace period.',
-      fields: {
-        id: { kind: 'id', required: true, description: 'The task id from `run`.' },
-        force: { kind: 'boolean', description: 'SIGKILL at once instead of SIGINT.' },
-      },
-      async run(args, ctx) {
-        const task = bashTask(services, args.id, ctx.sessionId)
-        if (task.exit !== undefined) return answer(`task ${task.id} had already finished`)
-        const force = args.force === true
-        void services.tasks.cancel(task.id, ctx.sessionId, force ? { force } : {}).catch(() => {})
-        return answer(`sent ${force ? 'SIGKILL' : 'SIGINT'} to task ${task.id}`)
-      },
-    }),
-  ]
+    },
+    async run(args, ctx) {
+      const task = bashTask(services, args.id, ctx.sessionId)
+      const ended = task.exit ? task : await waitInline(services, task.id, args.wait_seconds ?? 0, ctx)
+      return reportAnswer(services, ended ?? services.tasks.get(task.id, ctx.sessionId), ctx)
+    },
+  })
+}
+
+function kill(services: BashServices): Tool {
+  return bashTool({
+    name: 'kill',
+    description:
+      'Stop a task from `run`: SIGINT to its whole process group (force: SIGKILL); returns at once, the end ' +
+      'arrives as mail. A task that ignores SIGINT gets SIGKILL after a grace period.',
+    fields: {
+      id: { kind: 'id', required: true, description: 'The task id from `run`.' },
+      force: { kind: 'boolean', description: 'SIGKILL at once instead of SIGINT.' },
+    },
+    async run(args, ctx) {
+      const task = bashTask(services, args.id, ctx.sessionId)
+      if (task.exit !== undefined) return answer(`task ${task.id} had already finished`)
+      const force = args.force === true
+      void services.tasks.cancel(task.id, ctx.sessionId, force ? { force } : {}).catch(() => {})
+      return answer(`sent ${force ? 'SIGKILL' : 'SIGINT'} to task ${task.id}`)
+    },
+  })
 }
 
 function reportAnswer(services: BashServices, task: TaskInfo, ctx: ToolCallContext): ToolResult {

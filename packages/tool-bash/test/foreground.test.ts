@@ -36,9 +36,9 @@ describe('bash (seed 001), foreground', () => {
     const { call } = await compose()
     const trapped = await call(
       'bash',
-      bash('trap "echo trapped; exit 0" TERM; echo started; sleep 60 & wait', { timeoutMs: 400 }),
+      bash('trap "echo trapped; exit 0" TERM; echo started; sleep 60 & wait', { timeoutMs: 2000 }),
     )
-    expect(trapped).toMatchObject({ text: 'started\ntrapped\n[timed out after 400ms]', isError: false })
+    expect(trapped).toMatchObject({ text: 'started\ntrapped\n[timed out after 2000ms]', isError: false })
     const killed = await call('bash', bash('sleep 60', { timeoutMs: 300 }))
     expect(killed.text).toBe('(no output)\n[timed out after 300ms]\n[killed by signal: SIGTERM]')
   })
