@@ -38,6 +38,7 @@ export type { Spawned } from './spawn.js'
 export { assemble, spawnLaunch } from './spawn.js'
 export type { StreamBytes, StreamRange } from './stream-bytes.js'
 export { endOf, newestBytes } from './stream-bytes.js'
+export { LOST_ON_RESTART } from './task-entry.js'
 export type {
   AddTaskOptions,
   TaskBytes,
@@ -47,7 +48,6 @@ export type {
   TaskRead,
   TaskRegistry,
 } from './tasks.js'
-export { LOST_ON_RESTART } from './task-entry.js'
 export { createTaskRegistry, foreignTask } from './tasks.js'
 export { LaunchersToken, RuntimeToken, sandboxMechanismToken, TasksToken } from './tokens.js'
 export type {

@@ -32,23 +32,29 @@ export function assemble(
 }
 
 /**
- * `/proc/self/fd/K --env-fd N --status-fd S -- FILE ARGS`: the helper from descriptor K, the
- * tool's environment on N, a failed exec reported on S.
+ * `/proc/self/fd/K --env-bytes L --env-fd N --status-fd S -- FILE ARGS`: the helper from
+ * descriptor K, the tool's environment (L bytes) on N, a failed exec reported on S. With its
+ * length given, the helper reads the environment and goes on at once, without waiting for the
+ * end of the pipe (which Node closes on a later turn of its loop: a wait that a busy machine
+ * makes long).
  */
 function finalExec(launch: Launch, helper: string): Launch {
   const executable = 3 + launch.extraFds.length
   // The run's marker is no secret and no tool's choice: the wrappers carry it too, so the crash
   // path and operators find every process of the run, not only the tools.
   const marker = launch.env[MARKER_VARIABLE]
+  const environment = environmentBlock(launch.env)
   const extraFds: ExtraFd[] = [
     ...launch.extraFds,
     { kind: 'file', path: helper },
-    { kind: 'data', data: environmentBlock(launch.env) },
+    { kind: 'data', data: environment },
     { kind: 'pipe' },
   ]
   return {
     file: `/proc/self/fd/${executable}`,
     args: [
+      '--env-bytes',
+      String(environment.length),
       '--env-fd',
       String(executable + 1),
       '--status-fd',
