@@ -9,7 +9,7 @@ import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs
 import { join, relative } from 'node:path'
 
 /** A build without the C library: no start-up code, no stack protector (it needs the C library's TLS). */
-const FREESTANDING = [
+export const FREESTANDING = [
   '-DTOOLVISOR_FREESTANDING',
   '-static',
   '-nostdlib',
