@@ -89,7 +89,9 @@ async function childBaseline() {
   globalThis.gc?.()
   tell({ phase: 'start' })
   let bytes = 0
-  const child = spawn('bash', ['-c', COMMAND], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn('bash', ['--norc', '--noprofile', '-c', COMMAND], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   child.stdout.on('data', (chunk) => {
     bytes += chunk.length
   })

@@ -21,10 +21,16 @@ const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400)
 const TARGET = 1.3
 const bash = pinnedExecutable('bash')
 
-/** What a careful caller writes by hand: stdio piped, both streams drained, close awaited. */
+/**
+ * What a careful caller writes by hand: stdio piped, both streams drained, close awaited; the same
+ * bash command line as the tool's (`--norc`: no startup file, see `bashArgv`).
+ */
 function bare() {
   return new Promise((resolve, reject) => {
-    const child = spawn(bash, ['-c', 'true'], { stdio: ['pipe', 'pipe', 'pipe'], detached: true })
+    const child = spawn(bash, ['--norc', '--noprofile', '-c', 'true'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    })
     child.on('error', reject)
     child.stdin.end()
     child.stdout.resume()

@@ -11,6 +11,16 @@ import type { ToolCallContext } from '@toolvisor/toolbox'
 /** The name bash tasks and processes carry (`processes list` shows it as their tool). */
 export const BASH_TOOL = 'bash'
 
+/**
+ * `bash --norc --noprofile -c COMMAND`: a non-interactive shell reads no startup file, whatever its
+ * stdin is. Without `--norc`, bash takes stdin being a socket (the runtime's pipes are socket pairs)
+ * for a remote shell daemon's and sources `~/.bashrc` (Debian's build does): a user's prompt setup,
+ * version managers' hooks and their locks would run before every command.
+ */
+export function bashArgv(command: string): string[] {
+  return ['--norc', '--noprofile', '-c', command]
+}
+
 /** One command to run. */
 export interface Command {
   readonly command: string
@@ -31,7 +41,7 @@ export interface LauncherOptions {
 }
 
 /**
- * Starts `bash -c COMMAND` through the runtime's plain-process entry (no describe document), the
+ * Starts `bash -c COMMAND` (`bashArgv`) through the runtime's plain-process entry (no describe document), the
  * one launch path every tool takes: its own process group, the final exec stage, the run's marker
  * (so `setsid` children are swept), the environment policy. Foreground commands are one-shot
  * processes; background ones are tasks of the registry, kind `bash`. Nothing else: reading,
@@ -77,7 +87,7 @@ export class Launcher {
   foreground(command: Command, timeoutMs: number): ManagedProcess {
     return this.#runtime.start({
       tool: this.#foreground,
-      argv: ['-c', command.command],
+      argv: bashArgv(command.command),
       cwd: command.cwd,
       context: contextOf(command.ctx),
       timeoutMs,
@@ -99,7 +109,7 @@ export class Launcher {
     const start = () =>
       this.#runtime.start({
         tool: this.#background,
-        argv: ['-c', command.command],
+        argv: bashArgv(command.command),
         cwd: command.cwd,
         context: contextOf(command.ctx),
         resultBytes: 0,

@@ -1,5 +1,5 @@
 // Seed 001's foreground `bash`: its result texts and markers, asserted exactly.
-import { readFileSync, statSync } from 'node:fs'
+import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { markedProcesses } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
@@ -107,6 +107,25 @@ describe('bash (seed 001), foreground', () => {
         text: `Error: invalid workdir: ${join(project, 'nope')} is not a directory (ENOENT); nothing was started`,
       }),
     )
+  })
+
+  it('reads no startup file, though its stdin is a socket (bash would take that for rshd and source ~/.bashrc)', async () => {
+    const home = tempDir()
+    writeFileSync(join(home, '.bashrc'), 'echo sourced-bashrc\n')
+    writeFileSync(join(home, '.bash_profile'), 'echo sourced-profile\n')
+    // A top-level shell (no SHLVL), as under turbo: the case bash sources ~/.bashrc in.
+    const saved = { HOME: process.env.HOME, SHLVL: process.env.SHLVL }
+    process.env.HOME = home
+    delete process.env.SHLVL
+    try {
+      const { call } = await compose()
+      expect((await call('bash', bash('echo "$HOME"; [ -S /dev/stdin ] && echo socket'))).text).toBe(
+        `${home}\nsocket\n`,
+      )
+    } finally {
+      process.env.HOME = saved.HOME
+      if (saved.SHLVL !== undefined) process.env.SHLVL = saved.SHLVL
+    }
   })
 
   it('ends a command the caller cancels: Error: command aborted', async () => {
