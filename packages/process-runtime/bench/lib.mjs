@@ -70,6 +70,18 @@ export function report(measure, options) {
   return ok
 }
 
+/** Prints the RSS growth of the toolvisor side against the baseline's, with its absolute target. */
+export function reportGrowth(measure, toolvisor, baseline, targetMb) {
+  return report(measure, {
+    toolvisor: toolvisor.growth,
+    baseline: baseline.growth,
+    unit: 'MB',
+    target: `${targetMb} MB of growth`,
+    ok: toolvisor.growth <= targetMb,
+    digits: 1,
+  })
+}
+
 /**
  * Runs `rounds` pairs of `toolvisor()` and `baseline()` (each resolves to a rate), alternating
  * which goes first (AB, BA, AB, ...), so that slow drift of the machine hits both alike. Returns

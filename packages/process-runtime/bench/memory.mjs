@@ -13,7 +13,7 @@ import {
   cleanup,
   preparedTool,
   producers,
-  report,
+  reportGrowth,
   sampleRss,
   slope,
   splitLines,
@@ -128,14 +128,7 @@ if (process.argv[2] === 'child') {
   )
   const toolvisor = await measure('toolvisor')
   const baseline = await measure('baseline')
-  report('rss growth', {
-    toolvisor: toolvisor.growth,
-    baseline: baseline.growth,
-    unit: 'MB',
-    target: `${TARGET_MB} MB of growth`,
-    ok: toolvisor.growth <= TARGET_MB,
-    digits: 1,
-  })
+  reportGrowth('rss growth', toolvisor, baseline, TARGET_MB)
   const drift = toolvisor.slope * (toolvisor.t / 2)
   console.log(
     `memory flat: toolvisor second-half slope ${toolvisor.slope >= 0 ? '+' : ''}${toolvisor.slope.toFixed(2)} MB/s, ` +

@@ -39,15 +39,7 @@ export { assemble, spawnLaunch } from './spawn.js'
 export type { StreamBytes, StreamRange } from './stream-bytes.js'
 export { endOf, newestBytes } from './stream-bytes.js'
 export { LOST_ON_RESTART } from './task-entry.js'
-export type {
-  AddTaskOptions,
-  TaskBytes,
-  TaskCompletion,
-  TaskInfo,
-  TaskKind,
-  TaskRead,
-  TaskRegistry,
-} from './tasks.js'
+export type * from './task-types.js'
 export { createTaskRegistry, foreignTask } from './tasks.js'
 export { LaunchersToken, RuntimeToken, sandboxMechanismToken, TasksToken } from './tokens.js'
 export type {

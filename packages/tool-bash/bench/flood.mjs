@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { report, sampleRss, sleep, verdict } from '../../process-runtime/bench/lib.mjs'
+import { reportGrowth, sampleRss, sleep, verdict } from '../../process-runtime/bench/lib.mjs'
 
 const MiB = 1024 * 1024
 const BYTES = Number(process.env.BENCH_BYTES ?? 1024 * MiB)
@@ -136,14 +136,7 @@ if (process.argv[2] === 'child') {
   )
   const toolvisor = await measure('toolvisor')
   const baseline = await measure('baseline')
-  report('bash flood rss growth', {
-    toolvisor: toolvisor.growth,
-    baseline: baseline.growth,
-    unit: 'MB',
-    target: `${TARGET_MB} MB of growth`,
-    ok: toolvisor.growth <= TARGET_MB,
-    digits: 1,
-  })
+  reportGrowth('bash flood rss growth', toolvisor, baseline, TARGET_MB)
   const told = toolvisor.dropped > 0 && toolvisor.completed && toolvisor.spillBytes === BYTES
   console.log(
     `bash flood reads: ${toolvisor.reads} incremental reads, ${toolvisor.dropped} said what was dropped, the last one completed, spill file complete ${verdict(told)}`,

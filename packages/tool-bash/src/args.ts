@@ -32,6 +32,11 @@ export type Parsed<F extends Fields> = {
     : ValueOf<F[K]['kind']> | undefined
 }
 
+/** The required task id argument every read, status and kill tool takes. */
+export function taskId(description: string) {
+  return { kind: 'id', required: true, description } as const
+}
+
 const NAME = /^[a-z0-9-]{1,63}$/
 
 const SCHEMAS: Record<Kind, Record<string, unknown>> = {

@@ -1,17 +1,17 @@
-/** The `dsh` profile (seed 001, the default): `bash`, `bash_output`, `bash_kill`. */
+/** The `dsh` profile's tools (seed 001, the default): `bash`, `bash_output`, `bash_kill`. */
+import type { TaskInfo } from '@toolvisor/process-runtime'
 import type { Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
-import { invalid } from './args.js'
+import { invalid, taskId } from './args.js'
 import type { BashOptions } from './config.js'
 import { outputText, renderRun, runEnd } from './render.js'
 import {
   answer,
   type BashServices,
-  bashTask,
   bashTool,
-  commandOf,
-  foreground,
+  readTask,
+  runCommand,
   spills,
-  timeoutOf,
+  stopTask,
   waitInline,
 } from './shared.js'
 
@@ -49,16 +49,10 @@ const bashFields = (options: BashOptions) =>
     },
   }) as const
 
-const TASK_FIELDS = {
-  task_id: { kind: 'id', required: true, description: 'The id `bash` returned for the background task.' },
-} as const
+const TASK_FIELDS = { task_id: taskId('The id `bash` returned for the background task.') }
 
-/** The three tools of seed 001 over `services`. */
-export function dshTools(services: BashServices): Tool[] {
-  return [bash(services), bashOutput(services), bashKill(services)]
-}
-
-function bash(services: BashServices): Tool {
+/** Seed 001's `bash`: a foreground command, or a background task (named, waited for inline). */
+export function dshBash(services: BashServices): Tool {
   return bashTool({
     name: 'bash',
     description:
@@ -75,20 +69,16 @@ function bash(services: BashServices): Tool {
       if (!background && args.wait_seconds !== undefined) {
         throw invalid('invalid wait_seconds: only a background task is waited for (run_in_background: true)')
       }
-      const command = commandOf(services, { command: args.command, workdir: args.workdir, ctx })
-      if (!background) return foreground(services, command, timeoutOf(services.options, args.timeoutMs))
-      const task = services.launcher.background(services.tasks, command, {
-        ...(args.name !== undefined ? { name: args.name } : {}),
-      })
-      return (
+      const started = async (task: TaskInfo) =>
         (await inline(services, task.id, args.wait_seconds ?? 0, ctx)) ??
         answer(`started background task ${task.id}`)
-      )
+      return runCommand(services, args, ctx, background ? started : undefined)
     },
   })
 }
 
-function bashOutput(services: BashServices): Tool {
+/** Seed 001's `bash_output`: what is new of a background task, and its status line. */
+export function dshOutput(services: BashServices): Tool {
   return bashTool({
     name: 'bash_output',
     description:
@@ -97,28 +87,23 @@ function bashOutput(services: BashServices): Tool {
       '`[status: killed by SIG]` or `[status: completed, exit code: N]`. Poll again later for more.',
     fields: TASK_FIELDS,
     async run(args, ctx) {
-      bashTask(services, args.task_id, ctx.sessionId)
-      const read = services.tasks.readBytes(args.task_id, ctx.sessionId, {
-        max: services.options.outputBytes,
-        utf8: true,
-      })
+      const read = readTask(services, args.task_id, ctx)
       return answer(outputText(read, services.render), false, spills(read))
     },
   })
 }
 
-function bashKill(services: BashServices): Tool {
+/** Seed 001's `bash_kill`: the group's stop, then the answer. */
+export function dshKill(services: BashServices): Tool {
   return bashTool({
     name: 'bash_kill',
     description:
       'Stop a background task started by `bash`: SIGTERM to its whole process group (and whatever it started ' +
       'that left the group), then SIGKILL after a grace period.',
     fields: TASK_FIELDS,
-    async run(args, ctx) {
-      const task = bashTask(services, args.task_id, ctx.sessionId)
-      if (task.exit !== undefined) return answer(`task ${task.id} had already finished`)
-      await services.tasks.cancel(task.id, ctx.sessionId)
-      return answer(`killed background task ${task.id}`)
+    async run({ task_id: id }, ctx) {
+      const killed = await stopTask(services, id, ctx)
+      return answer(killed ? `killed background task ${id}` : `task ${id} had already finished`)
     },
   })
 }
@@ -135,6 +120,6 @@ async function inline(
 ): Promise<ToolResult | undefined> {
   const ended = await waitInline(services, id, seconds, ctx)
   if (ended === undefined) return undefined
-  const read = services.tasks.readBytes(id, ctx.sessionId, { max: services.options.outputBytes, utf8: true })
+  const read = readTask(services, id, ctx)
   return answer(renderRun(read, runEnd(ended.exit!), services.render), false, { task: id, ...spills(read) })
 }

@@ -1,8 +1,10 @@
 /** The `hyperhive` profile (seed 002): `run`, `status`, `kill`, over the same tasks and launcher. */
+
 import { LOST_ON_RESTART, newestBytes, RuntimeError, type TaskInfo } from '@toolvisor/process-runtime'
 import type { Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
+import { taskId } from './args.js'
 import { stopped } from './render.js'
-import { answer, type BashServices, bashTask, bashTool, commandOf, waitInline } from './shared.js'
+import { answer, type BashServices, bashTask, bashTool, commandOf, stopTask, waitInline } from './shared.js'
 
 /** How much of the end of each stream `status` shows (seed 002: the last 4 KiB). */
 const TAIL_BYTES = 4096
@@ -29,12 +31,8 @@ export interface HyperhiveReport {
   readonly stderr_file: string | null
 }
 
-/** The three tools of seed 002 over `services`. */
-export function hyperhiveTools(services: BashServices): Tool[] {
-  return [run(services), status(services), kill(services)]
-}
-
-function run(services: BashServices): Tool {
+/** Seed 002's `run`: a background task, waited for inline (3 s by default). */
+export function hyperhiveRun(services: BashServices): Tool {
   const cap = services.options.maxWaitSeconds
   return bashTool({
     name: 'run',
@@ -69,21 +67,17 @@ function run(services: BashServices): Tool {
   })
 }
 
-function status(services: BashServices): Tool {
-  const cap = services.options.maxWaitSeconds
+/** Seed 002's `status`, waited for inline when asked. */
+export function hyperhiveStatus(services: BashServices): Tool {
+  const wait = `Wait up to this long for it to finish (at most ${services.options.maxWaitSeconds}).`
+  const description =
+    'The status of a task from `run`: pending, running, done, timed_out, interrupted (a restart killed it) or ' +
+    'killed; its exit code, run duration, the last 4 KiB of stdout and stderr and the files with all of them. ' +
+    'wait_seconds waits inline for it to finish first.'
   return bashTool({
     name: 'status',
-    description:
-      'The status of a task from `run`: pending, running, done, timed_out, interrupted (a restart killed it) or ' +
-      `killed; its exit code, run duration, the last 4 KiB of stdout and stderr and the files with all of them. ` +
-      `wait_seconds (at most ${cap}) waits inline for it to finish first.`,
-    fields: {
-      id: { kind: 'id', required: true, description: 'The task id from `run`.' },
-      wait_seconds: {
-        kind: 'seconds',
-        description: `Wait up to this long for it to finish (at most ${cap}).`,
-      },
-    },
+    description,
+    fields: { id: taskId('The task id from `run`.'), wait_seconds: { kind: 'seconds', description: wait } },
     async run(args, ctx) {
       const task = bashTask(services, args.id, ctx.sessionId)
       const ended = task.exit ? task : await waitInline(services, task.id, args.wait_seconds ?? 0, ctx)
@@ -92,22 +86,23 @@ function status(services: BashServices): Tool {
   })
 }
 
-function kill(services: BashServices): Tool {
+/** Seed 002's `kill`: fire and forget. */
+export function hyperhiveKill(services: BashServices): Tool {
   return bashTool({
     name: 'kill',
     description:
       'Stop a task from `run`: SIGINT to its whole process group (force: SIGKILL); returns at once, the end ' +
       'arrives as mail. A task that ignores SIGINT gets SIGKILL after a grace period.',
     fields: {
-      id: { kind: 'id', required: true, description: 'The task id from `run`.' },
+      id: taskId('The task id from `run`.'),
       force: { kind: 'boolean', description: 'SIGKILL at once instead of SIGINT.' },
     },
-    async run(args, ctx) {
-      const task = bashTask(services, args.id, ctx.sessionId)
-      if (task.exit !== undefined) return answer(`task ${task.id} had already finished`)
-      const force = args.force === true
-      void services.tasks.cancel(task.id, ctx.sessionId, force ? { force } : {}).catch(() => {})
-      return answer(`sent ${force ? 'SIGKILL' : 'SIGINT'} to task ${task.id}`)
+    async run({ id, force }, ctx) {
+      // Fire and forget (seed 002): the end arrives as mail.
+      const sent = await stopTask(services, id, ctx, { force: force === true, detach: true })
+      return answer(
+        sent ? `sent ${force ? 'SIGKILL' : 'SIGINT'} to task ${id}` : `task ${id} had already finished`,
+      )
     },
   })
 }

@@ -2,11 +2,10 @@ import type {
   ManagedProcess,
   PreparedTool,
   ProcessRuntime,
-  RunContext,
   TaskInfo,
   TaskRegistry,
 } from '@toolvisor/process-runtime'
-import type { ToolCallContext } from '@toolvisor/toolbox'
+import { contextOf, type ToolCallContext } from '@toolvisor/toolbox'
 
 /** The name bash tasks and processes carry (`processes list` shows it as their tool). */
 export const BASH_TOOL = 'bash'
@@ -123,15 +122,5 @@ export class Launcher {
       ...(command.ctx.sessionId !== undefined ? { owner: command.ctx.sessionId } : {}),
       ...(options.name !== undefined ? { id: options.name } : {}),
     })
-  }
-}
-
-/** The context variables a command gets (`AGENT_SESSION_ID`, ...). */
-function contextOf(ctx: ToolCallContext): RunContext {
-  return {
-    ...(ctx.sessionId !== undefined ? { sessionId: ctx.sessionId } : {}),
-    ...(ctx.turnId !== undefined ? { turnId: ctx.turnId } : {}),
-    ...(ctx.conversationId !== undefined ? { conversationId: ctx.conversationId } : {}),
-    ...(ctx.agentId !== undefined ? { agentId: ctx.agentId } : {}),
   }
 }

@@ -47,7 +47,7 @@ export const bashPlugin = definePlugin({
     ctx.onDispose(() => {
       for (const remove of removals.reverse()) remove()
     })
-    for (const tool of profile.tools(services)) removals.push(tools.register(tool))
+    for (const make of profile.tools) removals.push(tools.register(make(services)))
     const notice = profile.notice
     if (notice) {
       removals.push(

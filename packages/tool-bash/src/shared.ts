@@ -1,5 +1,11 @@
 /** What every profile's tools share: the services, the tool shape, the foreground run, the inline wait. */
-import { newestBytes, RuntimeError, type TaskInfo, type TaskRegistry } from '@toolvisor/process-runtime'
+import {
+  newestBytes,
+  RuntimeError,
+  type TaskBytes,
+  type TaskInfo,
+  type TaskRegistry,
+} from '@toolvisor/process-runtime'
 import type { Renderer, SessionInfo, Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
 import { type Fields, type Parsed, parseArgs, schemaOf } from './args.js'
 import type { BashOptions } from './config.js'
@@ -56,6 +62,33 @@ export function bashTool<F extends Fields>(spec: BashToolSpec<F>): Tool {
   }
 }
 
+/** A call's command line, as `bash` takes it in every profile. */
+export interface CommandCall {
+  readonly command: string
+  readonly workdir: string | undefined
+  /** The foreground timeout asked for (cut to the cap; default the operator's). */
+  readonly timeoutMs: number | undefined
+  /** The background task's name (its id). */
+  readonly name?: string | undefined
+}
+
+/**
+ * Runs a call's command in the foreground (seed 001's result), or, given `background`, starts it
+ * as a task of the calling session and answers with what `background` makes of that task.
+ */
+export async function runCommand(
+  services: BashServices,
+  call: CommandCall,
+  ctx: ToolCallContext,
+  background: ((task: TaskInfo) => Promise<ToolResult>) | undefined,
+): Promise<ToolResult> {
+  const command = commandOf(services, { command: call.command, workdir: call.workdir, ctx })
+  if (background === undefined)
+    return foreground(services, command, timeoutOf(services.options, call.timeoutMs))
+  const named = call.name !== undefined ? { name: call.name } : {}
+  return background(services.launcher.background(services.tasks, command, named))
+}
+
 /** The command of a call, in its working directory (checked: nothing starts in a missing one). */
 export function commandOf(
   services: BashServices,
@@ -76,6 +109,29 @@ export function bashTask(services: BashServices, id: string, session: string | u
     throw new BashError('BASH_ERR_NOT_BASH_TASK', `task ${id} is a ${task.kind} task, not a background shell`)
   }
   return task
+}
+
+/** What is new of a background shell of the calling session since its previous read (its own cursor). */
+export function readTask(services: BashServices, id: string, ctx: ToolCallContext): TaskBytes {
+  bashTask(services, id, ctx.sessionId)
+  return services.tasks.readBytes(id, ctx.sessionId, { max: services.options.outputBytes, utf8: true })
+}
+
+/**
+ * Stops a background shell of the calling session: its declared stop (`force`: SIGKILL at once),
+ * resolving once it is gone, or at once with `detach`. False when it had already ended.
+ */
+export async function stopTask(
+  services: BashServices,
+  id: string,
+  ctx: ToolCallContext,
+  options: { readonly force?: boolean; readonly detach?: boolean } = {},
+): Promise<boolean> {
+  if (bashTask(services, id, ctx.sessionId).exit !== undefined) return false
+  const stopping = services.tasks.cancel(id, ctx.sessionId, options.force ? { force: true } : {})
+  if (options.detach) stopping.catch(() => {})
+  else await stopping
+  return true
 }
 
 /** The timeout of a foreground call: the one asked for, cut to the cap, else the default. */

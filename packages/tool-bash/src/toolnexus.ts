@@ -1,28 +1,14 @@
 /** The `toolnexus` profile (seed 004): `bash` with `run_in_background`, `bash_output {id}`, `kill_shell {id}`. */
 import type { TaskInfo } from '@toolvisor/process-runtime'
 import type { Tool } from '@toolvisor/toolbox'
+import { taskId } from './args.js'
 import { delta, stopped } from './render.js'
-import {
-  answer,
-  type BashServices,
-  bashTask,
-  bashTool,
-  commandOf,
-  foreground,
-  spills,
-  timeoutOf,
-} from './shared.js'
+import { answer, type BashServices, bashTool, readTask, runCommand, spills, stopTask } from './shared.js'
 
-const ID_FIELDS = {
-  id: { kind: 'id', required: true, description: 'The background shell id `bash` returned.' },
-} as const
+const ID_FIELDS = { id: taskId('The background shell id `bash` returned.') }
 
-/** The three tools of seed 004 over `services`. */
-export function toolnexusTools(services: BashServices): Tool[] {
-  return [bash(services), bashOutput(services), killShell(services)]
-}
-
-function bash(services: BashServices): Tool {
+/** Seed 004's `bash`: a foreground command, or a background shell with `run_in_background`. */
+export function toolnexusBash(services: BashServices): Tool {
   const { defaultTimeoutMs, maxTimeoutMs } = services.options
   return bashTool({
     name: 'bash',
@@ -40,18 +26,18 @@ function bash(services: BashServices): Tool {
       run_in_background: { kind: 'boolean', description: 'Start a background shell; no timeout applies.' },
     },
     async run(args, ctx) {
-      const command = commandOf(services, { command: args.command, workdir: args.workdir, ctx })
-      if (args.run_in_background !== true) {
-        return foreground(services, command, timeoutOf(services.options, args.timeout))
-      }
-      const task = services.launcher.background(services.tasks, command)
-      const text = `Started background shell ${task.id}. Read it with bash_output; stop it with kill_shell.`
-      return answer(text, false, { backgroundId: task.id })
+      const started = async ({ id }: TaskInfo) =>
+        answer(`Started background shell ${id}. Read it with bash_output; stop it with kill_shell.`, false, {
+          backgroundId: id,
+        })
+      const call = { command: args.command, workdir: args.workdir, timeoutMs: args.timeout }
+      return runCommand(services, call, ctx, args.run_in_background === true ? started : undefined)
     },
   })
 }
 
-function bashOutput(services: BashServices): Tool {
+/** Seed 004's `bash_output`: what is new of a background shell, then its status. */
+export function toolnexusOutput(services: BashServices): Tool {
   return bashTool({
     name: 'bash_output',
     description:
@@ -59,11 +45,7 @@ function bashOutput(services: BashServices): Tool {
       '`[status: killed]` or `[status: exited with code N]` (N is -1 for a signal kill_shell did not send).',
     fields: ID_FIELDS,
     async run(args, ctx) {
-      bashTask(services, args.id, ctx.sessionId)
-      const read = services.tasks.readBytes(args.id, ctx.sessionId, {
-        max: services.options.outputBytes,
-        utf8: true,
-      })
+      const read = readTask(services, args.id, ctx)
       const found = delta(read, services.render)
       let text = found.text
       if (text.length > 0 && !text.endsWith('\n')) text += '\n'
@@ -73,16 +55,15 @@ function bashOutput(services: BashServices): Tool {
   })
 }
 
-function killShell(services: BashServices): Tool {
+/** Seed 004's `kill_shell`. */
+export function toolnexusKill(services: BashServices): Tool {
   return bashTool({
     name: 'kill_shell',
     description: 'Stop a background shell: SIGTERM to its whole process group, a grace period, then SIGKILL.',
     fields: ID_FIELDS,
-    async run(args, ctx) {
-      const task = bashTask(services, args.id, ctx.sessionId)
-      if (task.exit !== undefined) return answer(`Background shell ${task.id} had already exited`)
-      await services.tasks.cancel(task.id, ctx.sessionId)
-      return answer(`Killed background shell ${task.id}`)
+    async run({ id }, ctx) {
+      const killed = await stopTask(services, id, ctx)
+      return answer(killed ? `Killed background shell ${id}` : `Background shell ${id} had already exited`)
     },
   })
 }

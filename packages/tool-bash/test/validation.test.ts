@@ -10,82 +10,43 @@ import { compose, tempDir } from './helpers.js'
 describe('bash tools (seed 001): bad input', () => {
   it("refuses bad arguments with seed 001's texts, starting nothing", async () => {
     const { call, tasks } = await compose()
+    /** `bash` arguments: a valid call with `extra` over it. */
+    const b = (extra: Record<string, unknown>) => ({ command: 'true', description: 'd', ...extra })
+    const bg = (extra: Record<string, unknown>) => b({ run_in_background: true, ...extra })
+    const keys = 'command, description, timeoutMs, workdir, run_in_background, name, wait_seconds'
+    const nameRule = 'expected 1 to 63 characters of a-z, 0-9 and -, got'
+    const notDir = (path: string, why: string) =>
+      `invalid workdir: ${path} is not a directory (${why}); nothing was started`
+    const bashCases: Array<[unknown, string]> = [
+      [{ description: 'd' }, 'invalid command: expected a non-empty string'],
+      [b({ command: '   ' }), 'invalid command: expected a non-empty string'],
+      [b({ command: 7 }), 'invalid command: expected a non-empty string'],
+      [{ command: 'true' }, 'invalid description: expected a non-empty string'],
+      [b({ description: '' }), 'invalid description: expected a non-empty string'],
+      [b({ timeoutMs: -1 }), 'invalid timeoutMs: expected a positive number, got -1'],
+      [b({ timeoutMs: 0 }), 'invalid timeoutMs: expected a positive number, got 0'],
+      [b({ timeoutMs: '5' }), 'invalid timeoutMs: expected a positive number, got "5"'],
+      [b({ env: { A: '1' } }), `invalid arguments: unknown key "env"; the keys are ${keys}`],
+      ['echo hi', 'invalid arguments: expected an object, got "echo hi"'],
+      [b({ run_in_background: 'yes' }), 'invalid run_in_background: expected a boolean, got "yes"'],
+      [b({ name: 'job' }), 'invalid name: only a background task has a name'],
+      [
+        b({ wait_seconds: 2 }),
+        'invalid wait_seconds: only a background task is waited for (run_in_background: true)',
+      ],
+      [bg({ name: 'Build_1' }), `invalid name: ${nameRule} "Build_1"`],
+      [bg({ name: 'x'.repeat(64) }), `invalid name: ${nameRule} "${'x'.repeat(60)}"… (64 characters)`],
+      [bg({ wait_seconds: -2 }), 'invalid wait_seconds: expected a number of seconds, 0 or more, got -2'],
+      [b({ workdir: '' }), 'invalid workdir: expected a non-empty string'],
+      [b({ workdir: '/nonexistent-dir' }), notDir('/nonexistent-dir', 'ENOENT')],
+      [b({ workdir: '/etc/passwd' }), notDir('/etc/passwd', 'not a directory')],
+    ]
     const cases: Array<[string, unknown, string]> = [
-      ['bash', { description: 'd' }, 'invalid command: expected a non-empty string'],
-      ['bash', { command: '   ', description: 'd' }, 'invalid command: expected a non-empty string'],
-      ['bash', { command: 7, description: 'd' }, 'invalid command: expected a non-empty string'],
-      ['bash', { command: 'true' }, 'invalid description: expected a non-empty string'],
-      ['bash', { command: 'true', description: '' }, 'invalid description: expected a non-empty string'],
-      [
-        'bash',
-        { command: 'true', description: 'd', timeoutMs: -1 },
-        'invalid timeoutMs: expected a positive number, got -1',
-      ],
-      [
-        'bash',
-        { command: 'true', description: 'd', timeoutMs: 0 },
-        'invalid timeoutMs: expected a positive number, got 0',
-      ],
-      [
-        'bash',
-        { command: 'true', description: 'd', timeoutMs: '5' },
-        'invalid timeoutMs: expected a positive number, got "5"',
-      ],
+      ...bashCases.map(([args, message]) => ['bash', args, message] as [string, unknown, string]),
       ['bash_output', { task_id: '' }, 'invalid task_id: expected a string, got ""'],
       ['bash_output', { task_id: 3 }, 'invalid task_id: expected a string, got 3'],
       ['bash_output', {}, 'invalid task_id: expected a string, got nothing'],
       ['bash_kill', { task_id: null }, 'invalid task_id: expected a string, got null'],
-      [
-        'bash',
-        { command: 'true', description: 'd', env: { A: '1' } },
-        'invalid arguments: unknown key "env"; the keys are command, description, timeoutMs, workdir, run_in_background, name, wait_seconds',
-      ],
-      ['bash', 'echo hi', 'invalid arguments: expected an object, got "echo hi"'],
-      [
-        'bash',
-        { command: 'true', description: 'd', run_in_background: 'yes' },
-        'invalid run_in_background: expected a boolean, got "yes"',
-      ],
-      [
-        'bash',
-        { command: 'true', description: 'd', name: 'job' },
-        'invalid name: only a background task has a name',
-      ],
-      [
-        'bash',
-        { command: 'true', description: 'd', wait_seconds: 2 },
-        'invalid wait_seconds: only a background task is waited for (run_in_background: true)',
-      ],
-      [
-        'bash',
-        { command: 'true', description: 'd', run_in_background: true, name: 'Build_1' },
-        'invalid name: expected 1 to 63 characters of a-z, 0-9 and -, got "Build_1"',
-      ],
-      [
-        'bash',
-        { command: 'true', description: 'd', run_in_background: true, name: 'x'.repeat(64) },
-        `invalid name: expected 1 to 63 characters of a-z, 0-9 and -, got "${'x'.repeat(60)}"… (64 characters)`,
-      ],
-      [
-        'bash',
-        { command: 'true', description: 'd', run_in_background: true, wait_seconds: -2 },
-        'invalid wait_seconds: expected a number of seconds, 0 or more, got -2',
-      ],
-      [
-        'bash',
-        { command: 'true', description: 'd', workdir: '' },
-        'invalid workdir: expected a non-empty string',
-      ],
-      [
-        'bash',
-        { command: 'true', description: 'd', workdir: '/nonexistent-dir' },
-        'invalid workdir: /nonexistent-dir is not a directory (ENOENT); nothing was started',
-      ],
-      [
-        'bash',
-        { command: 'true', description: 'd', workdir: '/etc/passwd' },
-        'invalid workdir: /etc/passwd is not a directory (not a directory); nothing was started',
-      ],
       ['bash_output', { task_id: 'nope' }, 'no task nope'],
       ['bash_kill', { task_id: 'nope' }, 'no task nope'],
     ]
