@@ -3,10 +3,11 @@
  * through this program, run last, right before the tool itself (after bwrap, the Landlock
  * launcher, setpriv or runuser when those wrap the launch):
  *
- *   toolvisor-exec [--env-bytes L] [--env-fd N] [--status-fd S] -- FILE [ARGS...]
+ *   toolvisor-exec [--status-fd S] [--env-bytes L] [--env-fd N] -- FILE [ARGS...]
  *
  * 1. reads the tool's environment from descriptor N (NUL-separated NAME=VALUE entries: L bytes
- *    when `--env-bytes L` comes first, else up to end of file) and closes N: the environment reaches the tool only, never the privileged
+ *    when `--env-bytes L` comes first, else up to end of file) and closes N, unless N is S (given
+ *    before it: one socket both ways, the environment in and a failed exec out): the environment reaches the tool only, never the privileged
  *    helpers before it, which all start with a fixed clean environment (LD_PRELOAD and friends
  *    in a tool's declared environment must not run code in bwrap or setpriv as root);
  * 2. closes every descriptor from 3 up (whatever toolvisor's own parent left open must not reach
@@ -300,10 +301,10 @@ static int run(int argc, char **argv, char **environment) {
       size_t length;
       int fd = parse_fd("--env-fd", argv[++i]);
       char *block = read_all(fd, expected, &length);
-      x_close(fd);
+      if (fd != status) x_close(fd);
       env = entries_of(block, length);
     } else {
-      fail(argv[i], "unknown option (usage: " PROG " [--env-bytes L] [--env-fd N] [--status-fd S] -- FILE [ARGS...])");
+      fail(argv[i], "unknown option (usage: " PROG " [--status-fd S] [--env-bytes L] [--env-fd N] -- FILE [ARGS...])");
     }
   }
   if (cmd < 0 || cmd >= argc) fail("usage", "missing -- FILE");

@@ -85,10 +85,34 @@ describe.each(builds)('toolvisor-exec, %s', (_name, flags, here) => {
     },
   )
 
+  it.skipIf(!hasCc || !here)(
+    'reads the environment from the status descriptor, a socket, and answers on it',
+    () => {
+      const helper = build(flags)
+      // As the runtime launches it: one socket pair both ways, the environment written and half-closed.
+      const script = `const { spawn } = require('node:child_process');
+      const c = spawn(process.argv[1], ['--status-fd', '3', '--env-bytes', '4', '--env-fd', '3', '--', process.argv[2]],
+        { stdio: ['ignore', 'pipe', 'ignore', 'pipe'] });
+      let status = ''; let out = '';
+      c.stdio[3].setEncoding('utf8'); c.stdio[3].on('data', (d) => (status += d));
+      c.stdout.setEncoding('utf8'); c.stdout.on('data', (d) => (out += d));
+      c.stdio[3].end(Buffer.from('A=1\\0'));
+      c.on('close', (code) => process.stdout.write(JSON.stringify({ code, status, out })))`
+      const launch = (file: string) =>
+        JSON.parse(spawnSync(process.execPath, ['-e', script, helper, file], { encoding: 'utf8' }).stdout)
+      expect(launch('/usr/bin/env')).toEqual({ code: 0, status: '', out: 'A=1\n' })
+      expect(launch('/nonexistent')).toEqual({
+        code: 127,
+        status: 'errno=2 No such file or directory',
+        out: '',
+      })
+    },
+  )
+
   it.skipIf(!hasCc || !here)('refuses a bad command line before running anything', () => {
     const helper = build(flags)
     const usage =
-      'unknown option (usage: toolvisor-exec [--env-bytes L] [--env-fd N] [--status-fd S] -- FILE [ARGS...])'
+      'unknown option (usage: toolvisor-exec [--status-fd S] [--env-bytes L] [--env-fd N] -- FILE [ARGS...])'
     expect(run(helper, ['--bogus'])).toEqual({
       code: 125,
       stdout: '',
