@@ -3,6 +3,7 @@ import { checkCommand } from './commands/check.js'
 import { demoCommand } from './commands/demo.js'
 import { describeCommand } from './commands/describe.js'
 import { mcpCommand } from './commands/mcp.js'
+import { serveCommand } from './commands/serve.js'
 import { CliError } from './errors.js'
 import { explain, type Io, processIo } from './output.js'
 import { VERSION } from './version.js'
@@ -16,6 +17,7 @@ commands:
   describe TOOL [--json]         what the model will see of one tool
   call TOOL [ARGS_JSON]          run one call and print the result
   mcp --toolbox DIR              serve toolboxes to an MCP client over stdio
+  serve --listen ADDR            serve them over Streamable HTTP, processes outliving clients
   check [--probe] [--json]       does the configuration load; are its tools usable here, now
   demo                           a guided run on examples/tools
 
@@ -26,6 +28,7 @@ const commands: Record<string, (argv: readonly string[], io: Io) => Promise<numb
   describe: describeCommand,
   call: callCommand,
   mcp: mcpCommand,
+  serve: serveCommand,
   check: checkCommand,
   demo: demoCommand,
 }

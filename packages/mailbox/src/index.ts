@@ -5,7 +5,7 @@ export type { MailboxErrorCode } from './errors.js'
 export { MailboxError, MailboxErrorCodes } from './errors.js'
 export { createMailbox } from './mailbox.js'
 export { MailboxToken, mailboxPlugin } from './plugin.js'
-export type { MailStore } from './store.js'
+export type { MailStore, MemoryStore, StoreSnapshot } from './store.js'
 export { createMemoryStore } from './store.js'
 export type {
   Mailbox,

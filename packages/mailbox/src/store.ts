@@ -42,9 +42,33 @@ interface StoredSession {
   lastSeq: number
 }
 
-/** The default store: everything in memory, gone with the process. */
-export function createMemoryStore(): MailStore {
+/** Everything a memory store holds, as plain data: what a durable store writes as its snapshot. */
+export interface StoreSnapshot {
+  readonly sessions: ReadonlyArray<{
+    readonly session: string
+    readonly envelopes: readonly Envelope[]
+    readonly ids: ReadonlyArray<readonly [string, number]>
+    readonly cursors: ReadonlyArray<readonly [string, number]>
+    readonly lastSeq: number
+  }>
+}
+
+/** A memory store that can also give what it holds as a snapshot. */
+export interface MemoryStore extends MailStore {
+  snapshot(): StoreSnapshot
+}
+
+/** The default store: everything in memory, gone with the process; `from` restores a snapshot. */
+export function createMemoryStore(from?: StoreSnapshot): MemoryStore {
   const stored = new Map<string, StoredSession>()
+  for (const saved of from?.sessions ?? []) {
+    stored.set(saved.session, {
+      envelopes: [...saved.envelopes],
+      ids: new Map(saved.ids),
+      cursors: new Map(saved.cursors),
+      lastSeq: saved.lastSeq,
+    })
+  }
   const get = (session: string): StoredSession | undefined => stored.get(session)
   const ensure = (session: string): StoredSession => {
     let state = stored.get(session)
@@ -83,6 +107,15 @@ export function createMemoryStore(): MailStore {
     cursor: (session, reader) => get(session)?.cursors.get(reader) ?? 0,
     setCursor: (session, reader, seq) => void ensure(session).cursors.set(reader, seq),
     drop: (session) => void stored.delete(session),
+    snapshot: () => ({
+      sessions: [...stored].map(([session, state]) => ({
+        session,
+        envelopes: [...state.envelopes],
+        ids: [...state.ids],
+        cursors: [...state.cursors],
+        lastSeq: state.lastSeq,
+      })),
+    }),
   }
 }
 

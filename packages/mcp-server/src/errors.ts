@@ -16,6 +16,8 @@ export const McpServerErrorCodes = {
    * the client; the call counts it and goes on.
    */
   NOTIFICATION_DROPPED: 'MCP_ERR_NOTIFICATION_DROPPED',
+  /** The bridge cannot reach `toolvisor serve`, or it refuses the token. */
+  UPSTREAM: 'MCP_ERR_UPSTREAM',
 } as const
 
 /** A code of this package. */

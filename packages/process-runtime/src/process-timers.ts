@@ -32,7 +32,12 @@ export class ProcessTimers {
     if (timeout.start !== undefined && spec.ready.kind !== 'immediate') {
       this.#timer(timeout.start * 1000, () => {
         if (this.#process.isReady() || this.#process.finished()) return
-        this.#process.failReady(`did not become ready within ${timeout.start} s`)
+        // A oneshot is ready at its exit: for it the bound is on the whole run.
+        this.#process.failReady(
+          spec.ready.kind === 'exit'
+            ? `killed: its timeout.start of ${timeout.start} s elapsed before it finished`
+            : `did not become ready within ${timeout.start} s`,
+        )
         void this.#process.stop({ reason: 'not-ready' })
       })
     }

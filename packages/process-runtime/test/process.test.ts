@@ -289,6 +289,22 @@ describe('ready', () => {
     })
   })
 
+  it('a oneshot past timeout.start says the timeout elapsed and that it was killed (10.14)', async () => {
+    const runtime = makeRuntime()
+    const proc = runtime.start({
+      tool: tool(fixture('graceful.sh'), { runtime: { timeout: { start: 0.3 } } }),
+      argv: ['run'],
+    })
+    await expect(proc.ready).rejects.toThrow(
+      /^graceful\.sh killed: its timeout\.start of 0\.3 s elapsed before it finished\n/,
+    )
+    expect(await proc.exit).toMatchObject({
+      status: 'failed',
+      reason: 'not-ready',
+      why: 'killed: its timeout.start of 0.3 s elapsed before it finished',
+    })
+  })
+
   it('fails the start when the process exits before it was ready', async () => {
     const runtime = makeRuntime()
     const proc = runtime.start({

@@ -7,6 +7,7 @@ import { CliError } from '../errors.js'
 import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
 import { explain, type Io } from '../output.js'
 import { VERSION } from '../version.js'
+import { bridgeCommand } from './bridge.js'
 
 /** The bounds of the MCP session an operator can set, by flag, and the least value of each. */
 const LIMIT_FLAGS = {
@@ -23,6 +24,8 @@ const MCP_FLAGS = {
   session: { type: 'string' as const },
   bash: { type: 'boolean' as const },
   'bash-profile': { type: 'string' as const },
+  connect: { type: 'string' as const },
+  'token-file': { type: 'string' as const },
   ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: 'string' }] as const)),
 }
 
@@ -39,6 +42,9 @@ ${RUNTIME_FLAGS_HELP}
                        as toolvisor's user in toolvisor's working directory (config: "bash": {})
   --bash-profile NAME  dsh (default), hyperhive (run, status, kill) or toolnexus (bash,
                        bash_output, kill_shell): whose words the bash tools speak; implies --bash
+  --connect ADDR       be a bridge to toolvisor serve at HOST:PORT, a URL, or unix:PATH: no process
+                       management here; every turn with the same --session shares its processes
+  --token-file FILE    the daemon's bearer token (default STATE_DIR/serve.token)
 
 bounds of the session (docs/decisions/0015-mcp-boundary-bounds.md):
   --max-message-bytes N     the largest message the client may send (default ${MCP_DEFAULT_LIMITS.maxMessageBytes}); a
@@ -116,6 +122,18 @@ export async function mcpCommand(
     )
     return 2
   }
+  if (typeof values.connect === 'string') {
+    return bridgeCommand(
+      {
+        connect: values.connect,
+        session: values.session,
+        tokenFile: values['token-file'],
+        stateDir: values['state-dir'],
+      },
+      io,
+      signals,
+    )
+  }
   const config = withBash(configFrom(values), values)
   const limits = limitsFrom(values)
   if (config.toolboxes.length === 0 && config.capabilities.length === 0 && !config.bash?.enabled) {
@@ -124,6 +142,23 @@ export async function mcpCommand(
     )
     return 2
   }
+  return serveLocal(
+    config,
+    limits,
+    typeof values.session === 'string' ? values.session : undefined,
+    io,
+    signals,
+  )
+}
+
+/** Composes a runtime here and serves it over stdio until the client goes. */
+async function serveLocal(
+  config: Config,
+  limits: Partial<McpServerOptions>,
+  session: string | undefined,
+  io: Io,
+  signals: NodeJS.EventEmitter,
+): Promise<number> {
   // The toolboxes are loaded once the server answers: a describe that hangs must not hold
   // `initialize` (the registry announces the tools as they come). Capabilities stay in compose: a
   // required one with no backend still stops the command before it serves.
@@ -142,7 +177,7 @@ export async function mcpCommand(
       log: (line) => io.err(`${line}\n`),
       sessions: composed.sessions,
       origin: 'mcp-stdio',
-      ...(typeof values.session === 'string' ? { sessionId: values.session } : {}),
+      ...(session !== undefined ? { sessionId: session } : {}),
       ...limits,
     })
     loading = loadToolboxes(composed, config.toolboxes, io)

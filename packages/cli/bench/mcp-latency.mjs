@@ -1,0 +1,135 @@
+// Latency of a trivial oneshot call through MCP, as clients make it: the SDK client against
+// `toolvisor mcp` over stdio and against `toolvisor serve` over Streamable HTTP, each interleaved
+// with a bare `child_process.spawn` of the same executable (the baseline, same run). Targets:
+// stdio p50 <= 1.3x, HTTP p50 <= 2x. Run after a build: `pnpm bench`.
+import { spawn } from 'node:child_process'
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300)
+const WARMUP = 30
+const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url))
+const root = mkdtempSync(join(tmpdir(), 'tv-bench-mcp-latency-'))
+const toolbox = join(root, 'toolbox')
+mkdirSync(toolbox)
+const tool = join(toolbox, 'trivial')
+writeFileSync(
+  tool,
+  `#!/bin/sh
+case "$1" in
+describe) echo '{"slug": "trivial", "description": "prints ok", "args": []}' ;;
+*) echo ok ;;
+esac
+`,
+)
+chmodSync(tool, 0o755)
+
+function bare() {
+  return new Promise((resolve, reject) => {
+    const child = spawn(tool, ['run'], { stdio: ['pipe', 'pipe', 'pipe'] })
+    let out = ''
+    child.on('error', reject)
+    child.stdin.end()
+    child.stdout.on('data', (chunk) => (out += chunk))
+    child.stderr.resume()
+    child.on('close', (code) =>
+      code === 0 && out === 'ok\n' ? resolve() : reject(new Error(`bare: ${code}`)),
+    )
+  })
+}
+
+async function timed(fn) {
+  const start = process.hrtime.bigint()
+  await fn()
+  return Number(process.hrtime.bigint() - start) / 1e6
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+const p99 = (values) => [...values].sort((a, b) => a - b)[Math.ceil(values.length * 0.99) - 1]
+
+/** Interleaves `client` calls with bare spawns; returns both series. */
+async function measure(client) {
+  const call = async () => {
+    const result = await client.callTool({ name: 'trivial', arguments: {} })
+    if (result.isError || result.content[0]?.text !== 'ok\n')
+      throw new Error(`call: ${JSON.stringify(result)}`)
+  }
+  for (let i = 0; i < WARMUP; i++) {
+    await call()
+    await bare()
+  }
+  const via = []
+  const baseline = []
+  for (let i = 0; i < ITERATIONS; i++) {
+    via.push(await timed(call))
+    baseline.push(await timed(bare))
+  }
+  return { via, baseline }
+}
+
+function report(name, { via, baseline }, target) {
+  const ratio = median(via) / median(baseline)
+  console.log(
+    `${name}: p50 ${median(via).toFixed(2)} ms against ${median(baseline).toFixed(2)} ms for a bare spawn, ratio ${ratio.toFixed(2)} (target <= ${target}) ${ratio <= target ? 'PASS' : 'MISS'}; p99 ${p99(via).toFixed(2)} against ${p99(baseline).toFixed(2)} ms, ratio ${(p99(via) / p99(baseline)).toFixed(2)}`,
+  )
+}
+
+async function overStdio() {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, 'mcp', '--toolbox', toolbox, '--state-dir', join(root, 'state-stdio')],
+    stderr: 'ignore',
+  })
+  const client = new Client({ name: 'bench', version: '0' })
+  await client.connect(transport)
+  for (;;) {
+    if ((await client.listTools()).tools.some((t) => t.name === 'trivial')) break
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  try {
+    report('oneshot over MCP stdio (SDK client)', await measure(client), 1.3)
+  } finally {
+    await client.close()
+  }
+}
+
+async function overHttp() {
+  const state = join(root, 'state-http')
+  const server = spawn(
+    process.execPath,
+    [bin, 'serve', '--listen', '127.0.0.1:0', '--toolbox', toolbox, '--state-dir', state],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  )
+  let stderr = ''
+  server.stderr.on('data', (chunk) => (stderr += chunk))
+  while (!/ at (http:\S+) /.test(stderr)) await new Promise((resolve) => setTimeout(resolve, 20))
+  const url = / at (http:\S+) /.exec(stderr)[1]
+  const token = readFileSync(join(state, 'serve.token'), 'utf8').trim()
+  const client = new Client({ name: 'bench', version: '0' })
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  )
+  try {
+    report('oneshot over MCP Streamable HTTP (SDK client)', await measure(client), 2)
+  } finally {
+    await client.close()
+    server.kill('SIGTERM')
+    await new Promise((resolve) => server.once('exit', resolve))
+  }
+}
+
+try {
+  await overStdio()
+  await overHttp()
+} finally {
+  rmSync(root, { recursive: true, force: true })
+}

@@ -1,0 +1,54 @@
+import { join, resolve } from 'node:path'
+import { bridgeStdio } from '@toolvisor/mcp-server'
+import { defaultStateDir } from '@toolvisor/process-runtime'
+import { CliError } from '../errors.js'
+import type { Io } from '../output.js'
+import { tokenIn } from '../token.js'
+
+/** The flags of `toolvisor mcp --connect`. */
+export interface BridgeFlags {
+  readonly connect: string
+  readonly session: string | undefined
+  readonly tokenFile: string | undefined
+  readonly stateDir: string | undefined
+}
+
+/**
+ * `toolvisor mcp --connect ADDR --session NAME`: a stdio server with no process management of its
+ * own that forwards every request to `toolvisor serve` under the session NAME. Exit 2 when the
+ * daemon cannot be reached or refuses the token.
+ */
+export async function bridgeCommand(
+  flags: BridgeFlags,
+  io: Io,
+  signals: NodeJS.EventEmitter,
+): Promise<number> {
+  if (flags.session === undefined) {
+    throw new CliError(
+      'CLI_ERR_USAGE',
+      '--connect needs --session NAME: the session every turn of this client shares',
+    )
+  }
+  const upstream = flags.connect.startsWith('unix:')
+    ? { socket: resolve(flags.connect.slice(5)) }
+    : { url: flags.connect.includes('://') ? flags.connect : `http://${flags.connect}/mcp` }
+  const file = resolve(flags.tokenFile ?? join(flags.stateDir ?? defaultStateDir(), 'serve.token'))
+  const token = tokenIn(file, flags.tokenFile !== undefined, false)
+  const stop = new AbortController()
+  const onSignal = () => stop.abort()
+  signals.on('SIGINT', onSignal)
+  signals.on('SIGTERM', onSignal)
+  try {
+    await bridgeStdio({
+      upstream,
+      token,
+      session: flags.session,
+      signal: stop.signal,
+      log: (line) => io.err(`${line}\n`),
+    })
+    return 0
+  } finally {
+    signals.off('SIGINT', onSignal)
+    signals.off('SIGTERM', onSignal)
+  }
+}

@@ -1,0 +1,246 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { type AddressInfo, createServer } from 'node:net'
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { eventually } from '@toolvisor/process-runtime/testing'
+import { afterEach, describe, expect, it } from 'vitest'
+import { bin, examples, run, tagged, taggedCommands, tempDir } from './helpers.js'
+import { flood } from './http-flood.js'
+
+const servers: Array<{ child: ChildProcess; tag: string }> = []
+const clients: Client[] = []
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close().catch(() => {})
+  for (const { child, tag } of servers.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    expect(await eventually(() => tagged(tag).length === 0, 3000), 'processes left running').toBe(true)
+  }
+})
+
+/** `toolvisor serve` on a free loopback port (or `listen`) with its own state; resolves once it listens. */
+async function serve(
+  extra: string[] = [],
+  listen = '127.0.0.1:0',
+  node: { args?: string[]; env?: Record<string, string> } = {},
+) {
+  const tag = randomUUID()
+  const state = tempDir('tv-serve-state-')
+  const config = join(state, 'toolvisor.json')
+  writeFileSync(config, JSON.stringify({ toolboxes: [examples], yieldMs: 0 }))
+  const child = spawn(
+    process.execPath,
+    [
+      ...(node.args ?? []),
+      bin,
+      'serve',
+      '--listen',
+      listen,
+      '--config',
+      config,
+      '--state-dir',
+      state,
+      ...extra,
+    ],
+    { env: { ...process.env, ...node.env, TV_TEST_TAG: tag }, stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+  servers.push({ child, tag })
+  let stderr = ''
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  expect(await eventually(() => / at (http:\/\/\S+\/mcp|unix:\S+) /.test(stderr), 20_000), stderr).toBe(true)
+  const url = / at (http:\/\/\S+\/mcp|unix:\S+) /.exec(stderr)![1]!
+  const token = readFileSync(join(state, 'serve.token'), 'utf8').trim()
+  return { child, tag, url, token, state, exited, stderr: () => stderr }
+}
+
+async function connect(url: string, token: string, sessionId?: string) {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+    ...(sessionId ? { sessionId } : {}),
+  })
+  const client = new Client({ name: 'serve-test', version: '0' })
+  await client.connect(transport)
+  clients.push(client)
+  return { client, transport }
+}
+
+const textOf = (result: unknown) =>
+  (result as { content: Array<{ text: string }> }).content.map((c) => c.text).join('\n')
+const list = async (client: Client) =>
+  JSON.parse(textOf(await client.callTool({ name: 'processes', arguments: { command: 'list' } }))).processes
+
+describe('toolvisor serve', () => {
+  it("keeps a client's task running while it is away, for it alone; SIGTERM stops everything and exits 0", async () => {
+    const server = await serve()
+    expect((statSync(join(server.state, 'serve.token')).mode & 0o777).toString(8)).toBe('600')
+    const a = await connect(server.url, server.token)
+    const b = await connect(server.url, server.token)
+    const started = JSON.parse(
+      textOf(await a.client.callTool({ name: 'counter', arguments: { to: 100000, 'every-ms': 50 } })),
+    )
+    expect(started).toMatchObject({ status: 'running', task: 't1' })
+    const id = a.transport.sessionId!
+    await a.transport.close() // the client goes away without ending its session
+    expect(await list(b.client)).toEqual([])
+    expect(
+      textOf(await b.client.callTool({ name: 'processes', arguments: { command: 'stop', process: 't1' } })),
+    ).toContain('task t1 belongs to another session')
+    const back = await connect(server.url, server.token, id)
+    expect(await list(back.client)).toMatchObject([{ process: 't1', tool: 'counter', status: 'running' }])
+    expect(taggedCommands(server.tag).some((c) => c.includes('counter'))).toBe(true)
+    server.child.kill('SIGTERM')
+    expect(await server.exited).toBe(0)
+    expect(server.stderr()).toContain('toolvisor: stopping: every process gets its declared cancel')
+    expect(await eventually(() => tagged(server.tag).length === 0, 3000)).toBe(true)
+  })
+
+  it('refuses a listener beyond loopback without --allow-remote, a missing --listen, and a token file others can read', async () => {
+    const remote = await run(['serve', '--listen', '0.0.0.0:0'])
+    expect(remote.code).toBe(2)
+    expect(remote.stderr).toBe(
+      'toolvisor serve: --listen 0.0.0.0:0: not a loopback address; pass --allow-remote to listen there (only the token guards it)\n',
+    )
+    const missing = await run(['serve'])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toMatch(/^toolvisor serve: --listen is required\n/)
+    const file = join(tempDir('tv-serve-token-'), 'token')
+    writeFileSync(file, 'x'.repeat(32))
+    chmodSync(file, 0o644)
+    const loose = await run(['serve', '--listen', '127.0.0.1:0', '--token-file', file])
+    expect(loose.code).toBe(2)
+    expect(loose.stderr).toBe(
+      `toolvisor serve: --token-file ${file}: readable by others (mode 644); chmod 600 it\n`,
+    )
+  })
+})
+
+/** One turn of a stdio client: a bridge `toolvisor mcp --connect ADDR --session NAME`. */
+async function turn(address: string, state: string, session: string, tag: string) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [
+      bin,
+      'mcp',
+      '--connect',
+      address,
+      '--session',
+      session,
+      '--token-file',
+      join(state, 'serve.token'),
+    ],
+    env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
+    stderr: 'pipe',
+  })
+  const client = new Client({ name: 'bridge-test', version: '0' })
+  await client.connect(transport)
+  clients.push(client)
+  return client
+}
+
+describe('toolvisor mcp --connect (the bridge)', () => {
+  for (const over of ['tcp', 'unix'] as const) {
+    it(`two turns with one --session share the daemon's tasks (${over})`, async () => {
+      const socket = join(tempDir('tv-serve-sock-'), 'serve.sock')
+      const server = await serve([], over === 'tcp' ? '127.0.0.1:0' : `unix:${socket}`)
+      if (over === 'unix') expect((statSync(socket).mode & 0o777).toString(8)).toBe('600')
+      const address = over === 'tcp' ? new URL(server.url).host : `unix:${socket}`
+      const first = await turn(address, server.state, 'agent-1', server.tag)
+      const started = JSON.parse(
+        textOf(await first.callTool({ name: 'counter', arguments: { to: 100000, 'every-ms': 50 } })),
+      )
+      expect(started).toMatchObject({ status: 'running', task: 't1' })
+      await first.close()
+      const second = await turn(address, server.state, 'agent-1', server.tag)
+      expect(await list(second)).toMatchObject([{ process: 't1', tool: 'counter', status: 'running' }])
+      const other = await turn(address, server.state, 'agent-2', server.tag)
+      expect(await list(other)).toEqual([])
+      server.child.kill('SIGTERM')
+      expect(await server.exited).toBe(0)
+    })
+  }
+
+  it('says so and exits 2 when the daemon is not there, or refuses the token', async () => {
+    const state = tempDir('tv-bridge-state-')
+    const token = join(state, 'serve.token')
+    writeFileSync(token, 'x'.repeat(32), { mode: 0o600 })
+    const free = createServer()
+    await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve))
+    const { port } = free.address() as AddressInfo
+    await new Promise((resolve) => free.close(resolve))
+    const none = await run(['mcp', '--connect', `127.0.0.1:${port}`, '--session', 'a', '--token-file', token])
+    expect(none.code).toBe(2)
+    expect(none.stderr).toBe(
+      `toolvisor mcp: cannot reach toolvisor serve at http://127.0.0.1:${port}/mcp: ECONNREFUSED; is it running?\n`,
+    )
+    const server = await serve()
+    const wrong = await run([
+      'mcp',
+      '--connect',
+      new URL(server.url).host,
+      '--session',
+      'a',
+      '--token-file',
+      token,
+    ])
+    expect(wrong.code).toBe(2)
+    expect(wrong.stderr).toBe(
+      `toolvisor mcp: toolvisor serve at ${server.url} refused the token (401): check --token-file\n`,
+    )
+    const nameless = await run(['mcp', '--connect', '127.0.0.1:9', '--token-file', token])
+    expect(nameless.stderr).toBe(
+      'toolvisor mcp: --connect needs --session NAME: the session every turn of this client shares\n',
+    )
+  })
+})
+
+/** What the server holds after a full garbage collection (its memory probe answers SIGUSR2). */
+async function held(server: Awaited<ReturnType<typeof serve>>): Promise<{ heap: number; rss: number }> {
+  const before = server.stderr().split('memory-probe').length
+  server.child.kill('SIGUSR2')
+  expect(await eventually(() => server.stderr().split('memory-probe').length > before)).toBe(true)
+  const last = server
+    .stderr()
+    .split('\n')
+    .filter((line) => line.startsWith('memory-probe'))
+    .at(-1)!
+  const [, heap, rss] = /heapUsed=(\d+) rss=(\d+)/.exec(last)!
+  return { heap: Number(heap), rss: Number(rss) }
+}
+
+describe('toolvisor serve under a flood', () => {
+  it('answers 1,000 requests from 50 connections with the right errors, leaks no process, and its memory settles', async () => {
+    // Memory is read after a full collection; MALLOC_ARENA_MAX=2 (as docs/guides/operating.md
+    // recommends for the daemon) keeps glibc's per-thread arenas from inflating RSS at random.
+    const probe = join(import.meta.dirname, 'fixtures', 'memory-probe.cjs')
+    const server = await serve([], '127.0.0.1:0', {
+      args: ['--expose-gc', '--require', probe],
+      env: { MALLOC_ARENA_MAX: '2' },
+    })
+    // The first flood warms the server up (JIT, heap sizes); what it holds after is the baseline.
+    const warm = await flood(server.url, server.token, 1000, 50)
+    const baseline = await held(server)
+    const seen = await flood(server.url, server.token, 1000, 50)
+    const after = await held(server)
+    for (const statuses of [warm, seen]) {
+      expect(new Set(statuses['no token'])).toEqual(new Set([401]))
+      expect(new Set(statuses['wrong token'])).toEqual(new Set([401]))
+      expect(new Set(statuses['bad origin'])).toEqual(new Set([403]))
+      expect(new Set(statuses['not json'])).toEqual(new Set([400]))
+      expect(new Set(statuses['stale session'])).toEqual(new Set([404]))
+      expect(new Set(statuses.session)).toEqual(new Set([200]))
+    }
+    const figures = `heap ${baseline.heap} -> ${after.heap} bytes, RSS ${baseline.rss} -> ${after.rss} bytes`
+    expect(after.heap / baseline.heap, figures).toBeLessThan(1.1)
+    expect(after.rss / baseline.rss, figures).toBeLessThan(1.1)
+    // Every session of the flood ended with its DELETE, and nothing it ran is left.
+    expect(taggedCommands(server.tag).filter((c) => !/bin\.js serve|watchdog\.js/.test(c))).toEqual([])
+    const client = await connect(server.url, server.token)
+    expect((await client.client.listTools()).tools.length).toBeGreaterThan(1)
+    server.child.kill('SIGTERM')
+    expect(await server.exited).toBe(0)
+  }, 120_000)
+})

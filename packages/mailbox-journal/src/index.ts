@@ -1,0 +1,5 @@
+export type { JournalErrorCode } from './errors.js'
+export { JournalError, JournalErrorCodes } from './errors.js'
+export type { JournalOptions, JournalStore, Recovery } from './journal.js'
+export { openJournalStore } from './journal.js'
+export { JournalMailboxConfig, journalMailboxPlugin } from './plugin.js'

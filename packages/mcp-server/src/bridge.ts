@@ -1,0 +1,148 @@
+import { request as httpRequest } from 'node:http'
+import type { Readable as NodeReadable, Writable } from 'node:stream'
+import { Readable } from 'node:stream'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { McpServerError } from './errors.js'
+import { SESSION_HEADER } from './internal/http-sessions.js'
+import { messageOf } from './internal/result.js'
+import { StdioTransport } from './internal/stdio-transport.js'
+import { MCP_DEFAULT_LIMITS } from './limits.js'
+
+/** Where the daemon listens: its `/mcp` URL, or its unix socket. */
+export type Upstream = { readonly url: string } | { readonly socket: string }
+
+/** How `bridgeStdio` forwards. */
+export interface BridgeOptions {
+  readonly upstream: Upstream
+  readonly token: string
+  /** The toolvisor session every turn of this client shares (`--session NAME`). */
+  readonly session: string
+  readonly stdin?: NodeReadable
+  readonly stdout?: Writable
+  readonly log?: (line: string) => void
+  readonly signal?: AbortSignal
+}
+
+/**
+ * A stdio MCP server with no process management of its own: every message goes to `toolvisor
+ * serve` under the session `session`, every answer and notification comes back. Clients that start
+ * a fresh server each turn (over stdio) get the daemon's persistence: two bridges, one after the
+ * other, with the same session see the same processes, tasks and mail. Resolves when the client
+ * closes stdin (or `signal` aborts); rejects at once, saying why, when the daemon cannot be reached
+ * or refuses the token.
+ */
+export async function bridgeStdio(options: BridgeOptions): Promise<void> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
+  const url = 'url' in options.upstream ? new URL(options.upstream.url) : new URL('http://toolvisor/mcp')
+  const fetcher = 'socket' in options.upstream ? unixFetch(options.upstream.socket) : fetch
+  await reach(url, options.token, fetcher, options.upstream)
+  const upstream = new StreamableHTTPClientTransport(url, {
+    fetch: fetcher,
+    requestInit: { headers: { authorization: `Bearer ${options.token}`, [SESSION_HEADER]: options.session } },
+  })
+  const downstream = new StdioTransport({
+    stdin: options.stdin ?? process.stdin,
+    stdout: options.stdout ?? process.stdout,
+    maxMessageBytes: MCP_DEFAULT_LIMITS.maxMessageBytes,
+    maxQueuedBytes: MCP_DEFAULT_LIMITS.maxQueuedBytes,
+    log: (line) => log(`toolvisor bridge: ${line}`),
+  })
+  const ended = new Promise<void>((resolve) => {
+    downstream.onclose = resolve
+    options.signal?.addEventListener('abort', () => resolve(), { once: true })
+  })
+  downstream.onmessage = (message) => void forward(message, upstream, downstream, log)
+  upstream.onmessage = (message) => void downstream.send(message).catch(() => {})
+  upstream.onerror = (error) => log(`toolvisor bridge: the daemon: ${messageOf(error)}`)
+  await upstream.start()
+  await downstream.start()
+  await ended
+  // The MCP session ends with the turn; the toolvisor session and what it owns stay with the daemon.
+  await upstream.terminateSession().catch(() => {})
+  await upstream.close()
+  await downstream.close()
+}
+
+/** Sends one message upstream; a request that cannot be delivered is answered with an error. */
+async function forward(
+  message: JSONRPCMessage,
+  upstream: StreamableHTTPClientTransport,
+  downstream: StdioTransport,
+  log: (line: string) => void,
+): Promise<void> {
+  try {
+    await upstream.send(message)
+  } catch (error) {
+    log(`toolvisor bridge: forwarding failed: ${messageOf(error)}`)
+    if ('id' in message && 'method' in message) {
+      await downstream
+        .send({
+          jsonrpc: '2.0',
+          id: message.id,
+          error: { code: -32603, message: `toolvisor serve did not take the request: ${messageOf(error)}` },
+        })
+        .catch(() => {})
+    }
+  }
+}
+
+/** Fails fast, saying why, when the daemon is not there or refuses the token. */
+async function reach(url: URL, token: string, fetcher: typeof fetch, upstream: Upstream): Promise<void> {
+  const where = 'url' in upstream ? upstream.url : `unix:${upstream.socket}`
+  let status: number
+  try {
+    const answer = await fetcher(url, { method: 'GET', headers: { authorization: `Bearer ${token}` } })
+    status = answer.status
+    await answer.body?.cancel()
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause?.code ?? messageOf(error)
+    throw new McpServerError(
+      'MCP_ERR_UPSTREAM',
+      `cannot reach toolvisor serve at ${where}: ${cause}; is it running?`,
+    )
+  }
+  if (status === 401)
+    throw new McpServerError(
+      'MCP_ERR_UPSTREAM',
+      `toolvisor serve at ${where} refused the token (401): check --token-file`,
+    )
+  if (status === 403 || status === 404) {
+    throw new McpServerError(
+      'MCP_ERR_UPSTREAM',
+      `${where} answered ${status}: is it toolvisor serve, at its /mcp?`,
+    )
+  }
+}
+
+/** `fetch` over a unix socket (Node's own fetch reaches only TCP). */
+export function unixFetch(socketPath: string): typeof fetch {
+  return (async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init)
+    const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined
+    const url = new URL(request.url)
+    return new Promise<Response>((resolve, reject) => {
+      const outgoing = httpRequest(
+        {
+          socketPath,
+          path: `${url.pathname}${url.search}`,
+          method: request.method,
+          headers: Object.fromEntries(request.headers),
+        },
+        (incoming) => {
+          const headers = new Headers()
+          for (const [name, value] of Object.entries(incoming.headers)) {
+            if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value)
+          }
+          const stream = [204, 304].includes(incoming.statusCode ?? 0)
+            ? null
+            : (Readable.toWeb(incoming) as ReadableStream)
+          resolve(new Response(stream, { status: incoming.statusCode ?? 500, headers }))
+        },
+      )
+      outgoing.on('error', reject)
+      request.signal.addEventListener('abort', () => outgoing.destroy(new Error('aborted')), { once: true })
+      outgoing.end(body)
+    })
+  }) as typeof fetch
+}

@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type { Sessions, ToolRegistry } from '@toolvisor/toolbox'
+import { createMcpServer, type McpServerOptions, type McpSurface } from '../server.js'
+import { messageOf } from './result.js'
+
+/** The header a client names its toolvisor session with (a bridge's `--session NAME`). */
+export const SESSION_HEADER = 'x-toolvisor-session'
+
+const SESSION_NAME = /^[A-Za-z0-9._:@-]{1,128}$/
+
+/** One MCP session (`Mcp-Session-Id`) and the toolvisor session it serves. */
+interface Connection {
+  readonly transport: StreamableHTTPServerTransport
+  readonly surface: McpSurface
+  readonly session: string
+}
+
+/** What the table needs: the registry, the server's options, the sessions and the bounds. */
+export interface ConnectionsOptions {
+  readonly tools: ToolRegistry
+  readonly server: McpServerOptions
+  readonly sessions: Sessions
+  readonly maxBodyBytes: number
+  /** The most MCP sessions at once; an initialize past it is answered 503. */
+  readonly maxSessions: number
+  readonly log: (line: string) => void
+}
+
+/**
+ * The MCP sessions of one HTTP server. A POST without `Mcp-Session-Id` may initialize a new one
+ * (the SDK's transport refuses anything else); its toolvisor session is the one the client names
+ * (`x-toolvisor-session`), else a session of its own. Closing an MCP session (DELETE, shutdown)
+ * leaves its toolvisor session open: the client may come back, and the idle sweep ends it.
+ */
+export class Connections {
+  readonly #byId = new Map<string, Connection>()
+  readonly #lastSeen = new Map<string, number>()
+  readonly #options: ConnectionsOptions
+
+  constructor(options: ConnectionsOptions) {
+    this.#options = options
+  }
+
+  /** Serves one request of `/mcp`. */
+  async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const id = request.headers['mcp-session-id']
+    if (typeof id === 'string') {
+      const known = this.#byId.get(id)
+      if (known === undefined) return notFound(response, id)
+      this.#lastSeen.set(known.session, Date.now())
+      return known.transport.handleRequest(request, response)
+    }
+    if (request.method !== 'POST') {
+      return jsonError(response, 400, -32000, 'Bad Request: no Mcp-Session-Id; initialize with a POST first')
+    }
+    const named = request.headers[SESSION_HEADER]
+    if (named !== undefined && (typeof named !== 'string' || !SESSION_NAME.test(named))) {
+      return jsonError(
+        response,
+        400,
+        -32600,
+        `${SESSION_HEADER}: not a session name; use 1 to 128 characters of A-Z a-z 0-9 . _ : @ -`,
+      )
+    }
+    if (this.#byId.size >= this.#options.maxSessions) {
+      return jsonError(
+        response,
+        503,
+        -32000,
+        `too many MCP sessions (${this.#options.maxSessions}); end one (DELETE) or wait for an idle one to expire`,
+      )
+    }
+    await this.#initialize(request, response, named)
+  }
+
+  /** The toolvisor sessions with an MCP session attached, and when each was last used. */
+  activity(): ReadonlyMap<string, number> {
+    return this.#lastSeen
+  }
+
+  /** Closes the MCP sessions of a toolvisor session (it ended). */
+  async detach(session: string): Promise<void> {
+    const closing = [...this.#byId.values()].filter((c) => c.session === session)
+    await Promise.all(closing.map((c) => c.surface.close()))
+    this.#lastSeen.delete(session)
+  }
+
+  async #end(session: string): Promise<void> {
+    this.#lastSeen.delete(session)
+    if (this.#options.sessions.get(session) === undefined) return
+    await this.#options.sessions.close(session, 'closed').catch((error: unknown) => {
+      this.#options.log(`http: ending session ${session}: ${messageOf(error)}`)
+    })
+  }
+
+  /** Closes every MCP session (the server stops); the toolvisor sessions stay open. */
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.#byId.values()].map((c) => c.surface.close()))
+  }
+
+  async #initialize(
+    request: IncomingMessage,
+    response: ServerResponse,
+    named: string | undefined,
+  ): Promise<void> {
+    const { tools, server, sessions, maxBodyBytes, log } = this.#options
+    let connection: Connection | undefined
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      maxRequestBodySize: maxBodyBytes,
+      onsessioninitialized: (id) => {
+        if (connection) this.#byId.set(id, connection)
+      },
+      // The client ended its MCP session (DELETE): a session it did not name can never be
+      // reached again, so it ends too, with what it owns; a named one waits for its client.
+      onsessionclosed: () => {
+        if (named === undefined) void this.#end(session)
+      },
+    })
+    const session = named ?? `http-${randomUUID()}`
+    const surface = createMcpServer(tools, {
+      ...server,
+      sessions,
+      sessionId: session,
+      keepSession: true,
+      origin: 'mcp-http',
+    })
+    connection = { transport, surface, session }
+    void surface.closed.then(() => {
+      if (transport.sessionId !== undefined) this.#byId.delete(transport.sessionId)
+    })
+    this.#lastSeen.set(session, Date.now())
+    await surface.connect(transport)
+    try {
+      await transport.handleRequest(request, response)
+    } catch (error) {
+      log(`http: a request failed: ${messageOf(error)}`)
+    }
+    // Anything but an initialize is refused by the transport: nothing of it is kept.
+    if (transport.sessionId === undefined) await surface.close()
+  }
+}
+
+function notFound(response: ServerResponse, id: string): void {
+  jsonError(
+    response,
+    404,
+    -32001,
+    `Session not found: ${JSON.stringify(id.slice(0, 100))} (it ended, or the server restarted); initialize again`,
+  )
+}
+
+/** A JSON-RPC error as a plain HTTP answer (no request id is known). */
+export function jsonError(response: ServerResponse, status: number, code: number, message: string): void {
+  if (response.headersSent) return void response.end()
+  response.writeHead(status, { 'content-type': 'application/json' })
+  response.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }))
+}
