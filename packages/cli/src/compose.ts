@@ -1,6 +1,8 @@
 import { cacheFileIn, capabilitiesPlugin } from '@toolvisor/capability-backends'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
+import { type Mailbox, MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
+import { journalMailboxPlugin } from '@toolvisor/mailbox-journal'
 import type { ProcessRuntime, TaskRegistry } from '@toolvisor/process-runtime'
 import { defaultStateDir, RuntimeToken, runtimePlugin, TasksToken } from '@toolvisor/process-runtime'
 import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
@@ -25,6 +27,7 @@ export interface Composed {
   readonly runtime: ProcessRuntime
   readonly tasks: TaskRegistry
   readonly sessions: Sessions
+  readonly mailbox: Mailbox
 }
 
 /** How to compose. */
@@ -33,6 +36,11 @@ export interface ComposeOptions {
   readonly loadToolboxes?: boolean
   /** Override the stream yield window (ms). */
   readonly yieldMs?: number
+  /**
+   * Keep the sessions' mail in a journal in this directory (`toolvisor serve`: it survives a
+   * restart); default: in memory.
+   */
+  readonly mailJournal?: string
 }
 
 /**
@@ -56,7 +64,17 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
         ...(config.checkTimeoutMs !== undefined ? { checkTimeoutMs: config.checkTimeoutMs } : {}),
       })
     }
-    kernel.use(processesPlugin, defined({ maxEvents: config.maxEvents, resultBytes: config.resultBytes }))
+    kernel.use(
+      processesPlugin,
+      defined({
+        maxEvents: config.maxEvents,
+        resultBytes: config.resultBytes,
+        replyMs: config.replyMs,
+        omitSend: config.omitSend,
+      }),
+    )
+    if (options.mailJournal !== undefined) kernel.use(journalMailboxPlugin, { dir: options.mailJournal })
+    else kernel.use(mailboxPlugin)
     kernel.use(toolboxPlugin, {
       toolboxes: options.loadToolboxes === false ? [] : config.toolboxes,
       // The answer budget is the toolbox's and the processes tool's; the runtime keeps its own
@@ -65,20 +83,7 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     })
     kernel.use(bwrapPlugin, config.bwrap ? { bwrap: config.bwrap } : {})
     kernel.use(landlockPlugin, config.landlockLauncher ? { launcher: config.landlockLauncher } : {})
-    kernel.use(runtimePlugin, {
-      stateDir,
-      ...(config.envdirRoot ? { envdirRoot: config.envdirRoot } : {}),
-      ...(config.sandbox ? { sandbox: config.sandbox } : {}),
-      ...(config.sandboxUser ? { sandboxUser: config.sandboxUser } : {}),
-      ...(config.runAs ? { runAs: config.runAs } : {}),
-      ...(config.environment ? { environment: config.environment } : {}),
-      ...defined({
-        ringEvents: config.ringEvents,
-        ringBytes: config.ringBytes,
-        ringStderrLines: config.ringStderrLines,
-        maxLineBytes: config.maxLineBytes,
-      }),
-    })
+    kernel.use(runtimePlugin, runtimeOptions(config, stateDir))
     kernel.use(describePlugin)
     if (config.bash?.enabled) {
       const { enabled: _, ...bash } = config.bash
@@ -96,6 +101,25 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     runtime: kernel.get(RuntimeToken)!,
     tasks: kernel.get(TasksToken)!,
     sessions: kernel.get(SessionsToken)!,
+    mailbox: kernel.get(MailboxToken)!,
+  }
+}
+
+/** The runtime plugin's options from the configuration. */
+function runtimeOptions(config: Config, stateDir: string) {
+  return {
+    stateDir,
+    ...(config.envdirRoot ? { envdirRoot: config.envdirRoot } : {}),
+    ...(config.sandbox ? { sandbox: config.sandbox } : {}),
+    ...(config.sandboxUser ? { sandboxUser: config.sandboxUser } : {}),
+    ...(config.runAs ? { runAs: config.runAs } : {}),
+    ...(config.environment ? { environment: config.environment } : {}),
+    ...defined({
+      ringEvents: config.ringEvents,
+      ringBytes: config.ringBytes,
+      ringStderrLines: config.ringStderrLines,
+      maxLineBytes: config.maxLineBytes,
+    }),
   }
 }
 

@@ -59,6 +59,12 @@ export const ConfigFile = z
     streamResultEvents: ToolboxConfig.shape.streamResultEvents.unwrap().optional(),
     /** The most events one processes tail, read or page returns. Default 1000. */
     maxEvents: ProcessesConfig.unwrap().shape.maxEvents.unwrap().optional(),
+    /** How long `slug.send` collects a service's reply, in ms (ruling 14). Default 1000. */
+    replyMs: ProcessesConfig.unwrap().shape.replyMs.unwrap().optional(),
+    /** Service slugs whose `slug.send` companion is not served (the model may start them, never talk to them). */
+    omitSend: ProcessesConfig.unwrap().shape.omitSend.unwrap().optional(),
+    /** `toolvisor mcp`: the most bytes of mail folded into one tool result; 0 never folds. Default 16384. */
+    mailBytes: z.number().int().nonnegative().optional(),
     /** The bubblewrap binary the bwrap mechanism runs (default `bwrap` on PATH). */
     bwrap: z.string().min(1).optional(),
     /** The Landlock launcher (default: the one @toolvisor/sandbox-landlock built). */

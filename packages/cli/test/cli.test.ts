@@ -170,6 +170,9 @@ describe('toolvisor', () => {
     expect(code).toBe(0)
     expect(stdout).toContain('{"error":"task t1 belongs to another session"}')
     expect(stdout).toContain('"invalid":true')
+    expect(stdout).toContain('result: {"accepted":true,"events":[{"notice":"pattern is now /WARN/"}]}')
+    expect(stdout).toContain('"line":"ERROR disk full"')
+    expect(stdout).toContain('"process":"p2","tool":"log_watcher","kind":"service","status":"exited (0)"')
   }, 60_000)
 })
 

@@ -65,6 +65,8 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
         'git_lite__status',
         'help',
         'log_lines',
+        'log_watcher',
+        'log_watcher__send',
         'processes',
         'word_count',
       ].sort(),
@@ -186,7 +188,11 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     const box = tempDir('tv-mcp-hang-')
     writeFileSync(join(box, 'hangs'), '#!/bin/sh\nsleep 300\n', { mode: 0o755 })
     const { client, tag } = await connect([box], [], { loaded: false })
-    expect(taggedCommands(tag).some((command) => command.endsWith('hangs describe'))).toBe(true)
+    // The toolboxes load after `initialize` is answered: wait for the describe to be running.
+    const describing = () => taggedCommands(tag).some((command) => command.endsWith('hangs describe'))
+    const until = Date.now() + 10_000
+    while (!describing() && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
+    expect(describing()).toBe(true)
     const before = Date.now()
     await client.close() // ends stdin; the SDK client escalates to SIGTERM only after 2 s
     expect(Date.now() - before).toBeLessThan(1900)
@@ -416,6 +422,9 @@ describe('toolvisor mcp after a crash (issue 10.2)', () => {
     })
     expect(JSON.parse(textOf(started))).toMatchObject({ status: 'running', task: 't1' })
     const counters = () => taggedCommands(first.tag).filter((c) => c.includes('counter'))
+    // With yieldMs 0 the call answers as soon as the process is spawned, maybe before its exec.
+    const until = Date.now() + 10_000
+    while (counters().length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
     expect(counters().length).toBeGreaterThan(0)
     process.kill(first.transport.pid!, 'SIGKILL')
     const deadline = Date.now() + 3000

@@ -244,3 +244,36 @@ describe('toolvisor serve under a flood', () => {
     expect(await server.exited).toBe(0)
   }, 120_000)
 })
+
+describe('toolvisor serve and services', () => {
+  it('serves a service to an HTTP client, keeps it across a reconnect, and its mail reaches the client when it is back', async () => {
+    const server = await serve()
+    const dir = tempDir('tv-serve-logs-')
+    const log = join(dir, 'app.log')
+    writeFileSync(log, '')
+    const first = await connect(server.url, server.token)
+    expect(
+      JSON.parse(textOf(await first.client.callTool({ name: 'log_watcher', arguments: { file: log } }))),
+    ).toMatchObject({
+      process: 'p1',
+      status: 'running',
+    })
+    const sessionId = first.transport.sessionId!
+    await first.client.close()
+    writeFileSync(log, 'while away\n', { flag: 'a' })
+    const again = await connect(server.url, server.token, sessionId)
+    let folded = ''
+    for (let i = 0; i < 20 && !folded.includes('"line":"while away"'); i++) {
+      folded += textOf(
+        await again.client.callTool({
+          name: 'processes',
+          arguments: { command: 'wait', timeout_seconds: 2 },
+        }),
+      )
+    }
+    // Delivered once, by whichever came first: `wait`'s JSON, or a block folded into a result.
+    expect(folded).toMatch(/("from":"process:p1"|\[mail m\d+ from process:p1\] )[^\n]*"line":"while away"/)
+    server.child.kill('SIGTERM')
+    expect(await server.exited).toBe(0)
+  })
+})

@@ -4,7 +4,7 @@ import { MailboxError, MailboxErrorCodes } from './errors.js'
 import { type BodyBound, oneEvent } from './internal/batch.js'
 import { foldContents, foldGroup } from './internal/fold.js'
 import { pageOf } from './internal/page.js'
-import { block, type SessionState, wakeAll, wakeRule } from './internal/session.js'
+import { block, type SessionState, tellWatchers, wakeAll, wakeFor, wakeRule } from './internal/session.js'
 import { Source, type SourceHost } from './internal/source.js'
 import {
   checkDigest,
@@ -75,6 +75,7 @@ class StoredMailbox implements Mailbox {
       lastSeq: this.#store.lastSeq(session),
       sources: new Map(),
       waiters: new Set(),
+      watchers: new Set(),
     })
   }
 
@@ -88,6 +89,8 @@ class StoredMailbox implements Mailbox {
 
   closeSession(session: string): readonly Envelope[] {
     const state = this.#state(session)
+    // What the close itself flushes is no news to anyone: the session is going.
+    state.watchers.clear()
     for (const source of [...state.sources.values()]) source.end()
     const undelivered = this.#unreadOf(session)
     this.#store.drop(session)
@@ -170,9 +173,18 @@ class StoredMailbox implements Mailbox {
 
   wait(session: string, options: WaitOptions = {}): Promise<WaitResult> {
     const state = this.#state(session)
-    const from = this.#wakingNews(state)
+    const wakes = options.from === undefined ? undefined : wakeRule(options.from)
+    const from = this.#wakingNews(state, wakes ?? state.wakes)
     if (from !== undefined) return Promise.resolve({ reason: 'mail', from })
-    return block(state.waiters, options)
+    return block(state.waiters, options, wakes)
+  }
+
+  watch(session: string, listener: (from: Sender) => void): () => void {
+    const state = this.#state(session)
+    // A wrapper per call, so watching with one function twice gives two independent watches.
+    const watcher = (from: Sender): void => listener(from)
+    state.watchers.add(watcher)
+    return () => void state.watchers.delete(watcher)
   }
 
   dispose(): void {
@@ -235,20 +247,21 @@ class StoredMailbox implements Mailbox {
     return this.#store.read(session, this.#store.cursor(session, DELIVERY), Number.POSITIVE_INFINITY)
   }
 
-  /** The sender of the oldest news that wakes the session: unread mail, or pending `round` events. */
-  #wakingNews(state: SessionState): Sender | undefined {
+  /** The sender of the oldest news that `wakes` takes: unread mail, or pending `round` events. */
+  #wakingNews(state: SessionState, wakes: (from: Sender) => boolean): Sender | undefined {
     if (state.unread > 0) {
-      const envelope = this.#unreadOf(state.id).find((unread) => state.wakes(unread.from))
+      const envelope = this.#unreadOf(state.id).find((unread) => wakes(unread.from))
       if (envelope !== undefined) return envelope.from
     }
     for (const source of state.sources.values()) {
-      if (source.digest.per === 'round' && source.hasPending && state.wakes(source.from)) return source.from
+      if (source.digest.per === 'round' && source.hasPending && wakes(source.from)) return source.from
     }
     return undefined
   }
 
   #news(state: SessionState, from: Sender): void {
-    if (state.waiters.size > 0 && state.wakes(from)) wakeAll(state.waiters, { reason: 'mail', from })
+    if (state.waiters.size > 0) wakeFor(state, from)
+    if (state.watchers.size > 0 && state.wakes(from)) tellWatchers(state, from)
   }
 
   #state(session: string): SessionState {

@@ -15,6 +15,11 @@ export interface WaitOptions {
   readonly timeoutMs?: number
   /** Aborting it ends the wait with `aborted`. */
   readonly signal?: AbortSignal
+  /**
+   * Which senders' news ends this wait (prefixes or a predicate), instead of the session's wake
+   * rule: a surface waiting on one process (`['process:p1']`). Default: the session's rule.
+   */
+  readonly from?: WakeOn
 }
 
 /** How much one read returns: at most `max` envelopes and about `maxBytes` of their JSON. */
@@ -140,6 +145,13 @@ export interface Mailbox {
    * events, from a sender that wakes it; else with `timeout`, `aborted` or `closed`.
    */
   wait(session: string, options?: WaitOptions): Promise<WaitResult>
+  /**
+   * Calls `listener` synchronously with the sender of every piece of news that wakes the session
+   * (an envelope accepted, or an event pending for a `round` digest), until the returned function
+   * is called or the session closes: how a surface learns that mail waits without taking it (an
+   * MCP logging notification). A listener that throws becomes a process warning.
+   */
+  watch(session: string, listener: (from: Sender) => void): () => void
   /** Flushes and closes every source, clears its timers, ends every wait; stored mail stays in the store. */
   dispose(): void
 }

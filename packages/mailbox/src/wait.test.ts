@@ -110,3 +110,70 @@ describe('which senders wake a wait', () => {
     await expect(Promise.all(waits)).resolves.toEqual([{ reason: 'closed' }, { reason: 'closed' }])
   })
 })
+
+describe('a wait on some senders', () => {
+  it('ends only on news from the senders it names, whatever else is unread', async () => {
+    vi.useFakeTimers()
+    const mailbox = opened()
+    mailbox.post('s1', { from: 'process:p2', kind: 'event', body: 'other' })
+    const waiting = mailbox.wait('s1', { timeoutMs: 1000, from: ['process:p1'] })
+    mailbox.post('s1', { from: 'task:t1', kind: 'completion', body: 'still other' })
+    await vi.advanceTimersByTimeAsync(1000)
+    await expect(waiting).resolves.toEqual({ reason: 'timeout' })
+    const again = mailbox.wait('s1', { timeoutMs: 1000, from: (from) => from === 'process:p1' })
+    mailbox.source('s1', 'process:p1').push('mine')
+    await expect(again).resolves.toEqual({ reason: 'mail', from: 'process:p1' })
+    await expect(mailbox.wait('s1', { from: ['process:p1'] })).resolves.toEqual({
+      reason: 'mail',
+      from: 'process:p1',
+    })
+  })
+})
+
+describe('watch', () => {
+  it('hears every piece of news that wakes the session, until it stops or the session closes', () => {
+    const mailbox = opened({ wakeOn: ['process:'] })
+    const heard: string[] = []
+    const stop = mailbox.watch('s1', (from) => heard.push(from))
+    const source = mailbox.source('s1', 'process:p1')
+    source.push('a')
+    source.push('b')
+    mailbox.post('s1', { from: 'task:t1', kind: 'completion', body: 'does not wake' })
+    mailbox.post('s1', { from: 'process:p2', kind: 'control', body: 'wakes' })
+    expect(heard).toEqual(['process:p1', 'process:p1', 'process:p2'])
+    stop()
+    source.push('c')
+    expect(heard).toHaveLength(3)
+    mailbox.watch('s1', (from) => heard.push(from))
+    mailbox.closeSession('s1')
+    mailbox.open('s1')
+    mailbox.post('s1', { from: 'process:p1', kind: 'event', body: 'after' })
+    expect(heard).toHaveLength(3)
+  })
+
+  it('reports a watcher that throws as a warning, and the mail is accepted all the same', () => {
+    const mailbox = opened()
+    const warnings: unknown[] = []
+    const onWarning = (warning: unknown) => warnings.push(warning)
+    process.on('warning', onWarning)
+    const emit = vi.spyOn(process, 'emitWarning')
+    try {
+      mailbox.watch('s1', () => {
+        throw new Error('watcher bug')
+      })
+      mailbox.post('s1', { from: 'system', kind: 'control', body: 'x' })
+      expect(emit).toHaveBeenCalledWith(expect.objectContaining({ message: 'watcher bug' }))
+      expect(mailbox.unread('s1')).toBe(1)
+    } finally {
+      emit.mockRestore()
+      process.off('warning', onWarning)
+    }
+  })
+
+  it('needs an open session', () => {
+    const mailbox = createMailbox()
+    expect(() => mailbox.watch('nobody', () => {})).toThrow(
+      expect.objectContaining({ code: 'MAILBOX_ERR_UNKNOWN_SESSION' }),
+    )
+  })
+})

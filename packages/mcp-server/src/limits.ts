@@ -18,4 +18,9 @@ export const MCP_DEFAULT_LIMITS = {
   progressPerSecond: 10,
   /** Progress notifications a call may send at once before the rate applies (20: a short tool's every event). */
   progressBurst: 20,
+  /**
+   * The most bytes of the session's mail folded into one result (16 KiB: a few digests, a small
+   * part of an answer's budget); 0 never folds (the model reads mail with `processes wait`).
+   */
+  mailBytes: 16 * 1024,
 } as const

@@ -7,12 +7,14 @@ import {
   type ListToolsResult,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js'
+import type { Mailbox } from '@toolvisor/mailbox'
 import type { Sessions, ToolRegistry } from '@toolvisor/toolbox'
 import { McpServerError } from './errors.js'
 import { ToolAnnouncer } from './internal/announcer.js'
 import { callHandler } from './internal/call-handler.js'
 import { ClientIds } from './internal/client-ids.js'
 import { Inflight } from './internal/inflight.js'
+import { noticeMail } from './internal/mail.js'
 import { parseOptions } from './internal/options.js'
 import { messageOf } from './internal/result.js'
 
@@ -37,6 +39,19 @@ export interface McpServerOptions {
   readonly keepSession?: boolean
   /** What operators see as the session's origin. Default `mcp`. */
   readonly origin?: string
+  /**
+   * The mailbox of the sessions. With it, the session's pending mail is folded into each result
+   * (`[mail <id> from process:p1] ...` text blocks after the tool's own, at most `mailBytes`), and
+   * the server declares `capabilities.logging` and sends a notice when mail waits. The session's
+   * mailbox is opened at connect when nothing opened it (the `sessions` hooks of
+   * `@toolvisor/tool-processes` do).
+   */
+  readonly mailbox?: Mailbox
+  /**
+   * The most bytes of mail folded into one result; 0: never fold (`processes wait` reads it).
+   * Default `MCP_DEFAULT_LIMITS.mailBytes` (16 KiB).
+   */
+  readonly mailBytes?: number
   /** Where log lines go, one call per line, without the newline. Default: stderr. Never stdout. */
   readonly log?: (line: string) => void
   /**
@@ -124,21 +139,20 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
   const write = options.log ?? writeStderr
   const log = (line: string): void => write(`${options.name}: ${line}`)
   const sessionId = options.sessionId ?? `mcp-${randomUUID()}`
-  const server = new Server(
-    { name: options.name, version: options.version },
-    { capabilities: { tools: ToolAnnouncer.canAnnounce(tools) ? { listChanged: true } : {} } },
-  )
+  const mail = options.mailbox
+    ? { mailbox: options.mailbox, sessionId, mailBytes: limits.mailBytes, log }
+    : undefined
+  const server = sdkServer(options, tools)
   const inflight = new Inflight()
-  serveTools(server, inflight, callHandler({ tools, sessionId, limits, log }), tools)
+  serveTools(server, inflight, callHandler({ tools, sessionId, limits, log, mail }), tools)
   const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
   let state: 'new' | 'connected' | 'closed' = 'new'
-  let resolveClosed!: () => void
-  const closed = new Promise<void>((resolve) => {
-    resolveClosed = resolve
-  })
+  let unwatch = (): void => {}
+  const [closed, resolveClosed] = latch()
   const end = (): void => {
     state = 'closed'
     announcer.stop()
+    unwatch()
   }
 
   server.onclose = () => {
@@ -159,6 +173,7 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
       if (state !== 'new') throw alreadyConnected(state)
       state = 'connected'
       options.sessions?.open({ id: sessionId, origin: options.origin ?? 'mcp' })
+      if (mail) unwatch = noticeMail({ ...mail, server })
       announcer.start()
       try {
         await server.connect(new ClientIds(transport))
@@ -178,6 +193,24 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
       await closed
     },
   }
+}
+
+/** A promise and what resolves it (Node 20 has no `Promise.withResolvers`). */
+function latch(): [Promise<void>, () => void] {
+  let resolve!: () => void
+  const promise = new Promise<void>((r) => {
+    resolve = r
+  })
+  return [promise, resolve]
+}
+
+/** The SDK server: tools (announced when the registry can), and logging when there is mail to tell of. */
+function sdkServer(options: McpServerOptions, tools: ToolRegistry): Server {
+  const capabilities = {
+    tools: ToolAnnouncer.canAnnounce(tools) ? { listChanged: true } : {},
+    ...(options.mailbox ? { logging: {} } : {}),
+  }
+  return new Server({ name: options.name, version: options.version }, { capabilities })
 }
 
 /** `tools/list` and `tools/call` on the SDK server; every call is tracked until it settles. */

@@ -99,8 +99,9 @@ export function watchExec(stream: Readable, tool: string, failed: (why: string) 
 }
 
 /**
- * Writes the stdin bytes, then closes stdin, unless the caller keeps it open or the tool
- * declares a `{"send": EVENT}` cancel: that event must be deliverable, so stdin stays open.
+ * Writes the stdin bytes, then closes stdin, unless the caller keeps it open, the tool declares a
+ * `{"send": EVENT}` cancel (that event must be deliverable), or it is a service that declares
+ * `process.input` (events are sent to it while it runs): then stdin stays open after the bytes.
  */
 export function wireStdin(child: ChildProcess, start: StartOptions): void {
   const stdin = child.stdin
@@ -110,7 +111,8 @@ export function wireStdin(child: ChildProcess, start: StartOptions): void {
   const input = start.stdin
   if (input === 'open') return
   const bytes = input && input.length > 0 ? Buffer.from(input) : undefined
-  if ('send' in start.tool.runtime.cancel) {
+  const spec = start.process ?? start.tool.process
+  if ('send' in start.tool.runtime.cancel || (spec.mode === 'service' && spec.input !== undefined)) {
     if (bytes) stdin.write(bytes)
     return
   }

@@ -117,6 +117,8 @@ export type Lifecycle =
   | { readonly status: 'starting' }
   | { readonly status: 'running' }
   | { readonly status: 'stopping' }
+  /** A service between two runs (`on_exit: restart`): `n` is the restart about to happen, 1-based. */
+  | { readonly status: 'restarting'; readonly n: number }
   | { readonly status: 'exited'; readonly code: number | null; readonly signal: NodeJS.Signals | null }
   | { readonly status: 'failed'; readonly why: string }
 

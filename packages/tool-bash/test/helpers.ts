@@ -43,8 +43,8 @@ export interface Called {
 }
 
 /**
- * A kernel with the runtime, the toolbox (sessions), the mailbox, the processes tool and the bash
- * plugin configured with `bash`. Sessions `alice` and `bob` are open (sessions and mailbox). After
+ * A kernel with the runtime, the toolbox (sessions), the mailbox and the processes tool (unless
+ * `mailbox` is false: then neither) and the bash plugin configured with `bash`. Sessions `alice` and `bob` are open (sessions and mailbox). After
  * the test the kernel is disposed and nothing it started may still run.
  */
 export async function compose(bash: Record<string, unknown> = {}, { mailbox = true } = {}) {
@@ -53,7 +53,8 @@ export async function compose(bash: Record<string, unknown> = {}, { mailbox = tr
   kernel.use(describePlugin)
   kernel.use(runtimePlugin, { stateDir })
   kernel.use(toolboxPlugin, {})
-  kernel.use(processesPlugin, {})
+  // The processes tool (and its session mail) needs a mailbox.
+  if (mailbox) kernel.use(processesPlugin, {})
   if (mailbox) kernel.use(mailboxPlugin, {})
   kernel.use(bashPlugin, bash)
   await kernel.ready({ timeoutMs: 20_000 })

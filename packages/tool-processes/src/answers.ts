@@ -34,13 +34,15 @@ export function list(tasks: readonly TaskInfo[], budget: number): ToolResult {
   return answer({ processes: fitted.values, ...(elided > 0 ? { elided } : {}) })
 }
 
-/** `running`, `exited (0)`, `exited (SIGKILL)`, `failed: lost on restart`, ... */
+/** `running`, `exited (0)`, `exited (SIGKILL)`, `failed: lost on restart`, `restarting (2)`, ... */
 export function statusOf(lifecycle: Lifecycle): string {
   switch (lifecycle.status) {
     case 'exited':
       return `exited (${lifecycle.code ?? lifecycle.signal})`
     case 'failed':
       return `failed: ${lifecycle.why}`
+    case 'restarting':
+      return `restarting (${lifecycle.n})`
     default:
       return lifecycle.status
   }

@@ -1,7 +1,7 @@
 import { quoteInput } from '@toolvisor/toolbox'
 
 /** The sub-commands of `processes`. */
-export const COMMANDS = ['list', 'status', 'tail', 'read', 'page', 'output', 'stop'] as const
+export const COMMANDS = ['list', 'status', 'tail', 'read', 'page', 'output', 'stop', 'wait'] as const
 /** One sub-command. */
 export type Command = (typeof COMMANDS)[number]
 
@@ -21,7 +21,12 @@ export interface Args {
   readonly stream?: 'stdout' | 'stderr'
   /** stop: SIGKILL at once. */
   readonly force?: boolean
+  /** wait: the most seconds to wait for mail (0 to {@link MAX_WAIT_SECONDS}). */
+  readonly timeout_seconds?: number
 }
+
+/** The longest `wait` (seconds). */
+export const MAX_WAIT_SECONDS = 300
 
 /** The bounds a call's numbers are checked against. */
 export interface ArgBounds {
@@ -40,11 +45,16 @@ const integer = (value: unknown, min: number, max: number): value is number =>
 /** Checks the model's arguments; returns them typed, or the error to answer (input quoted short). */
 export function parseArgs(raw: unknown, bounds: ArgBounds): Args | string {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'arguments must be an object'
-  const { command, process, n, max, offset, length, stream, force } = raw as Record<string, unknown>
+  const { command, process, n, max, offset, length, stream, force, timeout_seconds } = raw as Record<
+    string,
+    unknown
+  >
   if (typeof command !== 'string' || !(COMMANDS as readonly string[]).includes(command))
     return `command must be one of ${COMMANDS.join(', ')}; got ${quoteInput(command)}`
-  if (command !== 'list' && (typeof process !== 'string' || process.length === 0))
+  if (command !== 'list' && command !== 'wait' && (typeof process !== 'string' || process.length === 0))
     return `${command} needs "process": the id of one of this session's processes (see command "list")`
+  if (process !== undefined && typeof process !== 'string')
+    return `process must be a string (p1, t1, ...); got ${quoteInput(process)}`
   if (typeof process === 'string' && process.length > MAX_ID)
     return `no task or process ${quoteInput(process)}`
   const problems = [
@@ -66,10 +76,13 @@ export function parseArgs(raw: unknown, bounds: ArgBounds): Args | string {
     force !== undefined && typeof force !== 'boolean'
       ? `force must be true or false; got ${quoteInput(force)}`
       : '',
+    timeout_seconds !== undefined && !integer(timeout_seconds, 0, MAX_WAIT_SECONDS)
+      ? `timeout_seconds must be an integer from 0 to ${MAX_WAIT_SECONDS}; got ${quoteInput(timeout_seconds)}`
+      : '',
   ].filter(Boolean)
   if (problems.length > 0) return problems.join('; ')
   return Object.fromEntries(
-    Object.entries({ command, process, n, max, offset, length, stream, force }).filter(
+    Object.entries({ command, process, n, max, offset, length, stream, force, timeout_seconds }).filter(
       ([, v]) => v !== undefined,
     ),
   ) as unknown as Args

@@ -1,6 +1,7 @@
 import type { SequencedEvent, TaskInfo, TaskRead, TaskRegistry } from '@toolvisor/process-runtime'
 import { ESCAPING, eventValue, fitBackward, fitForward, type ToolResult } from '@toolvisor/toolbox'
 import { answer, statusOf, summary } from './answers.js'
+import { Service } from './service.js'
 
 /** Room an answer keeps for its fields around the events (ids, counts, the note). */
 const ENVELOPE = 512
@@ -124,5 +125,6 @@ export function status(
     counters: process.counters(),
     events: events.values,
     stderr: stderr.values,
+    ...(process instanceof Service ? process.facts() : {}),
   })
 }

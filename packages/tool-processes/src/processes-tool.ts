@@ -1,16 +1,27 @@
+import type { Mailbox } from '@toolvisor/mailbox'
 import type { TaskRegistry } from '@toolvisor/process-runtime'
 import { RuntimeError } from '@toolvisor/process-runtime'
 import {
   type Oneshots,
+  type Sessions,
   type Tool,
   ToolboxError,
   type ToolCallContext,
   type ToolResult,
 } from '@toolvisor/toolbox'
 import { answer, list, refusal } from './answers.js'
-import { type Args, COMMANDS, parseArgs } from './args.js'
+import { type Args, COMMANDS, MAX_WAIT_SECONDS, parseArgs } from './args.js'
 import { pageAt, readOn, status, tail } from './events.js'
 import { output } from './output.js'
+import { waitForMail } from './wait.js'
+
+/** What `processes` works over: the tasks, the kept oneshot calls, the sessions and their mail. */
+export interface ProcessesDeps {
+  readonly tasks: TaskRegistry
+  readonly oneshots: Oneshots
+  readonly mailbox: Mailbox
+  readonly sessions: Sessions
+}
 
 /** How `processes` answers: the operator's bounds. */
 export interface ProcessesOptions {
@@ -26,6 +37,8 @@ export interface ProcessesOptions {
 /** How many events `tail` gives when `n` is absent, and `read` and `page` when `max` is. */
 const DEFAULT_TAIL = 20
 const DEFAULT_READ = 100
+/** How long `wait` waits when `timeout_seconds` is absent. */
+const DEFAULT_WAIT_SECONDS = 30
 
 /** The model-facing description (one tool for every family: spec §2.4, D6); every number is the configured one. */
 function description(options: ProcessesOptions): string {
@@ -39,6 +52,9 @@ function description(options: ProcessesOptions): string {
     '"output": the raw bytes of stdout (or stream "stderr") from offset, length bytes at most; works for a ' +
     'task and for a oneshot call whose result was cut (its result names it). "stop": its declared cancel, ' +
     'then SIGKILL after its stop timeout (force: SIGKILL at once); the answer is how it exited. ' +
+    `"wait": blocks until this session has new mail (a service's output, a task's end; from one process when ` +
+    `"process" is given), at most timeout_seconds (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}), ` +
+    'and answers with it. ' +
     `Answers are JSON of at most ${options.resultBytes} bytes; "next" says where to go on.`
   )
 }
@@ -48,7 +64,7 @@ function description(options: ProcessesOptions): string {
  * concerns only the calling session's tasks (and those started with no session); another
  * session's is refused, and every answer is bounded by the byte budget.
  */
-export function processesTool(tasks: TaskRegistry, oneshots: Oneshots, options: ProcessesOptions): Tool {
+export function processesTool(deps: ProcessesDeps, options: ProcessesOptions): Tool {
   return {
     name: 'processes',
     description: description(options),
@@ -57,7 +73,7 @@ export function processesTool(tasks: TaskRegistry, oneshots: Oneshots, options: 
       const args = parseArgs(raw, options)
       if (typeof args === 'string') return refusal(args)
       try {
-        return await run({ tasks, oneshots, options, args, ctx })
+        return await run({ deps, options, args, ctx })
       } catch (error) {
         if (RuntimeError.is(error) || ToolboxError.is(error)) return refusal(error.message)
         throw error
@@ -73,7 +89,8 @@ function inputSchema(options: ProcessesOptions): Tool['inputSchema'] {
       command: { type: 'string', enum: [...COMMANDS], description: COMMANDS.join(', ') },
       process: {
         type: 'string',
-        description: "the process or task id (t1, p1, bash-1, or a oneshot's proc-3); not for list",
+        description:
+          "the process or task id (t1, p1, bash-1, or a oneshot's proc-3); not for list; optional for wait",
       },
       n: {
         type: 'integer',
@@ -104,6 +121,12 @@ function inputSchema(options: ProcessesOptions): Tool['inputSchema'] {
         description: 'output: which stream (default stdout)',
       },
       force: { type: 'boolean', description: 'stop: SIGKILL at once instead of the declared cancel' },
+      timeout_seconds: {
+        type: 'integer',
+        minimum: 0,
+        maximum: MAX_WAIT_SECONDS,
+        description: `wait: the most seconds to wait for mail (default ${DEFAULT_WAIT_SECONDS})`,
+      },
     },
     required: ['command'],
     additionalProperties: false,
@@ -111,14 +134,14 @@ function inputSchema(options: ProcessesOptions): Tool['inputSchema'] {
 }
 
 interface Run {
-  readonly tasks: TaskRegistry
-  readonly oneshots: Oneshots
+  readonly deps: ProcessesDeps
   readonly options: ProcessesOptions
   readonly args: Args
   readonly ctx: ToolCallContext
 }
 
-async function run({ tasks, oneshots, options, args, ctx }: Run): Promise<ToolResult> {
+async function run({ deps, options, args, ctx }: Run): Promise<ToolResult> {
+  const { tasks, oneshots } = deps
   const session = ctx.sessionId
   const context = { tasks, oneshots, session, resultBytes: options.resultBytes }
   const id = args.process!
@@ -140,6 +163,11 @@ async function run({ tasks, oneshots, options, args, ctx }: Run): Promise<ToolRe
         offset: args.offset ?? 0,
         length: args.length ?? options.resultBytes,
       })
+    case 'wait':
+      return waitForMail(
+        { ...deps, session, resultBytes: options.resultBytes, signal: ctx.signal },
+        { process: args.process, seconds: args.timeout_seconds ?? DEFAULT_WAIT_SECONDS },
+      )
     case 'stop': {
       const exit = await tasks.cancel(id, session, args.force ? { force: true } : {})
       return answer({

@@ -83,7 +83,9 @@ describe('the processes tool', () => {
     const { call } = await compose()
     expect(await call('processes', { command: 'kill' })).toEqual({
       isError: true,
-      body: { error: 'command must be one of list, status, tail, read, page, output, stop; got "kill"' },
+      body: {
+        error: 'command must be one of list, status, tail, read, page, output, stop, wait; got "kill"',
+      },
     })
     expect((await call('processes', { command: 'tail' })).body.error).toBe(
       'tail needs "process": the id of one of this session\'s processes (see command "list")',

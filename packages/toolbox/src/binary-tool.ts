@@ -8,8 +8,10 @@ import type {
   TaskRegistry,
 } from '@toolvisor/process-runtime'
 import { eventValue, rendererFor } from './budget.js'
+import { ToolboxError } from './errors.js'
 import type { ModeCall, Modes, ResultRules } from './modes.js'
 import { eventLine, text } from './results.js'
+import { ensureSession, type Sessions } from './sessions.js'
 import type { Tool, ToolCallContext, ToolResult } from './types.js'
 
 /** A tool loaded from its executable: what `describe` said and what `prepare` checked. */
@@ -47,6 +49,8 @@ export interface ToolsOfOptions {
   readonly describe: DescribeService
   readonly modes: Modes
   readonly resultBytes: number
+  /** Where a call's session is opened when nobody opened it yet (absent: calls open nothing). */
+  readonly sessions?: Sessions
 }
 
 /** One model-facing tool of a loaded tool: itself, or one of its sub-commands. */
@@ -111,6 +115,8 @@ async function callBinary(call: BinaryCall): Promise<ToolResult> {
     if (ArgumentError.is(error)) return text(`${made.name}: ${error.message}; the tool was not run`, true)
     throw error
   }
+  const refused = openedSession(call.sessions, ctx.sessionId)
+  if (refused !== undefined) return text(`${made.name}: ${refused}; the tool was not run`, true)
   const mode = loaded.spec.process.mode
   const handler = call.modes.get(mode)
   if (handler === undefined)
@@ -141,4 +147,16 @@ function progressOf(ctx: ToolCallContext, rules: ResultRules): ModeCall['progres
   let count = 0
   return (event: SequencedEvent) =>
     report({ progress: ++count, message: eventLine(event, render), event: eventValue(event.value) })
+}
+
+/** Opens the call's session when nobody did; the refusal of an id that is not a session id. */
+function openedSession(sessions: Sessions | undefined, id: string | undefined): string | undefined {
+  if (sessions === undefined || id === undefined) return undefined
+  try {
+    ensureSession(sessions, id)
+    return undefined
+  } catch (error) {
+    if (ToolboxError.is(error) && error.code === 'TOOLBOX_ERR_BAD_SESSION_ID') return error.message
+    throw error
+  }
 }

@@ -12,7 +12,7 @@ export const ToolboxErrorCodes = {
   DESCRIBE_FAILED: 'TOOLBOX_ERR_DESCRIBE_FAILED',
   /** A tool path that is missing, not a regular file, or not executable by toolvisor. */
   NOT_EXECUTABLE: 'TOOLBOX_ERR_NOT_EXECUTABLE',
-  /** A tool declares a process mode no registered handler runs (`service` comes with a later release). */
+  /** A tool declares a process mode no registered handler runs (`service` needs `@toolvisor/tool-processes` composed). */
   UNSUPPORTED_MODE: 'TOOLBOX_ERR_UNSUPPORTED_MODE',
   /** A second handler registered for one process mode. */
   MODE_TAKEN: 'TOOLBOX_ERR_MODE_TAKEN',

@@ -2,7 +2,7 @@ import type { ProcessSpec } from '@toolvisor/describe-v2'
 import type { RunContext, SequencedEvent, StartOptions } from '@toolvisor/process-runtime'
 import type { LoadedTool } from './binary-tool.js'
 import { ToolboxError } from './errors.js'
-import type { ToolCallContext, ToolResult } from './types.js'
+import type { Tool, ToolCallContext, ToolResult } from './types.js'
 
 /** A process mode a tool declares (`$.process.mode`). */
 export type ProcessMode = ProcessSpec['mode']
@@ -40,6 +40,12 @@ export interface ModeCall {
 export interface ModeHandler {
   /** Runs one call to its answer. A failed tool is an `isError` result, never a throw. */
   call(call: ModeCall): Promise<ToolResult>
+  /**
+   * The model-facing tools a loaded tool of this mode brings along (a service's `slug.send`),
+   * served and named-checked with the tool itself, all or none (`binary-tools.serve`), so
+   * `toolvisor check` and `toolvisor mcp` agree on them. Absent: none.
+   */
+  companions?(loaded: LoadedTool): Tool[]
 }
 
 /**
@@ -89,6 +95,6 @@ export function createModes(): Modes {
 export function unsupportedMode(mode: ProcessMode, modes: Modes): string {
   const served = modes.list().join(' and ') || 'no mode'
   if (mode === 'service')
-    return `service mode comes with a later release of toolvisor; this one runs ${served} tools`
+    return `service tools need the service mode handler of @toolvisor/tool-processes (processesPlugin), which this toolvisor does not compose; it runs ${served} tools`
   return `no handler runs ${mode} tools here; this toolvisor runs ${served} tools`
 }

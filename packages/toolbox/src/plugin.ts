@@ -10,7 +10,7 @@ import { oneshotHandler } from './oneshot.js'
 import { createOneshots } from './oneshots.js'
 import { createToolRegistry } from './registry.js'
 import { type Served, serve } from './serve.js'
-import { createSessions, stopOwnedTasks } from './sessions.js'
+import { createSessions, type Sessions, stopOwnedTasks } from './sessions.js'
 import { streamHandler } from './stream.js'
 import { BinaryToolsToken, ModesToken, OneshotsToken, SessionsToken, ToolsToken } from './tokens.js'
 import type { Tool, ToolRegistry } from './types.js'
@@ -71,14 +71,18 @@ export const ToolboxConfig = z
 /** Everything the binary-tools service is shaped by. */
 export type BinaryToolsOptions = LoadOptions & CallOptions & HelpOptions
 
-/** Creates the binary-tools service over its dependencies and the mode handlers. */
+/**
+ * Creates the binary-tools service over its dependencies and the mode handlers; with `sessions`,
+ * a call in a session nobody opened opens it.
+ */
 export function createBinaryTools(
   deps: BinaryToolDeps,
   modes: Modes,
-  options: BinaryToolsOptions,
+  options: BinaryToolsOptions & { readonly sessions?: Sessions },
 ): BinaryTools {
+  const { resultBytes, sessions } = options
   const tools = (loaded: LoadedTool) =>
-    toolsOf({ loaded, describe: deps.describe, modes, resultBytes: options.resultBytes })
+    toolsOf({ loaded, describe: deps.describe, modes, resultBytes, ...(sessions ? { sessions } : {}) })
   const help = (loaded: readonly LoadedTool[]) => helpTool(loaded, deps, options)
   return {
     load: (path) => loadTool(path, deps, options),
@@ -115,7 +119,9 @@ export const toolboxPlugin = definePlugin({
     const oneshots = createOneshots()
     modes.register('oneshot', oneshotHandler(runtime, oneshots))
     modes.register('stream', streamHandler(ctx.deps, options))
-    const binary = createBinaryTools(ctx.deps, modes, options)
+    const sessions = createSessions()
+    sessions.onClose((session) => stopOwnedTasks(ctx.deps.tasks, session.id))
+    const binary = createBinaryTools(ctx.deps, modes, { ...options, sessions })
     const registry = createToolRegistry()
     const { loaded, reports } = await binary.loadToolboxes(config.toolboxes)
     for (const report of reports) registry.reportLoadError(report)
@@ -125,8 +131,6 @@ export const toolboxPlugin = definePlugin({
     ctx.provide(BinaryToolsToken, binary)
     ctx.provide(ModesToken, modes)
     ctx.provide(OneshotsToken, oneshots)
-    const sessions = createSessions()
-    sessions.onClose((session) => stopOwnedTasks(ctx.deps.tasks, session.id))
     ctx.provide(SessionsToken, sessions)
   },
 })

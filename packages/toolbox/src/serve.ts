@@ -25,8 +25,8 @@ export interface Served {
 }
 
 /**
- * Registers the model-facing tools of loaded tools, one loaded tool at a time and all of its tools
- * or none: a reserved name, a name another tool has (before or after the `.` → `__` mapping), a
+ * Registers the model-facing tools of loaded tools (with the companions their mode handler gives,
+ * such as a service's `slug.send`), one loaded tool at a time and all of its tools or none: a reserved name, a name another tool has (before or after the `.` → `__` mapping), a
  * name that cannot be made provider-safe, or a mode without a handler is a load report naming the
  * tool, the field and, for a collision, the other tool's path. The others are served. A tool
  * whose mode has no handler yet is served once one is registered. The one path `toolvisor mcp`
@@ -49,9 +49,12 @@ export function serve(options: ServeOptions, loaded: readonly LoadedTool[]): Ser
       parked.set(tool, registry.reportLoadError(reportOf(tool.spec.path, error)))
       return false
     }
-    const tools = options.toolsOf(tool)
+    const own = options.toolsOf(tool)
+    const tools = [...own, ...(modes.get(tool.spec.process.mode)?.companions?.(tool) ?? [])]
     try {
-      for (const [index, made] of tools.entries()) checkName(tool, made.name, index, owners, registry)
+      for (const [index, made] of tools.entries()) {
+        checkName({ tool, name: made.name, field: fieldOf(tool, index, own.length), owners, registry })
+      }
     } catch (error) {
       registry.reportLoadError(reportOf(tool.spec.path, error))
       return false
@@ -91,15 +94,23 @@ interface Owner {
   readonly name: string
 }
 
+/** The field a model-facing name comes from: the slug, a command's name, or a companion's `input`. */
+function fieldOf(tool: LoadedTool, index: number, own: number): string {
+  if (index >= own) return '$.process.input'
+  return tool.spec.commands.length === 0 ? '$.slug' : `$.commands[${index}].name`
+}
+
+/** One model-facing name to check, with where it comes from and what holds names already. */
+interface NameCheck {
+  readonly tool: LoadedTool
+  readonly name: string
+  readonly field: string
+  readonly owners: ReadonlyMap<string, Owner>
+  readonly registry: ToolRegistry
+}
+
 /** Throws the LoadingError of a model-facing name this tool cannot have. */
-function checkName(
-  tool: LoadedTool,
-  name: string,
-  index: number,
-  owners: ReadonlyMap<string, Owner>,
-  registry: ToolRegistry,
-): void {
-  const field = tool.spec.commands.length === 0 ? '$.slug' : `$.commands[${index}].name`
+function checkName({ tool, name, field, owners, registry }: NameCheck): void {
   const fail = (code: ToolboxErrorCode, reason: string): never => {
     throw new LoadingError(code, { tool: tool.spec.path, field, reason })
   }

@@ -171,3 +171,12 @@ export async function stopOwnedTasks(tasks: TaskRegistry, session: string): Prom
   const running = tasks.all().filter((task) => task.owner === session && task.exit === undefined)
   await Promise.all(running.map((task) => tasks.cancel(task.id, session)))
 }
+
+/**
+ * Opens the session `id` unless it is open: a call that names a session nobody opened (an
+ * in-process host, `toolvisor call --session X`) gets one, with its mailbox, as an MCP connection
+ * does. Throws `TOOLBOX_ERR_BAD_SESSION_ID` for an id that is not a session id.
+ */
+export function ensureSession(sessions: Sessions, id: string): SessionInfo {
+  return sessions.get(id) ?? sessions.open({ id, origin: 'host' })
+}

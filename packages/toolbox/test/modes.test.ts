@@ -27,7 +27,7 @@ describe('the modes seam', () => {
       [
         'TOOLBOX_ERR_UNSUPPORTED_MODE',
         '$.process.mode',
-        `${box}/svc: $.process.mode: service mode comes with a later release of toolvisor; this one runs oneshot and stream tools`,
+        `${box}/svc: $.process.mode: service tools need the service mode handler of @toolvisor/tool-processes (processesPlugin), which this toolvisor does not compose; it runs oneshot and stream tools`,
       ],
     ])
     expect(modes.list()).toEqual(['oneshot', 'stream'])
@@ -50,5 +50,48 @@ describe('the modes seam', () => {
         message: 'process mode "oneshot" already has a handler; unregister it before registering another',
       }),
     )
+  })
+})
+
+describe('companions of a mode', () => {
+  /** The test handler, bringing `slug.send` along for every tool of its mode. */
+  function withCompanion(runtime: Awaited<ReturnType<typeof compose>>['runtime']): ModeHandler {
+    return {
+      ...testServiceHandler(runtime),
+      companions: (loaded) => [
+        {
+          name: `${loaded.spec.slug}.send`,
+          description: 'talks to it',
+          inputSchema: { type: 'object' },
+          call: async () => text(`sent to ${loaded.spec.slug}`),
+        },
+      ],
+    }
+  }
+
+  it('serves them with their tool, named-checked with it, all or none', async () => {
+    const box = boxWith({
+      svc: v2Tool('svc', { process: { mode: 'service' } }, 'echo up'),
+      clash: v2Tool('svc__send', {}, 'echo clash'),
+    })
+    const { tools, modes, runtime } = await compose([box])
+    expect(tools.get('svc__send')?.name).toBe('svc__send')
+    modes.register('service', withCompanion(runtime))
+    expect(tools.get('svc')).toBeUndefined()
+    expect(tools.loadErrors().map((r) => [r.code, r.field, r.message])).toEqual([
+      [
+        'TOOLBOX_ERR_NAME_TAKEN',
+        '$.process.input',
+        `${box}/svc: $.process.input: "svc.send" and "svc__send" of ${box}/clash are both "svc__send" for providers; rename one of them`,
+      ],
+    ])
+  })
+
+  it('serves the companion under its provider-safe name once the mode registers', async () => {
+    const box = boxWith({ svc: v2Tool('svc', { process: { mode: 'service' } }, 'echo up') })
+    const { tools, modes, runtime } = await compose([box])
+    modes.register('service', withCompanion(runtime))
+    expect(tools.list().map((t) => tools.safeName(t.name))).toEqual(['svc', 'svc__send'])
+    expect(textOf(await tools.call('svc__send', {}, ctx()))).toBe('sent to svc')
   })
 })

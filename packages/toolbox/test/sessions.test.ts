@@ -129,3 +129,22 @@ describe('sessions in the toolbox plugin', () => {
     expect(sessions.list().map((s) => s.id)).toEqual(['bob'])
   })
 })
+
+describe('a call in a session nobody opened', () => {
+  it('opens it (once), and refuses an id that is not a session id without running the tool', async () => {
+    const { tools, sessions } = await compose([examples])
+    const opened: string[] = []
+    sessions.onOpen((s) => opened.push(s.id))
+    expect((await tools.call('word_count', { text: 'a b' }, ctx({ sessionId: 'host-1' }))).isError).toBe(
+      false,
+    )
+    await tools.call('word_count', { text: 'a b' }, ctx({ sessionId: 'host-1' }))
+    expect(opened).toEqual(['host-1'])
+    expect(sessions.get('host-1')).toMatchObject({ origin: 'host', opens: 1 })
+    const bad = await tools.call('word_count', { text: 'a' }, ctx({ sessionId: 'a b' }))
+    expect(bad).toMatchObject({ isError: true })
+    expect(bad.content[0]!.text).toBe(
+      'word_count: sessions.open: id "a b" is not a session id: use 1 to 128 characters of A-Z a-z 0-9 . _ : @ -; the tool was not run',
+    )
+  })
+})

@@ -39,7 +39,7 @@ describe('loading a toolbox', () => {
         [
           'error',
           'TOOLBOX_ERR_UNSUPPORTED_MODE',
-          `${dir}/service: $.process.mode: service mode comes with a later release of toolvisor; this one runs oneshot and stream tools`,
+          `${dir}/service: $.process.mode: service tools need the service mode handler of @toolvisor/tool-processes (processesPlugin), which this toolvisor does not compose; it runs oneshot and stream tools`,
         ],
       ].sort(),
     )

@@ -116,13 +116,12 @@ async function stoppedOnExit(
   session: string,
   io: Io,
 ): Promise<ToolResult> {
-  const task = (result.structuredContent as { status?: string; task?: string } | undefined)?.task
-  if (
-    (result.structuredContent as { status?: string } | undefined)?.status !== 'running' ||
-    task === undefined
-  ) {
-    return result
+  const answer = result.structuredContent as { status?: string; task?: string; process?: string } | undefined
+  if (answer?.status === 'running' && answer.process !== undefined && answer.task === undefined) {
+    return stoppedService(result, composed, { session, handle: answer.process }, io)
   }
+  const task = answer?.task
+  if (answer?.status !== 'running' || task === undefined) return result
   const exit = await composed.tasks.cancel(task, session)
   const { events, total } = composed.tasks.page(task, session, { offset: 0, max: Number.MAX_SAFE_INTEGER })
   const info = composed.tasks.get(task, session)
@@ -131,6 +130,24 @@ async function stoppedOnExit(
   )
   const body = events.map((e) => e.value)
   return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: false, structuredContent: body }
+}
+
+/**
+ * A service started here cannot outlive this command either: the answer is its handle, as the
+ * model would get it; the service is then stopped with its declared cancel, said on stderr.
+ */
+async function stoppedService(
+  result: ToolResult,
+  composed: Composed,
+  { session, handle }: { readonly session: string; readonly handle: string },
+  io: Io,
+): Promise<ToolResult> {
+  const exit = await composed.tasks.cancel(handle, session)
+  const total = composed.tasks.process(handle, session).counters().events
+  io.err(
+    `toolvisor call: ${handle} is a service, which cannot outlive this command: it was stopped with its declared cancel (${exit.signal ?? `exit code ${exit.code}`}) after ${total} events. To keep it running and talk to it, serve it with toolvisor mcp.\n`,
+  )
+  return result
 }
 
 /** ARGS_JSON as an object (default `{}`), or why it is not one. */

@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import type { ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
+import type { Sessions, ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
 import { compose } from '../compose.js'
 import type { Config } from '../config.js'
 import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
@@ -12,13 +12,15 @@ export const DEMO_USAGE = `usage: toolvisor demo [--toolbox DIR] [flags]
 A guided run of the runtime on the example tools (default ./examples/tools): loading a toolbox
 with a broken tool in it, the argument modes of v1, a jsonl oneshot with an invalid event, a
 stream that outlives its call and is followed, read and stopped through the processes tool, the
-session fence, sub-commands and help.
+session fence, sub-commands and help, and a service (log_watcher) started twice, talked to and
+stopped, its output arriving as mail.
 
 ${RUNTIME_FLAGS_HELP}`
 
 /** What every step of the demo uses. */
 interface Demo {
   readonly tools: ToolRegistry
+  readonly sessions: Sessions
   readonly scratch: string
   readonly alice: ToolCallContext
   say(line?: string): void
@@ -42,12 +44,14 @@ export async function demoCommand(argv: readonly string[], io: Io): Promise<numb
     { ...config, toolboxes: [...examples, broken], stateDir: config.stateDir ?? join(scratch, 'state') },
     { yieldMs: 1000 },
   )
-  const demo = demoOf(composed.tools, scratch, io)
+  const demo = demoOf(composed, scratch, io)
   try {
     loading(demo, examples, Date.now() - began)
     await oneshots(demo)
     await stream(demo)
     await commandsAndErrors(demo)
+    const files = await services(demo)
+    await talkToServices(demo, files)
     demo.say(
       'Next: toolvisor mcp --toolbox examples/tools  (serve them to Claude Code, Codex, any MCP client)',
     )
@@ -73,11 +77,16 @@ function brokenToolbox(scratch: string): string {
   return broken
 }
 
-function demoOf(tools: ToolRegistry, scratch: string, io: Io): Demo {
+function demoOf(
+  { tools, sessions }: { readonly tools: ToolRegistry; readonly sessions: Sessions },
+  scratch: string,
+  io: Io,
+): Demo {
   const say = (line = '') => io.out(`${line}\n`)
   const alice: ToolCallContext = { sessionId: 'alice', signal: new AbortController().signal }
   return {
     tools,
+    sessions,
     scratch,
     alice,
     say,
@@ -162,5 +171,44 @@ async function commandsAndErrors({ say, show, call }: Demo): Promise<void> {
   say()
   say('7. Bad input gets a clear error and runs nothing')
   show(await call('echo_args', { path: ['not', 'a', 'string'], pattern: 'x', limit: 1, note: 'n' }))
+  say()
+}
+
+/** Two log files, and log_watcher started on each: two handles. */
+async function services({ say, show, call, scratch }: Demo): Promise<readonly [string, string]> {
+  say('8. A service: log_watcher follows a file and stays running; each start is a new process with')
+  say('   its own handle (p1, p2, ...), returned once it is ready')
+  const files = [join(scratch, 'app.log'), join(scratch, 'db.log')] as const
+  for (const file of files) writeFileSync(file, 'an old ERROR, before the watch\n')
+  show(await call('log_watcher', { file: files[0], pattern: 'ERROR' }))
+  show(await call('log_watcher', { file: files[1], pattern: 'ERROR' }))
+  appendFileSync(files[0], 'ERROR disk full\nall fine\n')
+  appendFileSync(files[1], 'ERROR replica lag\nWARN slow query\n')
+  say('   lines are appended to both files; the matching ones arrive as mail from their process')
+  say('   (digested every 2 s, as log_watcher declares); processes wait blocks until mail comes')
+  say("   (here: from p1), then hands over all the mail waiting, the counter task's end included:")
+  show(await call('processes', { command: 'wait', process: 'p1', timeout_seconds: 10 }))
+  say()
+  return files
+}
+
+/** Talking to one watcher, listing both, stopping one, and the session's close stopping the other. */
+async function talkToServices(
+  { say, show, call, sessions }: Demo,
+  files: readonly [string, string],
+): Promise<void> {
+  say('9. log_watcher.send talks to one process by its handle; the event is checked against the')
+  say("   tool's input schema first (a bad one is refused, nothing written)")
+  show(await call('log_watcher.send', { process: 'p1', event: { op: 'pattern', value: 'WARN' } }))
+  show(await call('log_watcher.send', { process: 'p1', event: { op: 'louder' } }))
+  appendFileSync(files[0], 'WARN cache cold\nERROR not reported any more by p1\n')
+  appendFileSync(files[1], 'WARN replica slow\nERROR replica down\n')
+  show(await call('processes', { command: 'wait', process: 'p2', timeout_seconds: 10 }))
+  show(await call('processes', { command: 'list' }))
+  say('   stop one with its declared cancel (log_watcher declares {"send": {"op": "stop"}}):')
+  show(await call('processes', { command: 'stop', process: 'p1' }))
+  say('   and closing the session stops every process it still owns:')
+  await sessions.close('alice')
+  show(await call('processes', { command: 'list' }))
   say()
 }

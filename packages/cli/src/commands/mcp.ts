@@ -17,6 +17,7 @@ const LIMIT_FLAGS = {
   'max-queued-calls': { option: 'maxQueuedCalls', min: 0 },
   'progress-per-second': { option: 'progressPerSecond', min: 1 },
   'progress-burst': { option: 'progressBurst', min: 1 },
+  'mail-bytes': { option: 'mailBytes', min: 0 },
 } as const satisfies Record<string, { option: keyof typeof MCP_DEFAULT_LIMITS; min: 0 | 1 }>
 
 const MCP_FLAGS = {
@@ -54,7 +55,10 @@ bounds of the session (docs/decisions/0015-mcp-boundary-bounds.md):
   --max-concurrent-calls N  calls that run at once (default ${MCP_DEFAULT_LIMITS.maxConcurrentCalls})
   --max-queued-calls N      calls that wait for a place (default ${MCP_DEFAULT_LIMITS.maxQueuedCalls}); more are refused
   --progress-per-second N   progress notifications a second per call (default ${MCP_DEFAULT_LIMITS.progressPerSecond}), after a
-  --progress-burst N        burst of N at once (default ${MCP_DEFAULT_LIMITS.progressBurst}); the others are coalesced`
+  --progress-burst N        burst of N at once (default ${MCP_DEFAULT_LIMITS.progressBurst}); the others are coalesced
+  --mail-bytes N            the most bytes of the session's mail (a service's output, a task's end)
+                            folded into each tool result (default ${MCP_DEFAULT_LIMITS.mailBytes}); 0 never folds, the model
+                            reads it with processes {"command":"wait"}`
 
 /**
  * How long output the client has not read may hold the exit. A pending write on a pipe nobody
@@ -176,6 +180,8 @@ async function serveLocal(
       signal: stop.signal,
       log: (line) => io.err(`${line}\n`),
       sessions: composed.sessions,
+      mailbox: composed.mailbox,
+      ...(config.mailBytes !== undefined ? { mailBytes: config.mailBytes } : {}),
       origin: 'mcp-stdio',
       ...(session !== undefined ? { sessionId: session } : {}),
       ...limits,

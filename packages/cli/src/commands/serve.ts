@@ -49,7 +49,7 @@ export async function serveCommand(
   const config = configFrom(values)
   const tokenFile = resolve(values['token-file'] ?? join(config.stateDir ?? defaultStateDir(), 'serve.token'))
   const token = tokenIn(tokenFile, values['token-file'] !== undefined)
-  const composed = await compose(config)
+  const composed = await compose(config, { mailJournal: join(config.stateDir ?? defaultStateDir(), 'mail') })
   reportLost(composed, (line) => io.err(`${line}\n`))
   const stopped = new Promise<void>((resolve) => {
     signals.once('SIGINT', resolve)
@@ -62,6 +62,8 @@ export async function serveCommand(
       listen,
       token,
       sessions: composed.sessions,
+      mailbox: composed.mailbox,
+      ...(config.mailBytes !== undefined ? { mailBytes: config.mailBytes } : {}),
       allowedOrigins: values['allow-origin'] ?? [],
       ownsRunning: (session) => composed.tasks.all().some((t) => t.owner === session && t.exit === undefined),
       ...(ttl !== undefined ? { sessionTtlMs: ttl * 1000 } : {}),

@@ -2,8 +2,11 @@ import type { Sender } from '../envelope.js'
 import type { WaitOptions, WaitResult, WakeOn } from '../types.js'
 import type { Source } from './source.js'
 
-/** Ends one wait with a result. */
-export type Waiter = (result: WaitResult) => void
+/** Ends one wait with a result; `wakes`, when set, picks the senders whose news ends it. */
+export type Waiter = ((result: WaitResult) => void) & { wakes?: (from: Sender) => boolean }
+
+/** Hears the news of a session (see `Mailbox.watch`). */
+export type Watcher = (from: Sender) => void
 
 /** What the mailbox holds for an open session besides the store. */
 export interface SessionState {
@@ -15,6 +18,7 @@ export interface SessionState {
   lastSeq: number
   readonly sources: Map<Sender, Source>
   readonly waiters: Set<Waiter>
+  readonly watchers: Set<Watcher>
 }
 
 /** The predicate a wake rule stands for; absent: every sender wakes. */
@@ -25,8 +29,15 @@ export function wakeRule(wakeOn: WakeOn | undefined): (from: Sender) => boolean 
   return (from) => prefixes.some((prefix) => from.startsWith(prefix))
 }
 
-/** Blocks until a waiter is called (mail, a close), the bound passes or the signal aborts. */
-export function block(waiters: Set<Waiter>, options: WaitOptions): Promise<WaitResult> {
+/**
+ * Blocks until a waiter is called (mail, a close), the bound passes or the signal aborts; `wakes`
+ * (from `options.from`) picks the senders whose news ends this wait.
+ */
+export function block(
+  waiters: Set<Waiter>,
+  options: WaitOptions,
+  wakes: ((from: Sender) => boolean) | undefined,
+): Promise<WaitResult> {
   const { timeoutMs, signal } = options
   if (signal?.aborted) return Promise.resolve({ reason: 'aborted' })
   return new Promise((resolve) => {
@@ -38,6 +49,7 @@ export function block(waiters: Set<Waiter>, options: WaitOptions): Promise<WaitR
       signal?.removeEventListener('abort', onAbort)
       resolve(result)
     }
+    if (wakes !== undefined) finish.wakes = wakes
     const onAbort = (): void => finish({ reason: 'aborted' })
     waiters.add(finish)
     signal?.addEventListener('abort', onAbort, { once: true })
@@ -49,4 +61,26 @@ export function block(waiters: Set<Waiter>, options: WaitOptions): Promise<WaitR
 /** Ends every wait of a session with `result`. */
 export function wakeAll(waiters: Set<Waiter>, result: WaitResult): void {
   for (const waiter of [...waiters]) waiter(result)
+}
+
+/**
+ * Ends the waits that news from `from` wakes: those with a sender rule of their own by it, the
+ * others by the session's rule.
+ */
+export function wakeFor(state: SessionState, from: Sender): void {
+  for (const waiter of [...state.waiters]) {
+    if ((waiter.wakes ?? state.wakes)(from)) waiter({ reason: 'mail', from })
+  }
+}
+
+/** Tells the session's watchers of news from `from`; a watcher that throws hides it from no other. */
+export function tellWatchers(state: SessionState, from: Sender): void {
+  for (const watcher of [...state.watchers]) {
+    try {
+      watcher(from)
+    } catch (error) {
+      // A watcher's bug must not stop mail from being accepted; it is reported, never swallowed.
+      process.emitWarning(error as Error)
+    }
+  }
 }

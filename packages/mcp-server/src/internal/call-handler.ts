@@ -7,6 +7,7 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolCallContext, ToolRegistry } from '@toolvisor/toolbox'
 import { CallGate } from './call-gate.js'
+import { foldMail, type SessionMailOptions } from './mail.js'
 import type { Limits } from './options.js'
 import { CallProgress } from './progress.js'
 import { errorResult, messageOf, toCallToolResult } from './result.js'
@@ -20,6 +21,8 @@ export interface CallHandlerOptions {
   /** Logs one line (already prefixed with the server name). */
   readonly log: (line: string) => void
   readonly limits: Limits
+  /** The session's mail, folded into each result (absent: none). */
+  readonly mail: SessionMailOptions | undefined
 }
 
 /** The key under which a result's `_meta` counts progress events that were not sent. */
@@ -71,9 +74,23 @@ async function callOnce(
     signal: extra.signal,
     ...(progress ? { progress: progress.report } : {}),
   }
-  const result = await runCall(options, name, request.params.arguments ?? {}, ctx)
+  const result = withMail(await runCall(options, name, request.params.arguments ?? {}, ctx), options, extra)
   const count = await progress?.count()
   return count ? { ...result, _meta: { ...result._meta, [PROGRESS_META_KEY]: count } } : result
+}
+
+/**
+ * The result with the session's pending mail after the tool's own content. A cancelled call's
+ * result never reaches the client, so it delivers nothing: the mail waits for the next one.
+ */
+function withMail(result: CallToolResult, options: CallHandlerOptions, extra: Extra): CallToolResult {
+  if (options.mail === undefined || extra.signal.aborted) return result
+  const blocks = foldMail(options.mail)
+  if (blocks.length === 0) return result
+  return {
+    ...result,
+    content: [...result.content, ...blocks.map((text) => ({ type: 'text' as const, text }))],
+  }
 }
 
 function refusal(name: string, running: number, waiting: number, limits: Limits): string {

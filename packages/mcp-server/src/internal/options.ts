@@ -23,6 +23,14 @@ const optionsSchema = z.object({
     .custom<(line: string) => void>((v) => typeof v === 'function', 'must be a function (line) => void')
     .optional(),
   settleTimeoutMs: z.number().int().nonnegative().optional(),
+  mailBytes: bound('bytes of mail a result holds; 0: never fold', 0),
+  mailbox: z
+    .custom<object>(
+      (v) =>
+        typeof v === 'object' && v !== null && typeof (v as { deliver?: unknown }).deliver === 'function',
+      'must be a mailbox (createMailbox, or MailboxToken of a kernel)',
+    )
+    .optional(),
   maxMessageBytes: bound('bytes'),
   maxQueuedBytes: bound('bytes'),
   maxConcurrentCalls: bound('calls'),

@@ -1,0 +1,42 @@
+import type { AddTaskOptions, ManagedProcess, TaskInfo, TaskRegistry } from '@toolvisor/process-runtime'
+import { RuntimeError } from '@toolvisor/process-runtime'
+
+/**
+ * Service handles, `p1`, `p2`, ... per session (ruling 13): each start takes the session's next
+ * number whose id no task holds (another session's `p1`, a `p1` lost by an earlier run), so a
+ * handle is never reused within a session. The registry secures the id before anything starts.
+ */
+export class Handles {
+  readonly #next = new Map<string, number>()
+  readonly #tasks: TaskRegistry
+
+  constructor(tasks: TaskRegistry) {
+    this.#tasks = tasks
+  }
+
+  /**
+   * Registers a task of `session` under its next free handle; `start` gets the handle and runs
+   * once the registry secured it.
+   */
+  add(
+    session: string,
+    task: Pick<AddTaskOptions, 'kind' | 'tool'>,
+    start: (handle: string) => ManagedProcess,
+  ): TaskInfo {
+    for (;;) {
+      const n = (this.#next.get(session) ?? 0) + 1
+      this.#next.set(session, n)
+      const id = `p${n}`
+      try {
+        return this.#tasks.add({ ...task, owner: session, id, start: () => start(id) })
+      } catch (error) {
+        if (!RuntimeError.is(error) || error.code !== 'RUNTIME_ERR_TASK_ID_TAKEN') throw error
+      }
+    }
+  }
+
+  /** Forgets a closed session's numbering. */
+  forget(session: string): void {
+    this.#next.delete(session)
+  }
+}

@@ -1,0 +1,161 @@
+import type { TaskRegistry } from '@toolvisor/process-runtime'
+import { RuntimeError } from '@toolvisor/process-runtime'
+import {
+  ESCAPING,
+  eventValue,
+  fitForward,
+  type LoadedTool,
+  quoteInput,
+  type Tool,
+  type ToolCallContext,
+  type ToolResult,
+} from '@toolvisor/toolbox'
+import { answer, refusal, statusOf } from './answers.js'
+import { ProcessesError } from './errors.js'
+import { Service } from './service.js'
+
+/** How `send` answers. */
+export interface SendSettings {
+  /** How long the events the process produces in reply are collected (ms). */
+  readonly replyMs: number
+  /** The most bytes an answer holds. */
+  readonly resultBytes: number
+}
+
+/** The most reply events kept in memory during one window; the others are counted. */
+const REPLY_EVENTS = 1000
+/** Room an answer keeps for its fields around the events. */
+const ENVELOPE = 512
+
+/**
+ * The `slug.send` companion of a service tool (spec §2.4, ruling 14): `process` (a handle of this
+ * family, of the calling session) and `event`, whose schema is the declared `input.event`
+ * verbatim. The event is checked before anything is written; the answer is
+ * `{"accepted":true,"events":[...]}`, what the process produced within the reply window.
+ */
+export function sendTool(loaded: LoadedTool, tasks: TaskRegistry, settings: SendSettings): Tool {
+  const { slug } = loaded.spec
+  const name = `${slug}.send`
+  return {
+    name,
+    description:
+      `Sends one event to a running ${slug} process, by the handle starting ${slug} returned (p1, p2, ...). ` +
+      `The event must match ${slug}'s input schema. The answer is {"accepted":true,"events":[...]}: ` +
+      `the events the process produced within ${settings.replyMs / 1000} s; later ones arrive as mail.`,
+    inputSchema: {
+      type: 'object',
+      properties: {
+        process: { type: 'string', description: `the handle of a running ${slug} process (p1, p2, ...)` },
+        event: loaded.spec.process.input?.event ?? {},
+      },
+      required: ['process', 'event'],
+      additionalProperties: false,
+    },
+    async call(raw, ctx) {
+      const args = parseSendArgs(raw)
+      if (typeof args === 'string') return refusal(`${name}: ${args}`)
+      const target = serviceOf(tasks, loaded, args.process, ctx.sessionId)
+      if (typeof target === 'string') return refusal(`${name}: ${target}`)
+      const problem = loaded.spec.process.input?.validate?.(args.event)
+      if (problem !== undefined) {
+        return refusal(
+          `${name}: the event does not match ${slug}'s input.event: ${problem.replace(/^\$/, '$.event')}; ` +
+            `nothing was written, ${args.process} is untouched`,
+        )
+      }
+      return deliver({ service: target, event: args.event, ctx, settings, name })
+    },
+  }
+}
+
+/** The checked arguments, or what is wrong with them. */
+function parseSendArgs(raw: unknown): { process: string; event: unknown } | string {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'arguments must be an object'
+  const { process, event, ...rest } = raw as Record<string, unknown>
+  const unknown = Object.keys(rest)
+  if (unknown.length > 0)
+    return `unknown argument ${quoteInput(unknown[0])}: the arguments are "process" and "event"`
+  if (typeof process !== 'string' || process.length === 0 || process.length > 128)
+    return `"process" must be the handle of a running process (p1, p2, ...); got ${quoteInput(process)}`
+  if (event === undefined) return '"event" is required: the event to send, as the input schema says'
+  return { process, event }
+}
+
+/** The service behind `id` for this family and session, or why there is none. */
+function serviceOf(
+  tasks: TaskRegistry,
+  loaded: LoadedTool,
+  id: string,
+  session: string | undefined,
+): Service | string {
+  let process: unknown
+  try {
+    process = tasks.process(id, session)
+  } catch (error) {
+    if (RuntimeError.is(error)) return error.message
+    throw error
+  }
+  const { slug } = loaded.spec
+  const task = tasks.get(id, session)
+  if (!(process instanceof Service))
+    return `${id} is a ${task.kind} task of ${task.tool}, not a service: nothing can be sent to it`
+  if (process.tool !== slug)
+    return `${id} is a ${process.tool} process, not a ${slug} one: send to it with ${process.tool}.send`
+  if (process.lifecycle.status !== 'running')
+    return `${id} is ${statusOf(process.lifecycle)}: nothing was written (start ${slug} again for a new process)`
+  return process
+}
+
+/** One send to a checked service. */
+interface Delivery {
+  readonly service: Service
+  readonly event: unknown
+  readonly ctx: ToolCallContext
+  readonly settings: SendSettings
+  readonly name: string
+}
+
+/** Writes the event, then collects the reply for the window (less when the process ends or the caller goes). */
+async function deliver({ service, event, ctx, settings, name }: Delivery): Promise<ToolResult> {
+  const events: unknown[] = []
+  let more = 0
+  const off = service.onEvent((e) => {
+    if (events.length < REPLY_EVENTS) events.push(eventValue(e.value))
+    else more += 1
+  })
+  try {
+    await service.write(event)
+  } catch (error) {
+    off()
+    if (RuntimeError.is(error) || ProcessesError.is(error)) return refusal(`${name}: ${error.message}`)
+    throw error
+  }
+  await replyWindow(settings.replyMs, service.exit, ctx.signal)
+  off()
+  const fitted = fitForward(events, settings.resultBytes - ENVELOPE, ESCAPING)
+  const elided = events.length - fitted.values.length + more
+  const status = service.lifecycle.status === 'running' ? {} : { status: statusOf(service.lifecycle) }
+  const note =
+    elided > 0
+      ? {
+          elided,
+          note: `${elided} more events came in the window; read them with processes {"command":"tail","process":"${service.handle}"}`,
+        }
+      : {}
+  return answer({ accepted: true, events: fitted.values, ...note, ...status })
+}
+
+/** Resolves after `ms`, or when the process ends, or when the caller gives up: whichever is first. */
+function replyWindow(ms: number, exit: Promise<unknown>, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    if (signal.aborted) return done()
+    signal.addEventListener('abort', done, { once: true })
+    void exit.then(done)
+  })
+}

@@ -1,0 +1,297 @@
+import type {
+  CapturedOutput,
+  EndReason,
+  EventPage,
+  Lifecycle,
+  ManagedProcess,
+  ProcessCounters,
+  ProcessExit,
+  SequencedEvent,
+} from '@toolvisor/process-runtime'
+import { eventValue } from '@toolvisor/toolbox'
+import { statusOf } from './answers.js'
+import { ProcessesError, ProcessesErrorCodes } from './errors.js'
+import { type RestartPolicy, restartDelay } from './restart.js'
+import type { ServiceMail } from './service-mail.js'
+import { ServiceRuns } from './service-runs.js'
+
+/** What a service is started with. */
+export interface ServiceOptions {
+  /** Its handle in the session (`p1`). */
+  readonly handle: string
+  /** The model-facing tool that started it (`log_watcher`). */
+  readonly tool: string
+  readonly onExit: 'report' | 'restart' | 'fail'
+  readonly restart: RestartPolicy
+  /** `runtime.timeout.idle`, for the note of an idle stop. */
+  readonly idleSeconds: number | null | undefined
+  /** Starts one run; `onEvent` hears each of its events. */
+  readonly launch: (onEvent: (event: SequencedEvent) => void) => ManagedProcess
+  /** Records a restarted run's process as this task's (so a crash of toolvisor reports it lost). */
+  readonly annotate: (processId: string) => void
+  /** Where its news goes; absent: nowhere. */
+  readonly mail: ServiceMail | undefined
+  /** The declared `input.event` schema (what `send` accepts); absent when it takes no input. */
+  readonly input?: unknown
+}
+
+/** One restart, as `processes status` shows it and its control mail says it. */
+export interface RestartRecord {
+  /** Its number in the current row (1 to `max`). */
+  readonly restart: number
+  readonly at: string
+  /** How the run before it ended. */
+  readonly after: string
+  readonly in_seconds: number
+}
+
+/** Ends no row: these ends were asked for (a stop, the idle bound, a shutdown), never crashes. */
+const ASKED: readonly EndReason[] = ['cancelled', 'idle', 'timeout', 'runtime-disposed']
+/** Restarts `status` keeps. */
+const KEEP_RESTARTS = 20
+
+/**
+ * A service: one task of the registry (kind `service`) over one run, or one run per restart under
+ * `on_exit: restart` (backoff 1, 2, 4 ... 30 s, at most 5 in a row, then `failed`). It is a
+ * `ManagedProcess`, so `processes` reads, tails and stops it like any task: its events are those
+ * of its runs in one sequence, its exit the final one. Every event, restart and the end are mail.
+ */
+export class Service implements ManagedProcess {
+  readonly id: string
+  readonly tool: string
+  readonly handle: string
+  readonly startedAt: Date
+  readonly ready: Promise<void>
+  readonly exit: Promise<ProcessExit>
+  readonly #options: ServiceOptions
+  readonly #runs = new ServiceRuns()
+  readonly #restarts: RestartRecord[] = []
+  #listeners: Array<(event: SequencedEvent) => void> = []
+  #started = false
+  #row = 0
+  #restarted = 0
+  #timer: NodeJS.Timeout | undefined
+  #stopping: EndReason | undefined
+  #final: { readonly exit: ProcessExit; readonly lifecycle: Lifecycle } | undefined
+  #resolveExit!: (exit: ProcessExit) => void
+
+  constructor(options: ServiceOptions) {
+    this.#options = options
+    this.handle = options.handle
+    this.exit = new Promise((resolve) => {
+      this.#resolveExit = resolve
+    })
+    const first = this.#launch()
+    this.id = first.id
+    this.tool = first.tool
+    this.startedAt = first.startedAt
+    this.ready = first.ready
+    first.ready.then(
+      () => {
+        this.#started = true
+      },
+      () => {},
+    )
+  }
+
+  get pid(): number | undefined {
+    return this.#final || this.#timer ? undefined : this.#runs.current.pid
+  }
+
+  get lifecycle(): Lifecycle {
+    if (this.#final) return this.#final.lifecycle
+    if (this.#timer) return { status: 'restarting', n: this.#row }
+    return this.#runs.current.lifecycle
+  }
+
+  /**
+   * What `processes status` adds for a service: the input schema `send` accepts (`null`: it takes
+   * none), its `on_exit`, and its last 20 restarts, oldest first.
+   */
+  facts(): Record<string, unknown> {
+    return {
+      input: this.#options.input === undefined ? null : this.#options.input,
+      on_exit: this.#options.onExit,
+      restarts: this.#restarts,
+    }
+  }
+
+  counters(): ProcessCounters {
+    return this.#runs.counters()
+  }
+
+  heldBytes(): number {
+    return this.#runs.heldBytes()
+  }
+
+  tail(n: number): SequencedEvent[] {
+    return this.#runs.tail(n)
+  }
+
+  stderrLines(n: number): string[] {
+    return this.#runs.stderrLines(n)
+  }
+
+  read(from: number, max: number): EventPage {
+    return this.#runs.read(from, max)
+  }
+
+  stdout(): CapturedOutput {
+    return this.#runs.current.stdout()
+  }
+
+  stderr(): CapturedOutput {
+    return this.#runs.current.stderr()
+  }
+
+  /** Bytes of the current run's stream (as `stdout()` and `stderr()` show it). */
+  bytes(stream: 'stdout' | 'stderr', offset: number, length: number): Buffer {
+    return this.#runs.current.bytes(stream, offset, length)
+  }
+
+  onEvent(listener: (event: SequencedEvent) => void): () => void {
+    this.#listeners = [...this.#listeners, listener]
+    return () => {
+      this.#listeners = this.#listeners.filter((other) => other !== listener)
+    }
+  }
+
+  async write(event: unknown): Promise<void> {
+    if (this.#final || this.#timer || this.#stopping) {
+      throw new ProcessesError(
+        ProcessesErrorCodes.NOT_RUNNING,
+        `${this.handle} (${this.#options.tool}) is ${this.#stopping && !this.#final ? 'stopping' : statusOf(this.lifecycle)}: nothing was written`,
+      )
+    }
+    await this.#runs.current.write(event)
+  }
+
+  closeStdin(): void {
+    this.#runs.current.closeStdin()
+  }
+
+  async stop(options: { readonly force?: boolean; readonly reason?: EndReason } = {}): Promise<ProcessExit> {
+    this.#stopping ??= options.reason ?? 'cancelled'
+    if (this.#timer !== undefined) {
+      // Between two runs: nothing runs, the service ends here.
+      const last = await this.#runs.current.exit
+      this.#finish({ ...last, reason: this.#stopping, at: new Date() })
+    } else if (!this.#final) await this.#runs.current.stop(options)
+    return this.exit
+  }
+
+  #launch(): ManagedProcess {
+    const base = this.#runs.count === 0 ? 0 : this.#runs.total()
+    const run = this.#options.launch((event) => this.#event(event, base))
+    this.#runs.add(run)
+    void run.exit.then((exit) => this.#ended(run, exit))
+    return run
+  }
+
+  #event(event: SequencedEvent, base: number): void {
+    this.#options.mail?.event(eventValue(event.value))
+    const shifted = base === 0 ? event : { seq: event.seq + base, value: event.value }
+    for (const listener of this.#listeners) {
+      try {
+        listener(shifted)
+      } catch {
+        // One listener's bug (a send collecting its reply) must not stop the others or the mail.
+      }
+    }
+  }
+
+  #ended(run: ManagedProcess, exit: ProcessExit): void {
+    if (this.#final || run !== this.#runs.current) return
+    if (this.#stopping !== undefined || ASKED.includes(exit.reason) || !this.#started) this.#finish(exit)
+    else if (this.#options.onExit === 'restart') this.#restartOrGiveUp(run, exit)
+    else if (this.#options.onExit === 'fail')
+      this.#finish(failed(exit, `${exitText(exit)}, and on_exit is fail`))
+    else this.#finish(exit)
+  }
+
+  #restartOrGiveUp(run: ManagedProcess, exit: ProcessExit): void {
+    const policy = this.#options.restart
+    if (exit.at.getTime() - run.startedAt.getTime() >= policy.resetAfterMs) this.#row = 0
+    if (this.#row >= policy.max) {
+      const why = `${exitText(exit)} after ${policy.max} restarts in a row (on_exit restart gives up after ${policy.max})`
+      this.#finish(failed(exit, why))
+      return
+    }
+    const n = ++this.#row
+    this.#restarted += 1
+    const delay = restartDelay(n, policy)
+    const record = {
+      restart: n,
+      at: new Date().toISOString(),
+      after: exitText(exit),
+      in_seconds: delay / 1000,
+    }
+    this.#restarts.push(record)
+    if (this.#restarts.length > KEEP_RESTARTS) this.#restarts.shift()
+    this.#timer = setTimeout(() => this.#relaunch(), delay)
+    this.#timer.unref()
+    const stderr = this.#runs.stderrLines(3).map((line) => line.slice(0, 200))
+    this.#options.mail?.restarting(`restart-${this.handle}-${this.#restarted}`, {
+      ...this.#about(),
+      ...record,
+      of: policy.max,
+      stderr,
+    })
+  }
+
+  #relaunch(): void {
+    this.#timer = undefined
+    if (this.#stopping !== undefined || this.#final) return
+    try {
+      this.#options.annotate(this.#launch().id)
+    } catch (error) {
+      // The runtime is gone (shutting down): the service ends, said as such.
+      const why = `could not restart: ${error instanceof Error ? error.message : String(error)}`
+      this.#finish({
+        status: 'failed',
+        code: null,
+        signal: null,
+        reason: 'runtime-disposed',
+        why,
+        at: new Date(),
+      })
+    }
+  }
+
+  #finish(exit: ProcessExit): void {
+    if (this.#final) return
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    const lifecycle: Lifecycle =
+      exit.status === 'failed'
+        ? { status: 'failed', why: exit.why ?? 'failed' }
+        : { status: 'exited', code: exit.code, signal: exit.signal }
+    this.#final = { exit, lifecycle }
+    const idle = this.#options.idleSeconds
+    const note =
+      exit.reason === 'idle' ? `stopped after ${idle} s without an event in or out (timeout.idle)` : undefined
+    this.#options.mail?.ended(`exit-${this.handle}`, {
+      ...this.#about(),
+      exitCode: exit.code,
+      signal: exit.signal,
+      reason: exit.reason,
+      restarts: this.#restarted,
+      ...(note ? { note } : {}),
+    })
+    this.#resolveExit(exit)
+  }
+
+  #about(): Record<string, unknown> {
+    return { process: this.handle, tool: this.#options.tool, status: statusOf(this.lifecycle) }
+  }
+}
+
+/** `exited (code 1)`, `exited (signal SIGKILL)`, or why it failed. */
+function exitText(exit: ProcessExit): string {
+  if (exit.status === 'failed') return `failed (${exit.why})`
+  return exit.code !== null ? `exited (code ${exit.code})` : `exited (signal ${exit.signal})`
+}
+
+function failed(exit: ProcessExit, why: string): ProcessExit {
+  return { ...exit, status: 'failed', why }
+}

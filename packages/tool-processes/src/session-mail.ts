@@ -1,0 +1,59 @@
+import type { Mailbox } from '@toolvisor/mailbox'
+import type { TaskCompletion, TaskRegistry } from '@toolvisor/process-runtime'
+import { type Sessions, stopOwnedTasks } from '@toolvisor/toolbox'
+import { statusOf } from './answers.js'
+import type { Handles } from './handles.js'
+
+/** What ties sessions to their mailboxes. */
+export interface SessionMailDeps {
+  readonly sessions: Sessions
+  readonly mailbox: Mailbox
+  readonly tasks: TaskRegistry
+  readonly handles: Handles
+}
+
+/**
+ * A session is an owner token plus a mailbox: every session opened (now or later) gets its
+ * mailbox; one that closes first has every process it owns stopped with its declared cancel (their
+ * last mail still reaches it), then its mailbox closed. A stream call that ends is a completion
+ * envelope from `task:<id>` to its owner (services and background shells post their own). Returns
+ * the unwiring.
+ */
+export function wireSessionMail({ sessions, mailbox, tasks, handles }: SessionMailDeps): () => void {
+  for (const session of sessions.list()) mailbox.open(session.id)
+  const offOpen = sessions.onOpen((session) => mailbox.open(session.id))
+  const offClose = sessions.onClose(async (session) => {
+    await stopOwnedTasks(tasks, session.id)
+    handles.forget(session.id)
+    if (mailbox.isOpen(session.id)) mailbox.closeSession(session.id)
+  })
+  const offDone = tasks.onDone((completion) => postCompletion(mailbox, completion))
+  return () => {
+    offDone()
+    offClose()
+    offOpen()
+  }
+}
+
+/**
+ * The completion mail of a stream call, to its owner while its mailbox is open. Services post their
+ * own; background shells too (`tool-bash`, in its seed's words, and not when the owner was waiting).
+ */
+function postCompletion(mailbox: Mailbox, { task, exit }: TaskCompletion): void {
+  if (task.kind !== 'stream' || task.owner === undefined || !mailbox.isOpen(task.owner)) return
+  mailbox.post(task.owner, {
+    id: `done-${task.id}`,
+    from: `task:${task.id}`,
+    kind: 'completion',
+    body: {
+      task: task.id,
+      tool: task.tool,
+      kind: task.kind,
+      status: statusOf(task.lifecycle),
+      exitCode: exit.code,
+      signal: exit.signal,
+      reason: exit.reason,
+      ...(exit.why ? { why: exit.why.slice(0, 2000) } : {}),
+    },
+  })
+}
