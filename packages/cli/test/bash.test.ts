@@ -1,5 +1,6 @@
 // The bash tools over MCP (issue 13): `toolvisor mcp --bash` served to the SDK client, a crash of
 // the server leaving nothing behind, and two sessions of one toolvisor refused each other's tasks.
+import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -53,7 +54,12 @@ describe('toolvisor mcp --bash', () => {
     )
     expect(await call('bash', bg('sleep 30'))).toBe('started background task t1')
     expect(await call('bash_output', { task_id: 't1' })).toBe('(no new output)\n[status: running]')
-    expect(await call('bash_kill', { task_id: 't1' })).toBe('killed background task t1')
+    // The completion notice (seed 001's words) is mail, folded into the next result: this one.
+    expect(await call('bash_kill', { task_id: 't1' })).toBe(
+      'killed background task t1\n[mail done-t1-proc-2 from task:t1] completion: ' +
+        '"background bash task t1 finished [status: killed by SIGTERM]. Read its output with bash_output."',
+    )
+    expect(await call('bash_output', { task_id: 't1' })).toBe('(no new output)\n[status: killed by SIGTERM]')
   })
 
   it('speaks the profile --bash-profile names, and refuses an unknown one', async () => {
@@ -169,5 +175,47 @@ describe('two MCP sessions of one toolvisor', () => {
     }
     expect((await alice('bash_kill', { task_id: 't1' })).text).toBe('killed background task t1')
     expect((await bob('bash_output', { task_id: 't2' })).text).toBe('(no new output)\n[status: running]')
+  })
+})
+
+describe('two MCP sessions through toolvisor serve', () => {
+  it("refuse each other's background tasks: two toolvisor mcp --connect clients of one daemon", async () => {
+    const state = tempDir('tv-bash-serve-')
+    const config = join(state, 'toolvisor.json')
+    writeFileSync(config, JSON.stringify({ bash: {} }))
+    const tag = randomUUID()
+    const args = [bin, 'serve', '--listen', '127.0.0.1:0', '--config', config, '--state-dir', state]
+    const daemon = spawn(process.execPath, args, {
+      env: { ...process.env, TV_TEST_TAG: tag },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    const stopped = new Promise((resolve) => daemon.once('exit', resolve))
+    const stop = async () => {
+      daemon.kill('SIGTERM')
+      await stopped
+    }
+    opened.push({ close: stop, tag })
+    let log = ''
+    daemon.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')))
+    const at = / at (http:\/\/\S+\/mcp) /
+    expect(await eventually(() => at.test(log), 20_000), log).toBe(true)
+    const bridge = (session: string) =>
+      served([
+        '--connect',
+        at.exec(log)![1]!,
+        '--session',
+        session,
+        '--token-file',
+        join(state, 'serve.token'),
+      ])
+    const alice = await bridge('alice')
+    const bob = await bridge('bob')
+    expect(await alice.call('bash', bg('sleep 30'))).toBe('started background task t1')
+    expect(await bob.call('bash', bg('sleep 30'))).toBe('started background task t2')
+    for (const tool of ['bash_output', 'bash_kill']) {
+      expect(await bob.call(tool, { task_id: 't1' })).toBe('Error: task t1 belongs to another session')
+      expect(await alice.call(tool, { task_id: 't2' })).toBe('Error: task t2 belongs to another session')
+    }
+    expect(await bob.call('bash_output', { task_id: 't2' })).toBe('(no new output)\n[status: running]')
   })
 })
