@@ -6,6 +6,8 @@ export const CliErrorCodes = {
   USAGE: 'CLI_ERR_USAGE',
   /** The configuration file is missing, not JSON, or refused by its schema (the field is named). */
   CONFIG: 'CLI_ERR_CONFIG',
+  /** A toolbox that does not exist, is not a readable directory or holds no tool; a tool name no toolbox has. */
+  TOOLBOX: 'CLI_ERR_TOOLBOX',
 } as const
 
 /** A code of the CLI. */

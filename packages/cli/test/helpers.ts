@@ -33,6 +33,13 @@ export function tagged(tag: string): number[] {
   return processesWith('TV_TEST_TAG', tag)
 }
 
+/** Waits until `condition()` holds (polling every 20 ms), for at most `ms`; returns whether it did. */
+export async function eventually(condition: () => boolean, ms = 5000): Promise<boolean> {
+  const deadline = Date.now() + ms
+  while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+  return condition()
+}
+
 /** The command lines of the live processes carrying the tag. */
 export function taggedCommands(tag: string): string[] {
   return tagged(tag).flatMap((pid) => {

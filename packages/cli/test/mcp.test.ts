@@ -6,7 +6,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
-import { bin, examples, fixtures, run, tagged, taggedCommands, tempDir, toolvisor } from './helpers.js'
+import {
+  bin,
+  eventually,
+  examples,
+  fixtures,
+  run,
+  tagged,
+  taggedCommands,
+  tempDir,
+  toolvisor,
+} from './helpers.js'
 import { rawMcp } from './raw-mcp.js'
 
 let clients: Array<{ client: Client; tag: string }> = []
@@ -164,7 +174,9 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     symlinkSync(join(examples, 'word-count'), join(box, 'word-count'))
     const { client, tag, stderr } = await connect([box], [], { loaded: false })
     // initialize was answered while the describe of `late` still waits.
-    expect(taggedCommands(tag).some((command) => command.endsWith('late describe'))).toBe(true)
+    expect(
+      await eventually(() => taggedCommands(tag).some((command) => command.endsWith('late describe'))),
+    ).toBe(true)
     expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true })
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['processes'])
     const announced = new Promise<void>((resolve) =>
@@ -188,11 +200,9 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     const box = tempDir('tv-mcp-hang-')
     writeFileSync(join(box, 'hangs'), '#!/bin/sh\nsleep 300\n', { mode: 0o755 })
     const { client, tag } = await connect([box], [], { loaded: false })
-    // The toolboxes load after `initialize` is answered: wait for the describe to be running.
-    const describing = () => taggedCommands(tag).some((command) => command.endsWith('hangs describe'))
-    const until = Date.now() + 10_000
-    while (!describing() && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
-    expect(describing()).toBe(true)
+    expect(
+      await eventually(() => taggedCommands(tag).some((command) => command.endsWith('hangs describe'))),
+    ).toBe(true)
     const before = Date.now()
     await client.close() // ends stdin; the SDK client escalates to SIGTERM only after 2 s
     expect(Date.now() - before).toBeLessThan(1900)
@@ -410,6 +420,45 @@ describe('toolvisor mcp, byte for byte', () => {
   })
 })
 
+describe("a stream followed and stopped within one session (the README's Inspector path)", () => {
+  it('answers with the placeholder after the yield window, reads the events so far, and stops the task', async () => {
+    const dir = tempDir('tv-mcp-follow-')
+    const config = join(dir, 'toolvisor.json')
+    writeFileSync(config, JSON.stringify({ toolboxes: [examples], yieldMs: 300 }))
+    const { client } = await connect([], ['--config', config])
+    const started = JSON.parse(
+      textOf(await client.callTool({ name: 'counter', arguments: { to: 1000, 'every-ms': 50 } })),
+    )
+    expect(started).toMatchObject({ status: 'running', task: 't1', tool: 'counter' })
+    expect(started.message).toContain('"command":"read","process":"t1"')
+    const read = async () =>
+      JSON.parse(
+        textOf(await client.callTool({ name: 'processes', arguments: { command: 'read', process: 't1' } })),
+      )
+    const first = await read()
+    expect(first.events.length).toBeGreaterThan(0)
+    expect(first.events[0]).toMatchObject({ n: 1 })
+    let next = await read()
+    const deadline = Date.now() + 10_000
+    while (next.events.length === 0 && Date.now() < deadline) next = await read()
+    expect(next.events[0].n).toBe(first.events.at(-1).n + 1)
+    const stop = (await client.callTool({
+      name: 'processes',
+      arguments: { command: 'stop', process: 't1' },
+    })) as {
+      content: Array<{ text: string }>
+    }
+    const stopped = JSON.parse(stop.content[0]!.text)
+    expect(stopped).toEqual({
+      process: 't1',
+      status: 'exited',
+      exitCode: 143,
+      signal: null,
+      reason: 'cancelled',
+    })
+  })
+})
+
 describe('toolvisor mcp after a crash (issue 10.2)', () => {
   it('the session that comes back by its name sees its lost task; another session never does; the operator is told', async () => {
     const stateDir = tempDir('tv-mcp-crash-')
@@ -422,10 +471,7 @@ describe('toolvisor mcp after a crash (issue 10.2)', () => {
     })
     expect(JSON.parse(textOf(started))).toMatchObject({ status: 'running', task: 't1' })
     const counters = () => taggedCommands(first.tag).filter((c) => c.includes('counter'))
-    // With yieldMs 0 the call answers as soon as the process is spawned, maybe before its exec.
-    const until = Date.now() + 10_000
-    while (counters().length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
-    expect(counters().length).toBeGreaterThan(0)
+    expect(await eventually(() => counters().length > 0)).toBe(true)
     process.kill(first.transport.pid!, 'SIGKILL')
     const deadline = Date.now() + 3000
     while (counters().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))

@@ -78,6 +78,20 @@ describe('likely typos of spec keys', () => {
     expect(load(document).warnings).toEqual([warning])
   })
 
+  it('warns about a process or runtime key written at the top: a stream tool must not load as a oneshot unsaid', () => {
+    const spec = load(
+      v2({ mode: 'stream', output: { framing: 'lines' }, timeout: { stop: 1 }, 'on-exit': 'fail' }),
+    )
+    expect(spec.process.mode).toBe('oneshot')
+    expect(spec.warnings).toEqual([
+      typo('$.mode', 'process.mode'),
+      typo('$.output', 'process.output'),
+      typo('$.timeout', 'runtime.timeout'),
+      typo('$.on-exit', 'runtime.on_exit'),
+    ])
+    expect(load(v1({ mode: 'stream' })).warnings).toEqual([typo('$.mode', 'process.mode')])
+  })
+
   it('keeps unknown keys that resemble no spec key, or several, silent', () => {
     const document = v1({ 'output-media-type': 'text/plain', $comment: 'x', args: [arg({ default: 'x' })] })
     expect(load(document).warnings).toEqual([])

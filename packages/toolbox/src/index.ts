@@ -16,7 +16,7 @@ export { ToolboxError, ToolboxErrorCodes, ToolboxWarningCodes } from './errors.j
 export type { HelpOptions } from './help.js'
 export { helpTool } from './help.js'
 export type { EntryOptions, LoadOptions, LoadOutcome, ToolboxEntry } from './loader.js'
-export { loadTool, loadToolboxes, reportOf } from './loader.js'
+export { loadTool, loadToolboxes, reportOf, toolboxFiles } from './loader.js'
 export type { MailText } from './mail-text.js'
 export { mailBlock } from './mail-text.js'
 export type { ModeCall, ModeHandler, ModeStart, Modes, ProcessMode, ResultRules } from './modes.js'

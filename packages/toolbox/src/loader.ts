@@ -1,5 +1,15 @@
 import { createHash } from 'node:crypto'
-import { accessSync, constants, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs'
+import {
+  accessSync,
+  closeSync,
+  constants,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  realpathSync,
+  statSync,
+} from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { LoadingError } from '@toolvisor/describe-v2'
 import { type EnvironmentPolicy, RAW_ONESHOT } from '@toolvisor/process-runtime'
@@ -94,7 +104,39 @@ function realTool(path: string): string {
   } catch {
     fail(ToolboxErrorCodes.NOT_EXECUTABLE, 'not executable: chmod +x it, or move it out of the toolbox')
   }
+  const crlf = crlfShebang(real)
+  if (crlf !== undefined) fail(ToolboxErrorCodes.NOT_EXECUTABLE, crlf)
   return real
+}
+
+/**
+ * Why a script with Windows (CRLF) line endings cannot start, or `undefined`. Its first line names
+ * an interpreter (or its argument) ending in a carriage return (`/bin/sh\r`), which the kernel
+ * cannot find: without this, the failure reads `spawn ... ENOENT`, naming a file that plainly exists.
+ */
+function crlfShebang(path: string): string | undefined {
+  const head = Buffer.alloc(256)
+  let length = 0
+  try {
+    const fd = openSync(path, 'r')
+    try {
+      length = readSync(fd, head, 0, head.length, 0)
+    } finally {
+      closeSync(fd)
+    }
+  } catch {
+    return undefined // unreadable: describe reports it
+  }
+  const text = head.subarray(0, length).toString('latin1')
+  if (!text.startsWith('#!')) return undefined
+  const end = text.indexOf('\n')
+  const line = end === -1 ? text : text.slice(0, end)
+  if (!line.endsWith('\r')) return undefined
+  const shown = line.slice(0, -1).slice(0, 80)
+  return (
+    `has Windows (CRLF) line endings: its first line "${shown}\\r" names a program that ends in a carriage return, ` +
+    `which does not exist; convert the file to LF endings (sed -i 's/\\r$//' FILE, or dos2unix FILE)`
+  )
 }
 
 /**
@@ -150,15 +192,26 @@ export async function loadTool(
 }
 
 /**
- * The candidate tools of a toolbox: every entry directly inside it except dot-files, directories
- * and files without any execute bit (those are listed as skipped).
+ * Editor leftovers, never tools even when executable (a backup keeps the execute bit): `name~`,
+ * vim's `name.swp`/`.swo`/`.swx`, emacs's `#name#`, `name.bak`, `name.orig` (decision 0040).
  */
-function candidates(dir: string): { tools: string[]; skipped: string[] } {
+const EDITOR_BACKUP = /(~|\.sw[a-p]|\.swx|\.bak|\.orig)$|^#.*#$/
+
+/**
+ * The candidate tools of a toolbox: every entry directly inside it except dot-files, directories,
+ * editor backups and files without any execute bit (those two are listed as skipped). Throws the
+ * file system's error (`ENOENT`, `ENOTDIR`, `EACCES`) when the directory cannot be read.
+ */
+export function toolboxFiles(dir: string): { tools: string[]; skipped: string[] } {
   const tools: string[] = []
   const skipped: string[] = []
   for (const name of readdirSync(dir).sort()) {
     if (name.startsWith('.')) continue
     const path = join(dir, name)
+    if (EDITOR_BACKUP.test(name)) {
+      skipped.push(path)
+      continue
+    }
     let stat: ReturnType<typeof statSync> | undefined
     try {
       stat = statSync(path)
@@ -188,7 +241,7 @@ export async function loadToolboxes(
     const entry = typeof dir === 'string' ? { path: dir } : dir
     const absolute = resolve(entry.path)
     try {
-      const listed = candidates(absolute)
+      const listed = toolboxFiles(absolute)
       for (const path of listed.tools) found.push({ path, entry })
       skipped.push(...listed.skipped)
     } catch (error) {

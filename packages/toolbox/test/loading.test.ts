@@ -1,4 +1,4 @@
-import { existsSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { boxWith, compose, ctx, fixtures, tempDir, textOf, toolScript, v2Tool, writeTool } from './helpers.js'
@@ -50,6 +50,53 @@ describe('files that are not tools', () => {
     await expect(binary.load(join(fixtures, 'broken', 'not-executable'))).rejects.toThrow(
       `${fixtures}/broken/not-executable: not executable: chmod +x it, or move it out of the toolbox`,
     )
+  })
+})
+
+describe('editor backups and Windows line endings', () => {
+  it('skips editor backups even when executable, and lists them as skipped', async () => {
+    const hello = toolScript({ slug: 'hello', description: 'says hello', args: [] }, 'echo hello')
+    const box = boxWith({
+      hello,
+      'hello~': hello,
+      'hello.swp': hello,
+      'hello.bak': hello,
+      'hello.orig': hello,
+      '#hello#': hello,
+    })
+    const { tools, binary } = await compose([box])
+    expect(tools.list().map((t) => t.name)).toEqual(['hello'])
+    expect(tools.loadErrors()).toEqual([])
+    expect((await binary.loadToolboxes([box])).skipped).toEqual(
+      ['#hello#', 'hello.bak', 'hello.orig', 'hello.swp', 'hello~'].map((name) => join(box, name)),
+    )
+  })
+
+  it('reports a script with CRLF line endings as such, not as a spawn ENOENT', async () => {
+    const box = tempDir()
+    const script = toolScript({ slug: 'dos', description: 'saved on Windows', args: [] }, 'echo hi')
+    const path = join(box, 'dos')
+    writeFileSync(path, `#!/bin/sh\n${script}\n`.replaceAll('\n', '\r\n'))
+    chmodSync(path, 0o755)
+    const { tools, binary } = await compose([box])
+    const reason =
+      'has Windows (CRLF) line endings: its first line "#!/bin/sh\\r" names a program that ends in a carriage return, ' +
+      "which does not exist; convert the file to LF endings (sed -i 's/\\r$//' FILE, or dos2unix FILE)"
+    expect(tools.loadErrors().map((r) => [r.code, r.message])).toEqual([
+      ['TOOLBOX_ERR_NOT_EXECUTABLE', `${path}: ${reason}`],
+    ])
+    await expect(binary.load(path)).rejects.toThrow(`${path}: ${reason}`)
+  })
+
+  it('loads a script whose later lines end in CRLF but whose first line does not', async () => {
+    const box = tempDir()
+    const path = join(box, 'mixed')
+    const script = toolScript({ slug: 'mixed', description: 'one CRLF line', args: [] }, 'echo hi')
+    writeFileSync(path, `#!/bin/sh\n# a comment saved on Windows\r\n${script}\n`)
+    chmodSync(path, 0o755)
+    const { tools } = await compose([box])
+    expect(tools.loadErrors()).toEqual([])
+    expect(textOf(await tools.call('mixed', {}, ctx()))).toBe('hi\n')
   })
 })
 

@@ -1,12 +1,15 @@
 import type { LoadedTool, Tool, ToolProgress, ToolResult } from '@toolvisor/toolbox'
 import { type Composed, compose, reportLost } from '../compose.js'
+import { CliError } from '../errors.js'
 import { configFrom, type Parsed, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
 import type { Io } from '../output.js'
+import { checkToolboxes, type FoundTool, findTool, isToolPath } from '../toolboxes.js'
 
 export const CALL_USAGE = `usage: toolvisor call TOOL [ARGS_JSON] [--command NAME] [--progress] [flags]
 
 Runs one call of TOOL with ARGS_JSON (a JSON object, default {}) and prints the result the model
-would get. A stream tool is waited for until it ends (use --yield-ms to get the running
+would get. TOOL is the path of the tool's file, or with --toolbox DIR a tool's name there (its
+model-facing name such as git_lite__log, or its file name). A stream tool is waited for until it ends (use --yield-ms to get the running
 placeholder instead). Ctrl-C cancels the call: the tool gets its declared cancel, then SIGKILL.
 Exit 0 on success, 1 when the tool failed, 2 on a loading or usage error, 130 when cancelled.
 
@@ -70,7 +73,14 @@ export async function callCommand(
   const line = callLine(argv, io)
   if (typeof line === 'number') return line
   const { values, args, yieldMs } = line
-  const composed = await compose(configFrom(values), { loadToolboxes: false, yieldMs })
+  const config = configFrom(values)
+  const byName = !isToolPath(line.path)
+  if (byName && config.toolboxes.length === 0) {
+    const hint = 'to call a tool by its name, pass the toolbox that holds it: --toolbox DIR'
+    throw new CliError('CLI_ERR_USAGE', `${line.path}: no such file; ${hint}`)
+  }
+  if (byName) checkToolboxes(config.toolboxes, true)
+  const composed = await compose(config, { loadToolboxes: false, yieldMs })
   reportLost(composed, (text) => io.err(`${text}\n`))
   const controller = new AbortController()
   const cancel = () => controller.abort()
@@ -78,8 +88,10 @@ export async function callCommand(
   signals.on('SIGTERM', cancel)
   try {
     // A LoadingError reaches main(), which prints it and exits 2.
-    const loaded = await composed.binary.load(line.path)
-    const tool = pick(loaded, composed.binary.tools(loaded), values.command)
+    const found: FoundTool = byName
+      ? await findTool(composed, config.toolboxes, line.path)
+      : { loaded: await composed.binary.load(line.path) }
+    const tool = found.tool ?? pick(found.loaded, composed.binary.tools(found.loaded), values.command)
     if (typeof tool === 'string') {
       io.err(`toolvisor call: ${tool}\n`)
       return 2

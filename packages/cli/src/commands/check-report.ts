@@ -161,7 +161,7 @@ function table(report: CheckReport): string {
   const lines = [...capabilityLines(report.capabilities), ...toolLines(report.tools)]
   if (lines.length > 0) lines.push(`serves: ${report.serves.join(', ')}`)
   if (report.notTools.length > 0)
-    lines.push('not tools (no execute bit)', ...report.notTools.map((p) => `  ${p}`))
+    lines.push('not tools (no execute bit, or an editor backup)', ...report.notTools.map((p) => `  ${p}`))
   if (report.errors.length > 0) lines.push('errors', ...report.errors.map((e) => `  ${e}`))
   if (report.warnings.length > 0) lines.push('warnings', ...report.warnings.map((w) => `  ${w}`))
   if (lines.length === 0) lines.push('nothing configured: pass --toolbox DIR or --config FILE')

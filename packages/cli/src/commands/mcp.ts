@@ -6,6 +6,7 @@ import { BashSection, type Config } from '../config.js'
 import { CliError } from '../errors.js'
 import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
 import { explain, type Io } from '../output.js'
+import { checkToolboxes } from '../toolboxes.js'
 import { VERSION } from '../version.js'
 import { bridgeCommand } from './bridge.js'
 
@@ -25,6 +26,8 @@ const MCP_FLAGS = {
   session: { type: 'string' as const },
   bash: { type: 'boolean' as const },
   'bash-profile': { type: 'string' as const },
+  'allow-empty': { type: 'boolean' as const },
+  'load-first': { type: 'boolean' as const },
   connect: { type: 'string' as const },
   'token-file': { type: 'string' as const },
   ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: 'string' }] as const)),
@@ -37,6 +40,10 @@ go to stderr). Tools that fail to load are logged with their path and reason; th
 served. Add it to a client, e.g. Claude Code:  claude mcp add toolvisor -- toolvisor mcp --toolbox DIR
 
 ${RUNTIME_FLAGS_HELP}
+  --allow-empty        serve a toolbox that holds no tool (else: exit 2, as for a missing one)
+  --load-first         load every tool before answering initialize (at most the describe timeout,
+                       10 s), for clients that list tools once and ignore list_changed (Codex,
+                       the Inspector's --cli); by default the tools are announced as they load
   --session NAME       the session this client runs in (default a fresh mcp-<uuid>). A stable name
                        lets the client, after a crash, see the tasks the dead server lost
   --bash               serve the bash tools too (bash, bash_output, bash_kill), running commands
@@ -146,33 +153,29 @@ export async function mcpCommand(
     )
     return 2
   }
-  return serveLocal(
-    config,
-    limits,
-    typeof values.session === 'string' ? values.session : undefined,
-    io,
-    signals,
-  )
+  checkToolboxes(config.toolboxes, values['allow-empty'] === true) // missing or no tool: exit 2, before serving
+  const session = typeof values.session === 'string' ? values.session : undefined
+  return serveLocal(config, limits, { session, loadFirst: values['load-first'] === true }, io, signals)
 }
 
 /** Composes a runtime here and serves it over stdio until the client goes. */
 async function serveLocal(
   config: Config,
   limits: Partial<McpServerOptions>,
-  session: string | undefined,
+  { session, loadFirst }: { readonly session: string | undefined; readonly loadFirst: boolean },
   io: Io,
   signals: NodeJS.EventEmitter,
 ): Promise<number> {
-  // The toolboxes are loaded once the server answers: a describe that hangs must not hold
-  // `initialize` (the registry announces the tools as they come). Capabilities stay in compose: a
-  // required one with no backend still stops the command before it serves.
+  // Unless --load-first, the toolboxes are loaded once the server answers: a describe that hangs
+  // must not hold `initialize` (the registry announces the tools as they come). Capabilities stay
+  // in compose: a required one with no backend still stops the command before it serves.
   const composed = await compose({ ...config, toolboxes: [] })
   reportLost(composed, (line) => io.err(`${line}\n`))
   const stop = new AbortController()
   const onSignal = () => stop.abort()
   signals.on('SIGINT', onSignal)
   signals.on('SIGTERM', onSignal)
-  let loading: Promise<Served | undefined> | undefined
+  let loading = loadFirst ? Promise.resolve(await loadToolboxes(composed, config.toolboxes, io)) : undefined
   try {
     const serving = serveStdio(composed.tools, {
       name: 'toolvisor',
@@ -186,7 +189,7 @@ async function serveLocal(
       ...(session !== undefined ? { sessionId: session } : {}),
       ...limits,
     })
-    loading = loadToolboxes(composed, config.toolboxes, io)
+    loading ??= loadToolboxes(composed, config.toolboxes, io)
     await serving
     return 0
   } finally {

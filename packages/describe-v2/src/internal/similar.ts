@@ -1,7 +1,7 @@
 /** Which known name a misspelt one was probably meant to be (a describe key, an argument name). */
 
 /** Case and `-` versus `_` are not told apart: `Backing-Type` is `backing_type` misspelt. */
-function fold(text: string): string {
+export function fold(text: string): string {
   return text.toLowerCase().replaceAll('-', '_')
 }
 

@@ -2,10 +2,11 @@
  * Unknown keys are allowed in a describe document, but a key that is one or two edits away from a
  * key the spec defines at that level (`proccess`, `runtim`, `backing-type`) is almost surely a
  * typo that silently changes what the tool is (a stream that loads as a oneshot): it becomes a
- * load warning with the key it was probably meant to be. So does a protocol 2 field in a document
- * that does not say `"protocol": 2`, which is ignored.
+ * load warning with the key it was probably meant to be. So is a key of `process` or `runtime`
+ * written at the top of the document (`"mode": "stream"` for `process.mode`), and a protocol 2
+ * field in a document that does not say `"protocol": 2`, which is ignored.
  */
-import { closeName } from './similar.js'
+import { closeName, fold } from './similar.js'
 import { isPlainObject, jsonPath } from './text.js'
 
 /** The keys the spec defines at one level of the document, and the levels below them. */
@@ -13,6 +14,8 @@ interface Level {
   readonly keys: readonly string[]
   /** Keys that exist only under protocol 2 (ignored, with a warning, in a v1 document). */
   readonly v2?: readonly string[]
+  /** Keys that belong one level down (`mode` at the top is `process.mode`), by their folded form. */
+  readonly elsewhere?: Readonly<Record<string, string>>
   /** A key holding an object (`object`) or a list of objects (`each`) with keys of their own. */
   readonly below?: Readonly<Record<string, { readonly object: Level } | { readonly each: Level }>>
 }
@@ -43,9 +46,16 @@ const runtimeLevel: Level = {
   },
 }
 
+/** The keys of `process` and `runtime`, written at the top of the document by mistake. */
+const misplaced: Record<string, string> = Object.fromEntries([
+  ...processLevel.keys.map((key) => [fold(key), `process.${key}`]),
+  ...runtimeLevel.keys.map((key) => [fold(key), `runtime.${key}`]),
+])
+
 const documentLevel: Level = {
   keys: ['protocol', 'slug', 'description', 'args', 'empty-result'],
   v2: ['check', 'help', 'commands', 'process', 'runtime'],
+  elsewhere: misplaced,
   below: {
     args: { each: arg },
     'empty-result': plain('tag', 'contents'),
@@ -78,7 +88,7 @@ function walk(value: unknown, level: Level, at: PropertyKey[], protocol: 1 | 2, 
       }
       continue
     }
-    const meant = closeName(key, [...level.keys, ...v2])
+    const meant = level.elsewhere?.[fold(key)] ?? closeName(key, [...level.keys, ...v2])
     if (meant !== undefined)
       warnings.push(`${jsonPath(path)}: unknown key, ignored; did you mean "${meant}"?`)
   }
