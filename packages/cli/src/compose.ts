@@ -7,6 +7,7 @@ import type { ProcessRuntime, TaskRegistry } from '@toolvisor/process-runtime'
 import { defaultStateDir, RuntimeToken, runtimePlugin, TasksToken } from '@toolvisor/process-runtime'
 import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
 import { landlockPlugin } from '@toolvisor/sandbox-landlock'
+import { bashPlugin } from '@toolvisor/tool-bash'
 import { processesPlugin } from '@toolvisor/tool-processes'
 import type { BinaryTools, ToolRegistry } from '@toolvisor/toolbox'
 import { BinaryToolsToken, type Sessions, SessionsToken, ToolsToken, toolboxPlugin } from '@toolvisor/toolbox'
@@ -84,6 +85,10 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     kernel.use(landlockPlugin, config.landlockLauncher ? { launcher: config.landlockLauncher } : {})
     kernel.use(runtimePlugin, runtimeOptions(config, stateDir))
     kernel.use(describePlugin)
+    if (config.bash?.enabled) {
+      const { enabled: _, ...bash } = config.bash
+      kernel.use(bashPlugin, bash)
+    }
     await kernel.ready()
   } catch (error) {
     await kernel.dispose().catch(() => {})

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import { EnvironmentPolicyConfig, RuntimeConfig } from '@toolvisor/process-runtime'
+import { BashConfigFields } from '@toolvisor/tool-bash'
 import { ProcessesConfig } from '@toolvisor/tool-processes'
 import { ToolboxConfig, ToolboxEntryConfig } from '@toolvisor/toolbox'
 import { z } from 'zod'
@@ -14,6 +15,17 @@ export const CapabilityEntry = z
     required: z.boolean().default(true),
   })
   .strict()
+
+/**
+ * The `bash` section: present, the bash tools are served (decision 0033) unless `enabled` is
+ * false; its fields are `@toolvisor/tool-bash`'s, with `workdir` and `bash` relative to the file.
+ */
+export const BashSection = BashConfigFields.extend({
+  /** False: the section is kept, the tools are not served. Default true. */
+  enabled: z.boolean().default(true),
+  workdir: z.string().min(1).optional(),
+  bash: z.string().min(1).optional(),
+}).strict()
 
 /** The schema of `toolvisor.json`. Relative paths are relative to the file. */
 export const ConfigFile = z
@@ -57,6 +69,8 @@ export const ConfigFile = z
     bwrap: z.string().min(1).optional(),
     /** The Landlock launcher (default: the one @toolvisor/sandbox-landlock built). */
     landlockLauncher: z.string().min(1).optional(),
+    /** The bash tools (`bash`, `bash_output`, `bash_kill`, or another profile's): off unless present. */
+    bash: BashSection.optional(),
   })
   .strict()
 
@@ -102,6 +116,19 @@ export function readConfig(path: string): Config {
     capabilities: config.capabilities.map((c) => ({ ...c, backends: c.backends.map(abs) })),
     ...(config.envdirRoot ? { envdirRoot: abs(config.envdirRoot) } : {}),
     ...(config.stateDir ? { stateDir: abs(config.stateDir) } : {}),
+    ...(config.bash ? { bash: bashPaths(config.bash, abs) } : {}),
+  }
+}
+
+/** The bash section with its paths made absolute (a bare `bash` name stays a name, found on PATH). */
+function bashPaths(
+  bash: NonNullable<Config['bash']>,
+  abs: (path: string) => string,
+): NonNullable<Config['bash']> {
+  return {
+    ...bash,
+    ...(bash.workdir ? { workdir: abs(bash.workdir) } : {}),
+    ...(bash.bash?.includes('/') ? { bash: abs(bash.bash) } : {}),
   }
 }
 

@@ -1,6 +1,6 @@
 // Shared pieces of the process-runtime benchmarks: a runtime in a temp state dir that cleans up
 // after itself, the report line, and a few statistics.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -68,6 +68,18 @@ export function report(measure, options) {
       `ratio ${ratio.toFixed(2)} (target ${op} ${target}) ${verdict(ok)}`,
   )
   return ok
+}
+
+/** Prints the RSS growth of the toolvisor side against the baseline's, with its absolute target. */
+export function reportGrowth(measure, toolvisor, baseline, targetMb) {
+  return report(measure, {
+    toolvisor: toolvisor.growth,
+    baseline: baseline.growth,
+    unit: 'MB',
+    target: `${targetMb} MB of growth`,
+    ok: toolvisor.growth <= targetMb,
+    digits: 1,
+  })
 }
 
 /**
@@ -145,4 +157,75 @@ export function splitLines(take) {
     }
     if (from < chunk.length) pending = Buffer.from(chunk.subarray(from))
   }
+}
+
+/** VmRSS of `pid` in MB (undefined once it is gone). */
+export function rssMB(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1])
+    return Number.isFinite(kb) ? kb / 1024 : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Least-squares slope of RSS over time (MB/s). */
+export function slope(samples) {
+  const n = samples.length
+  if (n < 2) return 0
+  const mt = samples.reduce((s, p) => s + p.t, 0) / n
+  const mr = samples.reduce((s, p) => s + p.rss, 0) / n
+  let num = 0
+  let den = 0
+  for (const p of samples) {
+    num += (p.t - mt) * (p.rss - mr)
+    den += (p.t - mt) ** 2
+  }
+  return den === 0 ? 0 : num / den
+}
+
+/**
+ * Samples the VmRSS of a child that tells its phases as JSON lines on stdout (`{"phase":"start"}`,
+ * then `{"phase":"end", ...}`) every `sampleMs` between the two. Other lines are kept as notes.
+ * Resolves once the child closed: the samples (`t` in s since start), the end message (with its
+ * RSS and time), the notes and the exit code.
+ */
+export async function sampleRss(child, sampleMs) {
+  const samples = []
+  const notes = []
+  let started
+  let ended
+  let buffered = ''
+  child.stdout.setEncoding('utf8')
+  child.stdout.on('data', (text) => {
+    buffered += text
+    let newline = buffered.indexOf('\n')
+    while (newline !== -1) {
+      const line = buffered.slice(0, newline)
+      buffered = buffered.slice(newline + 1)
+      newline = buffered.indexOf('\n')
+      if (!line.startsWith('{')) {
+        notes.push(line) // a child's cleanup line
+        continue
+      }
+      const message = JSON.parse(line)
+      const rss = rssMB(child.pid)
+      if (message.phase === 'start') {
+        started = performance.now()
+        samples.push({ t: 0, rss })
+      } else if (message.phase === 'end') {
+        ended = { ...message, rss, t: (performance.now() - started) / 1000 }
+      }
+    }
+  })
+  const closed = new Promise((resolve) => child.on('close', resolve))
+  while (ended === undefined && child.exitCode === null) {
+    await sleep(sampleMs)
+    if (started === undefined || ended !== undefined) continue
+    const rss = rssMB(child.pid)
+    if (rss !== undefined) samples.push({ t: (performance.now() - started) / 1000, rss })
+  }
+  const code = await closed
+  return { samples, notes, ended, code }
 }

@@ -4,11 +4,21 @@
 // fresh child node process; this process samples the child's VmRSS from /proc every 250 ms.
 // Run after `pnpm --filter @toolvisor/process-runtime build`: `node bench/memory.mjs`.
 import { spawn } from 'node:child_process'
-import { readFileSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { compileEventSchema } from '@toolvisor/describe-v2'
-import { benchRuntime, cleanup, preparedTool, producers, report, sleep, splitLines, verdict } from './lib.mjs'
+import {
+  benchRuntime,
+  cleanup,
+  preparedTool,
+  producers,
+  reportGrowth,
+  sampleRss,
+  slope,
+  splitLines,
+  verdict,
+} from './lib.mjs'
 
 const MiB = 1024 * 1024
 const BYTES = Number(process.env.BENCH_BYTES ?? 2048 * MiB)
@@ -79,72 +89,13 @@ async function childBaseline() {
   tell({ phase: 'end', events, invalidEvents, bytes, code })
 }
 
-function rssMB(pid) {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1])
-    return Number.isFinite(kb) ? kb / 1024 : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/** Least-squares slope of RSS over time (MB/s). */
-function slope(samples) {
-  const n = samples.length
-  if (n < 2) return 0
-  const mt = samples.reduce((s, p) => s + p.t, 0) / n
-  const mr = samples.reduce((s, p) => s + p.rss, 0) / n
-  let num = 0
-  let den = 0
-  for (const p of samples) {
-    num += (p.t - mt) * (p.rss - mr)
-    den += (p.t - mt) ** 2
-  }
-  return den === 0 ? 0 : num / den
-}
-
 /** Runs one side in a fresh node, sampling its RSS from `start` to `end`. */
 async function measure(side) {
   const self = fileURLToPath(import.meta.url)
   const child = spawn(process.execPath, ['--expose-gc', self, 'child', side], {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
-  const samples = []
-  const notes = []
-  let started
-  let ended
-  let buffered = ''
-  child.stdout.setEncoding('utf8')
-  child.stdout.on('data', (text) => {
-    buffered += text
-    let newline = buffered.indexOf('\n')
-    while (newline !== -1) {
-      const line = buffered.slice(0, newline)
-      buffered = buffered.slice(newline + 1)
-      newline = buffered.indexOf('\n')
-      if (!line.startsWith('{')) {
-        notes.push(line) // the toolvisor child's cleanup line
-        continue
-      }
-      const message = JSON.parse(line)
-      const rss = rssMB(child.pid)
-      if (message.phase === 'start') {
-        started = performance.now()
-        samples.push({ t: 0, rss })
-      } else if (message.phase === 'end') {
-        ended = { ...message, rss, t: (performance.now() - started) / 1000 }
-      }
-    }
-  })
-  const closed = new Promise((resolve) => child.on('close', resolve))
-  while (ended === undefined && child.exitCode === null) {
-    await sleep(SAMPLE_MS)
-    if (started === undefined || ended !== undefined) continue
-    const rss = rssMB(child.pid)
-    if (rss !== undefined) samples.push({ t: (performance.now() - started) / 1000, rss })
-  }
-  const code = await closed
+  const { samples, notes, ended, code } = await sampleRss(child, SAMPLE_MS)
   if (
     code !== 0 ||
     ended === undefined ||
@@ -177,14 +128,7 @@ if (process.argv[2] === 'child') {
   )
   const toolvisor = await measure('toolvisor')
   const baseline = await measure('baseline')
-  report('rss growth', {
-    toolvisor: toolvisor.growth,
-    baseline: baseline.growth,
-    unit: 'MB',
-    target: `${TARGET_MB} MB of growth`,
-    ok: toolvisor.growth <= TARGET_MB,
-    digits: 1,
-  })
+  reportGrowth('rss growth', toolvisor, baseline, TARGET_MB)
   const drift = toolvisor.slope * (toolvisor.t / 2)
   console.log(
     `memory flat: toolvisor second-half slope ${toolvisor.slope >= 0 ? '+' : ''}${toolvisor.slope.toFixed(2)} MB/s, ` +

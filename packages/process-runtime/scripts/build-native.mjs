@@ -13,6 +13,7 @@ const built = compileNative({
   source: join(root, 'native', 'toolvisor-exec.c'),
   outDir,
   static: true,
+  freestanding: true,
   check(binary) {
     const run = spawnSync(binary, ['--', '/bin/sh', '-c', 'echo ok'], { encoding: 'utf8' })
     if (run.error) return run.error.message

@@ -27,8 +27,9 @@ export interface Launch {
 
 /**
  * An extra descriptor: `pipe` gives the mechanism a stream it reads after spawn (bwrap's
- * `--info-fd`); `data` is written to the child then closed (a seccomp program, the tool's
- * environment); `file` is a path the runtime opens read-only at spawn and passes as the descriptor
+ * `--info-fd`); `data` is written to the child then closed (a seccomp program); `exchange` is
+ * written to the child (its write side then closed) and read after spawn: the child answers on the
+ * same descriptor (the final exec stage: the tool's environment in, a failed exec out); `file` is a path the runtime opens read-only at spawn and passes as the descriptor
  * itself (a grant bwrap binds with `--bind-fd`, a Landlock rule), after checking it is still the
  * object qualified at load (`pin`): a grant swapped for a symlink or replaced is refused, naming
  * its field, and the tool is not started.
@@ -36,6 +37,7 @@ export interface Launch {
 export type ExtraFd =
   | { readonly kind: 'pipe' }
   | { readonly kind: 'data'; readonly data: Uint8Array }
+  | { readonly kind: 'exchange'; readonly data: Uint8Array }
   | { readonly kind: 'file'; readonly path: string; readonly pin?: Pin }
 
 /** What a path was when it was qualified at load: its identity on disk and the field that declared it. */

@@ -9,6 +9,7 @@ import type { ToolProcess } from './process.js'
 import { errnoText, workingDirectory } from './process-util.js'
 import { assemble, spawnLaunch } from './spawn.js'
 import { MARKER_VARIABLE, type RunState } from './state.js'
+import type { SweepUrgency } from './sweeper.js'
 import type { ProcessRuntime, StartOptions } from './types.js'
 
 /** What a process needs from its runtime. */
@@ -18,8 +19,11 @@ export interface ProcessHost {
   /** The final-exec helper, when it could be built here. */
   readonly execHelper: string | undefined
   finished(process: ToolProcess): void
-  /** Kills what the process started that left its group (found by the run's marker); resolves when done. */
-  sweep(process: ToolProcess): Promise<void>
+  /**
+   * Kills what the process started that left its group (found by the run's marker); resolves when
+   * done. `lazy`: cleanup nobody waits for, batched longer.
+   */
+  sweep(process: ToolProcess, urgency?: SweepUrgency): Promise<void>
 }
 
 /** A spawned process as the runtime keeps it. */

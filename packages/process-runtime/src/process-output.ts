@@ -16,6 +16,8 @@ export interface OutputOptions {
   readonly id: string
   readonly spillDir: string
   readonly options: ProcessRuntime['options']
+  /** The in-memory bound of each stream before it spills, over `options.resultBytes`. */
+  readonly resultBytes?: number
   readonly spec: ProcessSpec
   /** The ready line was seen (it is not an event). */
   readonly onReady: () => void
@@ -43,7 +45,7 @@ export class ProcessOutput {
   constructor(options: OutputOptions) {
     const { options: runtime, spec } = options
     const spill = (stream: string) => join(options.spillDir, `${options.id}.${stream}`)
-    const bounds = { limit: runtime.resultBytes, tailBytes: runtime.tailBytes }
+    const bounds = { limit: options.resultBytes ?? runtime.resultBytes, tailBytes: runtime.tailBytes }
     this.stdout = new SpillingOutput({ ...bounds, spillPath: spill('stdout') })
     this.stderr = new SpillingOutput({ ...bounds, spillPath: spill('stderr') })
     const decode = { output: spec.output, maxLine: runtime.maxLineBytes, ready: spec.ready }

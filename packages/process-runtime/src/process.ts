@@ -25,6 +25,9 @@ import type {
   StartOptions,
 } from './types.js'
 
+/** How long pipes may stay open after the exit before the sweep of what holds them is hurried. */
+const HELD_MS = 20
+
 /**
  * One spawned tool process (see `ManagedProcess`): its lifecycle, stdin, and how it stops. Its
  * output is a `ProcessOutput`, its timers `ProcessTimers`, its launch `spawn.ts`.
@@ -81,6 +84,7 @@ export class ToolProcess implements ManagedProcess {
       id,
       spillDir: host.state.spillDir,
       options: host.options,
+      ...(start.resultBytes !== undefined ? { resultBytes: start.resultBytes } : {}),
       spec: this.#spec,
       onReady: () => this.#becomeReady(),
       onActivity: () => this.#timers.touch(),
@@ -119,6 +123,10 @@ export class ToolProcess implements ManagedProcess {
 
   stderr(): CapturedOutput {
     return capture(this.#output.stderr)
+  }
+
+  bytes(stream: 'stdout' | 'stderr', offset: number, length: number): Buffer {
+    return this.#output[stream].read(offset, length)
   }
 
   heldBytes(): number {
@@ -241,8 +249,11 @@ export class ToolProcess implements ManagedProcess {
     // What the tool left in its group dies with it, and what left the group too (the sweep, which
     // also lets pipes such a descendant held open close): nothing a tool starts outlives it.
     signalGroup(child.pid, 'SIGKILL')
-    void this.#host.sweep(this)
+    void this.#host.sweep(this, 'lazy')
+    // Pipes still open a moment after the group is gone: something that left it holds them.
+    const held = setTimeout(() => void this.#host.sweep(this), HELD_MS)
     await Promise.all([drained(child.stdout), drained(child.stderr), drained(this.#execStatus)])
+    clearTimeout(held)
     this.#output.end()
     if (!this.#ready) {
       if (this.#spec.ready.kind === 'exit') this.#becomeReady()

@@ -79,7 +79,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
         this.#retention.add(process)
         this.#disk.finished(process, spilled(process))
       },
-      sweep: (process) => this.#sweeper.sweep(process.id, process.pid),
+      sweep: (process, urgency) => this.#sweeper.sweep(process.id, process.pid, urgency),
     }
   }
 

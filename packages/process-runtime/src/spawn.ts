@@ -20,7 +20,7 @@ export function assemble(
   helper: string | undefined,
 ): { readonly launch: Launch; readonly status?: number } {
   if (helper === undefined) return { launch }
-  const status = launch.extraFds.length + 2
+  const status = launch.extraFds.length + 1
   let wrapped = finalExec(launch, helper)
   if (tool.sandbox) {
     const runAs = tool.sandbox.mechanism.handlesRunAs ? tool.runAs?.target : undefined
@@ -32,27 +32,34 @@ export function assemble(
 }
 
 /**
- * `/proc/self/fd/K --env-fd N --status-fd S -- FILE ARGS`: the helper from descriptor K, the
- * tool's environment on N, a failed exec reported on S.
+ * `/proc/self/fd/K --status-fd S --env-bytes L --env-fd S -- FILE ARGS`: the helper from
+ * descriptor K; on S, one socket both ways, the tool's environment (L bytes) in and a failed exec
+ * out (end of file: the exec succeeded). With its length given, the helper reads the environment
+ * and goes on at once, without waiting for the end of the stream (which Node closes on a later turn
+ * of its loop: a wait that a busy machine makes long). One descriptor, not two, is one socket pair
+ * less to make, watch and close per launch.
  */
 function finalExec(launch: Launch, helper: string): Launch {
   const executable = 3 + launch.extraFds.length
+  const status = String(executable + 1)
   // The run's marker is no secret and no tool's choice: the wrappers carry it too, so the crash
   // path and operators find every process of the run, not only the tools.
   const marker = launch.env[MARKER_VARIABLE]
+  const environment = environmentBlock(launch.env)
   const extraFds: ExtraFd[] = [
     ...launch.extraFds,
     { kind: 'file', path: helper },
-    { kind: 'data', data: environmentBlock(launch.env) },
-    { kind: 'pipe' },
+    { kind: 'exchange', data: environment },
   ]
   return {
     file: `/proc/self/fd/${executable}`,
     args: [
-      '--env-fd',
-      String(executable + 1),
       '--status-fd',
-      String(executable + 2),
+      status,
+      '--env-bytes',
+      String(environment.length),
+      '--env-fd',
+      status,
       '--',
       launch.file,
       ...launch.args,
@@ -71,8 +78,8 @@ export interface Spawned {
 
 /**
  * Spawns a launch in its own process group: `file` descriptors are opened (and checked against
- * their pins) first, passed, and closed here once the child has them; `data` ones are written
- * and closed. Throws a RuntimeError when a pinned grant changed (nothing is spawned then).
+ * their pins) first, passed, and closed here once the child has them; `data` and `exchange` ones
+ * are written and their write side closed (an `exchange` stays readable). Throws a RuntimeError when a pinned grant changed (nothing is spawned then).
  */
 export function spawnLaunch(launch: Launch): Spawned {
   const opened: number[] = []
@@ -93,11 +100,9 @@ export function spawnLaunch(launch: Launch): Spawned {
       const stream = child.stdio[3 + i] as (NodeJS.ReadableStream & NodeJS.WritableStream) | null
       if (fd.kind === 'file' || stream === null) return undefined
       stream.on('error', () => {})
-      if (fd.kind === 'data') {
-        stream.end(Buffer.from(fd.data))
-        return undefined
-      }
-      return stream
+      if (fd.kind === 'pipe') return stream
+      stream.end(Buffer.from(fd.data))
+      return fd.kind === 'exchange' ? stream : undefined
     })
     return { child, pipes }
   } finally {

@@ -1,5 +1,6 @@
 /** The shapes of the task registry (see `tasks.ts`). */
 import type { SequencedEvent } from './event-log.js'
+import type { StreamBytes } from './stream-bytes.js'
 import type { Lifecycle, ManagedProcess, ProcessExit } from './types.js'
 
 /** What kind of long-running thing a task is. */
@@ -14,6 +15,8 @@ export interface TaskInfo {
   readonly owner?: string
   readonly visibility: 'owner' | 'all sessions'
   readonly tool: string
+  /** What the task runs, for people (a background shell's command), when its starter gave it. */
+  readonly label?: string
   readonly lifecycle: Lifecycle
   readonly startedAt: Date
   readonly endedAt?: Date
@@ -34,10 +37,22 @@ export interface TaskRead {
   readonly total: number
 }
 
+/** What a bounded read of both output streams returns (`readBytes`). */
+export interface TaskBytes {
+  readonly task: TaskInfo
+  readonly stdout: StreamBytes
+  readonly stderr: StreamBytes
+}
+
 /** A task that ended, as the completion surface reports it. */
 export interface TaskCompletion {
   readonly task: TaskInfo
   readonly exit: ProcessExit
+  /**
+   * True when its owner was waiting on it (`wait`) as it ended: that wait returns the end to the
+   * owner itself, so a notice of the completion would tell it twice.
+   */
+  readonly observed: boolean
 }
 
 /**
@@ -49,12 +64,18 @@ export type AddTaskOptions = {
   readonly kind: TaskKind
   readonly tool: string
   readonly owner?: string
+  /** What it runs, for people (`TaskInfo.label`). */
+  readonly label?: string
 } & (
   | { readonly process: ManagedProcess; readonly id?: undefined }
   | {
       /** Starts the process, once the id is the task's. */
       readonly start: () => ManagedProcess
-      /** A chosen id; default `t<n>`. A taken one is refused before anything starts. */
+      /**
+       * A chosen id; default `t<n>`. One held by a running task, or by an ended task of another
+       * session, is refused before anything starts; one held by an ended task of the same owner is
+       * taken over (that task is forgotten).
+       */
       readonly id?: string
     }
 )
@@ -74,6 +95,16 @@ export interface TaskRegistry {
     session: string | undefined,
     options?: { readonly reader?: string; readonly max?: number },
   ): TaskRead
+  /**
+   * The newest output bytes of both streams since `reader`'s previous `readBytes` (its own byte
+   * cursors, apart from the event cursor of `read`), at most `max` bytes of each; what it skipped
+   * is counted, never silently lost. `utf8`: never cut a character (see `StreamRange`).
+   */
+  readBytes(
+    id: string,
+    session: string | undefined,
+    options: { readonly reader?: string; readonly max: number; readonly utf8?: boolean },
+  ): TaskBytes
   /** Events by absolute position, for paging through everything a task produced. */
   page(
     id: string,

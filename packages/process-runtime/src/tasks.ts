@@ -1,13 +1,15 @@
 import { RuntimeError } from './errors.js'
+import { bytesOf, type Entry, endOrTimeout, info, LOST_ON_RESTART, pageOf } from './task-entry.js'
 import type {
   AddTaskOptions,
+  TaskBytes,
   TaskCompletion,
   TaskInfo,
   TaskKind,
   TaskRead,
   TaskRegistry,
 } from './task-types.js'
-import type { Lifecycle, LostProcess, ManagedProcess, ProcessExit, ProcessRuntime } from './types.js'
+import type { LostProcess, ManagedProcess, ProcessExit, ProcessRuntime } from './types.js'
 
 export type * from './task-types.js'
 
@@ -21,18 +23,6 @@ export function foreignTask(id: string): RuntimeError {
 
 const DEFAULT_READ = 100
 const KEEP_ENDED = 1000
-
-interface Entry {
-  readonly id: string
-  readonly kind: TaskKind
-  readonly owner: string | undefined
-  readonly tool: string
-  readonly startedAt: Date
-  readonly process: ManagedProcess | undefined
-  exit: ProcessExit | undefined
-  lostWhy: string | undefined
-  readonly cursors: Map<string, number>
-}
 
 const KINDS: readonly string[] = ['stream', 'service', 'bash']
 
@@ -72,18 +62,21 @@ class Tasks implements TaskRegistry {
   }
 
   add(options: AddTaskOptions): TaskInfo {
-    const id = this.#claim(options.id)
+    const id = this.#claim(options.id, options.owner)
     const process: ManagedProcess = 'start' in options ? options.start() : options.process
     const entry: Entry = {
       id,
       kind: options.kind,
       owner: options.owner,
       tool: options.tool,
+      label: options.label,
       startedAt: process.startedAt,
       process,
       exit: undefined,
       lostWhy: undefined,
       cursors: new Map(),
+      byteCursors: new Map(),
+      waiters: 0,
     }
     this.#entries.set(id, entry)
     this.#runtime.annotate(process.id, {
@@ -125,6 +118,15 @@ class Tasks implements TaskRegistry {
     return result
   }
 
+  readBytes(
+    id: string,
+    session: string | undefined,
+    options: { readonly reader?: string; readonly max: number; readonly utf8?: boolean },
+  ): TaskBytes {
+    const entry = this.#owned(id, session)
+    return bytesOf(entry, options.reader ?? session ?? '', options)
+  }
+
   page(
     id: string,
     session: string | undefined,
@@ -145,7 +147,15 @@ class Tasks implements TaskRegistry {
 
   async wait(id: string, session: string | undefined, ms: number, signal?: AbortSignal): Promise<TaskInfo> {
     const entry = this.#owned(id, session)
-    if (entry.process && !entry.exit) await endOrTimeout(entry.process, ms, signal)
+    if (!entry.process || entry.exit) return info(entry)
+    // The owner's wait returns the end itself: the completion says so (`observed`).
+    const owner = session === entry.owner
+    if (owner) entry.waiters++
+    try {
+      await endOrTimeout(entry.process, ms, signal)
+    } finally {
+      if (owner) entry.waiters--
+    }
     return info(entry)
   }
 
@@ -158,21 +168,29 @@ class Tasks implements TaskRegistry {
     return [...this.#entries.values()].map(info)
   }
 
-  /** The id a new task gets: the chosen one if free, else the next `t<n>` nothing holds. */
-  #claim(chosen: string | undefined): string {
+  /**
+   * The id a new task gets: the next `t<n>` nothing holds, or the chosen one when it is free or
+   * held by an ended task of the same owner (which is forgotten: a name is reused).
+   */
+  #claim(chosen: string | undefined, owner: string | undefined): string {
     if (chosen === undefined) {
       let id: string
       do id = `t${++this.#counter}`
       while (this.#entries.has(id))
       return id
     }
-    if (this.#entries.has(chosen)) {
-      throw new RuntimeError(
-        'RUNTIME_ERR_TASK_ID_TAKEN',
-        `task id ${chosen} is already taken; nothing was started`,
-      )
+    const held = this.#entries.get(chosen)
+    if (held === undefined) return chosen
+    if (held.exit !== undefined && held.owner === owner) {
+      this.#entries.delete(chosen)
+      this.#ended.splice(this.#ended.indexOf(chosen), 1)
+      return chosen
     }
-    return chosen
+    const by = held.exit === undefined ? 'a task still running' : "another session's task"
+    throw new RuntimeError(
+      'RUNTIME_ERR_TASK_ID_TAKEN',
+      `task id ${chosen} is taken by ${by}; nothing was started`,
+    )
   }
 
   /** The ownership fence: ids are never it (ruling 13); this check is. */
@@ -186,7 +204,7 @@ class Tasks implements TaskRegistry {
   #finish(entry: Entry, exit: ProcessExit): void {
     entry.exit = exit
     this.#remember(entry)
-    const completion = { task: info(entry), exit }
+    const completion = { task: info(entry), exit, observed: entry.waiters > 0 }
     for (const listener of this.#listeners) {
       try {
         listener(completion)
@@ -212,52 +230,23 @@ class Tasks implements TaskRegistry {
       kind: KINDS.includes(lost.kind ?? '') ? (lost.kind as TaskKind) : 'stream',
       owner: lost.session,
       tool: lost.tool,
+      label: undefined,
       startedAt: new Date(lost.startedAt),
       process: undefined,
-      exit: { status: 'failed', code: null, signal: null, reason: 'exit', why: LOST, at: new Date() },
-      lostWhy: LOST,
+      exit: {
+        status: 'failed',
+        code: null,
+        signal: null,
+        reason: 'exit',
+        why: LOST_ON_RESTART,
+        at: new Date(),
+      },
+      lostWhy: LOST_ON_RESTART,
       cursors: new Map(),
+      byteCursors: new Map(),
+      waiters: 0,
     }
     this.#entries.set(id, entry)
     this.#remember(entry)
   }
-}
-
-const LOST = 'lost on restart'
-
-function info(entry: Entry): TaskInfo {
-  const lifecycle: Lifecycle = entry.lostWhy
-    ? { status: 'failed', why: entry.lostWhy }
-    : (entry.process?.lifecycle ?? { status: 'failed', why: 'no process' })
-  return {
-    id: entry.id,
-    kind: entry.kind,
-    visibility: entry.owner === undefined ? 'all sessions' : 'owner',
-    tool: entry.tool,
-    lifecycle,
-    startedAt: entry.startedAt,
-    ...(entry.owner !== undefined ? { owner: entry.owner } : {}),
-    ...(entry.exit ? { endedAt: entry.exit.at, exit: entry.exit } : {}),
-    ...(entry.process ? { process: entry.process.id } : {}),
-  }
-}
-
-function pageOf(entry: Entry, from: number, max: number): TaskRead {
-  if (!entry.process) return { task: info(entry), events: [], next: 0, elided: 0, total: 0 }
-  const page = entry.process.read(from, max)
-  return { task: info(entry), events: page.events, next: page.next, elided: page.elided, total: page.total }
-}
-
-/** Resolves when `process` ended (and its completion went out), `ms` passed or `signal` aborted. */
-function endOrTimeout(process: ManagedProcess, ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms)
-    function done() {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', done)
-      resolve()
-    }
-    signal?.addEventListener('abort', done, { once: true })
-    void process.exit.then(() => setImmediate(done))
-  })
 }

@@ -102,6 +102,12 @@ export interface StartOptions {
   readonly process?: ProcessSpec
   /** A bound on the whole run, in ms (describe and check use 10 s). */
   readonly timeoutMs?: number
+  /**
+   * Bytes of stdout and of stderr kept in memory before the stream spills, over the operator's
+   * `resultBytes`: 0 writes every byte to the spill file from the first one (a background shell,
+   * whose full output must be on disk); a small bound makes a cut result point at a spill file.
+   */
+  readonly resultBytes?: number
   /** Called for each output event as it arrives. */
   readonly onEvent?: (event: SequencedEvent) => void
 }
@@ -186,6 +192,12 @@ export interface ManagedProcess {
   read(from: number, max: number): EventPage
   stdout(): CapturedOutput
   stderr(): CapturedOutput
+  /**
+   * Up to `length` bytes of a stream from byte `offset` of everything it wrote: from memory when
+   * the head holds them, else from the spill file. Fewer at the end; none when they cannot be read
+   * back (the spill file failed or is gone).
+   */
+  bytes(stream: 'stdout' | 'stderr', offset: number, length: number): Buffer
   /** Subscribes to output events; returns the unsubscription. */
   onEvent(listener: (event: SequencedEvent) => void): () => void
   /** Writes one event to stdin, framed as `process.input` declares. */

@@ -286,7 +286,9 @@ describe('sandbox declarations', () => {
     await proc.exit
     // It wraps the final exec stage, which brings the tool's own environment with it.
     expect(log).toEqual([
-      expect.stringMatching(new RegExp(`^/proc/self/fd/\\d+ --env-fd \\d+ --status-fd \\d+ -- ${path} run$`)),
+      expect.stringMatching(
+        new RegExp(`^/proc/self/fd/\\d+ --status-fd (\\d+) --env-bytes \\d+ --env-fd \\1 -- ${path} run$`),
+      ),
     ])
     // A variable the mechanism adds to its own (clean) environment never reaches the tool.
     expect(JSON.parse(proc.stdout().head.toString()).env).toEqual({ SANDBOXED_BY: null })

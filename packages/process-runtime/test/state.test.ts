@@ -47,11 +47,16 @@ describe('when the runtime dies', () => {
     }
     const fresh = tasks.add({ kind: 'stream', tool: 'true', owner: 'session-a', start })
     expect(fresh.id).toBe('t11')
-    expect(() => tasks.add({ kind: 'bash', tool: 'true', owner: 'session-a', id: 't1', start })).toThrow(
-      'task id t1 is already taken; nothing was started',
+    expect(() => tasks.add({ kind: 'bash', tool: 'true', owner: 'session-b', id: 't1', start })).toThrow(
+      "task id t1 is taken by another session's task; nothing was started",
     )
     expect(started).toHaveLength(1)
     await tasks.wait(fresh.id, 'session-a', 5000)
+    // Its owner may name a new task after a lost one (a background shell's name is reused once
+    // its task ended, and a lost one ended): the lost record stays in the state directory.
+    const renamed = tasks.add({ kind: 'bash', tool: 'true', owner: 'session-a', id: 't1', start })
+    expect([renamed.id, renamed.lifecycle.status, started.length]).toEqual(['t1', 'running', 2])
+    await tasks.wait('t1', 'session-a', 5000)
     // Found once: a third start finds nothing more, but the state directory keeps what was lost,
     // so the owner still sees its lost tasks when it comes back to a later run (and the operator
     // in check --probe), and no other session does.

@@ -144,6 +144,11 @@ export class Service implements ManagedProcess {
     return this.#runs.current.stderr()
   }
 
+  /** Bytes of the current run's stream (as `stdout()` and `stderr()` show it). */
+  bytes(stream: 'stdout' | 'stderr', offset: number, length: number): Buffer {
+    return this.#runs.current.bytes(stream, offset, length)
+  }
+
   onEvent(listener: (event: SequencedEvent) => void): () => void {
     this.#listeners = [...this.#listeners, listener]
     return () => {

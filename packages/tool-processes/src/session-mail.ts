@@ -15,8 +15,9 @@ export interface SessionMailDeps {
 /**
  * A session is an owner token plus a mailbox: every session opened (now or later) gets its
  * mailbox; one that closes first has every process it owns stopped with its declared cancel (their
- * last mail still reaches it), then its mailbox closed. A task that ends (a stream call; services
- * post their own) is a completion envelope from `task:<id>` to its owner. Returns the unwiring.
+ * last mail still reaches it), then its mailbox closed. A stream call that ends is a completion
+ * envelope from `task:<id>` to its owner (services and background shells post their own). Returns
+ * the unwiring.
  */
 export function wireSessionMail({ sessions, mailbox, tasks, handles }: SessionMailDeps): () => void {
   for (const session of sessions.list()) mailbox.open(session.id)
@@ -34,9 +35,12 @@ export function wireSessionMail({ sessions, mailbox, tasks, handles }: SessionMa
   }
 }
 
-/** The completion mail of a task that is not a service, to its owner while its mailbox is open. */
+/**
+ * The completion mail of a stream call, to its owner while its mailbox is open. Services post their
+ * own; background shells too (`tool-bash`, in its seed's words, and not when the owner was waiting).
+ */
 function postCompletion(mailbox: Mailbox, { task, exit }: TaskCompletion): void {
-  if (task.kind === 'service' || task.owner === undefined || !mailbox.isOpen(task.owner)) return
+  if (task.kind !== 'stream' || task.owner === undefined || !mailbox.isOpen(task.owner)) return
   mailbox.post(task.owner, {
     id: `done-${task.id}`,
     from: `task:${task.id}`,

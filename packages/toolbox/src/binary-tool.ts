@@ -85,7 +85,8 @@ function makeTool(options: ToolsOfOptions, made: MadeTool): Tool {
   }
 }
 
-function contextOf(ctx: ToolCallContext): RunContext {
+/** The context variables of a call (`AGENT_SESSION_ID`, ...), as every process it starts gets them. */
+export function contextOf(ctx: ToolCallContext): RunContext {
   return {
     ...(ctx.sessionId !== undefined ? { sessionId: ctx.sessionId } : {}),
     ...(ctx.turnId !== undefined ? { turnId: ctx.turnId } : {}),

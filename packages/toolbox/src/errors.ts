@@ -20,6 +20,8 @@ export const ToolboxErrorCodes = {
   UNKNOWN_PROCESS: 'TOOLBOX_ERR_UNKNOWN_PROCESS',
   /** A session id that is not 1 to 128 characters of `A-Z a-z 0-9 . _ : @ -`. */
   BAD_SESSION_ID: 'TOOLBOX_ERR_BAD_SESSION_ID',
+  /** A session's working directory that is not an absolute path. */
+  BAD_SESSION_CWD: 'TOOLBOX_ERR_BAD_SESSION_CWD',
   /** Closing a session that is not open. */
   UNKNOWN_SESSION: 'TOOLBOX_ERR_UNKNOWN_SESSION',
 } as const

@@ -1,5 +1,5 @@
 export type { BinaryToolDeps, CallOptions, LoadedTool, ToolsOfOptions } from './binary-tool.js'
-export { toolsOf } from './binary-tool.js'
+export { contextOf, toolsOf } from './binary-tool.js'
 export type { CutEvent, Fitted, FittedBytes, Renderer } from './budget.js'
 export {
   cutText,

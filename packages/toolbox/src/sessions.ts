@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { isAbsolute } from 'node:path'
 import type { TaskRegistry } from '@toolvisor/process-runtime'
 import { ToolboxError } from './errors.js'
 
@@ -13,6 +14,11 @@ export interface SessionInfo {
   readonly opens: number
   /** When it was last opened (equal to `openedAt` until it is reopened). */
   readonly lastOpenedAt: Date
+  /**
+   * The session's working directory (absolute), when its host gave one: where its shell commands
+   * run unless they say otherwise (`tool-bash`'s `workdir`).
+   */
+  readonly cwd?: string
 }
 
 /** How to open a session. */
@@ -25,6 +31,8 @@ export interface OpenSession {
   readonly id?: string
   /** What opens it (shown to operators); default `host`. */
   readonly origin?: string
+  /** Its working directory, an absolute path (a reopen with one replaces it). */
+  readonly cwd?: string
 }
 
 /** Why a session closed, as close hooks hear it. */
@@ -82,10 +90,17 @@ class SessionTable implements Sessions {
         `sessions.open: id ${JSON.stringify(id).slice(0, 140)} is not a session id: use 1 to 128 characters of A-Z a-z 0-9 . _ : @ -`,
       )
     }
+    const cwd = options.cwd
+    if (cwd !== undefined && (typeof cwd !== 'string' || !isAbsolute(cwd))) {
+      throw new ToolboxError(
+        'TOOLBOX_ERR_BAD_SESSION_CWD',
+        `sessions.open: cwd ${JSON.stringify(cwd).slice(0, 140)} of session ${id} is not an absolute path`,
+      )
+    }
     const now = new Date()
     const known = this.#open.get(id)
     if (known !== undefined) {
-      const again = { ...known, opens: known.opens + 1, lastOpenedAt: now }
+      const again = { ...known, opens: known.opens + 1, lastOpenedAt: now, ...(cwd ? { cwd } : {}) }
       this.#open.set(id, again)
       return again
     }
@@ -95,6 +110,7 @@ class SessionTable implements Sessions {
       openedAt: now,
       opens: 1,
       lastOpenedAt: now,
+      ...(cwd ? { cwd } : {}),
     }
     // An open hook that throws (a mailbox that cannot open the session's store) fails the open:
     // no session is half-open.

@@ -39,6 +39,21 @@ describe('sessions', () => {
     expect(sessions.list()).toEqual([])
   })
 
+  it("keeps the session's working directory, replaced by a reopen that gives one; refuses a relative one", () => {
+    const sessions = createSessions()
+    expect(sessions.open({ id: 'a', cwd: '/work/project' }).cwd).toBe('/work/project')
+    expect(sessions.open({ id: 'a' }).cwd).toBe('/work/project')
+    expect(sessions.open({ id: 'a', cwd: '/elsewhere' }).cwd).toBe('/elsewhere')
+    expect(sessions.open({ id: 'b' })).not.toHaveProperty('cwd')
+    expect(() => sessions.open({ id: 'c', cwd: 'project' })).toThrow(
+      expect.objectContaining({
+        code: 'TOOLBOX_ERR_BAD_SESSION_CWD',
+        message: 'sessions.open: cwd "project" of session c is not an absolute path',
+      }),
+    )
+    expect(sessions.get('c')).toBeUndefined()
+  })
+
   it('close forgets the session first, then runs every hook newest first, even past one that throws', async () => {
     const sessions = createSessions()
     const heard: string[] = []

@@ -1,7 +1,8 @@
 import { MCP_DEFAULT_LIMITS, type McpServerOptions, serveStdio } from '@toolvisor/mcp-server'
+import { PROFILES } from '@toolvisor/tool-bash'
 import type { Served } from '@toolvisor/toolbox'
 import { type Composed, compose, reportLost } from '../compose.js'
-import type { Config } from '../config.js'
+import { BashSection, type Config } from '../config.js'
 import { CliError } from '../errors.js'
 import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
 import { explain, type Io } from '../output.js'
@@ -23,6 +24,8 @@ const LIMIT_FLAGS = {
 const MCP_FLAGS = {
   ...RUNTIME_FLAGS,
   session: { type: 'string' as const },
+  bash: { type: 'boolean' as const },
+  'bash-profile': { type: 'string' as const },
   'allow-empty': { type: 'boolean' as const },
   'load-first': { type: 'boolean' as const },
   connect: { type: 'string' as const },
@@ -43,6 +46,10 @@ ${RUNTIME_FLAGS_HELP}
                        the Inspector's --cli); by default the tools are announced as they load
   --session NAME       the session this client runs in (default a fresh mcp-<uuid>). A stable name
                        lets the client, after a crash, see the tasks the dead server lost
+  --bash               serve the bash tools too (bash, bash_output, bash_kill), running commands
+                       as toolvisor's user in toolvisor's working directory (config: "bash": {})
+  --bash-profile NAME  dsh (default), hyperhive (run, status, kill) or toolnexus (bash,
+                       bash_output, kill_shell): whose words the bash tools speak; implies --bash
   --connect ADDR       be a bridge to toolvisor serve at HOST:PORT, a URL, or unix:PATH: no process
                        management here; every turn with the same --session shares its processes
   --token-file FILE    the daemon's bearer token (default STATE_DIR/serve.token)
@@ -91,6 +98,24 @@ function limitsFrom(values: Record<string, unknown>): Partial<McpServerOptions> 
   return limits
 }
 
+/** The configuration with `--bash` and `--bash-profile` applied (they win over the file's section). */
+function withBash(config: Config, values: Record<string, unknown>): Config {
+  const profile = values['bash-profile']
+  if (values.bash !== true && profile === undefined) return config
+  const parsed = BashSection.safeParse({
+    ...config.bash,
+    enabled: true,
+    ...(profile !== undefined ? { profile } : {}),
+  })
+  if (!parsed.success) {
+    throw new CliError(
+      'CLI_ERR_USAGE',
+      `--bash-profile ${String(profile)}: expected one of ${PROFILES.join(', ')}`,
+    )
+  }
+  return { ...config, bash: parsed.data }
+}
+
 /** `toolvisor mcp --toolbox DIR...`: an MCP server over stdio, one session, until stdin closes. */
 export async function mcpCommand(
   argv: readonly string[],
@@ -120,11 +145,11 @@ export async function mcpCommand(
       signals,
     )
   }
-  const config = configFrom(values)
+  const config = withBash(configFrom(values), values)
   const limits = limitsFrom(values)
-  if (config.toolboxes.length === 0 && config.capabilities.length === 0) {
+  if (config.toolboxes.length === 0 && config.capabilities.length === 0 && !config.bash?.enabled) {
     io.err(
-      `toolvisor mcp: nothing to serve: pass --toolbox DIR, or toolboxes or capabilities in --config FILE\n`,
+      `toolvisor mcp: nothing to serve: pass --toolbox DIR or --bash, or toolboxes, capabilities or bash in --config FILE\n`,
     )
     return 2
   }

@@ -1,0 +1,221 @@
+// The bash tools over MCP (issue 13): `toolvisor mcp --bash` served to the SDK client, a crash of
+// the server leaving nothing behind, and two sessions of one toolvisor refused each other's tasks.
+import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { createMcpServer } from '@toolvisor/mcp-server'
+import { eventually } from '@toolvisor/process-runtime/testing'
+import { afterEach, describe, expect, it } from 'vitest'
+import { compose } from '../src/compose.js'
+import { ConfigFile, readConfig } from '../src/config.js'
+import { bin, run, tagged, tempDir } from './helpers.js'
+
+const opened: Array<{ close(): Promise<void>; tag?: string }> = []
+afterEach(async () => {
+  for (const client of opened.splice(0).reverse()) {
+    await client.close()
+    if (client.tag)
+      expect(await eventually(() => tagged(client.tag!).length === 0), 'processes left').toBe(true)
+  }
+})
+
+/** The SDK client on `toolvisor mcp ARGS`, its processes tagged; closed (and checked) after the test. */
+async function served(args: string[], stateDir = tempDir('tv-bash-mcp-')) {
+  const tag = randomUUID()
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, 'mcp', ...args, '--state-dir', stateDir],
+    env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
+    stderr: 'pipe',
+  })
+  const client = new Client({ name: 'bash-test', version: '0.0.0' })
+  await client.connect(transport)
+  opened.push({ close: () => client.close(), tag })
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const result = (await client.callTool({ name, arguments: args })) as { content: Array<{ text: string }> }
+    return result.content.map((c) => c.text).join('\n')
+  }
+  return { client, call, tag, pid: transport.pid! }
+}
+
+const bg = (command: string) => ({ command, description: 'in the background', run_in_background: true })
+
+describe('toolvisor mcp --bash', () => {
+  it('serves bash, bash_output and bash_kill with seed 001 texts', async () => {
+    const { client, call } = await served(['--bash'])
+    const names = (await client.listTools()).tools.map((tool) => tool.name)
+    expect(names).toEqual(expect.arrayContaining(['bash', 'bash_output', 'bash_kill', 'processes']))
+    expect(await call('bash', { command: 'echo hi; exit 3', description: 'say hi' })).toBe(
+      'hi\n[exit code: 3]',
+    )
+    expect(await call('bash', bg('sleep 30'))).toBe('started background task t1')
+    expect(await call('bash_output', { task_id: 't1' })).toBe('(no new output)\n[status: running]')
+    // The completion notice (seed 001's words) is mail, folded into the next result: this one.
+    expect(await call('bash_kill', { task_id: 't1' })).toBe(
+      'killed background task t1\n[mail done-t1-proc-2 from task:t1] completion: ' +
+        '"background bash task t1 finished [status: killed by SIGTERM]. Read its output with bash_output."',
+    )
+    expect(await call('bash_output', { task_id: 't1' })).toBe('(no new output)\n[status: killed by SIGTERM]')
+  })
+
+  it('speaks the profile --bash-profile names, and refuses an unknown one', async () => {
+    const { client } = await served(['--bash-profile', 'hyperhive'])
+    expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
+      'kill',
+      'processes',
+      'run',
+      'status',
+    ])
+    const config = join(tempDir(), 'toolvisor.json')
+    writeFileSync(config, JSON.stringify({ bash: { profile: 'toolnexus' } }))
+    const fromFile = await served(['--config', config])
+    expect((await fromFile.client.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
+      'bash',
+      'bash_output',
+      'kill_shell',
+      'processes',
+    ])
+    const wrong = await run(['mcp', '--bash-profile', 'nope'])
+    expect([wrong.code, wrong.stderr]).toEqual([
+      2,
+      'toolvisor mcp: --bash-profile nope: expected one of dsh, hyperhive, toolnexus\n',
+    ])
+  })
+
+  it('leaves nothing running when the server is killed with SIGKILL mid-call, and reports the task interrupted', async () => {
+    const stateDir = tempDir('tv-bash-crash-')
+    const first = await served(['--bash-profile', 'hyperhive', '--session', 'agent'], stateDir)
+    expect(await first.call('run', { cmd: 'sleep 300 & setsid sleep 301 & wait', wait_seconds: 0 })).toBe(
+      'task started: id=t1',
+    )
+    const foreground = first.client.callTool({
+      name: 'run',
+      arguments: { cmd: 'sleep 302', wait_seconds: 30 },
+    })
+    foreground.catch(() => {})
+    expect(await eventually(() => tagged(first.tag).length >= 5)).toBe(true)
+    process.kill(first.pid, 'SIGKILL')
+    expect(await eventually(() => tagged(first.tag).length === 0, 5000), 'survivors of the crash').toBe(true)
+    const back = await served(['--bash-profile', 'hyperhive', '--session', 'agent'], stateDir)
+    expect(JSON.parse(await back.call('status', { id: 't1' }))).toMatchObject({
+      id: 't1',
+      status: 'interrupted',
+    })
+  })
+})
+
+describe('the bash section of toolvisor.json', () => {
+  it('makes its paths absolute, can be switched off, and names a bad field', () => {
+    const dir = tempDir()
+    const file = join(dir, 'toolvisor.json')
+    writeFileSync(file, JSON.stringify({ bash: { workdir: 'work', enabled: false, killGraceMs: 100 } }))
+    expect(readConfig(file).bash).toMatchObject({
+      workdir: join(dir, 'work'),
+      enabled: false,
+      killGraceMs: 100,
+    })
+    writeFileSync(file, JSON.stringify({ bash: { profile: 'zsh' } }))
+    expect(() => readConfig(file)).toThrow(
+      `${file}: $.bash.profile: Invalid option: expected one of "dsh"|"hyperhive"|"toolnexus"`,
+    )
+  })
+
+  it('composes no bash tools when the section says enabled: false', async () => {
+    const composed = await compose(
+      ConfigFile.parse({ bash: { enabled: false }, stateDir: tempDir('tv-bash-off-') }),
+    )
+    opened.push({ close: () => composed.kernel.dispose() })
+    expect(composed.tools.get('bash')).toBeUndefined()
+  })
+})
+
+describe('two MCP sessions of one toolvisor', () => {
+  it("refuse each other's background tasks with seed 001's text, both ways", async () => {
+    // What `toolvisor.json` with `"bash": {}` composes.
+    const composed = await compose(ConfigFile.parse({ bash: {}, stateDir: tempDir('tv-bash-two-') }))
+    opened.push({ close: () => composed.kernel.dispose() })
+    const connect = async (sessionId: string) => {
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+      const surface = createMcpServer(composed.tools, {
+        name: 'toolvisor',
+        version: '0',
+        sessions: composed.sessions,
+        sessionId,
+        log: () => {},
+      })
+      await surface.connect(serverSide)
+      const client = new Client({ name: sessionId, version: '0' })
+      await client.connect(clientSide)
+      opened.push({ close: () => client.close() })
+      return async (name: string, args: Record<string, unknown>) => {
+        const result = (await client.callTool({ name, arguments: args })) as {
+          content: Array<{ text: string }>
+          isError?: boolean
+        }
+        return { text: result.content.map((c) => c.text).join('\n'), isError: result.isError === true }
+      }
+    }
+    const alice = await connect('alice')
+    const bob = await connect('bob')
+    expect((await alice('bash', bg('sleep 30'))).text).toBe('started background task t1')
+    expect((await bob('bash', bg('sleep 30'))).text).toBe('started background task t2')
+    for (const tool of ['bash_output', 'bash_kill']) {
+      expect(await bob(tool, { task_id: 't1' })).toEqual({
+        text: 'Error: task t1 belongs to another session',
+        isError: true,
+      })
+      expect(await alice(tool, { task_id: 't2' })).toEqual({
+        text: 'Error: task t2 belongs to another session',
+        isError: true,
+      })
+    }
+    expect((await alice('bash_kill', { task_id: 't1' })).text).toBe('killed background task t1')
+    expect((await bob('bash_output', { task_id: 't2' })).text).toBe('(no new output)\n[status: running]')
+  })
+})
+
+describe('two MCP sessions through toolvisor serve', () => {
+  it("refuse each other's background tasks: two toolvisor mcp --connect clients of one daemon", async () => {
+    const state = tempDir('tv-bash-serve-')
+    const config = join(state, 'toolvisor.json')
+    writeFileSync(config, JSON.stringify({ bash: {} }))
+    const tag = randomUUID()
+    const args = [bin, 'serve', '--listen', '127.0.0.1:0', '--config', config, '--state-dir', state]
+    const daemon = spawn(process.execPath, args, {
+      env: { ...process.env, TV_TEST_TAG: tag },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    const stopped = new Promise((resolve) => daemon.once('exit', resolve))
+    const stop = async () => {
+      daemon.kill('SIGTERM')
+      await stopped
+    }
+    opened.push({ close: stop, tag })
+    let log = ''
+    daemon.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')))
+    const at = / at (http:\/\/\S+\/mcp) /
+    expect(await eventually(() => at.test(log), 20_000), log).toBe(true)
+    const bridge = (session: string) =>
+      served([
+        '--connect',
+        at.exec(log)![1]!,
+        '--session',
+        session,
+        '--token-file',
+        join(state, 'serve.token'),
+      ])
+    const alice = await bridge('alice')
+    const bob = await bridge('bob')
+    expect(await alice.call('bash', bg('sleep 30'))).toBe('started background task t1')
+    expect(await bob.call('bash', bg('sleep 30'))).toBe('started background task t2')
+    for (const tool of ['bash_output', 'bash_kill']) {
+      expect(await bob.call(tool, { task_id: 't1' })).toBe('Error: task t1 belongs to another session')
+      expect(await alice.call(tool, { task_id: 't2' })).toBe('Error: task t2 belongs to another session')
+    }
+    expect(await bob.call('bash_output', { task_id: 't2' })).toBe('(no new output)\n[status: running]')
+  })
+})

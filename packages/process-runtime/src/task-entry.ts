@@ -1,0 +1,90 @@
+/** One task as the registry keeps it, and how it is shown and read (see `tasks.ts`). */
+import { endOf, newestBytes } from './stream-bytes.js'
+import type { TaskBytes, TaskInfo, TaskKind, TaskRead } from './task-types.js'
+import type { Lifecycle, ManagedProcess, ProcessExit } from './types.js'
+
+/** A task in the registry. */
+export interface Entry {
+  readonly id: string
+  readonly kind: TaskKind
+  readonly owner: string | undefined
+  readonly tool: string
+  readonly label: string | undefined
+  readonly startedAt: Date
+  readonly process: ManagedProcess | undefined
+  exit: ProcessExit | undefined
+  lostWhy: string | undefined
+  /** Event cursors, by reader. */
+  readonly cursors: Map<string, number>
+  /** Byte cursors (stdout, stderr), by reader. */
+  readonly byteCursors: Map<string, readonly [number, number]>
+  /** Waits of the owner in progress (see `TaskCompletion.observed`). */
+  waiters: number
+}
+
+/** The why of a task an earlier run lost. */
+export const LOST_ON_RESTART = 'lost on restart'
+
+/** A task as callers see it. */
+export function info(entry: Entry): TaskInfo {
+  const lifecycle: Lifecycle = entry.lostWhy
+    ? { status: 'failed', why: entry.lostWhy }
+    : (entry.process?.lifecycle ?? { status: 'failed', why: 'no process' })
+  return {
+    id: entry.id,
+    kind: entry.kind,
+    visibility: entry.owner === undefined ? 'all sessions' : 'owner',
+    tool: entry.tool,
+    ...(entry.label !== undefined ? { label: entry.label } : {}),
+    lifecycle,
+    startedAt: entry.startedAt,
+    ...(entry.owner !== undefined ? { owner: entry.owner } : {}),
+    ...(entry.exit ? { endedAt: entry.exit.at, exit: entry.exit } : {}),
+    ...(entry.process ? { process: entry.process.id } : {}),
+  }
+}
+
+/** Up to `max` events of a task from position `from`. */
+export function pageOf(entry: Entry, from: number, max: number): TaskRead {
+  if (!entry.process) return { task: info(entry), events: [], next: 0, elided: 0, total: 0 }
+  const page = entry.process.read(from, max)
+  return { task: info(entry), events: page.events, next: page.next, elided: page.elided, total: page.total }
+}
+
+/** The newest bytes of both streams after `reader`'s byte cursors, which then stand after them. */
+export function bytesOf(
+  entry: Entry,
+  reader: string,
+  options: { readonly max: number; readonly utf8?: boolean },
+): TaskBytes {
+  const process = entry.process
+  const empty = { bytes: Buffer.alloc(0), from: 0, skipped: 0, total: 0 }
+  if (!process) return { task: info(entry), stdout: empty, stderr: empty }
+  // The task's state before its bytes: output that arrives meanwhile is never shown as final.
+  const task = info(entry)
+  const [out, err] = entry.byteCursors.get(reader) ?? [0, 0]
+  const final = task.lifecycle.status === 'exited' || task.lifecycle.status === 'failed'
+  const range = { max: options.max, final, utf8: options.utf8 === true }
+  const stdout = newestBytes(process, 'stdout', { ...range, from: out })
+  const stderr = newestBytes(process, 'stderr', { ...range, from: err })
+  entry.byteCursors.set(reader, [endOf(stdout), endOf(stderr)])
+  return { task, stdout, stderr }
+}
+
+/** Resolves when `process` ended (and its completion went out), `ms` passed or `signal` aborted. */
+export function endOrTimeout(
+  process: ManagedProcess,
+  ms: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms)
+    function done() {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', done)
+      resolve()
+    }
+    signal?.addEventListener('abort', done, { once: true })
+    void process.exit.then(() => setImmediate(done))
+  })
+}

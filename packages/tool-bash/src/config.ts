@@ -1,0 +1,49 @@
+import { isAbsolute } from 'node:path'
+import { z } from 'zod'
+
+const positive = z.number().int().positive()
+
+/** The seed whose model-facing words the tools speak (decision 0030). */
+export const PROFILES = ['dsh', 'hyperhive', 'toolnexus'] as const
+
+/** A profile's name. */
+export type ProfileName = (typeof PROFILES)[number]
+
+/** The fields of the bash tools' configuration (`toolvisor.json` `bash`), every one optional. */
+export const BashConfigFields = z
+  .object({
+    /** Whose words: `dsh` (seed 001, the default), `hyperhive` (seed 002), `toolnexus` (seed 004). */
+    profile: z.enum(PROFILES).default('dsh'),
+    /** The bound of a foreground command that names none, in ms. Default 2 min. */
+    defaultTimeoutMs: positive.default(120_000),
+    /** The most a foreground command may ask for, in ms (a larger `timeoutMs` is cut to it). Default 10 min. */
+    maxTimeoutMs: positive.default(600_000),
+    /** Between the stop signal to the process group and SIGKILL, in ms. Default 2 s. */
+    killGraceMs: z.number().int().nonnegative().default(2_000),
+    /** Bytes of each stream a result or a read shows at most (its newest ones). Default 30000. */
+    outputBytes: positive.default(30_000),
+    /** The most seconds an inline `wait_seconds` waits. Default 30. */
+    maxWaitSeconds: positive.default(30),
+    /** Where commands run when neither the call nor its session says: default toolvisor's own cwd. */
+    workdir: z
+      .string()
+      .refine((path) => isAbsolute(path), 'an absolute path')
+      .optional(),
+    /** The bash to run; default `bash` on toolvisor's PATH. */
+    bash: z.string().min(1).optional(),
+    /** Keep terminal control codes in output instead of escaping them as `\uXXXX` (decision 0013). */
+    keepControls: z.boolean().default(false),
+  })
+  .strict()
+
+/** The operator's configuration of the bash tools: `BashConfigFields`, checked together. */
+export const BashConfig = BashConfigFields.refine(
+  (config) => config.defaultTimeoutMs <= config.maxTimeoutMs,
+  {
+    message: 'defaultTimeoutMs must not exceed maxTimeoutMs',
+    path: ['defaultTimeoutMs'],
+  },
+).prefault({})
+
+/** The configuration as validated. */
+export type BashOptions = z.output<typeof BashConfig>

@@ -1,0 +1,125 @@
+/** The `dsh` profile's tools (seed 001, the default): `bash`, `bash_output`, `bash_kill`. */
+import type { TaskInfo } from '@toolvisor/process-runtime'
+import type { Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
+import { invalid, taskId } from './args.js'
+import type { BashOptions } from './config.js'
+import { outputText, renderRun, runEnd } from './render.js'
+import {
+  answer,
+  type BashServices,
+  bashTool,
+  readTask,
+  runCommand,
+  spills,
+  stopTask,
+  waitInline,
+} from './shared.js'
+
+/** The arguments of `bash`; the numbers the model reads are the configured ones. */
+const bashFields = (options: BashOptions) =>
+  ({
+    command: { kind: 'text', required: true, description: 'The bash command to run (`bash -c`).' },
+    description: {
+      kind: 'text',
+      required: true,
+      description:
+        'What the command does, in 5 to 10 words, active voice (shown to people; no effect on the run).',
+    },
+    timeoutMs: {
+      kind: 'positive',
+      description: `Foreground timeout in milliseconds (default ${options.defaultTimeoutMs}, at most ${options.maxTimeoutMs}: a larger one is cut).`,
+    },
+    workdir: {
+      kind: 'text',
+      description:
+        "Where to run it; a relative path is taken from the session's working directory (the default).",
+    },
+    run_in_background: {
+      kind: 'boolean',
+      description: 'Start it as a background task and return its id at once; no timeout applies.',
+    },
+    name: {
+      kind: 'name',
+      description:
+        'With run_in_background: the task id to use (a-z, 0-9, -; at most 63), free again once its task ended.',
+    },
+    wait_seconds: {
+      kind: 'seconds',
+      description: `With run_in_background: wait this long first (at most ${options.maxWaitSeconds} s); a command done by then answers in full.`,
+    },
+  }) as const
+
+const TASK_FIELDS = { task_id: taskId('The id `bash` returned for the background task.') }
+
+/** Seed 001's `bash`: a foreground command, or a background task (named, waited for inline). */
+export function dshBash(services: BashServices): Tool {
+  return bashTool({
+    name: 'bash',
+    description:
+      'Run a bash command (`bash -c`) and return its stdout, then its stderr after `[stderr]`. Every call is a ' +
+      'fresh shell: nothing (cwd, variables) carries over, so pass `workdir` instead of `cd`. A non-zero exit ' +
+      'shows as `[exit code: N]`, a timeout as `[timed out after Nms]`, a signal as `[killed by signal: SIG]`. ' +
+      'Long output keeps its end and names a file with all of it. For a long-running command set ' +
+      '`run_in_background`: read it with `bash_output`, stop it with `bash_kill`.',
+    fields: bashFields(services.options),
+    async run(args, ctx) {
+      const background = args.run_in_background === true
+      if (!background && args.name !== undefined)
+        throw invalid('invalid name: only a background task has a name')
+      if (!background && args.wait_seconds !== undefined) {
+        throw invalid('invalid wait_seconds: only a background task is waited for (run_in_background: true)')
+      }
+      const started = async (task: TaskInfo) =>
+        (await inline(services, task.id, args.wait_seconds ?? 0, ctx)) ??
+        answer(`started background task ${task.id}`)
+      return runCommand(services, args, ctx, background ? started : undefined)
+    },
+  })
+}
+
+/** Seed 001's `bash_output`: what is new of a background task, and its status line. */
+export function dshOutput(services: BashServices): Tool {
+  return bashTool({
+    name: 'bash_output',
+    description:
+      'Read a background task started by `bash` with `run_in_background`: only the output produced since your ' +
+      'previous read (or `(no new output)`), then its status: `[status: running]`, `[status: killed]`, ' +
+      '`[status: killed by SIG]` or `[status: completed, exit code: N]`. Poll again later for more.',
+    fields: TASK_FIELDS,
+    async run(args, ctx) {
+      const read = readTask(services, args.task_id, ctx)
+      return answer(outputText(read, services.render), false, spills(read))
+    },
+  })
+}
+
+/** Seed 001's `bash_kill`: the group's stop, then the answer. */
+export function dshKill(services: BashServices): Tool {
+  return bashTool({
+    name: 'bash_kill',
+    description:
+      'Stop a background task started by `bash`: SIGTERM to its whole process group (and whatever it started ' +
+      'that left the group), then SIGKILL after a grace period.',
+    fields: TASK_FIELDS,
+    async run({ task_id: id }, ctx) {
+      const killed = await stopTask(services, id, ctx)
+      return answer(killed ? `killed background task ${id}` : `task ${id} had already finished`)
+    },
+  })
+}
+
+/**
+ * The inline wait of `wait_seconds`: the full result (seed 001's foreground text, its output read
+ * for this session, so a later `bash_output` goes on from there) when the task ended within it.
+ */
+async function inline(
+  services: BashServices,
+  id: string,
+  seconds: number,
+  ctx: ToolCallContext,
+): Promise<ToolResult | undefined> {
+  const ended = await waitInline(services, id, seconds, ctx)
+  if (ended === undefined) return undefined
+  const read = readTask(services, id, ctx)
+  return answer(renderRun(read, runEnd(ended.exit!), services.render), false, { task: id, ...spills(read) })
+}

@@ -1,0 +1,167 @@
+/** The `hyperhive` profile (seed 002): `run`, `status`, `kill`, over the same tasks and launcher. */
+
+import { LOST_ON_RESTART, newestBytes, RuntimeError, type TaskInfo } from '@toolvisor/process-runtime'
+import type { Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
+import { taskId } from './args.js'
+import { stopped } from './render.js'
+import { answer, type BashServices, bashTask, bashTool, commandOf, stopTask, waitInline } from './shared.js'
+
+/** How much of the end of each stream `status` shows (seed 002: the last 4 KiB). */
+const TAIL_BYTES = 4096
+/** `run`'s inline wait when the call names none (seed 002: 3 s). */
+const DEFAULT_WAIT_SECONDS = 3
+
+/** Seed 002's status of a task. */
+export type HyperhiveStatus = 'pending' | 'running' | 'done' | 'timed_out' | 'interrupted' | 'killed'
+
+/** What `status` answers (and a completion's mail holds): JSON. */
+export interface HyperhiveReport {
+  readonly id: string
+  readonly status: HyperhiveStatus
+  /** Set once it ended (null for a signal death: see `signal`). */
+  readonly exit_code: number | null
+  readonly signal?: string
+  /** Why it could not start, when it could not. */
+  readonly error?: string
+  readonly duration_secs: number
+  readonly stdout_tail: string
+  readonly stderr_tail: string
+  /** The files holding all of each stream (null: it wrote nothing). */
+  readonly stdout_file: string | null
+  readonly stderr_file: string | null
+}
+
+/** Seed 002's `run`: a background task, waited for inline (3 s by default). */
+export function hyperhiveRun(services: BashServices): Tool {
+  const cap = services.options.maxWaitSeconds
+  return bashTool({
+    name: 'run',
+    description:
+      'Submit a shell command (run by bash) as a background task. By default waits 3 s inline: a command done ' +
+      'by then answers with its full status, else the answer is `task started: id=<id>` and its completion ' +
+      'arrives as mail. Poll with `status`, stop with `kill`.',
+    fields: {
+      cmd: { kind: 'text', required: true, description: 'The command.' },
+      timeout_secs: {
+        kind: 'positive',
+        description: 'Kill it after this many seconds (status timed_out). Default: none.',
+      },
+      wait_seconds: {
+        kind: 'seconds',
+        description: `Inline wait before returning (default 3, at most ${cap}; 0: none).`,
+      },
+      name: {
+        kind: 'name',
+        description: 'The task id to use (a-z, 0-9, -; at most 63), free again once its task ended.',
+      },
+    },
+    async run(args, ctx) {
+      const command = commandOf(services, { command: args.cmd, workdir: undefined, ctx })
+      const task = services.launcher.background(services.tasks, command, {
+        ...(args.name !== undefined ? { name: args.name } : {}),
+        ...(args.timeout_secs !== undefined ? { timeoutMs: args.timeout_secs * 1000 } : {}),
+      })
+      const ended = await waitInline(services, task.id, args.wait_seconds ?? DEFAULT_WAIT_SECONDS, ctx)
+      return ended ? reportAnswer(services, ended, ctx) : answer(`task started: id=${task.id}`)
+    },
+  })
+}
+
+/** Seed 002's `status`, waited for inline when asked. */
+export function hyperhiveStatus(services: BashServices): Tool {
+  const wait = `Wait up to this long for it to finish (at most ${services.options.maxWaitSeconds}).`
+  const description =
+    'The status of a task from `run`: pending, running, done, timed_out, interrupted (a restart killed it) or ' +
+    'killed; its exit code, run duration, the last 4 KiB of stdout and stderr and the files with all of them. ' +
+    'wait_seconds waits inline for it to finish first.'
+  return bashTool({
+    name: 'status',
+    description,
+    fields: { id: taskId('The task id from `run`.'), wait_seconds: { kind: 'seconds', description: wait } },
+    async run(args, ctx) {
+      const task = bashTask(services, args.id, ctx.sessionId)
+      const ended = task.exit ? task : await waitInline(services, task.id, args.wait_seconds ?? 0, ctx)
+      return reportAnswer(services, ended ?? services.tasks.get(task.id, ctx.sessionId), ctx)
+    },
+  })
+}
+
+/** Seed 002's `kill`: fire and forget. */
+export function hyperhiveKill(services: BashServices): Tool {
+  return bashTool({
+    name: 'kill',
+    description:
+      'Stop a task from `run`: SIGINT to its whole process group (force: SIGKILL); returns at once, the end ' +
+      'arrives as mail. A task that ignores SIGINT gets SIGKILL after a grace period.',
+    fields: {
+      id: taskId('The task id from `run`.'),
+      force: { kind: 'boolean', description: 'SIGKILL at once instead of SIGINT.' },
+    },
+    async run({ id, force }, ctx) {
+      // Fire and forget (seed 002): the end arrives as mail.
+      const sent = await stopTask(services, id, ctx, { force: force === true, detach: true })
+      return answer(
+        sent ? `sent ${force ? 'SIGKILL' : 'SIGINT'} to task ${id}` : `task ${id} had already finished`,
+      )
+    },
+  })
+}
+
+function reportAnswer(services: BashServices, task: TaskInfo, ctx: ToolCallContext): ToolResult {
+  const report = hyperhiveReport(services, task, ctx.sessionId)
+  return { ...answer(services.render.json(report)), structuredContent: report }
+}
+
+/** Seed 002's status of a task, read as `session` (the registry's fence applies). */
+export function hyperhiveReport(
+  services: BashServices,
+  task: TaskInfo,
+  session: string | undefined,
+): HyperhiveReport {
+  const exit = task.exit
+  const tails = tailsOf(services, task.id, session)
+  const ended = exit?.at ?? new Date()
+  return {
+    id: task.id,
+    status: statusOf(task),
+    exit_code: exit?.code ?? null,
+    ...(exit?.signal ? { signal: exit.signal } : {}),
+    ...(exit?.status === 'failed' && exit.why !== LOST_ON_RESTART ? { error: exit.why ?? 'failed' } : {}),
+    duration_secs: Math.max(0, ended.getTime() - task.startedAt.getTime()) / 1000,
+    ...tails,
+  }
+}
+
+function statusOf(task: TaskInfo): HyperhiveStatus {
+  const exit = task.exit
+  if (exit === undefined) return task.lifecycle.status === 'starting' ? 'pending' : 'running'
+  if (exit.why === LOST_ON_RESTART) return 'interrupted'
+  if (exit.reason === 'timeout') return 'timed_out'
+  if (exit.status !== 'failed' && stopped(exit)) return 'killed'
+  return 'done'
+}
+
+type Tails = Pick<HyperhiveReport, 'stdout_tail' | 'stderr_tail' | 'stdout_file' | 'stderr_file'>
+
+function tailsOf(services: BashServices, id: string, session: string | undefined): Tails {
+  let process: ReturnType<BashServices['tasks']['process']>
+  try {
+    process = services.tasks.process(id, session)
+  } catch (error) {
+    // A task a restart lost has no process: nothing of its output is left here.
+    if (RuntimeError.is(error) && error.code === 'RUNTIME_ERR_TASK_LOST') {
+      return { stdout_tail: '', stderr_tail: '', stdout_file: null, stderr_file: null }
+    }
+    throw error
+  }
+  const final = process.lifecycle.status === 'exited' || process.lifecycle.status === 'failed'
+  const tail = (stream: 'stdout' | 'stderr') =>
+    newestBytes(process, stream, { from: 0, max: TAIL_BYTES, utf8: true, final })
+  const [out, err] = [tail('stdout'), tail('stderr')]
+  return {
+    stdout_tail: out.bytes.toString('utf8'),
+    stderr_tail: err.bytes.toString('utf8'),
+    stdout_file: out.spillPath ?? null,
+    stderr_file: err.spillPath ?? null,
+  }
+}

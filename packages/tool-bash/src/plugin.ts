@@ -1,0 +1,83 @@
+import { accessSync, constants } from 'node:fs'
+import { isAbsolute } from 'node:path'
+import { definePlugin } from '@toolvisor/kernel'
+import { MailboxToken } from '@toolvisor/mailbox'
+import { pinnedExecutable, RuntimeToken, TasksToken } from '@toolvisor/process-runtime'
+import { rendererFor, SessionsToken, ToolsToken } from '@toolvisor/toolbox'
+import { mailCompletions } from './completion.js'
+import { BashConfig } from './config.js'
+import { BashError } from './errors.js'
+import { BashToken, createBashHost } from './host.js'
+import { Launcher } from './launcher.js'
+import { PROFILE } from './profiles.js'
+import type { BashServices } from './shared.js'
+
+/**
+ * The bash tools as a kernel plugin: registers the configured profile's tools into `tools`
+ * (seed 001's `bash`, `bash_output`, `bash_kill` by default), launching through `runtime` and
+ * keeping background shells as tasks of `tasks`; provides the host's view (`BashToken`). Reads
+ * two services only when they exist (decision 0032): `sessions` (a session's working directory)
+ * and `mailbox` (completion mail). Unloading it stops every background shell.
+ */
+export const bashPlugin = definePlugin({
+  name: 'tool-bash',
+  inject: { tools: ToolsToken, tasks: TasksToken, runtime: RuntimeToken },
+  provides: [BashToken],
+  config: BashConfig,
+  async apply(ctx, config) {
+    const { tools, tasks, runtime } = ctx.deps
+    const profile = PROFILE[config.profile]
+    const launcher = await Launcher.create(runtime, {
+      bash: bashExecutable(config.bash),
+      killGraceMs: config.killGraceMs,
+      cancelSignal: profile.cancelSignal,
+      outputBytes: config.outputBytes,
+    })
+    const services: BashServices = {
+      options: config,
+      tasks,
+      launcher,
+      render: rendererFor(config.keepControls),
+      session: (id) => (id === undefined ? undefined : ctx.get(SessionsToken)?.get(id)),
+    }
+    const host = createBashHost(tasks)
+    // Disposers run last-registered first: the tools and the mail go, then the shells stop.
+    ctx.onDispose(() => host.closeAll())
+    const removals: Array<() => void> = []
+    ctx.onDispose(() => {
+      for (const remove of removals.reverse()) remove()
+    })
+    for (const make of profile.tools) removals.push(tools.register(make(services)))
+    const notice = profile.notice
+    if (notice) {
+      removals.push(
+        mailCompletions(
+          tasks,
+          () => ctx.get(MailboxToken),
+          (done) => notice(services, done),
+        ),
+      )
+    }
+    ctx.provide(BashToken, host)
+  },
+})
+
+/** The bash to run: the configured one, else `bash` on toolvisor's own PATH (never the command's). */
+function bashExecutable(configured: string | undefined): string {
+  const path = pinnedExecutable(configured ?? 'bash')
+  try {
+    if (isAbsolute(path)) {
+      accessSync(path, constants.X_OK)
+      return path
+    }
+  } catch {
+    throw new BashError(
+      'BASH_ERR_NO_BASH',
+      `tool-bash: bash ${path} is not an executable file; set the bash option to one`,
+    )
+  }
+  throw new BashError(
+    'BASH_ERR_NO_BASH',
+    `tool-bash: no bash found on PATH (${process.env.PATH ?? ''}); install bash or set the bash option to its path`,
+  )
+}

@@ -1,0 +1,36 @@
+import type { TaskCompletion } from '@toolvisor/process-runtime'
+import type { Tool } from '@toolvisor/toolbox'
+import type { ProfileName } from './config.js'
+import { dshBash, dshKill, dshOutput } from './dsh.js'
+import { hyperhiveKill, hyperhiveReport, hyperhiveRun, hyperhiveStatus } from './hyperhive.js'
+import { completionNotice } from './render.js'
+import type { BashServices } from './shared.js'
+import { toolnexusBash, toolnexusKill, toolnexusOutput } from './toolnexus.js'
+
+/**
+ * One seed's words over the same tasks and launcher: adding a profile adds words, not machinery
+ * (RFC 003's test).
+ */
+export interface Profile {
+  /** Its tools, each made over the shared services. */
+  readonly tools: ReadonlyArray<(services: BashServices) => Tool>
+  /** The first step of a background task's stop. */
+  readonly cancelSignal: 'SIGTERM' | 'SIGINT'
+  /** The body of the mail a finished task posts to its owner; absent: the seed has none. */
+  notice?(services: BashServices, completion: TaskCompletion): unknown
+}
+
+/** The profiles, by name. */
+export const PROFILE: Readonly<Record<ProfileName, Profile>> = {
+  dsh: {
+    tools: [dshBash, dshOutput, dshKill],
+    cancelSignal: 'SIGTERM',
+    notice: (_services, completion) => completionNotice(completion.task),
+  },
+  hyperhive: {
+    tools: [hyperhiveRun, hyperhiveStatus, hyperhiveKill],
+    cancelSignal: 'SIGINT',
+    notice: (services, completion) => hyperhiveReport(services, completion.task, completion.task.owner),
+  },
+  toolnexus: { tools: [toolnexusBash, toolnexusOutput, toolnexusKill], cancelSignal: 'SIGTERM' },
+}

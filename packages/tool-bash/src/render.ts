@@ -1,0 +1,116 @@
+/**
+ * Seed 001's result texts (deepseek-harness `dsh-tool-bash`), exactly: the interface a model
+ * written against that harness reads. The toolnexus profile shows foreground results the same way.
+ */
+import type { ProcessExit, StreamBytes, TaskBytes, TaskInfo } from '@toolvisor/process-runtime'
+import type { Renderer } from '@toolvisor/toolbox'
+
+/** How a run ended, as its markers say it. */
+export interface RunEnd {
+  /** The timeout in ms when the timer fired (whatever the process did next), else undefined. */
+  readonly timedOutMs: number | undefined
+  readonly code: number | null
+  readonly signal: string | null
+}
+
+/** A stream's text (control codes escaped unless kept), and the truncation marker when cut. */
+export function streamText(read: StreamBytes, render: Renderer): string {
+  const text = render.text(read.bytes.toString('utf8'))
+  if (read.skipped === 0) return text
+  return `${text}\n[output truncated; full output: ${read.spillPath ?? '(unavailable)'}]`
+}
+
+/**
+ * A finished run: stdout, then `[stderr]` and stderr when there is any, `(no output)` when
+ * neither has anything, then `[timed out after <N>ms]` (whenever the timer fired, even when the
+ * command then exited 0), `[killed by signal: <SIG>]` or `[exit code: <N>]` for a non-zero exit.
+ */
+export function renderRun(
+  streams: Pick<TaskBytes, 'stdout' | 'stderr'>,
+  end: RunEnd,
+  render: Renderer,
+): string {
+  const out = streamText(streams.stdout, render)
+  const err = streamText(streams.stderr, render)
+  let body = out
+  if (err.length > 0) {
+    if (body.length > 0 && !body.endsWith('\n')) body += '\n'
+    body += `[stderr]\n${err}`
+  }
+  if (body.length === 0) body = '(no output)'
+  const markers: string[] = []
+  if (end.timedOutMs !== undefined) markers.push(`[timed out after ${end.timedOutMs}ms]`)
+  if (end.signal !== null) markers.push(`[killed by signal: ${end.signal}]`)
+  else if (end.code !== 0) markers.push(`[exit code: ${end.code}]`)
+  if (markers.length === 0) return body
+  if (!body.endsWith('\n')) body += '\n'
+  return body + markers.join('\n')
+}
+
+/** The markers' view of an exit (`timeoutMs`: the bound the run had, if any). */
+export function runEnd(exit: ProcessExit, timeoutMs?: number): RunEnd {
+  return {
+    timedOutMs: exit.reason === 'timeout' ? timeoutMs : undefined,
+    code: exit.code,
+    signal: exit.signal,
+  }
+}
+
+/** True when the task was stopped on purpose: a kill, a session's close, the runtime's shutdown, a restart. */
+export function stopped(exit: ProcessExit): boolean {
+  return exit.reason === 'cancelled' || exit.reason === 'runtime-disposed' || exit.status === 'failed'
+}
+
+/**
+ * Exactly one of `[status: running]`, `[status: killed]`, `[status: killed by <SIG>]`,
+ * `[status: completed, exit code: <N>]`. A signal death counts as killed, stopped or not.
+ */
+export function statusLine(task: TaskInfo): string {
+  const exit = task.exit
+  if (exit === undefined) return '[status: running]'
+  if (stopped(exit) || exit.signal !== null) {
+    return `[status: killed${exit.signal !== null ? ` by ${exit.signal}` : ''}]`
+  }
+  return `[status: completed, exit code: ${exit.code ?? 0}]`
+}
+
+/** What a read of a background task found: its output text, and the drop marker when it cut any. */
+export interface Delta {
+  /** Stdout, then `[stderr]` and stderr; empty when neither has anything new. */
+  readonly text: string
+  /** `[some output was dropped from memory; full output: <paths>]`, when a stream was cut. */
+  readonly dropped: string | undefined
+}
+
+/**
+ * Output produced since the reader's previous read. A read keeps the newest bytes of each stream;
+ * when it left any out, the drop marker names the spill files of the streams it cut (each holds
+ * every byte), or `(unavailable)`.
+ */
+export function delta(read: TaskBytes, render: Renderer): Delta {
+  const out = render.text(read.stdout.bytes.toString('utf8'))
+  const err = render.text(read.stderr.bytes.toString('utf8'))
+  let text = out
+  if (err.length > 0) {
+    if (text.length > 0 && !text.endsWith('\n')) text += '\n'
+    text += `[stderr]\n${err}`
+  }
+  const cut = [read.stdout, read.stderr].filter((stream) => stream.skipped > 0)
+  if (cut.length === 0) return { text, dropped: undefined }
+  const paths = cut.map((stream) => stream.spillPath).filter((path) => path !== undefined)
+  const where = paths.length === cut.length ? paths.join(', ') : '(unavailable)'
+  return { text, dropped: `[some output was dropped from memory; full output: ${where}]` }
+}
+
+/** Seed 001's `bash_output` text: the delta or `(no new output)`, the drop marker, one status line. */
+export function outputText(read: TaskBytes, render: Renderer): string {
+  const found = delta(read, render)
+  let text = found.text.length > 0 ? found.text : '(no new output)'
+  if (found.dropped !== undefined) text += `\n${found.dropped}`
+  return `${text}\n${statusLine(read.task)}`
+}
+
+/** Seed 001's completion notice. */
+export function completionNotice(task: TaskInfo): string {
+  return `background bash task ${task.id} finished ${statusLine(task)}. Read its output with bash_output.`
+}

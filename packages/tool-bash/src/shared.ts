@@ -1,0 +1,195 @@
+/** What every profile's tools share: the services, the tool shape, the foreground run, the inline wait. */
+import {
+  newestBytes,
+  RuntimeError,
+  type TaskBytes,
+  type TaskInfo,
+  type TaskRegistry,
+} from '@toolvisor/process-runtime'
+import type { Renderer, SessionInfo, Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
+import { type Fields, type Parsed, parseArgs, schemaOf } from './args.js'
+import type { BashOptions } from './config.js'
+import { BashError } from './errors.js'
+import type { Command, Launcher } from './launcher.js'
+import { renderRun, runEnd } from './render.js'
+import { workdirOf } from './workdir.js'
+
+/** What the tools of a profile run on. */
+export interface BashServices {
+  readonly options: BashOptions
+  readonly tasks: TaskRegistry
+  readonly launcher: Launcher
+  /** Control codes escaped (`\uXXXX`), unless the operator keeps them. */
+  readonly render: Renderer
+  /** The session a call comes from, when the host has a sessions service and it is open. */
+  session(id: string | undefined): SessionInfo | undefined
+}
+
+/** A text result (`Error: ` before the message of an error, as seed 001 shows errors). */
+export function answer(text: string, isError = false, meta?: Record<string, unknown>): ToolResult {
+  return {
+    content: [{ type: 'text', text: isError ? `Error: ${text}` : text }],
+    isError,
+    ...(meta ? { meta } : {}),
+  }
+}
+
+/** How a tool of this package is declared: its arguments as `Fields`, its run on parsed ones. */
+export interface BashToolSpec<F extends Fields> {
+  readonly name: string
+  readonly description: string
+  readonly fields: F
+  run(args: Parsed<F>, ctx: ToolCallContext): Promise<ToolResult>
+}
+
+/**
+ * A tool: arguments checked against its fields, and every refusal (a bad argument, another
+ * session's task, an unknown id, a taken name) an `isError` result with its message.
+ */
+export function bashTool<F extends Fields>(spec: BashToolSpec<F>): Tool {
+  return {
+    name: spec.name,
+    description: spec.description,
+    inputSchema: schemaOf(spec.fields),
+    async call(raw, ctx) {
+      try {
+        return await spec.run(parseArgs(spec.fields, raw), ctx)
+      } catch (error) {
+        if (BashError.is(error) || RuntimeError.is(error)) return answer(error.message, true)
+        throw error
+      }
+    },
+  }
+}
+
+/** A call's command line, as `bash` takes it in every profile. */
+export interface CommandCall {
+  readonly command: string
+  readonly workdir: string | undefined
+  /** The foreground timeout asked for (cut to the cap; default the operator's). */
+  readonly timeoutMs: number | undefined
+  /** The background task's name (its id). */
+  readonly name?: string | undefined
+}
+
+/**
+ * Runs a call's command in the foreground (seed 001's result), or, given `background`, starts it
+ * as a task of the calling session and answers with what `background` makes of that task.
+ */
+export async function runCommand(
+  services: BashServices,
+  call: CommandCall,
+  ctx: ToolCallContext,
+  background: ((task: TaskInfo) => Promise<ToolResult>) | undefined,
+): Promise<ToolResult> {
+  const command = commandOf(services, { command: call.command, workdir: call.workdir, ctx })
+  if (background === undefined)
+    return foreground(services, command, timeoutOf(services.options, call.timeoutMs))
+  const named = call.name !== undefined ? { name: call.name } : {}
+  return background(services.launcher.background(services.tasks, command, named))
+}
+
+/** The command of a call, in its working directory (checked: nothing starts in a missing one). */
+export function commandOf(
+  services: BashServices,
+  call: { readonly command: string; readonly workdir: string | undefined; readonly ctx: ToolCallContext },
+): Command {
+  const cwd = workdirOf({
+    requested: call.workdir,
+    session: services.session(call.ctx.sessionId)?.cwd,
+    fallback: services.options.workdir ?? process.cwd(),
+  })
+  return { command: call.command, cwd, ctx: call.ctx }
+}
+
+/** A background shell of the calling session: another session's is refused, another kind too. */
+export function bashTask(services: BashServices, id: string, session: string | undefined): TaskInfo {
+  const task = services.tasks.get(id, session)
+  if (task.kind !== 'bash') {
+    throw new BashError('BASH_ERR_NOT_BASH_TASK', `task ${id} is a ${task.kind} task, not a background shell`)
+  }
+  return task
+}
+
+/** What is new of a background shell of the calling session since its previous read (its own cursor). */
+export function readTask(services: BashServices, id: string, ctx: ToolCallContext): TaskBytes {
+  bashTask(services, id, ctx.sessionId)
+  return services.tasks.readBytes(id, ctx.sessionId, { max: services.options.outputBytes, utf8: true })
+}
+
+/**
+ * Stops a background shell of the calling session: its declared stop (`force`: SIGKILL at once),
+ * resolving once it is gone, or at once with `detach`. False when it had already ended.
+ */
+export async function stopTask(
+  services: BashServices,
+  id: string,
+  ctx: ToolCallContext,
+  options: { readonly force?: boolean; readonly detach?: boolean } = {},
+): Promise<boolean> {
+  if (bashTask(services, id, ctx.sessionId).exit !== undefined) return false
+  const stopping = services.tasks.cancel(id, ctx.sessionId, options.force ? { force: true } : {})
+  if (options.detach) stopping.catch(() => {})
+  else await stopping
+  return true
+}
+
+/** The timeout of a foreground call: the one asked for, cut to the cap, else the default. */
+export function timeoutOf(options: BashOptions, asked: number | undefined): number {
+  return Math.min(asked ?? options.defaultTimeoutMs, options.maxTimeoutMs)
+}
+
+/**
+ * Runs a command in the foreground and renders seed 001's result. Only a failed start and an
+ * abort are errors; a non-zero exit, a signal or a timeout is reported in the text.
+ */
+export async function foreground(
+  services: BashServices,
+  command: Command,
+  timeoutMs: number,
+): Promise<ToolResult> {
+  const process = services.launcher.foreground(command, timeoutMs)
+  const exit = await process.exit
+  if (exit.reason === 'cancelled') return answer('command aborted', true)
+  if (exit.status === 'failed') return answer(exit.why ?? 'the command could not be started', true)
+  const max = services.options.outputBytes
+  const read = (stream: 'stdout' | 'stderr') =>
+    newestBytes(process, stream, { from: 0, max, utf8: true, final: true })
+  const streams = { stdout: read('stdout'), stderr: read('stderr') }
+  const meta = {
+    process: process.id,
+    exitCode: exit.code,
+    signal: exit.signal,
+    reason: exit.reason,
+    ...spills(streams),
+  }
+  return answer(renderRun(streams, runEnd(exit, timeoutMs), services.render), false, meta)
+}
+
+/** The spill files of a result, for the host. */
+export function spills(streams: {
+  readonly stdout: { readonly spillPath?: string }
+  readonly stderr: { readonly spillPath?: string }
+}): Record<string, string> {
+  return {
+    ...(streams.stdout.spillPath ? { stdoutSpill: streams.stdout.spillPath } : {}),
+    ...(streams.stderr.spillPath ? { stderrSpill: streams.stderr.spillPath } : {}),
+  }
+}
+
+/**
+ * Waits up to `seconds` (cut to the operator's cap) for a task of the calling session to end:
+ * its info when it did (the registry then marks its completion observed: no notice follows),
+ * `undefined` when it still runs or the call was cancelled.
+ */
+export async function waitInline(
+  services: BashServices,
+  id: string,
+  seconds: number,
+  ctx: ToolCallContext,
+): Promise<TaskInfo | undefined> {
+  const ms = Math.min(seconds, services.options.maxWaitSeconds) * 1000
+  if (ms <= 0) return undefined
+  const task = await services.tasks.wait(id, ctx.sessionId, ms, ctx.signal)
+  return task.exit !== undefined ? task : undefined
+}

@@ -1,0 +1,77 @@
+/** The `toolnexus` profile (seed 004): `bash` with `run_in_background`, `bash_output {id}`, `kill_shell {id}`. */
+import type { TaskInfo } from '@toolvisor/process-runtime'
+import type { Tool } from '@toolvisor/toolbox'
+import { taskId } from './args.js'
+import { delta, stopped } from './render.js'
+import { answer, type BashServices, bashTool, readTask, runCommand, spills, stopTask } from './shared.js'
+
+const ID_FIELDS = { id: taskId('The background shell id `bash` returned.') }
+
+/** Seed 004's `bash`: a foreground command, or a background shell with `run_in_background`. */
+export function toolnexusBash(services: BashServices): Tool {
+  const { defaultTimeoutMs, maxTimeoutMs } = services.options
+  return bashTool({
+    name: 'bash',
+    description:
+      'Run a bash command and return its output. With `run_in_background: true` it returns at once with ' +
+      'the id of a background shell: read it with `bash_output`, stop it with `kill_shell`.',
+    fields: {
+      command: { kind: 'text', required: true, description: 'The bash command to run (`bash -c`).' },
+      description: { kind: 'text', description: 'What it does, in a few words (for people).' },
+      timeout: {
+        kind: 'positive',
+        description: `Timeout in milliseconds (default ${defaultTimeoutMs}, at most ${maxTimeoutMs}); not for background shells.`,
+      },
+      workdir: { kind: 'text', description: "Where to run it (default: the session's working directory)." },
+      run_in_background: { kind: 'boolean', description: 'Start a background shell; no timeout applies.' },
+    },
+    async run(args, ctx) {
+      const started = async ({ id }: TaskInfo) =>
+        answer(`Started background shell ${id}. Read it with bash_output; stop it with kill_shell.`, false, {
+          backgroundId: id,
+        })
+      const call = { command: args.command, workdir: args.workdir, timeoutMs: args.timeout }
+      return runCommand(services, call, ctx, args.run_in_background === true ? started : undefined)
+    },
+  })
+}
+
+/** Seed 004's `bash_output`: what is new of a background shell, then its status. */
+export function toolnexusOutput(services: BashServices): Tool {
+  return bashTool({
+    name: 'bash_output',
+    description:
+      'The output a background shell produced since the last read, then `[status: running]`, ' +
+      '`[status: killed]` or `[status: exited with code N]` (N is -1 for a signal kill_shell did not send).',
+    fields: ID_FIELDS,
+    async run(args, ctx) {
+      const read = readTask(services, args.id, ctx)
+      const found = delta(read, services.render)
+      let text = found.text
+      if (text.length > 0 && !text.endsWith('\n')) text += '\n'
+      if (found.dropped !== undefined) text += `${found.dropped}\n`
+      return answer(`${text}${toolnexusStatus(read.task)}`, false, spills(read))
+    },
+  })
+}
+
+/** Seed 004's `kill_shell`. */
+export function toolnexusKill(services: BashServices): Tool {
+  return bashTool({
+    name: 'kill_shell',
+    description: 'Stop a background shell: SIGTERM to its whole process group, a grace period, then SIGKILL.',
+    fields: ID_FIELDS,
+    async run({ id }, ctx) {
+      const killed = await stopTask(services, id, ctx)
+      return answer(killed ? `Killed background shell ${id}` : `Background shell ${id} had already exited`)
+    },
+  })
+}
+
+/** `[status: running]`, `[status: killed]` (stopped on purpose) or `[status: exited with code N]`. */
+export function toolnexusStatus(task: TaskInfo): string {
+  const exit = task.exit
+  if (exit === undefined) return '[status: running]'
+  if (stopped(exit)) return '[status: killed]'
+  return `[status: exited with code ${exit.code ?? -1}]`
+}

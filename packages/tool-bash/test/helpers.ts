@@ -1,0 +1,115 @@
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describePlugin } from '@toolvisor/describe-v2'
+import { Kernel } from '@toolvisor/kernel'
+import { type Envelope, MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
+import {
+  markedProcesses,
+  type Runtime,
+  RuntimeToken,
+  runtimePlugin,
+  TasksToken,
+} from '@toolvisor/process-runtime'
+import { eventually } from '@toolvisor/process-runtime/testing'
+import { processesPlugin } from '@toolvisor/tool-processes'
+import {
+  SessionsToken,
+  type ToolCallContext,
+  type ToolResult,
+  ToolsToken,
+  toolboxPlugin,
+} from '@toolvisor/toolbox'
+import { afterEach, expect } from 'vitest'
+import { BashToken, bashPlugin } from '../src/index.js'
+
+const cleanups: Array<() => Promise<void> | void> = []
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!()
+})
+
+/** A temporary directory (its real path), removed after the test. */
+export function tempDir(prefix = 'tv-bash-'): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+/** A call's outcome: its one text, whether it is an error, and the result itself. */
+export interface Called {
+  readonly text: string
+  readonly isError: boolean
+  readonly result: ToolResult
+}
+
+/**
+ * A kernel with the runtime, the toolbox (sessions), the mailbox and the processes tool (unless
+ * `mailbox` is false: then neither) and the bash plugin configured with `bash`. Sessions `alice` and `bob` are open (sessions and mailbox). After
+ * the test the kernel is disposed and nothing it started may still run.
+ */
+export async function compose(bash: Record<string, unknown> = {}, { mailbox = true } = {}) {
+  const stateDir = tempDir('tv-bash-state-')
+  const kernel = new Kernel()
+  kernel.use(describePlugin)
+  kernel.use(runtimePlugin, { stateDir })
+  kernel.use(toolboxPlugin, {})
+  // The processes tool (and its session mail) needs a mailbox.
+  if (mailbox) kernel.use(processesPlugin, {})
+  if (mailbox) kernel.use(mailboxPlugin, {})
+  kernel.use(bashPlugin, bash)
+  await kernel.ready({ timeoutMs: 20_000 })
+  const runtime = kernel.get(RuntimeToken) as Runtime
+  const runId = runtime.runId
+  cleanups.push(async () => {
+    await kernel.dispose()
+    expect(await eventually(() => markedProcesses(runId).length === 0, 5000), 'processes left').toBe(true)
+    rmSync(stateDir, { recursive: true, force: true })
+  })
+  const tools = kernel.get(ToolsToken)!
+  const sessions = kernel.get(SessionsToken)!
+  const box = kernel.get(MailboxToken)
+  for (const id of ['alice', 'bob']) {
+    sessions.open({ id })
+    box?.open(id)
+  }
+  const call = async (
+    name: string,
+    args: unknown,
+    session: string | undefined = 'alice',
+    signal?: AbortSignal,
+  ) => {
+    const ctx: ToolCallContext = {
+      ...(session !== undefined ? { sessionId: session } : {}),
+      signal: signal ?? new AbortController().signal,
+    }
+    const result = await tools.call(name, args, ctx)
+    return {
+      text: result.content.map((c) => c.text).join('\n'),
+      isError: result.isError,
+      result,
+    } satisfies Called
+  }
+  /** The mail `session` has not read yet (read without moving its delivery cursor). */
+  const mail = (session = 'alice'): Envelope[] => [...(box?.page(session).envelopes ?? [])]
+  return {
+    kernel,
+    runtime,
+    runId,
+    tools,
+    sessions,
+    tasks: kernel.get(TasksToken)!,
+    host: kernel.get(BashToken)!,
+    call,
+    mail,
+  }
+}
+
+/** True once `pid` is gone (or a zombie): how a test sees that a kill reached a process. */
+export function gone(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')
+  } catch {
+    return true
+  }
+}
