@@ -14,6 +14,7 @@ import { ToolAnnouncer } from './internal/announcer.js'
 import { callHandler } from './internal/call-handler.js'
 import { ClientIds } from './internal/client-ids.js'
 import { Inflight } from './internal/inflight.js'
+import { endSession, firstLoadOf, latch } from './internal/lifecycle.js'
 import { noticeMail } from './internal/mail.js'
 import { parseOptions } from './internal/options.js'
 import { messageOf } from './internal/result.js'
@@ -152,8 +153,8 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
     : undefined
   const server = sdkServer(options, tools)
   const inflight = new Inflight()
-  const loaded = firstLoadOf(options)
-  serveTools(server, inflight, callHandler({ tools, sessionId, limits, log, mail }), tools, loaded)
+  const handle = callHandler({ tools, sessionId, limits, log, mail })
+  serveTools(server, inflight, handle, tools, firstLoadOf(options))
   const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
   let state: 'new' | 'connected' | 'closed' = 'new'
   let unwatch = (): void => {}
@@ -167,10 +168,7 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
   server.onclose = () => {
     if (state === 'closed') return
     end()
-    void inflight
-      .settled(options.settleTimeoutMs ?? 5000, log)
-      .then(() => endSession(options, sessionId, log))
-      .then(resolveClosed)
+    void settle(inflight, options, sessionId, log).then(resolveClosed)
   }
   server.onerror = (error) => log(`protocol error: ${messageOf(error)}`)
 
@@ -204,15 +202,6 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
   }
 }
 
-/** A promise and what resolves it (Node 20 has no `Promise.withResolvers`). */
-function latch(): [Promise<void>, () => void] {
-  let resolve!: () => void
-  const promise = new Promise<void>((r) => {
-    resolve = r
-  })
-  return [promise, resolve]
-}
-
 /** The SDK server: tools (announced when the registry can), and logging when there is mail to tell of. */
 function sdkServer(options: McpServerOptions, tools: ToolRegistry): Server {
   const capabilities = {
@@ -239,43 +228,15 @@ function serveTools(
   )
 }
 
-/** Waits for the first load (never failing, and at most `firstLoadWaitMs`); at once once it is done. */
-function firstLoadOf(options: McpServerOptions): () => Promise<void> {
-  const first = options.firstLoad
-  if (first === undefined) return () => Promise.resolve()
-  let done = false
-  const settled = first.then(
-    () => {
-      done = true
-    },
-    () => {
-      done = true
-    },
-  )
-  return async () => {
-    if (done) return
-    let timer: NodeJS.Timeout | undefined
-    const bound = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, options.firstLoadWaitMs ?? 15_000)
-    })
-    await Promise.race([settled, bound])
-    clearTimeout(timer)
-  }
-}
-
-/** Closes the connection's session (stopping what it owns), unless it is kept; never rejects. */
-async function endSession(
+/** After the connection closed: the calls in flight settle (bounded), then the session ends. */
+async function settle(
+  inflight: Inflight,
   options: McpServerOptions,
   sessionId: string,
   log: (line: string) => void,
 ): Promise<void> {
-  const { sessions } = options
-  if (sessions === undefined || options.keepSession || sessions.get(sessionId) === undefined) return
-  try {
-    await sessions.close(sessionId, 'disconnected')
-  } catch (error) {
-    log(`closing session ${sessionId}: ${messageOf(error)}`)
-  }
+  await inflight.settled(options.settleTimeoutMs ?? 5000, log)
+  await endSession(options, sessionId, log)
 }
 
 function alreadyConnected(state: 'connected' | 'closed'): McpServerError {
