@@ -186,12 +186,15 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     const listing = client.listTools().then((answer) => {
       listed = answer.tools.map((t) => t.name).sort()
     })
+    // So is a call of a tool not loaded yet (a client that remembers the tools calls at once).
+    const early = client.callTool({ name: 'late', arguments: {} })
     const pong = await client.ping()
     expect(pong).toEqual({})
     expect(listed).toBeUndefined()
     writeFileSync(release, '')
     await listing
     expect(listed).toEqual(['late', 'processes', 'word_count'])
+    expect(textOf(await early)).toBe('late\n')
     await announced
     expect(textOf(await client.callTool({ name: 'late', arguments: {} }))).toBe('late\n')
     expect(stderr()).toContain(

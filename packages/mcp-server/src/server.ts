@@ -223,9 +223,13 @@ function serveTools(
     await loaded()
     return listTools(tools)
   })
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    inflight.track(handle(request, extra), request.params.name),
-  )
+  // A call of a tool that is not there yet waits for the first load too (a client that remembers
+  // the tools from an earlier connection calls without listing): after it, an unknown tool is one.
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name } = request.params
+    if (!tools.list().some((tool) => tool.name === name || tools.safeName(tool.name) === name)) await loaded()
+    return inflight.track(handle(request, extra), name)
+  })
 }
 
 /** After the connection closed: the calls in flight settle (bounded), then the session ends. */

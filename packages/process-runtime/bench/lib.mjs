@@ -136,17 +136,20 @@ export function since(start) {
  * each complete line.
  */
 export function splitLines(take) {
-  let pending
+  // The pieces of a line that spans chunks, joined once at its end (not chunk by chunk: a 10 MiB
+  // line would cost quadratic copies).
+  let pending = []
   return (chunk) => {
     let from = 0
-    if (pending !== undefined) {
+    if (pending.length > 0) {
       const newline = chunk.indexOf(10)
       if (newline === -1) {
-        pending = Buffer.concat([pending, chunk])
+        pending.push(chunk)
         return
       }
-      take(Buffer.concat([pending, chunk.subarray(0, newline)]).toString('utf8'))
-      pending = undefined
+      pending.push(chunk.subarray(0, newline))
+      take(Buffer.concat(pending).toString('utf8'))
+      pending = []
       from = newline + 1
     }
     for (;;) {
@@ -155,7 +158,7 @@ export function splitLines(take) {
       take(chunk.toString('utf8', from, newline))
       from = newline + 1
     }
-    if (from < chunk.length) pending = Buffer.from(chunk.subarray(from))
+    if (from < chunk.length) pending.push(chunk.subarray(from))
   }
 }
 

@@ -103,8 +103,9 @@ export class LineFramer {
       return
     }
     if (this.#lineLength <= this.#maxLine) {
-      // Copy: the stream reuses the chunk's memory.
-      this.#pending.push(Buffer.from(piece))
+      // A view, not a copy: a chunk pushed here is never written to again (a pipe read allocates
+      // a fresh one, a spill read returns its own), and the joined line is copied once, at its end.
+      this.#pending.push(piece)
       return
     }
     this.#preview = Buffer.from(Buffer.concat([...this.#pending, piece]).subarray(0, OVERLONG_PREVIEW_BYTES))
