@@ -24,7 +24,7 @@ const MiB = 1024 * 1024
 const BYTES = Number(process.env.BENCH_BYTES ?? 2048 * MiB)
 const PAD = 1000 // ~1 KiB lines: 2 GiB is about 2 million events
 const SAMPLE_MS = 250
-const TARGET_MB = 64
+const TARGET_MB = 32 // issue 17: growth while streaming 2 GiB
 const script = join(producers, 'jsonl.mjs')
 const producerArgs = [script, `--bytes=${BYTES}`, String(PAD)]
 
