@@ -2,11 +2,12 @@
 // playwright-core (no browser download). `.ci/run` installs chromium when it runs as root.
 
 import { randomUUID } from 'node:crypto'
-import { existsSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterEach, describe, expect, it } from 'vitest'
-import { tagged } from './helpers.js'
+import { tagged, tempDir } from './helpers.js'
 import { connect, serve, textOf } from './serve-helpers.js'
 
 const CHROMIUM = process.env.TOOLVISOR_CHROMIUM ?? '/usr/bin/chromium'
@@ -74,13 +75,30 @@ function nextEventLatency(page: Page): Promise<number> {
 
 describe.skipIf(!present)(title, () => {
   it('logs in through the form, shows two sessions and their processes live, tails one within 1 s, stops one with --ui-control', async () => {
-    const server = await serve(['--ui-control'])
+    const server = await serve(['--ui-control'], undefined, {}, { bash: {} })
     const alpha = await connect(server.url, server.token, undefined, 'alpha')
     const beta = await connect(server.url, server.token, undefined, 'beta')
     const ticking = await counter(alpha.client, 100_000, 300)
     const done = await counter(alpha.client, 300, 1)
     const slow = await counter(beta.client, 100_000, 1000)
     const fast = await counter(beta.client, 100_000, 100)
+    // A service in one session, a background shell in the other.
+    const log = join(tempDir('tv-ui-log-'), 'app.log')
+    writeFileSync(log, '')
+    const started = await alpha.client.callTool({
+      name: 'log_watcher',
+      arguments: { file: log, pattern: 'ERROR' },
+    })
+    const service = JSON.parse(textOf(started)).process as string
+    const shell = await beta.client.callTool({
+      name: 'bash',
+      arguments: {
+        command: 'for i in $(seq 1 100000); do echo "deploy step $i"; sleep 0.5; done',
+        description: 'a long deploy',
+        run_in_background: true,
+      },
+    })
+    const background = /^started background task (\S+)/.exec(textOf(shell))![1]!
     const page = await (await launch()).newPage({ viewport: { width: 1440, height: 900 } })
     // Every error or warning the page logs (a CSP violation would be one), once logged in.
     const problems: string[] = []
@@ -103,10 +121,14 @@ describe.skipIf(!present)(title, () => {
     for (const [session, task] of [
       ['alpha', ticking],
       ['alpha', done],
+      ['alpha', service],
       ['beta', slow],
       ['beta', fast],
+      ['beta', background],
     ] as const)
       await row(session, task).waitFor()
+    expect(await row('alpha', service).locator('td').nth(1).textContent()).toBe('service')
+    expect(await row('beta', background).getAttribute('data-status')).toBe('running')
     expect(await page.locator('#mode').textContent()).toBe('control')
     await page.locator(`[data-session="alpha"] tr[data-task="${done}"][data-status="exited"]`).waitFor()
     expect(await row('alpha', done).locator('td.exit').textContent()).toBe('code 0')

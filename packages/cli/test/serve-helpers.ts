@@ -25,11 +25,13 @@ export async function serve(
   extra: string[] = [],
   listen = '127.0.0.1:0',
   node: { args?: string[]; env?: Record<string, string> } = {},
+  /** More of `toolvisor.json` (the examples toolbox is always there). */
+  configured: Record<string, unknown> = {},
 ) {
   const tag = randomUUID()
   const state = tempDir('tv-serve-state-')
   const config = join(state, 'toolvisor.json')
-  writeFileSync(config, JSON.stringify({ toolboxes: [examples], yieldMs: 0 }))
+  writeFileSync(config, JSON.stringify({ toolboxes: [examples], yieldMs: 0, ...configured }))
   const child = spawn(
     process.execPath,
     [
