@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Mailbox } from '@toolvisor/mailbox'
 import type { Sessions, ToolRegistry } from '@toolvisor/toolbox'
+import type { McpApprovals } from './approval.js'
 import { McpServerError } from './errors.js'
 import { ToolAnnouncer } from './internal/announcer.js'
 import { callHandler } from './internal/call-handler.js'
@@ -21,6 +22,12 @@ import { messageOf } from './internal/result.js'
 
 /** How `createMcpServer` (and `serveStdio`) is set up. */
 export interface McpServerOptions {
+  /**
+   * Where the connection's user can be asked to allow one call wider (`McpApprovals`, the
+   * `approval` service): attached while connected, answered through elicitation when the client
+   * declares it. Absent: a tool that asks gets no service here.
+   */
+  readonly approvals?: McpApprovals
   /** The server name MCP clients show (`serverInfo.name`), e.g. `toolvisor`. Also prefixes log lines. */
   readonly name: string
   /** The server version (`serverInfo.version`). */
@@ -158,11 +165,13 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
   const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
   let state: 'new' | 'connected' | 'closed' = 'new'
   let unwatch = (): void => {}
+  let detach = (): void => {}
   const [closed, resolveClosed] = latch()
   const end = (): void => {
     state = 'closed'
     announcer.stop()
     unwatch()
+    detach()
   }
 
   server.onclose = () => {
@@ -181,6 +190,7 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
       state = 'connected'
       options.sessions?.open({ id: sessionId, origin: options.origin ?? 'mcp' })
       if (mail) unwatch = noticeMail({ ...mail, server })
+      if (options.approvals) detach = options.approvals.attach(sessionId, server)
       announcer.start()
       try {
         await server.connect(new ClientIds(transport))
@@ -246,12 +256,13 @@ function alreadyConnected(state: 'connected' | 'closed'): McpServerError {
   )
 }
 
-/** Every tool under its provider-safe name, its description and its input schema as is. */
+/** Every tool under its provider-safe name, its description, its input schema as is and its annotations (when it has any). */
 function listTools(tools: ToolRegistry): ListToolsResult {
   const listed: McpTool[] = tools.list().map((tool) => ({
     name: tools.safeName(tool.name),
     description: tool.description,
     inputSchema: tool.inputSchema as McpTool['inputSchema'],
+    ...(tool.annotations ? { annotations: { ...tool.annotations } } : {}),
   }))
   return { tools: listed }
 }
