@@ -15,6 +15,7 @@ import {
   runCommand,
   spills,
   stopTask,
+  taskDenial,
   waitInline,
 } from './shared.js'
 
@@ -126,7 +127,8 @@ export function dshOutput(services: BashServices): Tool {
     presentResult: (args, result) => presentTaskResult('Read output from', args, result),
     async run(args, ctx) {
       const read = readTask(services, args.task_id, ctx)
-      return answer(outputText(read, services.render), false, spills(read))
+      const lines = [outputText(read, services.render), ...taskDenial(services, read.task)]
+      return answer(lines.join('\n'), false, spills(read))
     },
   })
 }
@@ -161,7 +163,8 @@ async function inline(
   const ended = await waitInline(services, id, seconds, ctx)
   if (ended === undefined) return undefined
   const read = readTask(services, id, ctx)
-  return answer(renderRun(read, runEnd(ended.exit!), services.render), false, { task: id, ...spills(read) })
+  const end = { ...runEnd(ended.exit!), sandbox: taskDenial(services, ended) }
+  return answer(renderRun(read, end, services.render), false, { task: id, ...spills(read) })
 }
 
 /**

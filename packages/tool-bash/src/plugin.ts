@@ -47,6 +47,7 @@ export const bashPlugin = definePlugin({
       session: (id) => (id === undefined ? undefined : ctx.get(SessionsToken)?.get(id)),
       modes,
       approval: () => ctx.get(ApprovalToken),
+      confined: new Map(),
     }
     const forget = ctx.get(SessionsToken)?.onClose((session) => modes.forget(session.id))
     if (forget) ctx.onDispose(forget)

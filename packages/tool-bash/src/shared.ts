@@ -20,8 +20,8 @@ import { type Fields, type Parsed, parseArgs, schemaOf } from './args.js'
 import type { BashOptions } from './config.js'
 import { BashError } from './errors.js'
 import type { StandingModes } from './escalation.js'
-import type { Command, Launcher } from './launcher.js'
-import type { SandboxMode } from './modes.js'
+import type { Command, Launch, Launcher } from './launcher.js'
+import { DENIAL_TAIL_BYTES, type SandboxMode } from './modes.js'
 import { ANNOTATIONS } from './present.js'
 import { denialLines, renderRun, runEnd } from './render.js'
 import { workdirOf } from './workdir.js'
@@ -39,6 +39,8 @@ export interface BashServices {
   readonly modes: StandingModes
   /** The `approval` service, when a host provides one (read at each escalation). */
   approval(): Approval | undefined
+  /** The mode and mechanism of each background task started under a sandbox mode, by task id. */
+  readonly confined: Map<string, Pick<Launch, 'mode' | 'mechanism'>>
 }
 
 /** A text result (`Error: ` before the message of an error, as seed 001 shows errors). */
@@ -111,7 +113,10 @@ export async function runCommand(
   if (background === undefined)
     return foreground(services, command, timeoutOf(services.options, call.timeoutMs))
   const named = call.name !== undefined ? { name: call.name } : {}
-  return background(services.launcher.background(services.tasks, command, named))
+  const task = services.launcher.background(services.tasks, command, named)
+  const { mode, mechanism } = command.launch
+  if (mode !== undefined) services.confined.set(task.id, { mode, ...(mechanism ? { mechanism } : {}) })
+  return background(task)
 }
 
 /**
@@ -189,9 +194,7 @@ export async function foreground(
   const read = (stream: 'stdout' | 'stderr') =>
     newestBytes(process, stream, { from: 0, max, utf8: true, final: true })
   const streams = { stdout: read('stdout'), stderr: read('stderr') }
-  // The hint only where the escalation fields are advertised: seed 001's bash.
-  const escalation = services.modes.confining && services.options.profile === 'dsh'
-  const denial = denialLines(command.launch, exit.code, streams.stderr.bytes, escalation)
+  const denial = denialLines(command.launch, exit.code, streams.stderr.bytes, escalates(services))
   const meta = {
     process: process.id,
     exitCode: exit.code,
@@ -203,6 +206,23 @@ export async function foreground(
   }
   const end = { ...runEnd(exit, timeoutMs), sandbox: denial }
   return answer(renderRun(streams, end, services.render), false, meta)
+}
+
+/** The hint goes only where the escalation fields are advertised: seed 001's bash, a confining mode. */
+function escalates(services: BashServices): boolean {
+  return services.modes.confining && services.options.profile === 'dsh'
+}
+
+/**
+ * The sandbox lines of a settled background task (seed 001: on every read that sees it, since a
+ * denial is only classifiable once the whole stderr is in): read from the end of its stderr.
+ */
+export function taskDenial(services: BashServices, task: TaskInfo): string[] {
+  const confined = services.confined.get(task.id)
+  if (confined === undefined || task.exit === undefined) return []
+  const process = services.tasks.process(task.id, task.owner)
+  const tail = newestBytes(process, 'stderr', { from: 0, max: DENIAL_TAIL_BYTES, final: true })
+  return denialLines(confined, task.exit.code, tail.bytes, escalates(services))
 }
 
 /** The spill files of a result, for the host. */

@@ -64,7 +64,7 @@ describe('bash escalation (seed 001)', () => {
   it('without a sandboxing mode the fields are not shown, and a call sending them gets the seed text', async () => {
     const work = openDir('work')
     const { call, tools } = await compose({ workdir: work })
-    const schema = tools.get('bash')!.inputSchema as { properties: Record<string, unknown> }
+    const schema = tools.get('bash')!.inputSchema as unknown as { properties: Record<string, unknown> }
     expect(Object.keys(schema.properties)).not.toContain('sandbox_permissions')
     expect(tools.get('bash_sandbox_mode')).toBeUndefined()
     const sent = await call('bash', ask({ sandbox_permissions: 'danger-full-access', justification: WHY }))
@@ -91,7 +91,9 @@ describe('bash escalation (seed 001)', () => {
         { sandbox: 'read-only', workdir: work },
         { sandbox: 'bwrap', approval },
       )
-      const schema = tools.get('bash')!.inputSchema as { properties: Record<string, { enum?: unknown }> }
+      const schema = tools.get('bash')!.inputSchema as unknown as {
+        properties: Record<string, { enum?: unknown }>
+      }
       expect(schema.properties.sandbox_permissions?.enum).toEqual(['workspace-write', 'danger-full-access'])
       const result = await call('bash', ask({ sandbox_permissions: 'workspace-write', justification: WHY }))
       expect(result).toMatchObject({ isError: true, text: `Error: ${text}` })

@@ -1,10 +1,11 @@
 // Seed 001's sandbox modes under the real mechanisms: denials reported with the seed's marker and
 // hint, workspace-write's writable set, a once-only escalation, and an attacker's ways around them.
-import { existsSync, readFileSync, symlinkSync } from 'node:fs'
+import { chmodSync, existsSync, readFileSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { BashError } from '../src/index.js'
 import { ESCALATION_TEXTS } from '../src/modes.js'
-import { compose } from './helpers.js'
+import { compose, tempDir } from './helpers.js'
 import { answering, deniedTail, MECHANISMS, openDir } from './sandbox-helpers.js'
 
 const write = (path: string) => ({ command: `echo written > ${path}`, description: 'Write a file' })
@@ -21,6 +22,19 @@ describe.each(MECHANISMS)('bash sandbox modes under %s', (mechanism) => {
     // Reading is allowed, and a run that fails for another reason is no denial.
     const other = await call('bash', { command: 'cat /etc/hostname >/dev/null; exit 3', description: 'Fail' })
     expect(other.text).toBe('(no output)\n[exit code: 3]')
+  })
+
+  it('a settled background task denied by the sandbox carries the marker on every read', async () => {
+    const work = openDir('work')
+    const { call } = await compose({ sandbox: 'read-only', workdir: work }, { sandbox: mechanism })
+    const args = { ...write('bg'), run_in_background: true, wait_seconds: 10 }
+    const waited = await call('bash', args)
+    expect(waited.text.endsWith(deniedTail('read-only'))).toBe(true)
+    const read = await call('bash_output', { task_id: 't1' })
+    expect(read.text).toBe(
+      `(no new output)\n[status: completed, exit code: 1]\n${deniedTail('read-only').split('\n').slice(0, 2).join('\n')}`,
+    )
+    expect(existsSync(join(work, 'bg'))).toBe(false)
   })
 
   it('workspace-write writes in the working directory and is denied elsewhere ($HOME)', async () => {
@@ -112,5 +126,36 @@ describe('bash sandbox modes: a session lowers its own mode, never raises it', (
       'tool-bash: the read-only sandbox mode needs a sandbox mechanism: start toolvisor with --sandbox bwrap, landlock or auto',
     )
     expect(ESCALATION_TEXTS.notAvailable).toContain('no sandboxing executor')
+  })
+})
+
+// As root the commands run as the sandbox user (decision 0010): what a mode grants must be theirs.
+describe.runIf(process.geteuid?.() === 0)('bash sandbox modes as root: the sandbox user', () => {
+  it('a working directory the sandbox user cannot read is refused at start-up (BASH_ERR_SANDBOX)', async () => {
+    const work = tempDir('tv-bash-closed-') // 0700, root's
+    const refused = await compose({ sandbox: 'read-only', workdir: work }, { sandbox: 'bwrap' }).catch(
+      (e) => e,
+    )
+    // The kernel reports the plugin's failure; the cause is tool-bash's own error.
+    const cause = (refused as Error).cause
+    expect(BashError.is(cause) && cause.code).toBe('BASH_ERR_SANDBOX')
+    expect((cause as Error).message).toContain(
+      `tool-bash: the read-only sandbox mode cannot run in ${work}: `,
+    )
+  })
+
+  it('an approved escalation to a mode the sandbox user cannot hold fails with why, running nothing', async () => {
+    const work = tempDir('tv-bash-readable-')
+    chmodSync(work, 0o755) // readable, not writable, by the sandbox user
+    const approval = answering('allowed-once')
+    const { call } = await compose({ sandbox: 'read-only', workdir: work }, { sandbox: 'bwrap', approval })
+    const result = await call('bash', {
+      ...write('f'),
+      sandbox_permissions: 'workspace-write',
+      justification: 'The test writes its output file.',
+    })
+    expect(result.isError).toBe(true)
+    expect(result.text).toContain(`Error: the workspace-write sandbox mode cannot run in ${work}: `)
+    expect(existsSync(join(work, 'f'))).toBe(false)
   })
 })
