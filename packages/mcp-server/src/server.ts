@@ -164,14 +164,13 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
   serveTools(server, inflight, handle, tools, firstLoadOf(options))
   const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
   let state: 'new' | 'connected' | 'closed' = 'new'
-  let unwatch = (): void => {}
-  let detach = (): void => {}
+  // What connecting set up and ending undoes: the mail watch, the approvals' attachment.
+  const undo: Array<() => void> = []
   const [closed, resolveClosed] = latch()
   const end = (): void => {
     state = 'closed'
     announcer.stop()
-    unwatch()
-    detach()
+    for (const step of undo.splice(0)) step()
   }
 
   server.onclose = () => {
@@ -189,8 +188,8 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
       if (state !== 'new') throw alreadyConnected(state)
       state = 'connected'
       options.sessions?.open({ id: sessionId, origin: options.origin ?? 'mcp' })
-      if (mail) unwatch = noticeMail({ ...mail, server })
-      if (options.approvals) detach = options.approvals.attach(sessionId, server)
+      if (mail) undo.push(noticeMail({ ...mail, server }))
+      if (options.approvals) undo.push(options.approvals.attach(sessionId, server))
       announcer.start()
       try {
         await server.connect(new ClientIds(transport))
