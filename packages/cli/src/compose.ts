@@ -3,6 +3,7 @@ import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
 import { type Mailbox, MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
 import { journalMailboxPlugin } from '@toolvisor/mailbox-journal'
+import { McpApprovals, mcpApprovalPlugin } from '@toolvisor/mcp-server'
 import type { ProcessRuntime, TaskRegistry } from '@toolvisor/process-runtime'
 import { defaultStateDir, RuntimeToken, runtimePlugin, TasksToken } from '@toolvisor/process-runtime'
 import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
@@ -10,7 +11,14 @@ import { landlockPlugin } from '@toolvisor/sandbox-landlock'
 import { bashPlugin } from '@toolvisor/tool-bash'
 import { processesPlugin } from '@toolvisor/tool-processes'
 import type { BinaryTools, ToolRegistry } from '@toolvisor/toolbox'
-import { BinaryToolsToken, type Sessions, SessionsToken, ToolsToken, toolboxPlugin } from '@toolvisor/toolbox'
+import {
+  ApprovalToken,
+  BinaryToolsToken,
+  type Sessions,
+  SessionsToken,
+  ToolsToken,
+  toolboxPlugin,
+} from '@toolvisor/toolbox'
 import type { Config } from './config.js'
 import { CliError } from './errors.js'
 
@@ -28,6 +36,8 @@ export interface Composed {
   readonly tasks: TaskRegistry
   readonly sessions: Sessions
   readonly mailbox: Mailbox
+  /** Where the MCP connections' users are asked (the `approval` service), when bash is served. */
+  readonly approvals: McpApprovals | undefined
 }
 
 /** How to compose. */
@@ -88,6 +98,8 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     if (config.bash?.enabled) {
       const { enabled: _, ...bash } = config.bash
       kernel.use(bashPlugin, bash)
+      // Escalations ask the user of the calling MCP connection, through elicitation.
+      kernel.use(mcpApprovalPlugin)
     }
     await kernel.ready()
   } catch (error) {
@@ -102,7 +114,13 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     tasks: kernel.get(TasksToken)!,
     sessions: kernel.get(SessionsToken)!,
     mailbox: kernel.get(MailboxToken)!,
+    approvals: approvalsOf(kernel.get(ApprovalToken)),
   }
+}
+
+/** The approval service when it is MCP's (connections attach to it), else none to attach to. */
+function approvalsOf(approval: unknown): McpApprovals | undefined {
+  return approval instanceof McpApprovals ? approval : undefined
 }
 
 /** The runtime plugin's options from the configuration. */

@@ -89,7 +89,11 @@ export interface ProcessSpec {
 export interface SandboxDeclaration {
   readonly fs: { readonly read: readonly string[]; readonly write: readonly string[] }
   readonly net: 'host' | 'none'
-  readonly tmp: 'shared' | 'private'
+  /**
+   * `none` comes only from a plain process spec (a document declares `shared` or `private`): no
+   * /tmp of the host; a private one where the mechanism has a mount namespace, none otherwise.
+   */
+  readonly tmp: 'shared' | 'private' | 'none'
   /** Which fields the document actually named (`fs.read`, `fs.write`, `net`, `tmp`). */
   readonly declared: readonly ('fs.read' | 'fs.write' | 'net' | 'tmp')[]
 }

@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Mailbox } from '@toolvisor/mailbox'
 import type { Sessions, ToolRegistry } from '@toolvisor/toolbox'
+import type { McpApprovals } from './approval.js'
 import { McpServerError } from './errors.js'
 import { ToolAnnouncer } from './internal/announcer.js'
 import { callHandler } from './internal/call-handler.js'
@@ -21,6 +22,12 @@ import { messageOf } from './internal/result.js'
 
 /** How `createMcpServer` (and `serveStdio`) is set up. */
 export interface McpServerOptions {
+  /**
+   * Where the connection's user can be asked to allow one call wider (`McpApprovals`, the
+   * `approval` service): attached while connected, answered through elicitation when the client
+   * declares it. Absent: a tool that asks gets no service here.
+   */
+  readonly approvals?: McpApprovals
   /** The server name MCP clients show (`serverInfo.name`), e.g. `toolvisor`. Also prefixes log lines. */
   readonly name: string
   /** The server version (`serverInfo.version`). */
@@ -157,12 +164,13 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
   serveTools(server, inflight, handle, tools, firstLoadOf(options))
   const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
   let state: 'new' | 'connected' | 'closed' = 'new'
-  let unwatch = (): void => {}
+  // What connecting set up and ending undoes: the mail watch, the approvals' attachment.
+  const undo: Array<() => void> = []
   const [closed, resolveClosed] = latch()
   const end = (): void => {
     state = 'closed'
     announcer.stop()
-    unwatch()
+    for (const step of undo.splice(0)) step()
   }
 
   server.onclose = () => {
@@ -180,7 +188,8 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
       if (state !== 'new') throw alreadyConnected(state)
       state = 'connected'
       options.sessions?.open({ id: sessionId, origin: options.origin ?? 'mcp' })
-      if (mail) unwatch = noticeMail({ ...mail, server })
+      if (mail) undo.push(noticeMail({ ...mail, server }))
+      if (options.approvals) undo.push(options.approvals.attach(sessionId, server))
       announcer.start()
       try {
         await server.connect(new ClientIds(transport))
@@ -250,12 +259,13 @@ function alreadyConnected(state: 'connected' | 'closed'): McpServerError {
   )
 }
 
-/** Every tool under its provider-safe name, its description and its input schema as is. */
+/** Every tool under its provider-safe name, its description, its input schema as is and its annotations (when it has any). */
 function listTools(tools: ToolRegistry): ListToolsResult {
   const listed: McpTool[] = tools.list().map((tool) => ({
     name: tools.safeName(tool.name),
     description: tool.description,
     inputSchema: tool.inputSchema as McpTool['inputSchema'],
+    ...(tool.annotations ? { annotations: { ...tool.annotations } } : {}),
   }))
   return { tools: listed }
 }

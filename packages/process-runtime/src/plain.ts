@@ -26,7 +26,8 @@ export interface PlainProcessSpec {
   readonly sandbox?: {
     readonly fs?: { readonly read?: readonly string[]; readonly write?: readonly string[] }
     readonly net?: 'host' | 'none'
-    readonly tmp?: 'shared' | 'private'
+    /** `none`: no /tmp of the host (a private one where the mechanism has a mount namespace, else none). */
+    readonly tmp?: 'shared' | 'private' | 'none'
   }
   /** The environment policy, over the runtime's. */
   readonly environmentPolicy?: EnvironmentPolicy

@@ -1,12 +1,24 @@
 import { quoteInput, type ToolInputSchema } from '@toolvisor/toolbox'
 import { BashError } from './errors.js'
+import { ESCALATION_MODES, SANDBOX_MODES } from './modes.js'
 
 /**
  * What an argument holds. `text`: a non-empty string (seed 001: `invalid command: expected a
  * non-empty string`); `id`: a task id (`invalid task_id: expected a string, got ""`); `name`: a
- * task name of `[a-z0-9-]`, at most 63; `positive`, `seconds` (0 or more), `boolean`.
+ * task name of `[a-z0-9-]`, at most 63; `positive`, `seconds` (0 or more), `boolean`; `string`:
+ * any string (the caller checks it, in its own words); `escalation`: a mode `sandbox_permissions`
+ * may ask for; `mode`: any sandbox mode.
  */
-export type Kind = 'text' | 'id' | 'name' | 'positive' | 'seconds' | 'boolean'
+export type Kind =
+  | 'text'
+  | 'id'
+  | 'name'
+  | 'positive'
+  | 'seconds'
+  | 'boolean'
+  | 'string'
+  | 'escalation'
+  | 'mode'
 
 /** One argument of a tool. */
 export interface Field {
@@ -46,6 +58,9 @@ const SCHEMAS: Record<Kind, Record<string, unknown>> = {
   positive: { type: 'number', exclusiveMinimum: 0 },
   seconds: { type: 'number', minimum: 0 },
   boolean: { type: 'boolean' },
+  string: { type: 'string' },
+  escalation: { type: 'string', enum: [...ESCALATION_MODES] },
+  mode: { type: 'string', enum: [...SANDBOX_MODES] },
 }
 
 /** The JSON Schema the model is shown for `fields`. */
@@ -105,6 +120,12 @@ function fits(kind: Kind, value: unknown): boolean {
       return typeof value === 'number' && Number.isFinite(value) && value >= 0
     case 'boolean':
       return typeof value === 'boolean'
+    case 'string':
+      return typeof value === 'string'
+    case 'escalation':
+      return (ESCALATION_MODES as readonly unknown[]).includes(value)
+    case 'mode':
+      return (SANDBOX_MODES as readonly unknown[]).includes(value)
   }
 }
 
@@ -124,6 +145,12 @@ function problem(key: string, kind: Kind, value: unknown): string {
       return `invalid ${key}: expected a number of seconds, 0 or more, got ${got}`
     case 'boolean':
       return `invalid ${key}: expected a boolean, got ${got}`
+    case 'string':
+      return `invalid ${key}: expected a string, got ${got}`
+    case 'escalation':
+      return `invalid ${key}: expected one of ${ESCALATION_MODES.join(', ')}, got ${got}`
+    case 'mode':
+      return `invalid ${key}: expected one of ${SANDBOX_MODES.join(', ')}, got ${got}`
   }
 }
 

@@ -1,5 +1,6 @@
 import { isAbsolute } from 'node:path'
 import { z } from 'zod'
+import { SANDBOX_MODES } from './modes.js'
 
 const positive = z.number().int().positive()
 
@@ -31,6 +32,13 @@ export const BashConfigFields = z
       .optional(),
     /** The bash to run; default `bash` on toolvisor's PATH. */
     bash: z.string().min(1).optional(),
+    /**
+     * The standing sandbox mode of every session (decision 0034): `read-only`, `workspace-write`
+     * (the session's working directory and a /tmp writable) or `danger-full-access` (no sandbox).
+     * Run by the runtime's mechanism (`--sandbox`); refused at start-up when it cannot honour it.
+     * Absent: commands run unsandboxed, as toolvisor's user, and nothing about modes is shown.
+     */
+    sandbox: z.enum(SANDBOX_MODES).optional(),
     /** Keep terminal control codes in output instead of escaping them as `\uXXXX` (decision 0013). */
     keepControls: z.boolean().default(false),
   })

@@ -3,6 +3,9 @@ import type { TaskInfo } from '@toolvisor/process-runtime'
 import type { Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
 import { invalid, taskId } from './args.js'
 import type { BashOptions } from './config.js'
+import { callMode } from './escalation.js'
+import type { SandboxMode } from './modes.js'
+import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from './present.js'
 import { outputText, renderRun, runEnd } from './render.js'
 import {
   answer,
@@ -12,6 +15,7 @@ import {
   runCommand,
   spills,
   stopTask,
+  taskDenial,
   waitInline,
 } from './shared.js'
 
@@ -47,7 +51,35 @@ const bashFields = (options: BashOptions) =>
       kind: 'seconds',
       description: `With run_in_background: wait this long first (at most ${options.maxWaitSeconds} s); a command done by then answers in full.`,
     },
+    ...ESCALATION_FIELDS,
   }) as const
+
+/**
+ * Seed 001's escalation fields: always taken (a call that sends them without a sandbox gets the
+ * seed's "not available" text), shown only when the standing mode confines.
+ */
+const ESCALATION_FIELDS = {
+  sandbox_permissions: {
+    kind: 'escalation',
+    description:
+      'The wider sandbox mode this exact command needs. Only as a one-shot retry of a command the sandbox ' +
+      'just denied (`[sandbox: file access denied ...]`), the narrowest mode that suffices; requires ' +
+      'justification, and the user approves it before it runs. A rejected escalation is final.',
+  },
+  justification: {
+    kind: 'string',
+    description:
+      'Required with sandbox_permissions: one sentence for the user on why this exact command needs the wider access.',
+  },
+} as const
+
+/** The fields of `bash` the model is shown: without the escalation ones unless the mode confines. */
+function shownFields(services: BashServices) {
+  const all = bashFields(services.options)
+  if (services.modes.confining) return all
+  const { sandbox_permissions: _, justification: __, ...shown } = all
+  return shown
+}
 
 const TASK_FIELDS = { task_id: taskId('The id `bash` returned for the background task.') }
 
@@ -62,6 +94,9 @@ export function dshBash(services: BashServices): Tool {
       'Long output keeps its end and names a file with all of it. For a long-running command set ' +
       '`run_in_background`: read it with `bash_output`, stop it with `bash_kill`.',
     fields: bashFields(services.options),
+    shown: shownFields(services),
+    presentCall: presentBashCall,
+    presentResult: presentBashResult,
     async run(args, ctx) {
       const background = args.run_in_background === true
       if (!background && args.name !== undefined)
@@ -72,7 +107,9 @@ export function dshBash(services: BashServices): Tool {
       const started = async (task: TaskInfo) =>
         (await inline(services, task.id, args.wait_seconds ?? 0, ctx)) ??
         answer(`started background task ${task.id}`)
-      return runCommand(services, args, ctx, background ? started : undefined)
+      // Approval (when asked for) comes before anything runs; a refusal is the call's answer.
+      const mode = await callMode(args, ctx, services.modes, services.approval())
+      return runCommand(services, { ...args, mode }, ctx, background ? started : undefined)
     },
   })
 }
@@ -86,9 +123,12 @@ export function dshOutput(services: BashServices): Tool {
       'previous read (or `(no new output)`), then its status: `[status: running]`, `[status: killed]`, ' +
       '`[status: killed by SIG]` or `[status: completed, exit code: N]`. Poll again later for more.',
     fields: TASK_FIELDS,
+    presentCall: (args) => presentTaskCall('Read output from', args),
+    presentResult: (args, result) => presentTaskResult('Read output from', args, result),
     async run(args, ctx) {
       const read = readTask(services, args.task_id, ctx)
-      return answer(outputText(read, services.render), false, spills(read))
+      const lines = [outputText(read, services.render), ...taskDenial(services, read.task)]
+      return answer(lines.join('\n'), false, spills(read))
     },
   })
 }
@@ -101,6 +141,8 @@ export function dshKill(services: BashServices): Tool {
       'Stop a background task started by `bash`: SIGTERM to its whole process group (and whatever it started ' +
       'that left the group), then SIGKILL after a grace period.',
     fields: TASK_FIELDS,
+    presentCall: (args) => presentTaskCall('Kill', args),
+    presentResult: (args, result) => presentTaskResult('Kill', args, result),
     async run({ task_id: id }, ctx) {
       const killed = await stopTask(services, id, ctx)
       return answer(killed ? `killed background task ${id}` : `task ${id} had already finished`)
@@ -121,5 +163,27 @@ async function inline(
   const ended = await waitInline(services, id, seconds, ctx)
   if (ended === undefined) return undefined
   const read = readTask(services, id, ctx)
-  return answer(renderRun(read, runEnd(ended.exit!), services.render), false, { task: id, ...spills(read) })
+  const end = { ...runEnd(ended.exit!), sandbox: taskDenial(services, ended) }
+  return answer(renderRun(read, end, services.render), false, { task: id, ...spills(read) })
+}
+
+/**
+ * `bash_sandbox_mode { mode }` (decision 0035), served when the standing mode confines: sets the
+ * calling session's standing mode to `mode`, never wider than it is (a wider mode is one command
+ * at a time, asked for with `sandbox_permissions` and approved by the user).
+ */
+export function dshMode(services: BashServices): Tool {
+  return bashTool({
+    name: 'bash_sandbox_mode',
+    description:
+      "Lower this session's sandbox mode for every later bash command: read-only (nothing writable but a " +
+      'private /tmp, where the sandbox has one) or workspace-write (the working directory and /tmp writable). A session cannot raise ' +
+      'its mode: a command that needs more asks with sandbox_permissions.',
+    fields: { mode: { kind: 'mode', required: true, description: 'The new, narrower or equal, mode.' } },
+    async run({ mode }, ctx) {
+      if (ctx.sessionId === undefined) throw invalid('invalid call: only a session has a standing mode')
+      const was = services.modes.lower(ctx.sessionId, mode as SandboxMode)
+      return answer(`sandbox mode of this session: ${mode} (was ${was})`)
+    },
+  })
 }

@@ -10,6 +10,11 @@ export const BashErrorCodes = {
   WORKDIR: 'BASH_ERR_WORKDIR',
   /** A task id that names a task of another kind (a stream call, a service), not a background shell. */
   NOT_BASH_TASK: 'BASH_ERR_NOT_BASH_TASK',
+  /**
+   * A sandbox mode the mechanism cannot honour (at start-up for the standing mode, in a call for a
+   * wider one), or one configured with no mechanism: never run weaker than the mode says.
+   */
+  SANDBOX: 'BASH_ERR_SANDBOX',
 } as const
 
 /** A code of this package. */

@@ -6,7 +6,16 @@ export { BashError, BashErrorCodes } from './errors.js'
 export type { BackgroundShellInfo, BashHost } from './host.js'
 export { BashToken, createBashHost } from './host.js'
 export type { HyperhiveReport, HyperhiveStatus } from './hyperhive.js'
+export type { SandboxMode } from './modes.js'
+export { denialMarker, ESCALATION_HINT, ESCALATION_MODES, ESCALATION_TEXTS, SANDBOX_MODES } from './modes.js'
 export { bashPlugin } from './plugin.js'
+export {
+  ANNOTATIONS,
+  presentBashCall,
+  presentBashResult,
+  presentTaskCall,
+  presentTaskResult,
+} from './present.js'
 export type { Delta, RunEnd } from './render.js'
 export { completionNotice, outputText, renderRun, statusLine } from './render.js'
 export { toolnexusStatus } from './toolnexus.js'

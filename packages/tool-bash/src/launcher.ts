@@ -1,11 +1,15 @@
+import { LoadingError } from '@toolvisor/describe-v2'
 import type {
   ManagedProcess,
+  PlainProcessSpec,
   PreparedTool,
   ProcessRuntime,
   TaskInfo,
   TaskRegistry,
 } from '@toolvisor/process-runtime'
 import { contextOf, type ToolCallContext } from '@toolvisor/toolbox'
+import { BashError } from './errors.js'
+import { policyOf, type SandboxMode } from './modes.js'
 
 /** The name bash tasks and processes carry (`processes list` shows it as their tool). */
 export const BASH_TOOL = 'bash'
@@ -26,6 +30,18 @@ export interface Command {
   /** Absolute, checked (`workdirOf`). */
   readonly cwd: string
   readonly ctx: ToolCallContext
+  /** How it is launched: unsandboxed, or under a mode's policy (`Launcher.launchFor`). */
+  readonly launch: Launch
+}
+
+/** The prepared launches of one policy: foreground and background, and what confines them. */
+export interface Launch {
+  readonly foreground: PreparedTool
+  readonly background: PreparedTool
+  /** The mode it enforces; absent: bash is not sandboxed (no `bash.sandbox`). */
+  readonly mode?: SandboxMode
+  /** The mechanism that runs it (`bwrap`, `landlock`); absent: none. */
+  readonly mechanism?: string
 }
 
 /** How the launcher runs bash. */
@@ -40,42 +56,91 @@ export interface LauncherOptions {
 }
 
 /**
- * Starts `bash -c COMMAND` (`bashArgv`) through the runtime's plain-process entry (no describe document), the
- * one launch path every tool takes: its own process group, the final exec stage, the run's marker
- * (so `setsid` children are swept), the environment policy. Foreground commands are one-shot
- * processes; background ones are tasks of the registry, kind `bash`. Nothing else: reading,
- * waiting, stopping and completion are the registry's.
+ * Starts `bash -c COMMAND` (`bashArgv`) through the runtime's plain-process entry (no describe
+ * document), the one launch path every tool takes: its own process group, the final exec stage,
+ * the run's marker (so `setsid` children are swept), the environment policy and, for a confining
+ * sandbox mode, the configured mechanism with that mode's policy (`policyOf`), checked exactly as
+ * a tool's declaration is. Foreground commands are one-shot processes; background ones are tasks
+ * of the registry, kind `bash`. Nothing else: reading, waiting, stopping and completion are the
+ * registry's.
  */
 export class Launcher {
   readonly #runtime: ProcessRuntime
-  readonly #foreground: PreparedTool
-  readonly #background: PreparedTool
-  readonly #outputBytes: number
+  readonly #options: LauncherOptions
+  readonly #plain: Launch
+  /** The prepared policies, by mode and writable root: each checked once, then reused. */
+  readonly #policies = new Map<string, Promise<Launch>>()
 
-  private constructor(
-    runtime: ProcessRuntime,
-    tools: readonly [PreparedTool, PreparedTool],
-    outputBytes: number,
-  ) {
+  private constructor(runtime: ProcessRuntime, options: LauncherOptions, plain: Launch) {
     this.#runtime = runtime
-    this.#foreground = tools[0]
-    this.#background = tools[1]
-    this.#outputBytes = outputBytes
+    this.#options = options
+    this.#plain = plain
   }
 
-  /** Prepares both launches once (checked as any tool's declarations are). */
+  /** Prepares the unsandboxed launches once (checked as any tool's declarations are). */
   static async create(runtime: ProcessRuntime, options: LauncherOptions): Promise<Launcher> {
+    const [foreground, background] = await Launcher.#prepare(runtime, options, undefined)
+    return new Launcher(runtime, options, { foreground, background })
+  }
+
+  static #prepare(
+    runtime: ProcessRuntime,
+    options: LauncherOptions,
+    sandbox: PlainProcessSpec['sandbox'],
+  ): Promise<[PreparedTool, PreparedTool]> {
     const common = {
       name: BASH_TOOL,
       file: options.bash,
       framing: 'chunks' as const,
       timeout: { stop: options.killGraceMs / 1000 },
+      ...(sandbox ? { sandbox } : {}),
     }
-    const tools = await Promise.all([
+    return Promise.all([
       runtime.preparePlain({ ...common, mode: 'oneshot', cancel: { signal: 'SIGTERM' } }),
       runtime.preparePlain({ ...common, mode: 'stream', cancel: { signal: options.cancelSignal } }),
     ])
-    return new Launcher(runtime, tools, options.outputBytes)
+  }
+
+  /**
+   * The launches of `mode` with `root` (the session's working directory) as the workspace:
+   * unsandboxed for no mode and `danger-full-access`, else the mode's policy under the configured
+   * mechanism, prepared once per mode and root. A policy the mechanism cannot honour throws
+   * `BASH_ERR_SANDBOX` naming why; it is never run weaker.
+   */
+  launchFor(mode: SandboxMode | undefined, root: string): Promise<Launch> {
+    if (mode === undefined) return Promise.resolve(this.#plain)
+    if (mode === 'danger-full-access') return Promise.resolve({ ...this.#plain, mode })
+    const key = `${mode}\0${root}`
+    let launch = this.#policies.get(key)
+    if (launch === undefined) {
+      launch = this.#confined(mode, root)
+      this.#policies.set(key, launch)
+      // A refusal is not kept: the operator may fix the directory and the next call tries again.
+      launch.catch(() => this.#policies.delete(key))
+    }
+    return launch
+  }
+
+  async #confined(mode: Exclude<SandboxMode, 'danger-full-access'>, root: string): Promise<Launch> {
+    const prepare = (tmp: 'private' | 'shared') =>
+      Launcher.#prepare(this.#runtime, this.#options, policyOf(mode, root, tmp))
+    let pair: [PreparedTool, PreparedTool]
+    try {
+      pair = await prepare('private').catch((error: unknown) => {
+        // Landlock has no private /tmp: workspace-write then writes the host's (seed 001).
+        const tmp = LoadingError.is(error) && error.field === '$.runtime.sandbox.tmp'
+        if (mode === 'workspace-write' && tmp) return prepare('shared')
+        throw error
+      })
+    } catch (error) {
+      const why = LoadingError.is(error) ? error.reason : (error as Error).message
+      throw new BashError('BASH_ERR_SANDBOX', `the ${mode} sandbox mode cannot run in ${root}: ${why}`, {
+        cause: error,
+      })
+    }
+    const [foreground, background] = pair
+    const mechanism = foreground.sandbox?.mechanism.name
+    return { foreground, background, mode, ...(mechanism !== undefined ? { mechanism } : {}) }
   }
 
   /**
@@ -85,13 +150,13 @@ export class Launcher {
    */
   foreground(command: Command, timeoutMs: number): ManagedProcess {
     return this.#runtime.start({
-      tool: this.#foreground,
+      tool: command.launch.foreground,
       argv: bashArgv(command.command),
       cwd: command.cwd,
       context: contextOf(command.ctx),
       timeoutMs,
       signal: command.ctx.signal,
-      resultBytes: this.#outputBytes,
+      resultBytes: this.#options.outputBytes,
     })
   }
 
@@ -107,7 +172,7 @@ export class Launcher {
   ): TaskInfo {
     const start = () =>
       this.#runtime.start({
-        tool: this.#background,
+        tool: command.launch.background,
         argv: bashArgv(command.command),
         cwd: command.cwd,
         context: contextOf(command.ctx),

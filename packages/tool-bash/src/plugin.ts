@@ -3,10 +3,12 @@ import { isAbsolute } from 'node:path'
 import { definePlugin } from '@toolvisor/kernel'
 import { MailboxToken } from '@toolvisor/mailbox'
 import { pinnedExecutable, RuntimeToken, TasksToken } from '@toolvisor/process-runtime'
-import { rendererFor, SessionsToken, ToolsToken } from '@toolvisor/toolbox'
+import { ApprovalToken, rendererFor, SessionsToken, ToolsToken } from '@toolvisor/toolbox'
 import { mailCompletions } from './completion.js'
 import { BashConfig } from './config.js'
+import { dshMode } from './dsh.js'
 import { BashError } from './errors.js'
+import { StandingModes } from './escalation.js'
 import { BashToken, createBashHost } from './host.js'
 import { Launcher } from './launcher.js'
 import { PROFILE } from './profiles.js'
@@ -33,13 +35,22 @@ export const bashPlugin = definePlugin({
       cancelSignal: profile.cancelSignal,
       outputBytes: config.outputBytes,
     })
+    const modes = new StandingModes(config.sandbox)
+    await refuseUnhonoured(modes, runtime.options.sandbox, () =>
+      launcher.launchFor(modes.default, config.workdir ?? process.cwd()),
+    )
     const services: BashServices = {
       options: config,
       tasks,
       launcher,
       render: rendererFor(config.keepControls),
       session: (id) => (id === undefined ? undefined : ctx.get(SessionsToken)?.get(id)),
+      modes,
+      approval: () => ctx.get(ApprovalToken),
+      confined: new Map(),
     }
+    const forget = ctx.get(SessionsToken)?.onClose((session) => modes.forget(session.id))
+    if (forget) ctx.onDispose(forget)
     const host = createBashHost(tasks)
     // Disposers run last-registered first: the tools and the mail go, then the shells stop.
     ctx.onDispose(() => host.closeAll())
@@ -48,6 +59,7 @@ export const bashPlugin = definePlugin({
       for (const remove of removals.reverse()) remove()
     })
     for (const make of profile.tools) removals.push(tools.register(make(services)))
+    if (config.profile === 'dsh' && modes.confining) removals.push(tools.register(dshMode(services)))
     const notice = profile.notice
     if (notice) {
       removals.push(
@@ -61,6 +73,28 @@ export const bashPlugin = definePlugin({
     ctx.provide(BashToken, host)
   },
 })
+
+/**
+ * At start-up, the standing mode must be one the configured mechanism honours in the default
+ * working directory: a confining mode with no mechanism, or one it refuses, stops the load (never
+ * a weaker run).
+ */
+async function refuseUnhonoured(
+  modes: StandingModes,
+  mechanism: string | undefined,
+  prepare: () => Promise<unknown>,
+): Promise<void> {
+  if (!modes.confining) return
+  if (mechanism === undefined) {
+    throw new BashError(
+      'BASH_ERR_SANDBOX',
+      `tool-bash: the ${modes.default} sandbox mode needs a sandbox mechanism: start toolvisor with --sandbox bwrap, landlock or auto`,
+    )
+  }
+  await prepare().catch((error: unknown) => {
+    throw new BashError('BASH_ERR_SANDBOX', `tool-bash: ${(error as Error).message}`, { cause: error })
+  })
+}
 
 /** The bash to run: the configured one, else `bash` on toolvisor's own PATH (never the command's). */
 function bashExecutable(configured: string | undefined): string {

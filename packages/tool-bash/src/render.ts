@@ -4,6 +4,8 @@
  */
 import type { ProcessExit, StreamBytes, TaskBytes, TaskInfo } from '@toolvisor/process-runtime'
 import type { Renderer } from '@toolvisor/toolbox'
+import type { Launch } from './launcher.js'
+import { DENIAL_TAIL_BYTES, denialMarker, deniedBy, ESCALATION_HINT } from './modes.js'
 
 /** How a run ended, as its markers say it. */
 export interface RunEnd {
@@ -11,6 +13,8 @@ export interface RunEnd {
   readonly timedOutMs: number | undefined
   readonly code: number | null
   readonly signal: string | null
+  /** The sandbox lines (the denial marker, the escalation hint), reported first among the markers. */
+  readonly sandbox?: readonly string[]
 }
 
 /** A stream's text (control codes escaped unless kept), and the truncation marker when cut. */
@@ -38,13 +42,31 @@ export function renderRun(
     body += `[stderr]\n${err}`
   }
   if (body.length === 0) body = '(no output)'
-  const markers: string[] = []
+  const markers: string[] = [...(end.sandbox ?? [])]
   if (end.timedOutMs !== undefined) markers.push(`[timed out after ${end.timedOutMs}ms]`)
   if (end.signal !== null) markers.push(`[killed by signal: ${end.signal}]`)
   else if (end.code !== 0) markers.push(`[exit code: ${end.code}]`)
   if (markers.length === 0) return body
   if (!body.endsWith('\n')) body += '\n'
   return body + markers.join('\n')
+}
+
+/**
+ * Seed 001's sandbox lines for a run: the denial marker when the run failed and its stderr shows
+ * its mechanism denying a file access, then the escalation hint when `escalation` is available
+ * (the fields are advertised) and a wider mode exists. Empty for an unsandboxed run.
+ */
+export function denialLines(
+  launch: Pick<Launch, 'mode' | 'mechanism'>,
+  code: number | null,
+  stderr: Buffer,
+  escalation: boolean,
+): string[] {
+  const mode = launch.mode
+  if (mode === undefined || mode === 'danger-full-access') return []
+  const tail = stderr.subarray(Math.max(0, stderr.length - DENIAL_TAIL_BYTES)).toString('utf8')
+  if (!deniedBy(launch.mechanism, code, tail)) return []
+  return escalation ? [denialMarker(mode), ESCALATION_HINT] : [denialMarker(mode)]
 }
 
 /** The markers' view of an exit (`timeoutMs`: the bound the run had, if any). */

@@ -6,12 +6,24 @@ import {
   type TaskInfo,
   type TaskRegistry,
 } from '@toolvisor/process-runtime'
-import type { Renderer, SessionInfo, Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
+import type {
+  Approval,
+  CallCard,
+  Renderer,
+  ResultCard,
+  SessionInfo,
+  Tool,
+  ToolCallContext,
+  ToolResult,
+} from '@toolvisor/toolbox'
 import { type Fields, type Parsed, parseArgs, schemaOf } from './args.js'
 import type { BashOptions } from './config.js'
 import { BashError } from './errors.js'
-import type { Command, Launcher } from './launcher.js'
-import { renderRun, runEnd } from './render.js'
+import type { StandingModes } from './escalation.js'
+import type { Command, Launch, Launcher } from './launcher.js'
+import { DENIAL_TAIL_BYTES, type SandboxMode } from './modes.js'
+import { ANNOTATIONS } from './present.js'
+import { denialLines, renderRun, runEnd } from './render.js'
 import { workdirOf } from './workdir.js'
 
 /** What the tools of a profile run on. */
@@ -23,6 +35,12 @@ export interface BashServices {
   readonly render: Renderer
   /** The session a call comes from, when the host has a sessions service and it is open. */
   session(id: string | undefined): SessionInfo | undefined
+  /** The standing sandbox modes (the default and each session's). */
+  readonly modes: StandingModes
+  /** The `approval` service, when a host provides one (read at each escalation). */
+  approval(): Approval | undefined
+  /** The mode and mechanism of each background task started under a sandbox mode, by task id. */
+  readonly confined: Map<string, Pick<Launch, 'mode' | 'mechanism'>>
 }
 
 /** A text result (`Error: ` before the message of an error, as seed 001 shows errors). */
@@ -39,6 +57,10 @@ export interface BashToolSpec<F extends Fields> {
   readonly name: string
   readonly description: string
   readonly fields: F
+  /** The fields the model is shown, when fewer are advertised than taken (default: `fields`). */
+  readonly shown?: Fields
+  presentCall?(args: unknown): CallCard
+  presentResult?(args: unknown, result: ToolResult): ResultCard
   run(args: Parsed<F>, ctx: ToolCallContext): Promise<ToolResult>
 }
 
@@ -50,7 +72,10 @@ export function bashTool<F extends Fields>(spec: BashToolSpec<F>): Tool {
   return {
     name: spec.name,
     description: spec.description,
-    inputSchema: schemaOf(spec.fields),
+    inputSchema: schemaOf(spec.shown ?? spec.fields),
+    ...(ANNOTATIONS[spec.name] ? { annotations: ANNOTATIONS[spec.name] } : {}),
+    ...(spec.presentCall ? { presentCall: spec.presentCall } : {}),
+    ...(spec.presentResult ? { presentResult: spec.presentResult } : {}),
     async call(raw, ctx) {
       try {
         return await spec.run(parseArgs(spec.fields, raw), ctx)
@@ -70,6 +95,8 @@ export interface CommandCall {
   readonly timeoutMs: number | undefined
   /** The background task's name (its id). */
   readonly name?: string | undefined
+  /** The sandbox mode it runs under (`callMode`); absent: bash is not sandboxed. */
+  readonly mode?: SandboxMode | undefined
 }
 
 /**
@@ -82,24 +109,35 @@ export async function runCommand(
   ctx: ToolCallContext,
   background: ((task: TaskInfo) => Promise<ToolResult>) | undefined,
 ): Promise<ToolResult> {
-  const command = commandOf(services, { command: call.command, workdir: call.workdir, ctx })
+  const command = await commandOf(services, { ...call, ctx })
   if (background === undefined)
     return foreground(services, command, timeoutOf(services.options, call.timeoutMs))
   const named = call.name !== undefined ? { name: call.name } : {}
-  return background(services.launcher.background(services.tasks, command, named))
+  const task = services.launcher.background(services.tasks, command, named)
+  const { mode, mechanism } = command.launch
+  if (mode !== undefined) services.confined.set(task.id, { mode, ...(mechanism ? { mechanism } : {}) })
+  return background(task)
 }
 
-/** The command of a call, in its working directory (checked: nothing starts in a missing one). */
-export function commandOf(
+/**
+ * The command of a call, in its working directory (checked: nothing starts in a missing one),
+ * launched under its mode with the session's working directory as the workspace.
+ */
+export async function commandOf(
   services: BashServices,
-  call: { readonly command: string; readonly workdir: string | undefined; readonly ctx: ToolCallContext },
-): Command {
-  const cwd = workdirOf({
-    requested: call.workdir,
-    session: services.session(call.ctx.sessionId)?.cwd,
-    fallback: services.options.workdir ?? process.cwd(),
-  })
-  return { command: call.command, cwd, ctx: call.ctx }
+  call: {
+    readonly command: string
+    readonly workdir: string | undefined
+    readonly mode?: SandboxMode | undefined
+    readonly ctx: ToolCallContext
+  },
+): Promise<Command> {
+  const root = services.session(call.ctx.sessionId)?.cwd ?? services.options.workdir ?? process.cwd()
+  const cwd = workdirOf({ requested: call.workdir, session: root, fallback: root })
+  // Every profile runs under the session's standing mode; only seed 001's bash can ask for more.
+  const mode = call.mode ?? services.modes.of(call.ctx.sessionId)
+  const launch = await services.launcher.launchFor(mode, root)
+  return { command: call.command, cwd, ctx: call.ctx, launch }
 }
 
 /** A background shell of the calling session: another session's is refused, another kind too. */
@@ -156,14 +194,35 @@ export async function foreground(
   const read = (stream: 'stdout' | 'stderr') =>
     newestBytes(process, stream, { from: 0, max, utf8: true, final: true })
   const streams = { stdout: read('stdout'), stderr: read('stderr') }
+  const denial = denialLines(command.launch, exit.code, streams.stderr.bytes, escalates(services))
   const meta = {
     process: process.id,
     exitCode: exit.code,
     signal: exit.signal,
     reason: exit.reason,
+    ...(command.launch.mode !== undefined ? { sandboxMode: command.launch.mode } : {}),
+    ...(denial.length > 0 ? { sandboxDenied: true } : {}),
     ...spills(streams),
   }
-  return answer(renderRun(streams, runEnd(exit, timeoutMs), services.render), false, meta)
+  const end = { ...runEnd(exit, timeoutMs), sandbox: denial }
+  return answer(renderRun(streams, end, services.render), false, meta)
+}
+
+/** The hint goes only where the escalation fields are advertised: seed 001's bash, a confining mode. */
+function escalates(services: BashServices): boolean {
+  return services.modes.confining && services.options.profile === 'dsh'
+}
+
+/**
+ * The sandbox lines of a settled background task (seed 001: on every read that sees it, since a
+ * denial is only classifiable once the whole stderr is in): read from the end of its stderr.
+ */
+export function taskDenial(services: BashServices, task: TaskInfo): string[] {
+  const confined = services.confined.get(task.id)
+  if (confined === undefined || task.exit === undefined) return []
+  const process = services.tasks.process(task.id, task.owner)
+  const tail = newestBytes(process, 'stderr', { from: 0, max: DENIAL_TAIL_BYTES, final: true })
+  return denialLines(confined, task.exit.code, tail.bytes, escalates(services))
 }
 
 /** The spill files of a result, for the host. */

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describePlugin } from '@toolvisor/describe-v2'
-import { Kernel } from '@toolvisor/kernel'
+import { definePlugin, Kernel } from '@toolvisor/kernel'
 import { type Envelope, MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
 import {
   markedProcesses,
@@ -12,8 +12,12 @@ import {
   TasksToken,
 } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
+import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
+import { landlockPlugin } from '@toolvisor/sandbox-landlock'
 import { processesPlugin } from '@toolvisor/tool-processes'
 import {
+  type Approval,
+  ApprovalToken,
   SessionsToken,
   type ToolCallContext,
   type ToolResult,
@@ -21,6 +25,7 @@ import {
   toolboxPlugin,
 } from '@toolvisor/toolbox'
 import { afterEach, expect } from 'vitest'
+import { z } from 'zod'
 import { BashToken, bashPlugin } from '../src/index.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
@@ -47,11 +52,22 @@ export interface Called {
  * `mailbox` is false: then neither) and the bash plugin configured with `bash`. Sessions `alice` and `bob` are open (sessions and mailbox). After
  * the test the kernel is disposed and nothing it started may still run.
  */
-export async function compose(bash: Record<string, unknown> = {}, { mailbox = true } = {}) {
+export async function compose(
+  bash: Record<string, unknown> = {},
+  {
+    mailbox = true,
+    sandbox,
+    approval,
+  }: { mailbox?: boolean; sandbox?: 'bwrap' | 'landlock'; approval?: Approval } = {},
+) {
   const stateDir = tempDir('tv-bash-state-')
   const kernel = new Kernel()
   kernel.use(describePlugin)
-  kernel.use(runtimePlugin, { stateDir })
+  kernel.use(runtimePlugin, { stateDir, ...(sandbox ? { sandbox } : {}) })
+  if (sandbox === 'bwrap') kernel.use(bwrapPlugin, {})
+  if (sandbox === 'landlock') kernel.use(landlockPlugin, {})
+  // A host's own approval service (as a host library provides one): the seam, not a stand-in.
+  if (approval) kernel.use(approvalHost, approval)
   kernel.use(toolboxPlugin, {})
   // The processes tool (and its session mail) needs a mailbox.
   if (mailbox) kernel.use(processesPlugin, {})
@@ -103,6 +119,15 @@ export async function compose(bash: Record<string, unknown> = {}, { mailbox = tr
     mail,
   }
 }
+
+const approvalHost = definePlugin({
+  name: 'test-approval',
+  provides: [ApprovalToken],
+  config: z.custom<Approval>((value) => typeof (value as Approval | undefined)?.request === 'function'),
+  apply(ctx, approval) {
+    ctx.provide(ApprovalToken, approval)
+  },
+})
 
 /** True once `pid` is gone (or a zombie): how a test sees that a kill reached a process. */
 export function gone(pid: number): boolean {

@@ -13,7 +13,8 @@ describe('bash tools (seed 001): bad input', () => {
     /** `bash` arguments: a valid call with `extra` over it. */
     const b = (extra: Record<string, unknown>) => ({ command: 'true', description: 'd', ...extra })
     const bg = (extra: Record<string, unknown>) => b({ run_in_background: true, ...extra })
-    const keys = 'command, description, timeoutMs, workdir, run_in_background, name, wait_seconds'
+    const keys =
+      'command, description, timeoutMs, workdir, run_in_background, name, wait_seconds, sandbox_permissions, justification'
     const nameRule = 'expected 1 to 63 characters of a-z, 0-9 and -, got'
     const notDir = (path: string, why: string) =>
       `invalid workdir: ${path} is not a directory (${why}); nothing was started`

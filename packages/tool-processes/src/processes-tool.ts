@@ -69,6 +69,13 @@ export function processesTool(deps: ProcessesDeps, options: ProcessesOptions): T
     name: 'processes',
     description: description(options),
     inputSchema: inputSchema(options),
+    // It starts tools (which reach whatever they reach) and stops processes.
+    annotations: {
+      title: 'Manage tool processes',
+      readOnlyHint: false,
+      destructiveHint: true,
+      openWorldHint: true,
+    },
     async call(raw, ctx) {
       const args = parseArgs(raw, options)
       if (typeof args === 'string') return refusal(args)

@@ -47,6 +47,8 @@ export function helpTool(
       required: ['tool'],
       additionalProperties: false,
     },
+    // A tool's help is text it prints, run under the confining policy: it changes nothing.
+    annotations: { title: 'Help for a tool', readOnlyHint: true, openWorldHint: false },
     async call(args, ctx) {
       const asked = (args as { tool?: unknown } | undefined)?.tool
       const key =

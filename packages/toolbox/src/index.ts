@@ -1,3 +1,5 @@
+export type { Approval, ApprovalOutcome, ApprovalRequest } from './approval.js'
+export { ApprovalToken } from './approval.js'
 export type { BinaryToolDeps, CallOptions, LoadedTool, ToolsOfOptions } from './binary-tool.js'
 export { contextOf, toolsOf } from './binary-tool.js'
 export type { CutEvent, Fitted, FittedBytes, Renderer } from './budget.js'
@@ -27,6 +29,14 @@ export type { Oneshots } from './oneshots.js'
 export { createOneshots } from './oneshots.js'
 export type { BinaryTools, BinaryToolsOptions } from './plugin.js'
 export { createBinaryTools, ToolboxConfig, ToolboxEntryConfig, toolboxPlugin } from './plugin.js'
+export type {
+  CallCard,
+  GenericCard,
+  ResultCard,
+  TerminalCallCard,
+  TerminalResultCard,
+  ToolAnnotations,
+} from './presentation.js'
 export { createToolRegistry } from './registry.js'
 export type { FailureOptions } from './results.js'
 export { bytesText, describeExit, exitMeta, failure, outputCall, succeeded, text } from './results.js'

@@ -2,6 +2,7 @@
  * The `tools` seam: the registry of model-facing tools. Every surface (MCP, a host's own loop, the
  * CLI) reads it; every tool package registers into it.
  */
+import type { CallCard, ResultCard, ToolAnnotations } from './presentation.js'
 
 /** A JSON Schema object describing a tool's arguments. */
 export type ToolInputSchema = Readonly<Record<string, unknown>> & { readonly type: 'object' }
@@ -51,6 +52,12 @@ export interface Tool {
   readonly inputSchema: ToolInputSchema
   /** Runs one call. Resolves with a result; rejects only on a bug, never because the tool failed. */
   call(args: unknown, ctx: ToolCallContext): Promise<ToolResult>
+  /** Hints for a client (MCP `annotations`): set only where they are true for this tool. */
+  readonly annotations?: ToolAnnotations
+  /** The card a UI draws for a call with these arguments. Pure; never throws (a generic card). */
+  presentCall?(args: unknown): CallCard
+  /** The card of a call's result. Pure; never throws. */
+  presentResult?(args: unknown, result: ToolResult): ResultCard
 }
 
 /** The `tools` service. */

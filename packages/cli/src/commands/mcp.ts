@@ -1,5 +1,5 @@
 import { MCP_DEFAULT_LIMITS, type McpServerOptions, serveStdio } from '@toolvisor/mcp-server'
-import { PROFILES } from '@toolvisor/tool-bash'
+import { PROFILES, SANDBOX_MODES } from '@toolvisor/tool-bash'
 import type { Served } from '@toolvisor/toolbox'
 import { type Composed, compose, reportLost } from '../compose.js'
 import { BashSection, type Config } from '../config.js'
@@ -26,6 +26,7 @@ const MCP_FLAGS = {
   session: { type: 'string' as const },
   bash: { type: 'boolean' as const },
   'bash-profile': { type: 'string' as const },
+  'bash-sandbox': { type: 'string' as const },
   'allow-empty': { type: 'boolean' as const },
   'load-first': { type: 'boolean' as const },
   connect: { type: 'string' as const },
@@ -50,6 +51,9 @@ ${RUNTIME_FLAGS_HELP}
                        as toolvisor's user in toolvisor's working directory (config: "bash": {})
   --bash-profile NAME  dsh (default), hyperhive (run, status, kill) or toolnexus (bash,
                        bash_output, kill_shell): whose words the bash tools speak; implies --bash
+  --bash-sandbox MODE  read-only, workspace-write or danger-full-access: the bash commands' standing
+                       sandbox mode, run by --sandbox MECHANISM (refused at start-up when it cannot
+                       honour it); a command may ask the user for more once; implies --bash
   --connect ADDR       be a bridge to toolvisor serve at HOST:PORT, a URL, or unix:PATH: no process
                        management here; every turn with the same --session shares its processes
   --token-file FILE    the daemon's bearer token (default STATE_DIR/serve.token)
@@ -98,20 +102,25 @@ function limitsFrom(values: Record<string, unknown>): Partial<McpServerOptions> 
   return limits
 }
 
-/** The configuration with `--bash` and `--bash-profile` applied (they win over the file's section). */
+/**
+ * The configuration with `--bash`, `--bash-profile` and `--bash-sandbox` applied (they win over
+ * the file's section).
+ */
 function withBash(config: Config, values: Record<string, unknown>): Config {
   const profile = values['bash-profile']
-  if (values.bash !== true && profile === undefined) return config
+  const sandbox = values['bash-sandbox']
+  if (values.bash !== true && profile === undefined && sandbox === undefined) return config
   const parsed = BashSection.safeParse({
     ...config.bash,
     enabled: true,
     ...(profile !== undefined ? { profile } : {}),
+    ...(sandbox !== undefined ? { sandbox } : {}),
   })
   if (!parsed.success) {
-    throw new CliError(
-      'CLI_ERR_USAGE',
-      `--bash-profile ${String(profile)}: expected one of ${PROFILES.join(', ')}`,
-    )
+    const [flag, value, known] = parsed.error.issues.some((issue) => issue.path[0] === 'sandbox')
+      ? ['--bash-sandbox', sandbox, SANDBOX_MODES]
+      : ['--bash-profile', profile, PROFILES]
+    throw new CliError('CLI_ERR_USAGE', `${flag} ${String(value)}: expected one of ${known.join(', ')}`)
   }
   return { ...config, bash: parsed.data }
 }
@@ -190,6 +199,7 @@ async function serveLocal(
       log: (line) => io.err(`${line}\n`),
       sessions: composed.sessions,
       mailbox: composed.mailbox,
+      ...(composed.approvals ? { approvals: composed.approvals } : {}),
       ...(config.mailBytes !== undefined ? { mailBytes: config.mailBytes } : {}),
       origin: 'mcp-stdio',
       firstLoad,

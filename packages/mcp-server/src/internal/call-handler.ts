@@ -10,7 +10,7 @@ import { CallGate } from './call-gate.js'
 import { foldMail, type SessionMailOptions } from './mail.js'
 import type { Limits } from './options.js'
 import { CallProgress } from './progress.js'
-import { errorResult, messageOf, toCallToolResult } from './result.js'
+import { errorResult, messageOf, toCallToolResult, withPresentation } from './result.js'
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
@@ -106,9 +106,11 @@ async function runCall(
 ): Promise<CallToolResult> {
   // The registry dispatches (it accepts the safe name and owns the "unknown tool" text); the lookup
   // only names the tool in logs by its internal name.
-  const label = tools.get(name)?.name ?? name
+  const tool = tools.get(name)
+  const label = tool?.name ?? name
   try {
-    return toCallToolResult(await tools.call(name, args, ctx))
+    const answer = await tools.call(name, args, ctx)
+    return withPresentation(toCallToolResult(answer), tool, args, answer)
   } catch (error) {
     if (ctx.signal.aborted) {
       log(`tool "${label}" rejected after the call was cancelled: ${messageOf(error)}`)

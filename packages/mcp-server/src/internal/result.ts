@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import type { ToolResult } from '@toolvisor/toolbox'
+import type { Tool, ToolResult } from '@toolvisor/toolbox'
 
 /**
  * True for a plain JSON object (not an array, not null, not a class instance): the only shape MCP
@@ -33,4 +33,32 @@ export function errorResult(text: string): CallToolResult {
 export function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message
   return String(error)
+}
+
+/**
+ * The key under which a result's `_meta` carries its UI cards: `{ call, result }`, seed 001's
+ * `presentCall`/`presentResult` of the tool that ran (decision 0037). Absent for tools without them.
+ */
+export const PRESENTATION_META_KEY = 'toolvisor/presentation'
+
+/**
+ * The result with the tool's cards in `_meta["toolvisor/presentation"]`, when the tool draws any.
+ * Presenters are display-only: one that throws anyway (a bug) leaves the result without cards.
+ */
+export function withPresentation(
+  result: CallToolResult,
+  tool: Tool | undefined,
+  args: unknown,
+  answer: ToolResult,
+): CallToolResult {
+  if (tool?.presentCall === undefined && tool?.presentResult === undefined) return result
+  try {
+    const cards = {
+      ...(tool.presentCall ? { call: tool.presentCall(args) } : {}),
+      ...(tool.presentResult ? { result: tool.presentResult(args, answer) } : {}),
+    }
+    return { ...result, _meta: { ...result._meta, [PRESENTATION_META_KEY]: cards } }
+  } catch {
+    return result
+  }
 }

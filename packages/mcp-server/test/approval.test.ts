@@ -1,0 +1,136 @@
+// The approval seam over MCP elicitation, in process: each answer of the user, a client without
+// elicitation, a session with no connection, a withdrawn question; and the tools' annotations and
+// cards as a client sees them.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import {
+  type CallToolResult,
+  ElicitRequestSchema,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js'
+import { type ApprovalRequest, createToolRegistry, type Tool } from '@toolvisor/toolbox'
+import { afterEach, describe, expect, it } from 'vitest'
+import { approvalMessage, createMcpServer, McpApprovals, PRESENTATION_META_KEY } from '../src/index.js'
+import { schema, text, tool } from './helpers.js'
+
+const closers: Array<() => Promise<void>> = []
+afterEach(async () => {
+  while (closers.length > 0) await closers.pop()!()
+})
+
+/** A client (answering elicitations with `answer`, or declaring none) on a server with `approvals`. */
+async function connected(approvals: McpApprovals, answer?: (message: string) => Promise<ElicitResult>) {
+  const tools = createToolRegistry()
+  tools.register(tool('plain', async () => text('ok')))
+  const surface = createMcpServer(tools, {
+    name: 't',
+    version: '1',
+    sessionId: 's1',
+    approvals,
+    log: () => {},
+  })
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+  await surface.connect(serverSide)
+  const client = new Client({ name: 'c', version: '1' }, { capabilities: answer ? { elicitation: {} } : {} })
+  if (answer) client.setRequestHandler(ElicitRequestSchema, (request) => answer(request.params.message))
+  await client.connect(clientSide)
+  closers.push(() => surface.close())
+  return { client, tools }
+}
+
+const question = (signal = new AbortController().signal): ApprovalRequest => ({
+  sessionId: 's1',
+  tool: 'bash',
+  command: 'touch /etc/x',
+  justification: 'The build writes there.',
+  mode: 'danger-full-access',
+  signal,
+})
+
+describe('McpApprovals: the approval seam through elicitation', () => {
+  it('accept, decline and cancel are allowed-once, rejected and cancelled; the message shows the command', async () => {
+    const approvals = new McpApprovals()
+    const seen: string[] = []
+    let next: ElicitResult['action'] = 'accept'
+    await connected(approvals, async (message) => {
+      seen.push(message)
+      return next === 'accept' ? { action: 'accept', content: {} } : { action: next }
+    })
+    expect(await approvals.request(question())).toBe('allowed-once')
+    next = 'decline'
+    expect(await approvals.request(question())).toBe('rejected')
+    next = 'cancel'
+    expect(await approvals.request(question())).toBe('cancelled')
+    expect(seen[0]).toBe(approvalMessage(question()))
+    expect(seen[0]).toBe(
+      'Allow bash to run this exact command once under the "danger-full-access" sandbox mode?\n\ntouch /etc/x\n\n' +
+        'Justification: The build writes there.\n\nAccept allows this one call only; nothing is remembered. Decline refuses it.',
+    )
+  })
+
+  it('a client without elicitation, or a session with no connection, is unavailable', async () => {
+    const approvals = new McpApprovals()
+    await connected(approvals)
+    expect(await approvals.request(question())).toBe('unavailable')
+    expect(await approvals.request({ ...question(), sessionId: 'other' })).toBe('unavailable')
+    expect(await approvals.request({ ...question(), sessionId: undefined })).toBe('unavailable')
+  })
+
+  it('a question withdrawn by the call (aborted while the user has it) is cancelled', async () => {
+    const approvals = new McpApprovals()
+    const stop = new AbortController()
+    await connected(approvals, () => {
+      stop.abort()
+      return new Promise(() => {}) // the user never answers
+    })
+    expect(await approvals.request(question(stop.signal))).toBe('cancelled')
+  })
+
+  it('once the connection closed, its session is no longer asked', async () => {
+    const approvals = new McpApprovals()
+    await connected(approvals, async () => ({ action: 'accept', content: {} }))
+    await closers.pop()!()
+    expect(await approvals.request(question())).toBe('unavailable')
+  })
+})
+
+describe('annotations and cards over MCP', () => {
+  it('lists a tool annotations as set, none for a tool without them; cards ride in _meta', async () => {
+    const { client, tools } = await connected(new McpApprovals())
+    const drawn: Tool = {
+      ...tool('drawn', async () => text('done')),
+      inputSchema: schema('x'),
+      annotations: { title: 'Drawn', readOnlyHint: true },
+      presentCall: (args) => ({ card: 'generic', title: 'call', rawInput: args }),
+      presentResult: (_args, result) => ({
+        card: 'generic',
+        title: 'result',
+        content: [result.content[0]!.text],
+      }),
+    }
+    const broken: Tool = {
+      ...tool('broken', async () => text('fine')),
+      presentCall: () => {
+        throw new Error('a presenter bug')
+      },
+    }
+    tools.register(drawn)
+    tools.register(broken)
+    const listed = Object.fromEntries((await client.listTools()).tools.map((t) => [t.name, t.annotations]))
+    expect(listed).toEqual({
+      plain: undefined,
+      drawn: { title: 'Drawn', readOnlyHint: true },
+      broken: undefined,
+    })
+    const result = (await client.callTool({ name: 'drawn', arguments: { x: '1' } })) as CallToolResult
+    expect(result._meta?.[PRESENTATION_META_KEY]).toEqual({
+      call: { card: 'generic', title: 'call', rawInput: { x: '1' } },
+      result: { card: 'generic', title: 'result', content: ['done'] },
+    })
+    const plain = (await client.callTool({ name: 'plain', arguments: {} })) as CallToolResult
+    expect(plain._meta?.[PRESENTATION_META_KEY]).toBeUndefined()
+    const survived = (await client.callTool({ name: 'broken', arguments: {} })) as CallToolResult
+    expect(survived).toMatchObject({ content: [{ type: 'text', text: 'fine' }], isError: false })
+    expect(survived._meta?.[PRESENTATION_META_KEY]).toBeUndefined()
+  })
+})

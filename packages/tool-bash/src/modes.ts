@@ -1,0 +1,84 @@
+/**
+ * Seed 001's sandbox modes and their words: the policy each mode is, which modes widen which,
+ * how a denial is recognised and reported, and the escalation texts (exactly the seed's: an
+ * interface a model written against that harness reads).
+ */
+import type { PlainProcessSpec } from '@toolvisor/process-runtime'
+
+/** The standing modes, narrowest first. */
+export const SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const
+
+/** A sandbox mode. */
+export type SandboxMode = (typeof SANDBOX_MODES)[number]
+
+/** What `sandbox_permissions` may ask for: the modes that can be wider than another. */
+export const ESCALATION_MODES = ['workspace-write', 'danger-full-access'] as const
+
+/** How wide a mode is: a call may only widen (escalation) or a session only narrow (its standing mode). */
+export function rank(mode: SandboxMode): number {
+  return SANDBOX_MODES.indexOf(mode)
+}
+
+/**
+ * The sandbox a confining mode is, for `preparePlain` (decision 0034). Every file readable that
+ * the mechanism and the sandbox user allow. `read-only`: nothing writable; /tmp private where the
+ * mechanism has a mount namespace (bwrap), none at all otherwise (Landlock): never the host's.
+ * `workspace-write`: the session's working directory `root` writable, and a /tmp: private first,
+ * the host's where the mechanism has no private one (Landlock; `tmp` says which to try).
+ */
+export function policyOf(
+  mode: Exclude<SandboxMode, 'danger-full-access'>,
+  root: string,
+  tmp: 'private' | 'shared' = 'private',
+): NonNullable<PlainProcessSpec['sandbox']> {
+  // The root is granted by name too: a private /tmp would otherwise hide a working directory below it.
+  if (mode === 'read-only') return { fs: { read: ['/', root] }, net: 'host', tmp: 'none' }
+  return { fs: { read: ['/'], write: [root] }, net: 'host', tmp }
+}
+
+/**
+ * The errors each mechanism's denial of a write shows on stderr (bwrap: the tree is a read-only
+ * mount, EROFS; Landlock: EACCES). Conservative and inferred from text: an application's own
+ * "Permission denied" under Landlock counts too (stated in the README's limits).
+ */
+const DENIALS: Readonly<Record<string, RegExp>> = {
+  bwrap: /Read-only file system/,
+  landlock: /Permission denied|Read-only file system/,
+}
+
+/** How much of the end of stderr the classification reads. */
+export const DENIAL_TAIL_BYTES = 16_384
+
+/** True when a failed run's stderr shows the mechanism denying a file access. */
+export function deniedBy(mechanism: string | undefined, code: number | null, stderr: string): boolean {
+  if (mechanism === undefined || code === null || code === 0) return false
+  return DENIALS[mechanism]?.test(stderr) ?? false
+}
+
+/** Seed 001's denial marker. */
+export function denialMarker(mode: SandboxMode): string {
+  return `[sandbox: file access denied under ${mode} mode]`
+}
+
+/** Seed 001's escalation hint (dsh-bash-sandbox's words), after the denial marker when escalation is available. */
+export const ESCALATION_HINT =
+  '[sandbox: escalation available — retry this exact command once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]'
+
+/** Seed 001's escalation validation and outcome texts. */
+export const ESCALATION_TEXTS = {
+  needsJustification: 'invalid escalation: sandbox_permissions requires a justification',
+  needsPermissions: 'invalid escalation: justification is only valid together with sandbox_permissions',
+  emptyJustification: 'invalid justification: expected a non-empty sentence',
+  notAvailable:
+    'sandbox_permissions is not available in this composition (no sandboxing executor to escalate)',
+  notWider: (mode: string, current: string) =>
+    `sandbox escalation to "${mode}" is not strictly wider than this call's current "${current}" mode`,
+  noService: (mode: string) =>
+    `sandbox escalation to "${mode}" requires approval, but no approval service is composed`,
+  noSession: (mode: string) =>
+    `sandbox escalation to "${mode}" requires approval, but the call has no agent to route it through`,
+  rejected: (mode: string) => `the user rejected escalating this command to "${mode}"`,
+  cancelled: (mode: string) => `approval for escalating to "${mode}" was cancelled`,
+  unavailable: (mode: string) =>
+    `sandbox escalation to "${mode}" requires approval, but no approval channel is available`,
+} as const
