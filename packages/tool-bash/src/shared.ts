@@ -86,7 +86,11 @@ export async function runCommand(
   if (background === undefined)
     return foreground(services, command, timeoutOf(services.options, call.timeoutMs))
   const named = call.name !== undefined ? { name: call.name } : {}
-  return background(services.launcher.background(services.tasks, command, named))
+  const task = services.launcher.background(services.tasks, command, named)
+  const result = await background(task)
+  // Answered while it runs (a wait that returned it saw it end): it now lives on by its id.
+  services.tasks.detach(task.id)
+  return result
 }
 
 /** The command of a call, in its working directory (checked: nothing starts in a missing one). */
@@ -114,7 +118,10 @@ export function bashTask(services: BashServices, id: string, session: string | u
 /** What is new of a background shell of the calling session since its previous read (its own cursor). */
 export function readTask(services: BashServices, id: string, ctx: ToolCallContext): TaskBytes {
   bashTask(services, id, ctx.sessionId)
-  return services.tasks.readBytes(id, ctx.sessionId, { max: services.options.outputBytes, utf8: true })
+  const read = services.tasks.readBytes(id, ctx.sessionId, { max: services.options.outputBytes, utf8: true })
+  // The read shows the end: the owner has seen it.
+  if (read.task.exit !== undefined) services.tasks.seen(id, ctx.sessionId)
+  return read
 }
 
 /**
@@ -127,10 +134,17 @@ export async function stopTask(
   ctx: ToolCallContext,
   options: { readonly force?: boolean; readonly detach?: boolean } = {},
 ): Promise<boolean> {
-  if (bashTask(services, id, ctx.sessionId).exit !== undefined) return false
+  if (bashTask(services, id, ctx.sessionId).exit !== undefined) {
+    services.tasks.seen(id, ctx.sessionId)
+    return false
+  }
   const stopping = services.tasks.cancel(id, ctx.sessionId, options.force ? { force: true } : {})
   if (options.detach) stopping.catch(() => {})
-  else await stopping
+  else {
+    await stopping
+    // Its answer says it was stopped: no other news of its end is due to the owner.
+    services.tasks.seen(id, ctx.sessionId)
+  }
   return true
 }
 
