@@ -59,7 +59,8 @@ export interface TaskCompletion {
  * What a surface that follows tasks from outside (a harness's keyed items, `toolvisor serve
  * --notify`) hears, in order, at most once each per task: `detached` when the call that started
  * it answered while it runs; `ended` with its completion (`observed`: its owner's wait returned
- * it); `seen` when its owner was shown its final status inline (a status, a stop's answer).
+ * it), or, for a task an earlier run lost, when its owner is told (`tellLost`); `seen` when its
+ * owner was shown its final status inline (a status, a stop's answer).
  */
 export type TaskNews =
   | { readonly type: 'detached'; readonly task: TaskInfo }

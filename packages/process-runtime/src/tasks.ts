@@ -194,9 +194,11 @@ class Tasks implements TaskRegistry {
     for (const entry of this.#entries.values()) {
       const lost = entry.lost
       if (lost === undefined || lost.told || entry.owner !== session) continue
-      tell(info(entry))
+      const task = info(entry)
+      tell(task)
       markTold(lost)
       entry.lost = { ...lost, told: true }
+      this.#announce({ type: 'ended', task, observed: false })
     }
   }
 

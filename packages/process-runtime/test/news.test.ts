@@ -62,6 +62,8 @@ describe('lost tasks', () => {
     const told: string[] = []
     const tell = (session: string) => (task: TaskInfo) => told.push(`${session} ${task.id} ${task.kind}`)
     const first = createTaskRegistry(makeRuntime({ stateDir }))
+    const news: TaskNews[] = []
+    first.onNews((n) => news.push(n))
     expect(() =>
       first.tellLost('agent-2', () => {
         throw new Error('the mailbox could not take it')
@@ -70,6 +72,7 @@ describe('lost tasks', () => {
     first.tellLost('agent-1', tell('agent-1'))
     first.tellLost('agent-1', tell('agent-1'))
     expect(told).toEqual(['agent-1 p1 service', 'agent-1 t1 bash'])
+    expect(shown(news)).toEqual(['p1 ended', 't1 ended'])
     expect(JSON.parse(readFileSync(join(stateDir, 'runs', 'dead-1', 'told.json'), 'utf8'))).toEqual([
       'proc-1',
       'proc-2',
