@@ -1,9 +1,9 @@
 // What a harness does with `serve --notify unix:PATH`: listen on the socket and keep every item.
-import { rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
 import { join } from 'node:path'
-import { afterEach } from 'vitest'
-import { tempDir } from './helpers.js'
+import { afterEach, expect } from 'vitest'
+import { tagged, taggedCommands, tempDir } from './helpers.js'
 
 /** An item as the harness gets it (decision 0051). */
 export interface Item {
@@ -53,5 +53,29 @@ export async function harness(mode: 'reading' | 'stalled' = 'reading') {
     connections: () => sockets.length,
     /** What one key got, in order: `running`, `done`, `clear`. */
     of: (key: string) => items.filter((item) => item.key === key).map((item) => item.state ?? item.op),
+  }
+}
+
+/** The pid of the tagged process whose command line has `text`. */
+export function pidOf(tag: string, text: string): number {
+  const pid = tagged(tag).find((p) => commandOf(p).includes(text))
+  expect(pid, `${text} among ${taggedCommands(tag).join('; ')}`).toBeDefined()
+  return pid!
+}
+
+export function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')
+  } catch {
+    return ''
+  }
+}
+
+/** Whether the mail journal of a state directory holds `text` (the mail was accepted, durably). */
+export function journaled(state: string, text: string): boolean {
+  try {
+    return readFileSync(join(state, 'mail', 'mail.journal'), 'utf8').includes(text)
+  } catch {
+    return false
   }
 }

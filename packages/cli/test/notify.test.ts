@@ -1,33 +1,9 @@
-import { readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { eventually, tagged, taggedCommands, tempDir } from './helpers.js'
-import { harness } from './notify-helpers.js'
+import { eventually, tempDir } from './helpers.js'
+import { harness, journaled, pidOf } from './notify-helpers.js'
 import { call, serve, turn } from './serve-helpers.js'
-
-/** The pid of the tagged process whose command line has `text`. */
-function pidOf(tag: string, text: string): number {
-  const pid = tagged(tag).find((p) => commandOf(p).includes(text))
-  expect(pid, `${text} among ${taggedCommands(tag).join('; ')}`).toBeDefined()
-  return pid!
-}
-
-function commandOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')
-  } catch {
-    return ''
-  }
-}
-
-/** Whether the mail journal of a state directory holds `text` (the mail was accepted, durably). */
-export function journaled(state: string, text: string): boolean {
-  try {
-    return readFileSync(join(state, 'mail', 'mail.journal'), 'utf8').includes(text)
-  } catch {
-    return false
-  }
-}
 
 describe('serve --notify: keyed items for the harness', () => {
   it('two bridge turns: one running and one done per task that outlived its call, a clear when seen, nothing for inline results', async () => {
