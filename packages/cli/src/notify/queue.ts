@@ -129,11 +129,11 @@ function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref())
 }
 
+/** `ENOENT`, `ECONNREFUSED`, `HTTP 503`, `TimeoutError: ...`: what a log line says of a failed try. */
 function messageOf(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as NodeJS.ErrnoException).code
-    const cause = (error.cause as NodeJS.ErrnoException | undefined)?.code
-    return code ?? cause ?? error.message
-  }
-  return String(error)
+  if (!(error instanceof Error)) return String(error)
+  const code =
+    (error as NodeJS.ErrnoException).code ?? (error.cause as NodeJS.ErrnoException | undefined)?.code
+  if (typeof code === 'string') return code
+  return error.name === 'Error' ? error.message : `${error.name}: ${error.message}`
 }
