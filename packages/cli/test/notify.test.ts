@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { eventually, tempDir } from './helpers.js'
+import { readConfig } from '../src/config.js'
+import { eventually, run, tempDir } from './helpers.js'
 import { harness, journaled, pidOf } from './notify-helpers.js'
 import { call, serve, turn } from './serve-helpers.js'
 
@@ -73,4 +74,24 @@ describe('serve --notify: keyed items for the harness', () => {
     server.child.kill('SIGTERM')
     expect(await server.exited).toBe(0)
   }, 60_000)
+})
+
+describe('where the items go', () => {
+  it('takes unix:PATH (relative to toolvisor.json) or an http(s) URL, and refuses anything else where it was written', async () => {
+    const dir = tempDir('tv-notify-config-')
+    const file = join(dir, 'toolvisor.json')
+    writeFileSync(file, JSON.stringify({ notify: 'unix:run/items.sock' }))
+    expect(readConfig(file).notify).toBe(`unix:${join(dir, 'run/items.sock')}`)
+    writeFileSync(file, JSON.stringify({ notify: 'https://harness.local/items' }))
+    expect(readConfig(file).notify).toBe('https://harness.local/items')
+    writeFileSync(file, JSON.stringify({ notify: 'ftp://harness.local/items' }))
+    expect(() => readConfig(file)).toThrow(
+      `${file}: $.notify: expected unix:PATH or an http:// or https:// URL`,
+    )
+    const flag = await run(['serve', '--listen', '127.0.0.1:0', '--notify', 'unix:'])
+    expect(flag.code).toBe(2)
+    expect(flag.stderr).toBe(
+      'toolvisor serve: --notify unix:: expected unix:PATH (a unix stream socket) or an http:// or https:// URL\n',
+    )
+  })
 })
