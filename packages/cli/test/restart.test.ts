@@ -58,7 +58,13 @@ describe('toolvisor serve after a kill -9', () => {
     expect(await eventually(() => !services.some(alive), 5000), 'an old service is alive').toBe(true)
     expect(await eventually(() => tagged(first.tag).length === 0, 5000)).toBe(true)
 
-    const second = await serve([], address, {}, { config, state: first.state })
+    const endpoint = await harness()
+    const second = await serve(
+      ['--notify', `unix:${endpoint.path}`],
+      address,
+      {},
+      { config, state: first.state },
+    )
     expect(second.stderr()).toContain(
       'toolvisor: an earlier run ended with 3 process(es) running; they are stopped and reported lost: p1 log_watcher (session agent-1), p2 log_watcher (session agent-1), p3 log_watcher (session agent-1)',
     )
@@ -72,6 +78,14 @@ describe('toolvisor serve after a kill -9', () => {
     const seen = mail.filter((m) => m.body.line === 'ERROR before the crash').map((m) => m.from)
     expect(seen.sort()).toEqual(['process:p1', 'process:p2', 'process:p3'])
     expect(mail.filter((m) => m.from === 'task:t1' && m.kind === 'completion')).toHaveLength(1)
+    // The harness's items of the lost services end when their owner is told, and clear once read.
+    expect(await eventually(() => ['p1', 'p2', 'p3'].every((key) => endpoint.of(key).length === 2))).toBe(
+      true,
+    )
+    expect(['p1', 'p2', 'p3'].map((key) => endpoint.of(key))).toEqual(Array(3).fill(['done', 'clear']))
+    expect(endpoint.items.find((item) => item.key === 'p1')?.summary).toBe(
+      'log_watcher: failed: lost on restart',
+    )
     const listed = JSON.parse(await call(back, 'processes', { command: 'list' })).processes
     // The shell ended in the old run: its end is in the mail, not in this run's list.
     expect(listed.map((p: { process: string; status: string }) => `${p.process} ${p.status}`)).toEqual([
