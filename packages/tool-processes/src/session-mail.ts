@@ -41,22 +41,12 @@ export function wireSessionMail({ sessions, mailbox, tasks, handles }: SessionMa
 }
 
 /**
- * The report of a task an earlier run lost, to its owner when it comes back: a completion of
- * `task:<id>` whose id is the loss's own, so a post repeated after a crash is the same mail.
+ * The report of a task an earlier run lost, to its owner when it comes back: a completion whose id
+ * is the loss's own, so a post repeated after a crash is the same mail.
  */
 function postLost(mailbox: Mailbox, session: string, task: TaskInfo): void {
-  mailbox.post(session, {
-    id: `lost-${task.id}-${task.startedAt.toISOString()}`,
-    from: `task:${task.id}`,
-    kind: 'completion',
-    body: {
-      task: task.id,
-      tool: task.tool,
-      kind: task.kind,
-      status: statusOf(task.lifecycle),
-      startedAt: task.startedAt.toISOString(),
-    },
-  })
+  const startedAt = task.startedAt.toISOString()
+  postEnd(mailbox, session, task, `lost-${task.id}-${startedAt}`, { startedAt })
 }
 
 /**
@@ -65,19 +55,26 @@ function postLost(mailbox: Mailbox, session: string, task: TaskInfo): void {
  */
 function postCompletion(mailbox: Mailbox, { task, exit }: TaskCompletion): void {
   if (task.kind !== 'stream' || task.owner === undefined || !mailbox.isOpen(task.owner)) return
-  mailbox.post(task.owner, {
-    id: `done-${task.id}`,
+  postEnd(mailbox, task.owner, task, `done-${task.id}`, {
+    exitCode: exit.code,
+    signal: exit.signal,
+    reason: exit.reason,
+    ...(exit.why ? { why: exit.why.slice(0, 2000) } : {}),
+  })
+}
+
+/** A completion from `task:<id>` to `session`: what the task was, how it ended, and `more`. */
+function postEnd(
+  mailbox: Mailbox,
+  session: string,
+  task: TaskInfo,
+  id: string,
+  more: Record<string, unknown>,
+): void {
+  mailbox.post(session, {
+    id,
     from: `task:${task.id}`,
     kind: 'completion',
-    body: {
-      task: task.id,
-      tool: task.tool,
-      kind: task.kind,
-      status: statusOf(task.lifecycle),
-      exitCode: exit.code,
-      signal: exit.signal,
-      reason: exit.reason,
-      ...(exit.why ? { why: exit.why.slice(0, 2000) } : {}),
-    },
+    body: { task: task.id, tool: task.tool, kind: task.kind, status: statusOf(task.lifecycle), ...more },
   })
 }
