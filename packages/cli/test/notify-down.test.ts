@@ -88,6 +88,36 @@ describe('the notify queue when the harness is down or stalls', () => {
   })
 })
 
+describe('the notify queue over HTTP', () => {
+  it('POSTs each item as JSON, and tries again after an error answer', async () => {
+    const bodies: Array<{ type: string | undefined; item: NotifyItem }> = []
+    let answers = 0
+    const harnessHttp = createServer((request, response) => {
+      let text = ''
+      request.setEncoding('utf8')
+      request.on('data', (chunk: string) => (text += chunk))
+      request.on('end', () => {
+        // The first POST is refused: the queue tries again after its backoff.
+        if (answers++ === 0) return void response.writeHead(503).end()
+        bodies.push({ type: request.headers['content-type'], item: JSON.parse(text) as NotifyItem })
+        response.writeHead(204).end()
+      })
+    })
+    await new Promise<void>((resolve) => harnessHttp.listen(0, '127.0.0.1', resolve))
+    const url = new URL(`http://127.0.0.1:${(harnessHttp.address() as AddressInfo).port}/items`)
+    const { queue, lines } = queueTo({ kind: 'http', url })
+    queue.put(item('t1', 1))
+    queue.put(item('t2', 2))
+    await queue.drained(5000)
+    expect(bodies.map((b) => [b.type, b.item.key, b.item.seq])).toEqual([
+      ['application/json', 't1', 1],
+      ['application/json', 't2', 2],
+    ])
+    expect(lines).toEqual([])
+    await new Promise((resolve) => harnessHttp.close(resolve))
+  })
+})
+
 /** The time of each call of `rounds` background runs and their status reads, in ms. */
 async function callTimes(notify: string[]): Promise<number[]> {
   const socket = join(tempDir('tv-notify-slow-'), 'serve.sock')
