@@ -6,6 +6,7 @@ import { ProcessesConfig } from '@toolvisor/tool-processes'
 import { ToolboxConfig, ToolboxEntryConfig } from '@toolvisor/toolbox'
 import { z } from 'zod'
 import { CliError } from './errors.js'
+import { notifyTargetOf } from './notify/target.js'
 
 /** One capability: a model-facing tool served by ordered backends (spec §1.5). */
 export const CapabilityEntry = z
@@ -69,6 +70,17 @@ export const ConfigFile = z
     bwrap: z.string().min(1).optional(),
     /** The Landlock launcher (default: the one @toolvisor/sandbox-landlock built). */
     landlockLauncher: z.string().min(1).optional(),
+    /**
+     * `toolvisor serve`: where the harness's keyed items go (`--notify`): `unix:PATH` (relative to
+     * the file) or an http(s) URL (decision 0051).
+     */
+    notify: z
+      .string()
+      .refine(
+        (text) => notifyTargetOf(text) !== undefined,
+        'expected unix:PATH or an http:// or https:// URL',
+      )
+      .optional(),
     /** The bash tools (`bash`, `bash_output`, `bash_kill`, or another profile's): off unless present. */
     bash: BashSection.optional(),
   })
@@ -117,6 +129,7 @@ export function readConfig(path: string): Config {
     ...(config.envdirRoot ? { envdirRoot: abs(config.envdirRoot) } : {}),
     ...(config.stateDir ? { stateDir: abs(config.stateDir) } : {}),
     ...(config.bash ? { bash: bashPaths(config.bash, abs) } : {}),
+    ...(config.notify?.startsWith('unix:') ? { notify: `unix:${abs(config.notify.slice(5))}` } : {}),
   }
 }
 

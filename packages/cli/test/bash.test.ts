@@ -101,10 +101,11 @@ describe('toolvisor mcp --bash', () => {
     process.kill(first.pid, 'SIGKILL')
     expect(await eventually(() => tagged(first.tag).length === 0, 5000), 'survivors of the crash').toBe(true)
     const back = await served(['--bash-profile', 'hyperhive', '--session', 'agent'], stateDir)
-    expect(JSON.parse(await back.call('status', { id: 't1' }))).toMatchObject({
-      id: 't1',
-      status: 'interrupted',
-    })
+    // The first answer after the restart carries the loss as mail too (decision 0052), once.
+    const [report, mail] = (await back.call('status', { id: 't1' })).split('\n[mail ')
+    expect(JSON.parse(report!)).toMatchObject({ id: 't1', status: 'interrupted' })
+    expect(mail).toMatch(/^lost-t1-\S+ from task:t1\] completion: \{"task":"t1","tool":"bash","kind":"bash"/)
+    expect(await back.call('status', { id: 't1' })).not.toContain('[mail')
   })
 })
 

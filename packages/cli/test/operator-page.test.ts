@@ -75,7 +75,7 @@ function nextEventLatency(page: Page): Promise<number> {
 
 describe.skipIf(!present)(title, () => {
   it('logs in through the form, shows two sessions and their processes live, tails one within 1 s, stops one with --ui-control', async () => {
-    const server = await serve(['--ui-control'], undefined, {}, { bash: {} })
+    const server = await serve(['--ui-control'], undefined, {}, { config: { bash: {} } })
     const alpha = await connect(server.url, server.token, undefined, 'alpha')
     const beta = await connect(server.url, server.token, undefined, 'beta')
     const ticking = await counter(alpha.client, 100_000, 300)

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { afterEach, expect } from 'vitest'
@@ -25,13 +26,12 @@ export async function serve(
   extra: string[] = [],
   listen = '127.0.0.1:0',
   node: { args?: string[]; env?: Record<string, string> } = {},
-  /** More of `toolvisor.json` (the examples toolbox is always there). */
-  configured: Record<string, unknown> = {},
+  setup: { readonly config?: Record<string, unknown>; readonly state?: string } = {},
 ) {
   const tag = randomUUID()
-  const state = tempDir('tv-serve-state-')
+  const state = setup.state ?? tempDir('tv-serve-state-')
   const config = join(state, 'toolvisor.json')
-  writeFileSync(config, JSON.stringify({ toolboxes: [examples], yieldMs: 0, ...configured }))
+  writeFileSync(config, JSON.stringify({ toolboxes: [examples], yieldMs: 0, ...setup.config }))
   const child = spawn(
     process.execPath,
     [
@@ -74,3 +74,31 @@ export async function connect(url: string, token: string, sessionId?: string, na
 
 export const textOf = (result: unknown) =>
   (result as { content: Array<{ text: string }> }).content.map((c) => c.text).join('\n')
+
+/** One turn of a stdio client: a bridge `toolvisor mcp --connect ADDR --session NAME`. */
+export async function turn(address: string, state: string, session: string, tag: string) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [
+      bin,
+      'mcp',
+      '--connect',
+      address,
+      '--session',
+      session,
+      '--token-file',
+      join(state, 'serve.token'),
+    ],
+    env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
+    stderr: 'pipe',
+  })
+  const client = new Client({ name: 'bridge-test', version: '0' })
+  await client.connect(transport)
+  clients.push(client)
+  return client
+}
+
+/** A call's text. */
+export async function call(client: Client, name: string, args: Record<string, unknown>): Promise<string> {
+  return textOf(await client.callTool({ name, arguments: args }))
+}

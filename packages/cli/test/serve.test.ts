@@ -1,13 +1,12 @@
 import { chmodSync, statSync, writeFileSync } from 'node:fs'
 import { type AddressInfo, createServer } from 'node:net'
 import { join } from 'node:path'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
-import { bin, run, tagged, taggedCommands, tempDir } from './helpers.js'
+import { run, tagged, taggedCommands, tempDir } from './helpers.js'
 import { flood } from './http-flood.js'
-import { clients, connect, serve, textOf } from './serve-helpers.js'
+import { connect, serve, textOf, turn } from './serve-helpers.js'
 
 const list = async (client: Client) =>
   JSON.parse(textOf(await client.callTool({ name: 'processes', arguments: { command: 'list' } }))).processes
@@ -56,29 +55,6 @@ describe('toolvisor serve', () => {
     )
   })
 })
-
-/** One turn of a stdio client: a bridge `toolvisor mcp --connect ADDR --session NAME`. */
-async function turn(address: string, state: string, session: string, tag: string) {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [
-      bin,
-      'mcp',
-      '--connect',
-      address,
-      '--session',
-      session,
-      '--token-file',
-      join(state, 'serve.token'),
-    ],
-    env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
-    stderr: 'pipe',
-  })
-  const client = new Client({ name: 'bridge-test', version: '0' })
-  await client.connect(transport)
-  clients.push(client)
-  return client
-}
 
 describe('toolvisor mcp --connect (the bridge)', () => {
   for (const over of ['tcp', 'unix'] as const) {

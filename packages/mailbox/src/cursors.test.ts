@@ -89,4 +89,23 @@ describe('paging and keeping read mail', () => {
     }
     expect(mailbox.unread('s1')).toBe(1)
   })
+
+  it('tells onDeliver listeners of each batch the delivery point hands out, and of nothing else', () => {
+    const mailbox = withMail(3)
+    const told: string[] = []
+    const off = mailbox.onDeliver((session, envelopes) => told.push(`${session}: ${bodies({ envelopes })}`))
+    mailbox.onDeliver(() => {
+      throw new Error('a listener bug')
+    })
+    const warned = new Promise((resolve) => process.once('warning', resolve))
+    mailbox.read('s1', 'operator')
+    mailbox.deliver('s1', { max: 2 })
+    mailbox.deliver('s1')
+    mailbox.deliver('s1')
+    off()
+    mailbox.post('s1', { from: 'system', kind: 'control', body: 9 })
+    mailbox.deliver('s1')
+    expect(told).toEqual(['s1: 1,2', 's1: 3'])
+    return warned
+  })
 })

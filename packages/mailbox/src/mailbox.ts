@@ -45,6 +45,7 @@ class StoredMailbox implements Mailbox {
   readonly #store: MailStore
   readonly #bound: BodyBound
   readonly #sessions = new Map<string, SessionState>()
+  readonly #delivered = new Set<(session: string, envelopes: readonly Envelope[]) => void>()
   readonly #host: SourceHost
   #disposed = false
 
@@ -145,8 +146,22 @@ class StoredMailbox implements Mailbox {
       this.#store.setCursor(session, DELIVERY, page.next)
       state.unread -= page.envelopes.length
       this.#store.trim(session, page.next - this.#settings.keepRead)
+      for (const listener of this.#delivered) {
+        try {
+          listener(session, page.envelopes)
+        } catch (error) {
+          process.emitWarning(error as Error)
+        }
+      }
     }
     return page
+  }
+
+  onDeliver(listener: (session: string, envelopes: readonly Envelope[]) => void): () => void {
+    // A wrapper per call, so one function subscribed twice is called twice.
+    const entry = (session: string, envelopes: readonly Envelope[]): void => listener(session, envelopes)
+    this.#delivered.add(entry)
+    return () => void this.#delivered.delete(entry)
   }
 
   read(session: string, reader: string, options: ReadOptions = {}): MailPage {

@@ -152,6 +152,12 @@ export interface Mailbox {
    * MCP logging notification). A listener that throws becomes a process warning.
    */
   watch(session: string, listener: (from: Sender) => void): () => void
+  /**
+   * Calls `listener` synchronously with every batch the delivery point hands out (`deliver`, not
+   * a named reader's `read`): how a surface learns that mail reached its session's client (a
+   * harness clearing an item the mail made news). A listener that throws becomes a process warning.
+   */
+  onDeliver(listener: (session: string, envelopes: readonly Envelope[]) => void): () => void
   /** Flushes and closes every source, clears its timers, ends every wait; stored mail stays in the store. */
   dispose(): void
 }

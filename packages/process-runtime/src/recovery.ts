@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { LostProcess } from './lost.js'
 import { hasVariable, isSameProcess, pidsWithEnv } from './procfs.js'
-import type { LostProcess } from './types.js'
 
 /**
  * What a run leaves on disk (`<stateDir>/runs/<runId>/processes.log`, one JSON record per line)
@@ -143,6 +143,35 @@ function keepLost(dir: string, lost: readonly LostProcess[]): void {
   }
 }
 
+const TOLD_FILE = 'told.json'
+
+/**
+ * Records that the owner session of a lost process was told: the ids of a run's `told.json`,
+ * rewritten whole (write, rename) so a crash leaves the old list or the new one, never half.
+ */
+export function markTold(stateDir: string, lost: Pick<LostProcess, 'run' | 'id'>): void {
+  const dir = join(stateDir, 'runs', lost.run)
+  const told = toldIn(dir)
+  if (told.has(lost.id)) return
+  told.add(lost.id)
+  try {
+    writeFileSync(join(dir, `${TOLD_FILE}.tmp`), JSON.stringify([...told]))
+    renameSync(join(dir, `${TOLD_FILE}.tmp`), join(dir, TOLD_FILE))
+  } catch {
+    // the run's directory was pruned meanwhile: nothing keeps the loss to tell again either
+  }
+}
+
+/** The ids of a run's lost processes whose owners were told. */
+function toldIn(dir: string): Set<string> {
+  try {
+    const ids = JSON.parse(readFileSync(join(dir, TOLD_FILE), 'utf8')) as unknown
+    return new Set(Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [])
+  } catch {
+    return new Set()
+  }
+}
+
 /** Every lost process the state directory still keeps a record of, oldest run first. */
 export function keptLost(stateDir: string): LostProcess[] {
   const runs = join(stateDir, 'runs')
@@ -156,7 +185,9 @@ export function keptLost(stateDir: string): LostProcess[] {
   for (const runId of names) {
     try {
       const records = JSON.parse(readFileSync(join(runs, runId, LOST_FILE), 'utf8')) as LostProcess[]
-      if (Array.isArray(records)) found.push(...records)
+      const told = toldIn(join(runs, runId))
+      if (Array.isArray(records))
+        found.push(...records.map((lost) => (told.has(lost.id) ? { ...lost, told: true } : lost)))
     } catch {
       // no record, or a torn one
     }

@@ -8,7 +8,7 @@ import { DEFAULT_SANDBOX_USER, type PrepareContext, prepareTool } from './prepar
 import { ToolProcess } from './process.js'
 import type { ProcessHost } from './process-launch.js'
 import { RAW_ONESHOT } from './raw.js'
-import { keptLost } from './recovery.js'
+import { keptLost, markTold } from './recovery.js'
 import { Retention } from './retention.js'
 import { RunState } from './state.js'
 import { Sweeper } from './sweeper.js'
@@ -126,6 +126,10 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
 
   keptLost(): readonly LostProcess[] {
     return keptLost(this.options.stateDir)
+  }
+
+  markTold(lost: Pick<LostProcess, 'run' | 'id'>): void {
+    markTold(this.options.stateDir, lost)
   }
 
   annotate(

@@ -1,4 +1,6 @@
 /** One task as the registry keeps it, and how it is shown and read (see `tasks.ts`). */
+
+import type { LostProcess } from './lost.js'
 import { endOf, newestBytes } from './stream-bytes.js'
 import type { TaskBytes, TaskInfo, TaskKind, TaskRead } from './task-types.js'
 import type { Lifecycle, ManagedProcess, ProcessExit } from './types.js'
@@ -20,10 +22,46 @@ export interface Entry {
   readonly byteCursors: Map<string, readonly [number, number]>
   /** Waits of the owner in progress (see `TaskCompletion.observed`). */
   waiters: number
+  /** The call that started it answered while it ran (`TaskRegistry.detach`). */
+  detached: boolean
+  /** Its owner was shown its final status (`TaskRegistry.seen`). */
+  seen: boolean
+  /** What an earlier run lost, for a task lost on restart (`told` once its owner was told). */
+  lost?: LostProcess
 }
 
 /** The why of a task an earlier run lost. */
 export const LOST_ON_RESTART = 'lost on restart'
+
+const KINDS: readonly string[] = ['stream', 'service', 'bash']
+
+/** The entry of a task an earlier run lost: failed, of the kind it was, owned by its session. */
+export function lostEntry(lost: LostProcess & { readonly session: string }, id: string): Entry {
+  return {
+    id,
+    kind: KINDS.includes(lost.kind ?? '') ? (lost.kind as TaskKind) : 'stream',
+    owner: lost.session,
+    tool: lost.tool,
+    label: undefined,
+    startedAt: new Date(lost.startedAt),
+    process: undefined,
+    exit: {
+      status: 'failed',
+      code: null,
+      signal: null,
+      reason: 'exit',
+      why: LOST_ON_RESTART,
+      at: new Date(),
+    },
+    lostWhy: LOST_ON_RESTART,
+    cursors: new Map(),
+    byteCursors: new Map(),
+    waiters: 0,
+    detached: false,
+    seen: false,
+    lost,
+  }
+}
 
 /** A task as callers see it. */
 export function info(entry: Entry): TaskInfo {

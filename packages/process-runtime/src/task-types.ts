@@ -56,6 +56,18 @@ export interface TaskCompletion {
 }
 
 /**
+ * What a surface that follows tasks from outside (a harness's keyed items, `toolvisor serve
+ * --notify`) hears, in order, at most once each per task: `detached` when the call that started
+ * it answered while it runs; `ended` with its completion (`observed`: its owner's wait returned
+ * it), or, for a task an earlier run lost, when its owner is told (`tellLost`); `seen` when its
+ * owner was shown its final status inline (a status, a stop's answer).
+ */
+export type TaskNews =
+  | { readonly type: 'detached'; readonly task: TaskInfo }
+  | { readonly type: 'ended'; readonly task: TaskInfo; readonly observed: boolean }
+  | { readonly type: 'seen'; readonly task: TaskInfo }
+
+/**
  * How to register a task: with the process already started (its id is then generated, so the
  * registration cannot fail after the spawn), or with `start`, called only once the id (a chosen
  * one may be taken) is secured: a registration never fails after a spawn.
@@ -126,4 +138,24 @@ export interface TaskRegistry {
   onDone(listener: (completion: TaskCompletion) => void): () => void
   /** Every task, whoever owns it: for hosts and operators, never for a model. */
   all(): TaskInfo[]
+  /**
+   * Says that the call that started the task answered while it runs (a placeholder, a handle, a
+   * background id): from now on its owner follows it by its id. Once per task; nothing for an
+   * ended or unknown one.
+   */
+  detach(id: string): void
+  /**
+   * Says that `session`, the owner, was just shown the task's final status inline (a status, a
+   * stop's answer, a listing): its completion is no news to it any more. Nothing for a task
+   * still running, another session's, or one already seen.
+   */
+  seen(id: string, session: string | undefined): void
+  /** The news of every task from now on (`TaskNews`); returns the unsubscription. */
+  onNews(listener: (news: TaskNews) => void): () => void
+  /**
+   * Tells `session` of each task an earlier run lost that it owned and was never told of: `tell`
+   * (which posts the report) runs first, then the state directory records it told, so a crash in
+   * between tells again (an idempotent post makes that once) and nothing tells it twice.
+   */
+  tellLost(session: string, tell: (task: TaskInfo) => void): void
 }

@@ -1,11 +1,11 @@
 import { RuntimeError } from './errors.js'
-import { bytesOf, type Entry, endOrTimeout, info, LOST_ON_RESTART, pageOf } from './task-entry.js'
+import { bytesOf, type Entry, endOrTimeout, info, lostEntry, pageOf } from './task-entry.js'
 import type {
   AddTaskOptions,
   TaskBytes,
   TaskCompletion,
   TaskInfo,
-  TaskKind,
+  TaskNews,
   TaskRead,
   TaskRegistry,
 } from './task-types.js'
@@ -24,8 +24,6 @@ export function foreignTask(id: string): RuntimeError {
 const DEFAULT_READ = 100
 const KEEP_ENDED = 1000
 
-const KINDS: readonly string[] = ['stream', 'service', 'bash']
-
 /**
  * Creates the task registry over a runtime. Tasks a previous run left running are registered as
  * `failed: lost on restart`, of the kind they were, owned by the session that had them (visible to
@@ -33,22 +31,23 @@ const KINDS: readonly string[] = ['stream', 'service', 'bash']
  * (`runtime.lost()`), never shown to a session. New ids continue past every id the lost tasks
  * hold, so none collides with theirs.
  */
-export function createTaskRegistry(
-  runtime: Pick<ProcessRuntime, 'lost' | 'annotate'> & Partial<Pick<ProcessRuntime, 'keptLost'>>,
-): TaskRegistry {
+export function createTaskRegistry(runtime: RegistryRuntime): TaskRegistry {
   return new Tasks(runtime)
 }
 
+/** What the registry needs of a runtime (lost tasks are told of only when it can record that). */
+export type RegistryRuntime = Pick<ProcessRuntime, 'lost' | 'annotate'> &
+  Partial<Pick<ProcessRuntime, 'keptLost' | 'markTold'>>
+
 class Tasks implements TaskRegistry {
-  readonly #runtime: Pick<ProcessRuntime, 'lost' | 'annotate'> & Partial<Pick<ProcessRuntime, 'keptLost'>>
+  readonly #runtime: RegistryRuntime
   readonly #entries = new Map<string, Entry>()
   readonly #listeners = new Set<(completion: TaskCompletion) => void>()
+  readonly #news = new Set<(news: TaskNews) => void>()
   readonly #ended: string[] = []
   #counter = 0
 
-  constructor(
-    runtime: Pick<ProcessRuntime, 'lost' | 'annotate'> & Partial<Pick<ProcessRuntime, 'keptLost'>>,
-  ) {
+  constructor(runtime: RegistryRuntime) {
     this.#runtime = runtime
     // What the state directory keeps: lost tasks found at this start or an earlier one, each
     // shown to its owner only, for as long as its run's record is kept.
@@ -77,6 +76,8 @@ class Tasks implements TaskRegistry {
       cursors: new Map(),
       byteCursors: new Map(),
       waiters: 0,
+      detached: false,
+      seen: false,
     }
     this.#entries.set(id, entry)
     this.#runtime.annotate(process.id, {
@@ -168,6 +169,39 @@ class Tasks implements TaskRegistry {
     return [...this.#entries.values()].map(info)
   }
 
+  detach(id: string): void {
+    const entry = this.#entries.get(id)
+    if (entry === undefined || entry.exit !== undefined || entry.detached) return
+    entry.detached = true
+    this.#announce({ type: 'detached', task: info(entry) })
+  }
+
+  seen(id: string, session: string | undefined): void {
+    const entry = this.#entries.get(id)
+    if (entry?.exit === undefined || entry.seen || entry.owner !== session || entry.lost) return
+    entry.seen = true
+    this.#announce({ type: 'seen', task: info(entry) })
+  }
+
+  onNews(listener: (news: TaskNews) => void): () => void {
+    this.#news.add(listener)
+    return () => this.#news.delete(listener)
+  }
+
+  tellLost(session: string, tell: (task: TaskInfo) => void): void {
+    const markTold = this.#runtime.markTold?.bind(this.#runtime)
+    if (markTold === undefined) return
+    for (const entry of this.#entries.values()) {
+      const lost = entry.lost
+      if (lost === undefined || lost.told || entry.owner !== session) continue
+      const task = info(entry)
+      tell(task)
+      markTold(lost)
+      entry.lost = { ...lost, told: true }
+      this.#announce({ type: 'ended', task, observed: false })
+    }
+  }
+
   /**
    * The id a new task gets: the next `t<n>` nothing holds, or the chosen one when it is free or
    * held by an ended task of the same owner (which is forgotten: a name is reused).
@@ -212,6 +246,17 @@ class Tasks implements TaskRegistry {
         // one listener's bug must not hide the completion from the others
       }
     }
+    this.#announce({ type: 'ended', task: completion.task, observed: completion.observed })
+  }
+
+  #announce(news: TaskNews): void {
+    for (const listener of this.#news) {
+      try {
+        listener(news)
+      } catch {
+        // one listener's bug must not hide the news from the others
+      }
+    }
   }
 
   /** Keeps the last {@link KEEP_ENDED} ended tasks; older ones are forgotten. */
@@ -225,27 +270,7 @@ class Tasks implements TaskRegistry {
     this.#counter = Math.max(this.#counter, Number(/^t(\d+)$/.exec(lost.task)?.[1] ?? 0))
     // Two dead runs may both have had a t1: the later one is told apart by its run.
     const id = this.#entries.has(lost.task) ? `${lost.task}@${lost.run}` : lost.task
-    const entry: Entry = {
-      id,
-      kind: KINDS.includes(lost.kind ?? '') ? (lost.kind as TaskKind) : 'stream',
-      owner: lost.session,
-      tool: lost.tool,
-      label: undefined,
-      startedAt: new Date(lost.startedAt),
-      process: undefined,
-      exit: {
-        status: 'failed',
-        code: null,
-        signal: null,
-        reason: 'exit',
-        why: LOST_ON_RESTART,
-        at: new Date(),
-      },
-      lostWhy: LOST_ON_RESTART,
-      cursors: new Map(),
-      byteCursors: new Map(),
-      waiters: 0,
-    }
+    const entry = lostEntry({ ...lost, session: lost.session }, id)
     this.#entries.set(id, entry)
     this.#remember(entry)
   }

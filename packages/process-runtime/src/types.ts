@@ -3,6 +3,7 @@ import type { Account } from './accounts.js'
 import type { EffectivePolicy, EnvironmentPolicy } from './environment.js'
 import type { EventPage, SequencedEvent } from './event-log.js'
 import type { RunAsMechanism, RunAsTarget, SandboxMechanism, SandboxPolicy } from './launchers.js'
+import type { LostProcess } from './lost.js'
 import type { PlainProcessSpec } from './plain.js'
 
 /** Operator options of the runtime. */
@@ -211,23 +212,7 @@ export interface ManagedProcess {
   stop(options?: { readonly force?: boolean; readonly reason?: EndReason }): Promise<ProcessExit>
 }
 
-/** A process a previous run recorded as running and that was lost when that run ended. */
-export interface LostProcess {
-  readonly id: string
-  /** The run it belonged to. */
-  readonly run: string
-  readonly tool: string
-  readonly session?: string
-  readonly task?: string
-  /** What it was (`stream`, `service`, `bash`, `oneshot`), as its task recorded it. */
-  readonly kind?: string
-  readonly pid: number
-  readonly startedAt: string
-  /** Whether leftover processes of its group were found and killed now. */
-  readonly killed: number
-  /** When a start found it lost (ISO time). */
-  readonly reportedAt?: string
-}
+export type { LostProcess } from './lost.js'
 
 /** The `runtime` service. */
 export interface ProcessRuntime {
@@ -265,6 +250,8 @@ export interface ProcessRuntime {
    * for `retentionMs`): what an owner that comes back, and the operator, are shown.
    */
   keptLost(): readonly LostProcess[]
+  /** Records (atomically, in its run's directory) that the owner of a lost process was told. */
+  markTold(lost: Pick<LostProcess, 'run' | 'id'>): void
   /** Records which task (of which kind) and session a process belongs to (for restart reports). */
   annotate(
     id: string,

@@ -62,7 +62,9 @@ export function hyperhiveRun(services: BashServices): Tool {
         ...(args.timeout_secs !== undefined ? { timeoutMs: args.timeout_secs * 1000 } : {}),
       })
       const ended = await waitInline(services, task.id, args.wait_seconds ?? DEFAULT_WAIT_SECONDS, ctx)
-      return ended ? reportAnswer(services, ended, ctx) : answer(`task started: id=${task.id}`)
+      if (ended) return reportAnswer(services, ended, ctx)
+      services.tasks.detach(task.id)
+      return answer(`task started: id=${task.id}`)
     },
   })
 }
@@ -109,6 +111,7 @@ export function hyperhiveKill(services: BashServices): Tool {
 
 function reportAnswer(services: BashServices, task: TaskInfo, ctx: ToolCallContext): ToolResult {
   const report = hyperhiveReport(services, task, ctx.sessionId)
+  if (task.exit !== undefined) services.tasks.seen(task.id, ctx.sessionId)
   return { ...answer(services.render.json(report)), structuredContent: report }
 }
 

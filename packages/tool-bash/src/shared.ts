@@ -116,7 +116,10 @@ export async function runCommand(
   const task = services.launcher.background(services.tasks, command, named)
   const { mode, mechanism } = command.launch
   if (mode !== undefined) services.confined.set(task.id, { mode, ...(mechanism ? { mechanism } : {}) })
-  return background(task)
+  const result = await background(task)
+  // Answered while it runs (a wait that returned it saw it end): it now lives on by its id.
+  services.tasks.detach(task.id)
+  return result
 }
 
 /**
@@ -152,7 +155,10 @@ export function bashTask(services: BashServices, id: string, session: string | u
 /** What is new of a background shell of the calling session since its previous read (its own cursor). */
 export function readTask(services: BashServices, id: string, ctx: ToolCallContext): TaskBytes {
   bashTask(services, id, ctx.sessionId)
-  return services.tasks.readBytes(id, ctx.sessionId, { max: services.options.outputBytes, utf8: true })
+  const read = services.tasks.readBytes(id, ctx.sessionId, { max: services.options.outputBytes, utf8: true })
+  // The read shows the end: the owner has seen it.
+  if (read.task.exit !== undefined) services.tasks.seen(id, ctx.sessionId)
+  return read
 }
 
 /**
@@ -165,10 +171,17 @@ export async function stopTask(
   ctx: ToolCallContext,
   options: { readonly force?: boolean; readonly detach?: boolean } = {},
 ): Promise<boolean> {
-  if (bashTask(services, id, ctx.sessionId).exit !== undefined) return false
+  if (bashTask(services, id, ctx.sessionId).exit !== undefined) {
+    services.tasks.seen(id, ctx.sessionId)
+    return false
+  }
   const stopping = services.tasks.cancel(id, ctx.sessionId, options.force ? { force: true } : {})
   if (options.detach) stopping.catch(() => {})
-  else await stopping
+  else {
+    await stopping
+    // Its answer says it was stopped: no other news of its end is due to the owner.
+    services.tasks.seen(id, ctx.sessionId)
+  }
   return true
 }
 

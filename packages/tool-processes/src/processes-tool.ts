@@ -154,9 +154,13 @@ async function run({ deps, options, args, ctx }: Run): Promise<ToolResult> {
   const id = args.process!
   switch (args.command) {
     case 'list':
-      return list(tasks.list(session), options.resultBytes)
+      return shown(tasks, session, list(tasks.list(session), options.resultBytes))
     case 'status':
-      return status(context, id, { events: options.statusEvents, stderr: options.statusStderrLines })
+      return shown(
+        tasks,
+        session,
+        status(context, id, { events: options.statusEvents, stderr: options.statusStderrLines }),
+      )
     case 'tail':
       return tail(context, id, args.n ?? DEFAULT_TAIL)
     case 'read':
@@ -177,6 +181,7 @@ async function run({ deps, options, args, ctx }: Run): Promise<ToolResult> {
       )
     case 'stop': {
       const exit = await tasks.cancel(id, session, args.force ? { force: true } : {})
+      tasks.seen(id, session)
       return answer({
         process: id,
         status: exit.status,
@@ -187,4 +192,15 @@ async function run({ deps, options, args, ctx }: Run): Promise<ToolResult> {
       })
     }
   }
+}
+
+/**
+ * An answer that shows tasks' statuses (`list`, `status`): each ended task it shows was seen by
+ * its owner (`tasks.seen`), so a harness that announced it may clear it.
+ */
+function shown(tasks: TaskRegistry, session: string | undefined, result: ToolResult): ToolResult {
+  const body = result.structuredContent as { processes?: Array<{ process: string }>; process?: string }
+  for (const task of body?.processes ?? []) tasks.seen(task.process, session)
+  if (typeof body?.process === 'string') tasks.seen(body.process, session)
+  return result
 }

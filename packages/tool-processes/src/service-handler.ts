@@ -72,7 +72,10 @@ async function startService(
     service = launch(deps, settings, call, { session, handle })
     return service
   })
-  return answerAtReady(service!, call)
+  const answer = await answerAtReady(service!, call)
+  // Ready and answered with its handle: the service lives on past this call.
+  deps.tasks.detach(service!.handle)
+  return answer
 }
 
 /** A new service under `handle`, with its mail source. */

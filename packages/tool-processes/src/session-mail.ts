@@ -1,5 +1,5 @@
 import type { Mailbox } from '@toolvisor/mailbox'
-import type { TaskCompletion, TaskRegistry } from '@toolvisor/process-runtime'
+import type { TaskCompletion, TaskInfo, TaskRegistry } from '@toolvisor/process-runtime'
 import { type Sessions, stopOwnedTasks } from '@toolvisor/toolbox'
 import { statusOf } from './answers.js'
 import type { Handles } from './handles.js'
@@ -14,14 +14,19 @@ export interface SessionMailDeps {
 
 /**
  * A session is an owner token plus a mailbox: every session opened (now or later) gets its
- * mailbox; one that closes first has every process it owns stopped with its declared cancel (their
- * last mail still reaches it), then its mailbox closed. A stream call that ends is a completion
+ * mailbox, and mail of each task an earlier run lost that it owned and was never told of (once:
+ * `tasks.tellLost`); one that closes first has every process it owns stopped with its declared
+ * cancel (their last mail still reaches it), then its mailbox closed. A stream call that ends is a completion
  * envelope from `task:<id>` to its owner (services and background shells post their own). Returns
  * the unwiring.
  */
 export function wireSessionMail({ sessions, mailbox, tasks, handles }: SessionMailDeps): () => void {
-  for (const session of sessions.list()) mailbox.open(session.id)
-  const offOpen = sessions.onOpen((session) => mailbox.open(session.id))
+  const opened = (session: string) => {
+    mailbox.open(session)
+    tasks.tellLost(session, (task) => postLost(mailbox, session, task))
+  }
+  for (const session of sessions.list()) opened(session.id)
+  const offOpen = sessions.onOpen((session) => opened(session.id))
   const offClose = sessions.onClose(async (session) => {
     await stopOwnedTasks(tasks, session.id)
     handles.forget(session.id)
@@ -36,24 +41,40 @@ export function wireSessionMail({ sessions, mailbox, tasks, handles }: SessionMa
 }
 
 /**
+ * The report of a task an earlier run lost, to its owner when it comes back: a completion whose id
+ * is the loss's own, so a post repeated after a crash is the same mail.
+ */
+function postLost(mailbox: Mailbox, session: string, task: TaskInfo): void {
+  const startedAt = task.startedAt.toISOString()
+  postEnd(mailbox, session, task, `lost-${task.id}-${startedAt}`, { startedAt })
+}
+
+/**
  * The completion mail of a stream call, to its owner while its mailbox is open. Services post their
  * own; background shells too (`tool-bash`, in its seed's words, and not when the owner was waiting).
  */
 function postCompletion(mailbox: Mailbox, { task, exit }: TaskCompletion): void {
   if (task.kind !== 'stream' || task.owner === undefined || !mailbox.isOpen(task.owner)) return
-  mailbox.post(task.owner, {
-    id: `done-${task.id}`,
+  postEnd(mailbox, task.owner, task, `done-${task.id}`, {
+    exitCode: exit.code,
+    signal: exit.signal,
+    reason: exit.reason,
+    ...(exit.why ? { why: exit.why.slice(0, 2000) } : {}),
+  })
+}
+
+/** A completion from `task:<id>` to `session`: what the task was, how it ended, and `more`. */
+function postEnd(
+  mailbox: Mailbox,
+  session: string,
+  task: TaskInfo,
+  id: string,
+  more: Record<string, unknown>,
+): void {
+  mailbox.post(session, {
+    id,
     from: `task:${task.id}`,
     kind: 'completion',
-    body: {
-      task: task.id,
-      tool: task.tool,
-      kind: task.kind,
-      status: statusOf(task.lifecycle),
-      exitCode: exit.code,
-      signal: exit.signal,
-      reason: exit.reason,
-      ...(exit.why ? { why: exit.why.slice(0, 2000) } : {}),
-    },
+    body: { task: task.id, tool: task.tool, kind: task.kind, status: statusOf(task.lifecycle), ...more },
   })
 }

@@ -39,7 +39,10 @@ export function streamHandler(
         const exit = await process.stop({ reason: 'cancelled' })
         return failure(call.name, process, exit, { render, readAs: task.id })
       }
-      if (outcome === 'yield') return placeholder(task.id, call.name, options.yieldMs)
+      if (outcome === 'yield') {
+        deps.tasks.detach(task.id)
+        return placeholder(task.id, call.name, options.yieldMs)
+      }
       return finished({ process, task: task.id, call, options, render })
     },
   }

@@ -4,8 +4,11 @@ import { type Listen, serveHttp } from '@toolvisor/mcp-server'
 import { operatorPage } from '@toolvisor/operator-ui'
 import { defaultStateDir } from '@toolvisor/process-runtime'
 import { type Composed, compose, reportLost } from '../compose.js'
+import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
 import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
+import { startNotifier } from '../notify/notifier.js'
+import { type NotifyTarget, notifyTargetOf } from '../notify/target.js'
 import type { Io } from '../output.js'
 import { tokenIn } from '../token.js'
 import { VERSION } from '../version.js'
@@ -26,6 +29,8 @@ live in a browser (log in with the token); read-only unless --ui-control.
   --allow-remote         listen on an address other than loopback (the token is then all that guards it)
   --session-ttl SECONDS  how long an idle session lives (default 900)
   --ui-control           the operator page may stop a process and end a session (each confirmed, logged)
+  --notify unix:PATH|URL push the harness one keyed item per task (running, done, clear): JSON lines
+                         over a unix stream socket, or a JSON POST per item to an http(s) URL
 ${RUNTIME_FLAGS_HELP}`
 
 const SERVE_FLAGS = {
@@ -36,6 +41,7 @@ const SERVE_FLAGS = {
   'allow-remote': { type: 'boolean' },
   'session-ttl': { type: 'string' },
   'ui-control': { type: 'boolean' },
+  notify: { type: 'string' },
 } as const
 
 /** `toolvisor serve`: the HTTP daemon, until SIGTERM or SIGINT. */
@@ -50,25 +56,25 @@ export async function serveCommand(
     return 0
   }
   const listen = listenOf(values.listen, values['allow-remote'] === true, io)
-  const ttl = secondsOf(values['session-ttl'])
+  const ttl = ttlOf(values['session-ttl'])
   const config = configFrom(values)
   const tokenFile = resolve(values['token-file'] ?? join(config.stateDir ?? defaultStateDir(), 'serve.token'))
   const token = tokenIn(tokenFile, values['token-file'] !== undefined)
-  const composed = await compose(config, { mailJournal: join(config.stateDir ?? defaultStateDir(), 'mail') })
-  reportLost(composed, (line) => io.err(`${line}\n`))
-  const stopped = new Promise<void>((resolve) => {
-    signals.once('SIGINT', resolve)
-    signals.once('SIGTERM', resolve)
+  const notify = notifyOf(values.notify, config)
+  const log = (line: string) => io.err(`${line}\n`)
+  // Listened for from here on: a signal during the start stops the daemon once it started, with 0.
+  const stop = signalled(signals)
+  const composed = await compose(config, {
+    mailJournal: join(config.stateDir ?? defaultStateDir(), 'mail'),
+  }).catch((error: unknown) => {
+    stop.off()
+    throw error
   })
+  reportLost(composed, log)
+  const notifier =
+    notify && startNotifier({ target: notify, tasks: composed.tasks, mailbox: composed.mailbox, log })
   const control = values['ui-control'] === true
-  const page = operatorPage({
-    token,
-    sessions: composed.sessions,
-    tasks: composed.tasks,
-    control,
-    log: (line) => io.err(`${line}\n`),
-    ...mailOf(composed),
-  })
+  const page = operatorPage({ token, control, log, ...composed, ...mailOf(composed) })
   try {
     const http = await serveHttp(composed.tools, {
       name: 'toolvisor',
@@ -81,25 +87,69 @@ export async function serveCommand(
       ...(config.mailBytes !== undefined ? { mailBytes: config.mailBytes } : {}),
       allowedOrigins: values['allow-origin'] ?? [],
       ownsRunning: (session) => composed.tasks.all().some((t) => t.owner === session && t.exit === undefined),
-      ...(ttl !== undefined ? { sessionTtlMs: ttl * 1000 } : {}),
-      log: (line) => io.err(`${line}\n`),
+      ...ttl,
+      log,
       routes: new Map([['/ui', page]]),
     })
-    io.err(
-      `toolvisor: serving ${composed.tools.list().length} tools at ${http.url} (bearer token in ${tokenFile})\n`,
-    )
-    if (http.url.startsWith('http'))
-      io.err(
-        `toolvisor: operator page at ${http.url.replace(/\/mcp$/, '/ui')} (${control ? 'control: stop and end allowed' : 'read-only'})\n`,
-      )
-    await stopped
+    announce(io, { url: http.url, tools: composed.tools.list().length, tokenFile, control })
+    await stop.signal
     io.err('toolvisor: stopping: every process gets its declared cancel\n')
     await http.close()
     return 0
   } finally {
     page.close()
     await composed.kernel.dispose()
+    // After the processes' ends: their last items go before the exit (bounded).
+    await notifier?.close()
+    stop.off()
   }
+}
+
+/** SIGINT or SIGTERM, listened for until `off` (a second one during the shutdown changes nothing). */
+function signalled(signals: NodeJS.EventEmitter): { readonly signal: Promise<void>; off(): void } {
+  let stop = () => {}
+  const signal = new Promise<void>((resolve) => {
+    stop = resolve
+  })
+  for (const name of ['SIGINT', 'SIGTERM']) signals.on(name, stop)
+  return {
+    signal,
+    off: () => {
+      for (const name of ['SIGINT', 'SIGTERM']) signals.off(name, stop)
+    },
+  }
+}
+
+/** The lines that say the daemon serves, and where. */
+function announce(
+  io: Io,
+  at: { readonly url: string; readonly tools: number; readonly tokenFile: string; readonly control: boolean },
+): void {
+  io.err(`toolvisor: serving ${at.tools} tools at ${at.url} (bearer token in ${at.tokenFile})\n`)
+  if (at.url.startsWith('http'))
+    io.err(
+      `toolvisor: operator page at ${at.url.replace(/\/mcp$/, '/ui')} (${at.control ? 'control: stop and end allowed' : 'read-only'})\n`,
+    )
+}
+
+/** `--session-ttl` as serveHttp's option. */
+function ttlOf(text: string | undefined): { sessionTtlMs?: number } {
+  const ttl = secondsOf(text)
+  return ttl !== undefined ? { sessionTtlMs: ttl * 1000 } : {}
+}
+
+/** `--notify`, else the configuration file's `notify`: where the harness's keyed items go. */
+function notifyOf(flag: string | undefined, config: Config): NotifyTarget | undefined {
+  const text = flag ?? config.notify
+  if (text === undefined) return undefined
+  const target = notifyTargetOf(text)
+  if (target === undefined) {
+    throw new CliError(
+      'CLI_ERR_USAGE',
+      `--notify ${text.slice(0, 200)}: expected unix:PATH (a unix stream socket) or an http:// or https:// URL`,
+    )
+  }
+  return target
 }
 
 /** The mailbox, when this composition has one (the page then shows how much mail waits). */
