@@ -139,7 +139,7 @@ function refuseUnknownMechanisms(config: Config): void {
 }
 
 /** The entries whose value is set (a plugin's config takes absent keys, not `undefined` ones). */
-function defined<T extends Record<string, unknown>>(
+export function defined<T extends Record<string, unknown>>(
   values: T,
 ): { [K in keyof T]?: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as {

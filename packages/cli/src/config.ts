@@ -5,7 +5,9 @@ import { BashConfigFields } from '@toolvisor/tool-bash'
 import { ProcessesConfig } from '@toolvisor/tool-processes'
 import { ToolboxConfig, ToolboxEntryConfig } from '@toolvisor/toolbox'
 import { z } from 'zod'
+import { configProblems } from './config-problems.js'
 import { CliError } from './errors.js'
+import { SECTION_FLAGS, type SectionFlag } from './options.js'
 
 /** One capability: a model-facing tool served by ordered backends (spec §1.5). */
 export const CapabilityEntry = z
@@ -27,9 +29,24 @@ export const BashSection = BashConfigFields.extend({
   bash: z.string().min(1).optional(),
 }).strict()
 
+/** A section the CLI owns, from its flags: each key's schema is its flag's value, described by its help. */
+function sectionOf<T extends Record<string, SectionFlag>>(
+  flags: T,
+): z.ZodOptional<z.ZodObject<{ [K in keyof T]: z.ZodOptional<T[K]['value']> }, z.core.$strict>> {
+  const shape = Object.fromEntries(
+    Object.entries(flags).map(([key, flag]) => [
+      key,
+      flag.value.optional().describe(`${flag.help} (flag --${flag.flag})`),
+    ]),
+  )
+  return z.strictObject(shape).optional() as never
+}
+
 /** The schema of `toolvisor.json`. Relative paths are relative to the file. */
 export const ConfigFile = z
   .object({
+    /** The JSON Schema an editor checks the file against (`@toolvisor/cli/toolvisor.schema.json`). */
+    $schema: z.string().optional(),
     /** Toolbox directories; an entry may be `{ "path", "environment" }` to give its tools their own policy. */
     toolboxes: z.array(ToolboxEntryConfig).default([]),
     capabilities: z.array(CapabilityEntry).default([]),
@@ -71,6 +88,14 @@ export const ConfigFile = z
     landlockLauncher: z.string().min(1).optional(),
     /** The bash tools (`bash`, `bash_output`, `bash_kill`, or another profile's): off unless present. */
     bash: BashSection.optional(),
+    /** `toolvisor serve`: the listener, its token, its origins and bounds. */
+    serve: sectionOf(SECTION_FLAGS.serve),
+    /** `toolvisor mcp`: the stdio server, or with `connect` the bridge to a daemon. */
+    mcp: sectionOf(SECTION_FLAGS.mcp),
+    /** The bounds of each MCP session, for `mcp` and `serve` (decision 0015). */
+    limits: sectionOf(SECTION_FLAGS.limits),
+    /** `toolvisor call`: the session, progress, the yield window. */
+    call: sectionOf(SECTION_FLAGS.call),
   })
   .strict()
 
@@ -82,6 +107,11 @@ export type CapabilityConfig = z.output<typeof CapabilityEntry>
 
 /** Reads and validates `toolvisor.json`; paths in it become absolute, relative to the file. */
 export function readConfig(path: string): Config {
+  return parseConfig(readConfigFile(path), resolve(path))
+}
+
+/** The JSON of a configuration file, not yet validated. */
+export function readConfigFile(path: string): unknown {
   const file = resolve(path)
   let text: string
   try {
@@ -92,23 +122,29 @@ export function readConfig(path: string): Config {
       `${file}: cannot read the configuration: ${(error as NodeJS.ErrnoException).code ?? error}`,
     )
   }
-  let json: unknown
   try {
-    json = JSON.parse(text)
+    return JSON.parse(text)
   } catch (error) {
     throw new CliError('CLI_ERR_CONFIG', `${file}: not JSON: ${(error as Error).message}`)
   }
+}
+
+/**
+ * Validates a configuration (the file's JSON, with the flags already in it) and makes its paths
+ * absolute, relative to the file, or without one to the working directory. Every problem is
+ * reported, one line each, with the JSON path and what was expected.
+ */
+export function parseConfig(json: unknown, file: string | undefined): Config {
   const parsed = ConfigFile.safeParse(json)
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!
-    const path = issue.path.length > 0 ? `$.${issue.path.map(String).join('.')}` : '$'
-    const others = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : ''
-    throw new CliError('CLI_ERR_CONFIG', `${file}: ${path}: ${issue.message}${others}`)
+    const where = file ?? 'the configuration'
+    const lines = configProblems(parsed.error, json, ConfigFile).map((problem) => `${where}: ${problem}`)
+    throw new CliError('CLI_ERR_CONFIG', lines.join('\n'))
   }
-  const base = dirname(file)
+  const base = file ? dirname(file) : process.cwd()
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(base, p))
   const config = parsed.data
-  return {
+  const made: Config = {
     ...config,
     toolboxes: config.toolboxes.map((entry) =>
       typeof entry === 'string' ? abs(entry) : { ...entry, path: abs(entry.path) },
@@ -118,6 +154,29 @@ export function readConfig(path: string): Config {
     ...(config.stateDir ? { stateDir: abs(config.stateDir) } : {}),
     ...(config.bash ? { bash: bashPaths(config.bash, abs) } : {}),
   }
+  for (const { section, key, path } of SECTION_PATHS) {
+    absoluteAt(made, section, key, path === 'address' ? address(abs) : abs)
+  }
+  return made
+}
+
+/** The keys of the CLI's sections whose value names a path (a file, or an address that may be `unix:PATH`). */
+const SECTION_PATHS = Object.entries(SECTION_FLAGS).flatMap(([section, flags]) =>
+  Object.entries(flags as Record<string, SectionFlag>).flatMap(([key, flag]) =>
+    flag.path ? [{ section, key, path: flag.path }] : [],
+  ),
+)
+
+/** `unix:PATH` with PATH made absolute; `HOST:PORT` and URLs as they are. */
+function address(abs: (path: string) => string): (text: string) => string {
+  return (text) => (text.startsWith('unix:') ? `unix:${abs(text.slice(5))}` : text)
+}
+
+/** Makes the string at `section.name` absolute, in place (the sections are the CLI's own, fresh from the parse). */
+function absoluteAt(config: Config, section: string, name: string, abs: (path: string) => string): void {
+  const holder = (config as Record<string, unknown>)[section] as Record<string, unknown> | undefined
+  const value = holder?.[name]
+  if (holder && typeof value === 'string') holder[name] = abs(value)
 }
 
 /** The bash section with its paths made absolute (a bare `bash` name stays a name, found on PATH). */

@@ -2,6 +2,7 @@ export type { DescribeErrorCode, ErrorCode, LoadingErrorDetails } from './errors
 export { ArgumentError, DescribeErrorCodes, LoadingError } from './errors.js'
 export { compileEventSchema } from './event-schema.js'
 export { envVariableName, internalName } from './naming.js'
+export { closeName } from './internal/similar.js'
 export { parseDescribe } from './parse.js'
 export type { DescribeService } from './plugin.js'
 export { createDescribeService, DescribeToken, describePlugin } from './plugin.js'
