@@ -24,10 +24,9 @@ export function configProblems(error: z.ZodError, json: unknown, schema: z.ZodTy
       )
     }
     const found = valueAt(json, issue.path)
-    const got = found.present ? `, got ${shown(found.value)}` : ''
-    const message =
-      issue.code === 'invalid_type' && !found.present ? `${issue.message} (missing)` : issue.message
-    return [`${jsonPath(issue.path)}: ${message}${got}`]
+    const got = found.present ? `got ${shown(found.value)}` : 'it is missing'
+    const message = issue.code === 'invalid_type' ? `expected ${issue.expected}` : issue.message
+    return [`${jsonPath(issue.path)}: ${message}, ${got}`]
   })
 }
 
