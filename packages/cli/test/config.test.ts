@@ -10,7 +10,8 @@ import { parseConfig } from '../src/config.js'
 import { allFlags, configOf, flagsOf, schemaAt } from '../src/flags.js'
 import { configJsonSchema } from '../src/json-schema.js'
 import { COMMANDS } from '../src/options.js'
-import { run, tempDir } from './helpers.js'
+import { eventually, examples, run, tempDir, toolvisor } from './helpers.js'
+import { connect } from './serve-helpers.js'
 
 const cli = resolve(import.meta.dirname, '..')
 
@@ -205,5 +206,31 @@ describe('toolvisor check --config', () => {
     const { code, stderr } = await run(['check', '--config', file])
     expect(stderr).toBe('')
     expect(code).toBe(0)
+  })
+})
+
+describe('toolvisor serve --config', () => {
+  it('takes its listener, token file and bounds from the file alone', async () => {
+    const dir = tempDir()
+    const file = configFile(
+      {
+        toolboxes: [examples],
+        stateDir: 'state',
+        serve: { listen: '127.0.0.1:0', tokenFile: 'token', maxSessions: 2 },
+      },
+      dir,
+    )
+    writeFileSync(join(dir, 'token'), `${'t'.repeat(40)}\n`, { mode: 0o600 })
+    const { child, done } = toolvisor(['serve', '--config', file])
+    let stderr = ''
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
+    expect(await eventually(() => / at http:\/\/\S+\/mcp /.test(stderr), 20_000), stderr).toBe(true)
+    expect(stderr).toContain(`(bearer token in ${join(dir, 'token')})`)
+    const url = / at (http:\/\/\S+\/mcp) /.exec(stderr)![1]!
+    const { client } = await connect(url, 't'.repeat(40))
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('word_count')
+    await client.close()
+    child.kill('SIGTERM')
+    expect((await done).code).toBe(0)
   })
 })
