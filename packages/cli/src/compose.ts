@@ -119,6 +119,7 @@ function runtimeOptions(config: Config, stateDir: string) {
       ringBytes: config.ringBytes,
       ringStderrLines: config.ringStderrLines,
       maxLineBytes: config.maxLineBytes,
+      stateBytes: config.stateBytes,
     }),
   }
 }

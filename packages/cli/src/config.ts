@@ -70,6 +70,8 @@ export const ConfigFile = z
     ringBytes: RuntimeConfig.shape.ringBytes,
     /** stderr lines kept per process (status shows the last ones). Default 256. */
     ringStderrLines: RuntimeConfig.shape.ringStderrLines,
+    /** The disk budget of the state directory: ended runs and unreferenced spill files are pruned past it. Default 1 GiB. */
+    stateBytes: RuntimeConfig.shape.stateBytes,
     /** The longest output line kept whole; a longer one is an invalid event. Default 1 MiB. */
     maxLineBytes: RuntimeConfig.shape.maxLineBytes,
     /** Events a finished stream call's result keeps at most. Default 100. */

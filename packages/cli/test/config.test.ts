@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { compose } from '../src/compose.js'
 import { parseConfig } from '../src/config.js'
 import { allFlags, configOf, flagsOf, schemaAt } from '../src/flags.js'
 import { configJsonSchema } from '../src/json-schema.js'
@@ -128,6 +129,19 @@ describe('every flag of every command', () => {
       enabled: true,
       profile: 'hyperhive',
     })
+  })
+})
+
+describe('keys without a flag', () => {
+  it('reach the package they configure (stateBytes: the runtime, as docs/guides/operating.md says)', async () => {
+    const dir = tempDir()
+    const config = configOf('check', { config: configFile({ stateBytes: 12_345, stateDir: 'state' }, dir) })
+    const composed = await compose(config, { loadToolboxes: false })
+    try {
+      expect(composed.runtime.options).toMatchObject({ stateBytes: 12_345, stateDir: join(dir, 'state') })
+    } finally {
+      await composed.kernel.dispose()
+    }
   })
 })
 
