@@ -132,6 +132,22 @@ describe('every flag of every command', () => {
   })
 })
 
+describe('the documented examples of toolvisor.json', () => {
+  it('are valid: the CLI README (every key), the README, the operating guide', () => {
+    const root = resolve(cli, '..', '..')
+    const pages = ['packages/cli/README.md', 'README.md', 'docs/guides/operating.md']
+    let checked = 0
+    for (const page of pages) {
+      const text = readFileSync(join(root, page), 'utf8')
+      for (const [, json] of text.matchAll(/```json\n(\{\n {2}"\$schema"[\s\S]*?)```/g)) {
+        expect(() => parseConfig(JSON.parse(json!), join(root, 'toolvisor.json')), page).not.toThrow()
+        checked += 1
+      }
+    }
+    expect(checked).toBe(pages.length)
+  })
+})
+
 describe('keys without a flag', () => {
   it('reach the package they configure (stateBytes: the runtime, as docs/guides/operating.md says)', async () => {
     const dir = tempDir()
