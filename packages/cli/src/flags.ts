@@ -72,7 +72,7 @@ export function parseLine(command: CommandName, argv: readonly string[], usage: 
   }
 }
 
-const HELP_COLUMN = 27
+const HELP_COLUMN = 29
 const HELP_WIDTH = 100
 
 /** The usage of a command: its text, then one entry per flag, from the table. */
