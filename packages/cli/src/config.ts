@@ -45,59 +45,128 @@ function sectionOf<T extends Record<string, SectionFlag>>(
 /** The schema of `toolvisor.json`. Relative paths are relative to the file. */
 export const ConfigFile = z
   .object({
-    /** The JSON Schema an editor checks the file against (`@toolvisor/cli/toolvisor.schema.json`). */
-    $schema: z.string().optional(),
-    /** Toolbox directories; an entry may be `{ "path", "environment" }` to give its tools their own policy. */
-    toolboxes: z.array(ToolboxEntryConfig).default([]),
-    capabilities: z.array(CapabilityEntry).default([]),
+    $schema: z
+      .string()
+      .optional()
+      .describe(
+        'The JSON Schema an editor checks the file against (`@toolvisor/cli/toolvisor.schema.json`).',
+      ),
+    toolboxes: z
+      .array(ToolboxEntryConfig)
+      .default([])
+      .describe(
+        'Toolbox directories; an entry may be `{ "path", "environment" }` to give its tools their own policy.',
+      ),
+    capabilities: z
+      .array(CapabilityEntry)
+      .default([])
+      .describe('Model-facing tools each served by the first working of ordered backends.'),
     sandbox: z.string().min(1).optional(),
-    /** Who sandboxed tools run as when toolvisor is root and they declare no run_as (default `nobody`). */
-    sandboxUser: z.string().min(1).optional(),
-    /** Which of toolvisor's own environment variables tools inherit (see EnvironmentPolicy). */
-    environment: EnvironmentPolicyConfig.optional(),
+    sandboxUser: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Who sandboxed tools run as when toolvisor is root and they declare no run_as (default `nobody`).',
+      ),
+    environment: EnvironmentPolicyConfig.optional().describe(
+      "Which of toolvisor's own environment variables tools inherit (see EnvironmentPolicy).",
+    ),
     envdirRoot: z.string().min(1).optional(),
     runAs: z.string().min(1).optional(),
     stateDir: z.string().min(1).optional(),
     backends: z.record(z.string(), z.string().min(1)).default({}),
-    checkTtlMs: z.number().int().nonnegative().optional(),
-    checkTimeoutMs: z.number().int().positive().optional(),
-    yieldMs: z.number().int().nonnegative().optional(),
-    /** The most bytes of any model-facing answer (results, processes answers). Default 256 KiB. */
-    resultBytes: ToolboxConfig.shape.resultBytes,
-    /** Output events kept in memory per process; older ones are read back from the spill file. Default 256. */
-    ringEvents: RuntimeConfig.shape.ringEvents,
-    /** The most stdout bytes a process's ring of events may stand for. Default 4 MiB. */
-    ringBytes: RuntimeConfig.shape.ringBytes,
-    /** stderr lines kept per process (status shows the last ones). Default 256. */
-    ringStderrLines: RuntimeConfig.shape.ringStderrLines,
-    /** The disk budget of the state directory: ended runs and unreferenced spill files are pruned past it. Default 1 GiB. */
-    stateBytes: RuntimeConfig.shape.stateBytes,
-    /** The longest output line kept whole; a longer one is an invalid event. Default 1 MiB. */
-    maxLineBytes: RuntimeConfig.shape.maxLineBytes,
-    /** Events a finished stream call's result keeps at most. Default 100. */
-    streamResultEvents: ToolboxConfig.shape.streamResultEvents.unwrap().optional(),
-    /** The most events one processes tail, read or page returns. Default 1000. */
-    maxEvents: ProcessesConfig.unwrap().shape.maxEvents.unwrap().optional(),
-    /** How long `slug.send` collects a service's reply, in ms (ruling 14). Default 1000. */
-    replyMs: ProcessesConfig.unwrap().shape.replyMs.unwrap().optional(),
-    /** Service slugs whose `slug.send` companion is not served (the model may start them, never talk to them). */
-    omitSend: ProcessesConfig.unwrap().shape.omitSend.unwrap().optional(),
-    /** `toolvisor mcp`: the most bytes of mail folded into one tool result; 0 never folds. Default 16384. */
-    mailBytes: z.number().int().nonnegative().optional(),
-    /** The bubblewrap binary the bwrap mechanism runs (default `bwrap` on PATH). */
-    bwrap: z.string().min(1).optional(),
-    /** The Landlock launcher (default: the one @toolvisor/sandbox-landlock built). */
-    landlockLauncher: z.string().min(1).optional(),
-    /** The bash tools (`bash`, `bash_output`, `bash_kill`, or another profile's): off unless present. */
-    bash: BashSection.optional(),
-    /** `toolvisor serve`: the listener, its token, its origins and bounds. */
-    serve: sectionOf(SECTION_FLAGS.serve),
-    /** `toolvisor mcp`: the stdio server, or with `connect` the bridge to a daemon. */
-    mcp: sectionOf(SECTION_FLAGS.mcp),
-    /** The bounds of each MCP session, for `mcp` and `serve` (decision 0015). */
-    limits: sectionOf(SECTION_FLAGS.limits),
-    /** `toolvisor call`: the session, progress, the yield window. */
-    call: sectionOf(SECTION_FLAGS.call),
+    checkTtlMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe(
+        'How long a check result is trusted, in ms (`toolvisor check` without --probe). Default 600000.',
+      ),
+    checkTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("The longest a tool's check may take, in ms. Default 10000."),
+    yieldMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe(
+        'How long a stream call waits before it answers with the running placeholder, in ms. Default 5000.',
+      ),
+    resultBytes: ToolboxConfig.shape.resultBytes.describe(
+      'The most bytes of any model-facing answer (results, processes answers). Default 256 KiB.',
+    ),
+    ringEvents: RuntimeConfig.shape.ringEvents.describe(
+      'Output events kept in memory per process; older ones are read back from the spill file. Default 256.',
+    ),
+    ringBytes: RuntimeConfig.shape.ringBytes.describe(
+      "The most stdout bytes a process's ring of events may stand for. Default 4 MiB.",
+    ),
+    ringStderrLines: RuntimeConfig.shape.ringStderrLines.describe(
+      'stderr lines kept per process (status shows the last ones). Default 256.',
+    ),
+    stateBytes: RuntimeConfig.shape.stateBytes.describe(
+      'The disk budget of the state directory: ended runs and unreferenced spill files are pruned past it. Default 1 GiB.',
+    ),
+    maxLineBytes: RuntimeConfig.shape.maxLineBytes.describe(
+      'The longest output line kept whole; a longer one is an invalid event. Default 1 MiB.',
+    ),
+    streamResultEvents: ToolboxConfig.shape.streamResultEvents
+      .unwrap()
+      .optional()
+      .describe("Events a finished stream call's result keeps at most. Default 100."),
+    maxEvents: ProcessesConfig.unwrap()
+      .shape.maxEvents.unwrap()
+      .optional()
+      .describe('The most events one processes tail, read or page returns. Default 1000.'),
+    replyMs: ProcessesConfig.unwrap()
+      .shape.replyMs.unwrap()
+      .optional()
+      .describe("How long `slug.send` collects a service's reply, in ms. Default 1000."),
+    omitSend: ProcessesConfig.unwrap()
+      .shape.omitSend.unwrap()
+      .optional()
+      .describe(
+        'Service slugs whose `slug.send` companion is not served (the model may start them, never talk to them).',
+      ),
+    mailBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe(
+        "The most bytes of a session's mail folded into one tool result (`mcp` and `serve`); 0 never folds. Default 16384.",
+      ),
+    bwrap: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('The bubblewrap binary the bwrap mechanism runs (default `bwrap` on PATH).'),
+    landlockLauncher: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('The Landlock launcher (default: the one @toolvisor/sandbox-landlock built).'),
+    bash: BashSection.optional().describe(
+      "The bash tools (`bash`, `bash_output`, `bash_kill`, or another profile's): off unless present.",
+    ),
+    serve: sectionOf(SECTION_FLAGS.serve).describe(
+      '`toolvisor serve`: the listener, its token, its origins and bounds.',
+    ),
+    mcp: sectionOf(SECTION_FLAGS.mcp).describe(
+      '`toolvisor mcp`: the stdio server, or with `connect` the bridge to a daemon.',
+    ),
+    limits: sectionOf(SECTION_FLAGS.limits).describe(
+      'The bounds of each MCP session, for `mcp` and `serve` (decision 0015).',
+    ),
+    call: sectionOf(SECTION_FLAGS.call).describe(
+      '`toolvisor call`: the session, progress, the yield window.',
+    ),
   })
   .strict()
 

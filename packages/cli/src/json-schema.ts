@@ -7,7 +7,8 @@ export const CONFIG_SCHEMA_FILE = 'toolvisor.schema.json'
 
 /**
  * The JSON Schema of `toolvisor.json`, for editors: generated from `ConfigFile` (the input side:
- * every key with a default is optional), each key a flag sets described by that flag's help.
+ * every key with a default is optional), with each key's description, or its flag's help, and the
+ * name of the flag that sets it.
  * `pnpm schema` writes it to `packages/cli/toolvisor.schema.json`; a test fails when that file is stale.
  */
 export function configJsonSchema(): Record<string, unknown> {
@@ -21,7 +22,8 @@ export function configJsonSchema(): Record<string, unknown> {
     for (const part of flag.key.split('.')) {
       at = ((at.properties ?? {}) as Record<string, Record<string, unknown>>)[part] ?? {}
     }
-    if (typeof at.description !== 'string') at.description = `${flag.help} (flag --${flag.flag})`
+    const known = typeof at.description === 'string' && !at.description.includes('(flag --')
+    at.description = `${known ? at.description : flag.help} (flag --${flag.flag})`
   }
   return {
     title: 'toolvisor.json: the configuration of the toolvisor command',
