@@ -137,6 +137,7 @@ function runtimeOptions(config: Config, stateDir: string) {
       ringBytes: config.ringBytes,
       ringStderrLines: config.ringStderrLines,
       maxLineBytes: config.maxLineBytes,
+      stateBytes: config.stateBytes,
     }),
   }
 }
@@ -157,7 +158,7 @@ function refuseUnknownMechanisms(config: Config): void {
 }
 
 /** The entries whose value is set (a plugin's config takes absent keys, not `undefined` ones). */
-function defined<T extends Record<string, unknown>>(
+export function defined<T extends Record<string, unknown>>(
   values: T,
 ): { [K in keyof T]?: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as {

@@ -5,8 +5,9 @@ import { BashConfigFields } from '@toolvisor/tool-bash'
 import { ProcessesConfig } from '@toolvisor/tool-processes'
 import { ToolboxConfig, ToolboxEntryConfig } from '@toolvisor/toolbox'
 import { z } from 'zod'
+import { configProblems } from './config-problems.js'
 import { CliError } from './errors.js'
-import { notifyTargetOf } from './notify/target.js'
+import { SECTION_FLAGS, type SectionFlag } from './options.js'
 
 /** One capability: a model-facing tool served by ordered backends (spec §1.5). */
 export const CapabilityEntry = z
@@ -28,61 +29,144 @@ export const BashSection = BashConfigFields.extend({
   bash: z.string().min(1).optional(),
 }).strict()
 
+/** A section the CLI owns, from its flags: each key's schema is its flag's value, described by its help. */
+function sectionOf<T extends Record<string, SectionFlag>>(
+  flags: T,
+): z.ZodOptional<z.ZodObject<{ [K in keyof T]: z.ZodOptional<T[K]['value']> }, z.core.$strict>> {
+  const shape = Object.fromEntries(
+    Object.entries(flags).map(([key, flag]) => [
+      key,
+      flag.value.optional().describe(`${flag.help} (flag --${flag.flag})`),
+    ]),
+  )
+  return z.strictObject(shape).optional() as never
+}
+
 /** The schema of `toolvisor.json`. Relative paths are relative to the file. */
 export const ConfigFile = z
   .object({
-    /** Toolbox directories; an entry may be `{ "path", "environment" }` to give its tools their own policy. */
-    toolboxes: z.array(ToolboxEntryConfig).default([]),
-    capabilities: z.array(CapabilityEntry).default([]),
+    $schema: z
+      .string()
+      .optional()
+      .describe(
+        'The JSON Schema an editor checks the file against (`@toolvisor/cli/toolvisor.schema.json`).',
+      ),
+    toolboxes: z
+      .array(ToolboxEntryConfig)
+      .default([])
+      .describe(
+        'Toolbox directories; an entry may be `{ "path", "environment" }` to give its tools their own policy.',
+      ),
+    capabilities: z
+      .array(CapabilityEntry)
+      .default([])
+      .describe('Model-facing tools each served by the first working of ordered backends.'),
     sandbox: z.string().min(1).optional(),
-    /** Who sandboxed tools run as when toolvisor is root and they declare no run_as (default `nobody`). */
-    sandboxUser: z.string().min(1).optional(),
-    /** Which of toolvisor's own environment variables tools inherit (see EnvironmentPolicy). */
-    environment: EnvironmentPolicyConfig.optional(),
+    sandboxUser: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Who sandboxed tools run as when toolvisor is root and they declare no run_as (default `nobody`).',
+      ),
+    environment: EnvironmentPolicyConfig.optional().describe(
+      "Which of toolvisor's own environment variables tools inherit (see EnvironmentPolicy).",
+    ),
     envdirRoot: z.string().min(1).optional(),
     runAs: z.string().min(1).optional(),
     stateDir: z.string().min(1).optional(),
     backends: z.record(z.string(), z.string().min(1)).default({}),
-    checkTtlMs: z.number().int().nonnegative().optional(),
-    checkTimeoutMs: z.number().int().positive().optional(),
-    yieldMs: z.number().int().nonnegative().optional(),
-    /** The most bytes of any model-facing answer (results, processes answers). Default 256 KiB. */
-    resultBytes: ToolboxConfig.shape.resultBytes,
-    /** Output events kept in memory per process; older ones are read back from the spill file. Default 256. */
-    ringEvents: RuntimeConfig.shape.ringEvents,
-    /** The most stdout bytes a process's ring of events may stand for. Default 4 MiB. */
-    ringBytes: RuntimeConfig.shape.ringBytes,
-    /** stderr lines kept per process (status shows the last ones). Default 256. */
-    ringStderrLines: RuntimeConfig.shape.ringStderrLines,
-    /** The longest output line kept whole; a longer one is an invalid event. Default 1 MiB. */
-    maxLineBytes: RuntimeConfig.shape.maxLineBytes,
-    /** Events a finished stream call's result keeps at most. Default 100. */
-    streamResultEvents: ToolboxConfig.shape.streamResultEvents.unwrap().optional(),
-    /** The most events one processes tail, read or page returns. Default 1000. */
-    maxEvents: ProcessesConfig.unwrap().shape.maxEvents.unwrap().optional(),
-    /** How long `slug.send` collects a service's reply, in ms (ruling 14). Default 1000. */
-    replyMs: ProcessesConfig.unwrap().shape.replyMs.unwrap().optional(),
-    /** Service slugs whose `slug.send` companion is not served (the model may start them, never talk to them). */
-    omitSend: ProcessesConfig.unwrap().shape.omitSend.unwrap().optional(),
-    /** `toolvisor mcp`: the most bytes of mail folded into one tool result; 0 never folds. Default 16384. */
-    mailBytes: z.number().int().nonnegative().optional(),
-    /** The bubblewrap binary the bwrap mechanism runs (default `bwrap` on PATH). */
-    bwrap: z.string().min(1).optional(),
-    /** The Landlock launcher (default: the one @toolvisor/sandbox-landlock built). */
-    landlockLauncher: z.string().min(1).optional(),
-    /**
-     * `toolvisor serve`: where the harness's keyed items go (`--notify`): `unix:PATH` (relative to
-     * the file) or an http(s) URL (decision 0051).
-     */
-    notify: z
+    checkTtlMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe(
+        'How long a check result is trusted, in ms (`toolvisor check` without --probe). Default 600000.',
+      ),
+    checkTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("The longest a tool's check may take, in ms. Default 10000."),
+    yieldMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe(
+        'How long a stream call waits before it answers with the running placeholder, in ms. Default 5000.',
+      ),
+    resultBytes: ToolboxConfig.shape.resultBytes.describe(
+      'The most bytes of any model-facing answer (results, processes answers). Default 256 KiB.',
+    ),
+    ringEvents: RuntimeConfig.shape.ringEvents.describe(
+      'Output events kept in memory per process; older ones are read back from the spill file. Default 256.',
+    ),
+    ringBytes: RuntimeConfig.shape.ringBytes.describe(
+      "The most stdout bytes a process's ring of events may stand for. Default 4 MiB.",
+    ),
+    ringStderrLines: RuntimeConfig.shape.ringStderrLines.describe(
+      'stderr lines kept per process (status shows the last ones). Default 256.',
+    ),
+    stateBytes: RuntimeConfig.shape.stateBytes.describe(
+      'The disk budget of the state directory: ended runs and unreferenced spill files are pruned past it. Default 1 GiB.',
+    ),
+    maxLineBytes: RuntimeConfig.shape.maxLineBytes.describe(
+      'The longest output line kept whole; a longer one is an invalid event. Default 1 MiB.',
+    ),
+    streamResultEvents: ToolboxConfig.shape.streamResultEvents
+      .unwrap()
+      .optional()
+      .describe("Events a finished stream call's result keeps at most. Default 100."),
+    maxEvents: ProcessesConfig.unwrap()
+      .shape.maxEvents.unwrap()
+      .optional()
+      .describe('The most events one processes tail, read or page returns. Default 1000.'),
+    replyMs: ProcessesConfig.unwrap()
+      .shape.replyMs.unwrap()
+      .optional()
+      .describe("How long `slug.send` collects a service's reply, in ms. Default 1000."),
+    omitSend: ProcessesConfig.unwrap()
+      .shape.omitSend.unwrap()
+      .optional()
+      .describe(
+        'Service slugs whose `slug.send` companion is not served (the model may start them, never talk to them).',
+      ),
+    mailBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe(
+        "The most bytes of a session's mail folded into one tool result (`mcp` and `serve`); 0 never folds. Default 16384.",
+      ),
+    bwrap: z
       .string()
-      .refine(
-        (text) => notifyTargetOf(text) !== undefined,
-        'expected unix:PATH or an http:// or https:// URL',
-      )
-      .optional(),
-    /** The bash tools (`bash`, `bash_output`, `bash_kill`, or another profile's): off unless present. */
-    bash: BashSection.optional(),
+      .min(1)
+      .optional()
+      .describe('The bubblewrap binary the bwrap mechanism runs (default `bwrap` on PATH).'),
+    landlockLauncher: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('The Landlock launcher (default: the one @toolvisor/sandbox-landlock built).'),
+    bash: BashSection.optional().describe(
+      "The bash tools (`bash`, `bash_output`, `bash_kill`, or another profile's): off unless present.",
+    ),
+    serve: sectionOf(SECTION_FLAGS.serve).describe(
+      '`toolvisor serve`: the listener, its token, its origins and bounds.',
+    ),
+    mcp: sectionOf(SECTION_FLAGS.mcp).describe(
+      '`toolvisor mcp`: the stdio server, or with `connect` the bridge to a daemon.',
+    ),
+    limits: sectionOf(SECTION_FLAGS.limits).describe(
+      'The bounds of each MCP session, for `mcp` and `serve` (decision 0015).',
+    ),
+    call: sectionOf(SECTION_FLAGS.call).describe(
+      '`toolvisor call`: the session, progress, the yield window.',
+    ),
   })
   .strict()
 
@@ -94,6 +178,11 @@ export type CapabilityConfig = z.output<typeof CapabilityEntry>
 
 /** Reads and validates `toolvisor.json`; paths in it become absolute, relative to the file. */
 export function readConfig(path: string): Config {
+  return parseConfig(readConfigFile(path), resolve(path))
+}
+
+/** The JSON of a configuration file, not yet validated. */
+export function readConfigFile(path: string): unknown {
   const file = resolve(path)
   let text: string
   try {
@@ -104,23 +193,29 @@ export function readConfig(path: string): Config {
       `${file}: cannot read the configuration: ${(error as NodeJS.ErrnoException).code ?? error}`,
     )
   }
-  let json: unknown
   try {
-    json = JSON.parse(text)
+    return JSON.parse(text)
   } catch (error) {
     throw new CliError('CLI_ERR_CONFIG', `${file}: not JSON: ${(error as Error).message}`)
   }
+}
+
+/**
+ * Validates a configuration (the file's JSON, with the flags already in it) and makes its paths
+ * absolute, relative to the file, or without one to the working directory. Every problem is
+ * reported, one line each, with the JSON path and what was expected.
+ */
+export function parseConfig(json: unknown, file: string | undefined): Config {
   const parsed = ConfigFile.safeParse(json)
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!
-    const path = issue.path.length > 0 ? `$.${issue.path.map(String).join('.')}` : '$'
-    const others = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : ''
-    throw new CliError('CLI_ERR_CONFIG', `${file}: ${path}: ${issue.message}${others}`)
+    const where = file ?? 'the configuration'
+    const lines = configProblems(parsed.error, json, ConfigFile).map((problem) => `${where}: ${problem}`)
+    throw new CliError('CLI_ERR_CONFIG', lines.join('\n'))
   }
-  const base = dirname(file)
+  const base = file ? dirname(file) : process.cwd()
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(base, p))
   const config = parsed.data
-  return {
+  const made: Config = {
     ...config,
     toolboxes: config.toolboxes.map((entry) =>
       typeof entry === 'string' ? abs(entry) : { ...entry, path: abs(entry.path) },
@@ -129,8 +224,30 @@ export function readConfig(path: string): Config {
     ...(config.envdirRoot ? { envdirRoot: abs(config.envdirRoot) } : {}),
     ...(config.stateDir ? { stateDir: abs(config.stateDir) } : {}),
     ...(config.bash ? { bash: bashPaths(config.bash, abs) } : {}),
-    ...(config.notify?.startsWith('unix:') ? { notify: `unix:${abs(config.notify.slice(5))}` } : {}),
   }
+  for (const { section, key, path } of SECTION_PATHS) {
+    absoluteAt(made, section, key, path === 'address' ? address(abs) : abs)
+  }
+  return made
+}
+
+/** The keys of the CLI's sections whose value names a path (a file, or an address that may be `unix:PATH`). */
+const SECTION_PATHS = Object.entries(SECTION_FLAGS).flatMap(([section, flags]) =>
+  Object.entries(flags as Record<string, SectionFlag>).flatMap(([key, flag]) =>
+    flag.path ? [{ section, key, path: flag.path }] : [],
+  ),
+)
+
+/** `unix:PATH` with PATH made absolute; `HOST:PORT` and URLs as they are. */
+function address(abs: (path: string) => string): (text: string) => string {
+  return (text) => (text.startsWith('unix:') && text.length > 5 ? `unix:${abs(text.slice(5))}` : text)
+}
+
+/** Makes the string at `section.name` absolute, in place (the sections are the CLI's own, fresh from the parse). */
+function absoluteAt(config: Config, section: string, name: string, abs: (path: string) => string): void {
+  const holder = (config as Record<string, unknown>)[section] as Record<string, unknown> | undefined
+  const value = holder?.[name]
+  if (holder && typeof value === 'string') holder[name] = abs(value)
 }
 
 /** The bash section with its paths made absolute (a bare `bash` name stays a name, found on PATH). */

@@ -150,7 +150,7 @@ describe('toolvisor check', () => {
     ])
     expect(code).toBe(1)
     expect(stderr).toMatch(
-      /^toolvisor check: the configuration does not load:\n {2}.*toolvisor\.json: \$\.capabilities\.0\.capability: /,
+      /^toolvisor check: the configuration does not load:\n {2}.*toolvisor\.json: \$\.capabilities\[0\]\.capability: /,
     )
   })
 

@@ -3,10 +3,11 @@
  * READMEs names a file of this repository (and, with a `#fragment`, a heading of that file), and no
  * page sends the reader to design documents outside it.
  */
+import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { examples } from './helpers.js'
+import { examples, tempDir } from './helpers.js'
 
 const root = resolve(examples, '..', '..')
 
@@ -79,4 +80,19 @@ describe('the documentation', () => {
     )
     expect(outside.map((page) => relative(root, page))).toEqual([])
   })
+
+  it('builds the API site from every public symbol, each documented (pnpm docs: typedoc, warnings are errors)', () => {
+    const out = tempDir('tv-typedoc-')
+    const typedoc = spawnSync(join(root, 'node_modules', '.bin', 'typedoc'), ['--out', out], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    })
+    const output = `${typedoc.stdout}${typedoc.stderr}`
+    expect(output.split('\n').filter((line) => /\[(warning|error)\]/.test(line))).toEqual([])
+    expect(typedoc.status).toBe(0)
+    for (const pkg of readdirSync(join(root, 'packages'))) {
+      expect(existsSync(join(out, 'modules', `_toolvisor_${pkg}.html`)), pkg).toBe(true)
+    }
+  }, 180_000)
 })

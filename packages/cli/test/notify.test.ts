@@ -80,13 +80,13 @@ describe('where the items go', () => {
   it('takes unix:PATH (relative to toolvisor.json) or an http(s) URL, and refuses anything else where it was written', async () => {
     const dir = tempDir('tv-notify-config-')
     const file = join(dir, 'toolvisor.json')
-    writeFileSync(file, JSON.stringify({ notify: 'unix:run/items.sock' }))
-    expect(readConfig(file).notify).toBe(`unix:${join(dir, 'run/items.sock')}`)
-    writeFileSync(file, JSON.stringify({ notify: 'https://harness.local/items' }))
-    expect(readConfig(file).notify).toBe('https://harness.local/items')
-    writeFileSync(file, JSON.stringify({ notify: 'ftp://harness.local/items' }))
+    writeFileSync(file, JSON.stringify({ serve: { notify: 'unix:run/items.sock' } }))
+    expect(readConfig(file).serve?.notify).toBe(`unix:${join(dir, 'run/items.sock')}`)
+    writeFileSync(file, JSON.stringify({ serve: { notify: 'https://harness.local/items' } }))
+    expect(readConfig(file).serve?.notify).toBe('https://harness.local/items')
+    writeFileSync(file, JSON.stringify({ serve: { notify: 'ftp://harness.local/items' } }))
     expect(() => readConfig(file)).toThrow(
-      `${file}: $.notify: expected unix:PATH or an http:// or https:// URL`,
+      `${file}: $.serve.notify: expected unix:PATH (a unix stream socket) or an http:// or https:// URL`,
     )
     const flag = await run(['serve', '--listen', '127.0.0.1:0', '--notify', 'unix:'])
     expect(flag.code).toBe(2)

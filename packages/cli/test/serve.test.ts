@@ -44,7 +44,9 @@ describe('toolvisor serve', () => {
     )
     const missing = await run(['serve'])
     expect(missing.code).toBe(2)
-    expect(missing.stderr).toMatch(/^toolvisor serve: --listen is required\n/)
+    expect(missing.stderr).toMatch(
+      /^toolvisor serve: --listen is required \(or serve\.listen in --config FILE\)\n/,
+    )
     const file = join(tempDir('tv-serve-token-'), 'token')
     writeFileSync(file, 'x'.repeat(32))
     chmodSync(file, 0o644)

@@ -1,6 +1,7 @@
 export type { DescribeErrorCode, ErrorCode, LoadingErrorDetails } from './errors.js'
 export { ArgumentError, DescribeErrorCodes, LoadingError } from './errors.js'
 export { compileEventSchema } from './event-schema.js'
+export { closeName } from './internal/similar.js'
 export { envVariableName, internalName } from './naming.js'
 export { parseDescribe } from './parse.js'
 export type { DescribeService } from './plugin.js'

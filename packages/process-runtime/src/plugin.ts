@@ -22,7 +22,16 @@ const positive = z.number().int().positive()
 /** An environment policy as configured (see `EnvironmentPolicy`). */
 export const EnvironmentPolicyConfig = z
   .object({
-    inherit: z.enum(['all', 'core', 'none']).optional(),
+    inherit: z
+      .enum({
+        /** Every variable toolvisor has, less `DEFAULT_EXCLUDES` (names like `*KEY*`, `*TOKEN*`). */
+        all: 'all',
+        /** Only `CORE_VARIABLES` (PATH, HOME, USER, LANG, LC_*, TERM, TZ, TMPDIR, SHELL). */
+        core: 'core',
+        /** None: the tool gets only what the policy's `set` gives it. */
+        none: 'none',
+      })
+      .optional(),
     ignoreDefaultExcludes: z.boolean().optional(),
     exclude: z.array(z.string().min(1)).optional(),
     includeOnly: z.array(z.string().min(1)).optional(),

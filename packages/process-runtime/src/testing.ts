@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 
 import { processesWithVariable, procStat } from './procfs.js'
 
+export { loggedMechanism } from './logged-mechanism.js'
 export { markedProcesses } from './procfs.js'
 
 /** A throwaway user with its own primary group and one supplementary group. */

@@ -23,9 +23,8 @@ import {
   type SandboxMechanism,
   setprivRunAs,
 } from '../src/index.js'
-import { createTestUser, type TestUser } from '../src/testing.js'
+import { createTestUser, loggedMechanism as guideMechanism, type TestUser } from '../src/testing.js'
 import { fixture, makeRuntime, output, processSpec, runtimeSpec, tempDir } from './helpers.js'
-import { loggedMechanism as guideMechanism } from './none-but-logged.js'
 
 const isRoot = process.geteuid?.() === 0
 

@@ -31,7 +31,8 @@ export interface Field {
 /** The arguments of a tool, by name, in the order the model reads them. */
 export type Fields = Readonly<Record<string, Field>>
 
-type ValueOf<K extends Kind> = K extends 'boolean'
+/** The type an argument of kind `K` has once parsed. */
+export type ValueOf<K extends Kind> = K extends 'boolean'
   ? boolean
   : K extends 'positive' | 'seconds'
     ? number

@@ -14,7 +14,16 @@ export type ProfileName = (typeof PROFILES)[number]
 export const BashConfigFields = z
   .object({
     /** Whose words: `dsh` (seed 001, the default), `hyperhive` (seed 002), `toolnexus` (seed 004). */
-    profile: z.enum(PROFILES).default('dsh'),
+    profile: z
+      .enum({
+        /** `bash`, `bash_output`, `bash_kill` (the default). */
+        dsh: 'dsh',
+        /** `run`, `status`, `kill`. */
+        hyperhive: 'hyperhive',
+        /** `bash`, `bash_output`, `kill_shell`. */
+        toolnexus: 'toolnexus',
+      } satisfies Record<ProfileName, ProfileName>)
+      .default('dsh'),
     /** The bound of a foreground command that names none, in ms. Default 2 min. */
     defaultTimeoutMs: positive.default(120_000),
     /** The most a foreground command may ask for, in ms (a larger `timeoutMs` is cut to it). Default 10 min. */

@@ -1,4 +1,4 @@
-export type { Field, Fields, Kind, Parsed } from './args.js'
+export type { Field, Fields, Kind, Parsed, ValueOf } from './args.js'
 export type { BashOptions, ProfileName } from './config.js'
 export { BashConfig, BashConfigFields, PROFILES } from './config.js'
 export type { BashErrorCode } from './errors.js'

@@ -8,7 +8,7 @@ export const KEEP_ONESHOTS = 100
 /**
  * The `oneshots` seam: the oneshot calls whose answer did not hold all of their output, by process
  * id (`meta.process` of the result, named by its note), so that `processes output` can page the
- * rest. The last {@link KEEP_ONESHOTS} are kept. Owned like tasks: another session's is refused
+ * rest. The last `KEEP_ONESHOTS` (100) are kept. Owned like tasks: another session's is refused
  * with the same text.
  */
 export interface Oneshots {

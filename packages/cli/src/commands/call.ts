@@ -1,37 +1,30 @@
 import type { LoadedTool, Tool, ToolProgress, ToolResult } from '@toolvisor/toolbox'
 import { type Composed, compose, reportLost } from '../compose.js'
+import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
-import { configFrom, type Parsed, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
+import { configOf, type FlagValues, parseLine, usageOf } from '../flags.js'
 import type { Io } from '../output.js'
 import { checkToolboxes, type FoundTool, findTool, isToolPath } from '../toolboxes.js'
 
-export const CALL_USAGE = `usage: toolvisor call TOOL [ARGS_JSON] [--command NAME] [--progress] [flags]
+/** `toolvisor call --help`. */
+export const CALL_USAGE = usageOf(
+  'call',
+  `usage: toolvisor call TOOL [ARGS_JSON] [--command NAME] [--progress] [flags]
 
 Runs one call of TOOL with ARGS_JSON (a JSON object, default {}) and prints the result the model
 would get. TOOL is the path of the tool's file, or with --toolbox DIR a tool's name there (its
-model-facing name such as git_lite__log, or its file name). A stream tool is waited for until it ends (use --yield-ms to get the running
-placeholder instead). Ctrl-C cancels the call: the tool gets its declared cancel, then SIGKILL.
-Exit 0 on success, 1 when the tool failed, 2 on a loading or usage error, 130 when cancelled.
-
-  --command NAME       the sub-command to run, for a tool with commands
-  --progress           print each event to stderr as it arrives
-  --session ID         the session the call belongs to (AGENT_SESSION_ID; default cli)
-  --yield-ms N         answer with the running placeholder after N ms (stream tools)
-${RUNTIME_FLAGS_HELP}`
+model-facing name such as git_lite__log, or its file name). A stream tool is waited for until it
+ends (use --yield-ms to get the running placeholder instead). Ctrl-C cancels the call: the tool
+gets its declared cancel, then SIGKILL. Exit 0 on success, 1 when the tool failed, 2 on a loading
+or usage error, 130 when cancelled.`,
+)
 
 const DAY_MS = 24 * 60 * 60 * 1000
 
-const CALL_FLAGS = {
-  ...RUNTIME_FLAGS,
-  command: { type: 'string' },
-  progress: { type: 'boolean' },
-  session: { type: 'string' },
-  'yield-ms': { type: 'string' },
-} as const
-
 /** A call's command line, checked: the flags, the tool path, the arguments, the yield window. */
 interface CallLine {
-  readonly values: Parsed<typeof CALL_FLAGS>['values']
+  readonly values: FlagValues
+  readonly config: Config
   readonly path: string
   readonly args: Record<string, unknown>
   readonly yieldMs: number
@@ -39,7 +32,7 @@ interface CallLine {
 
 /** Checks a call's command line; an exit code when it is help or a usage error (printed). */
 function callLine(argv: readonly string[], io: Io): CallLine | number {
-  const { values, positionals } = parse(argv, CALL_FLAGS, CALL_USAGE)
+  const { values, positionals } = parseLine('call', argv, CALL_USAGE)
   if (values.help) {
     io.out(`${CALL_USAGE}\n`)
     return 0
@@ -55,13 +48,8 @@ function callLine(argv: readonly string[], io: Io): CallLine | number {
     io.err(`toolvisor call: ${args}\n`)
     return 2
   }
-  const yieldArg = values['yield-ms']
-  const yieldMs = yieldArg === undefined ? DAY_MS : Number(yieldArg)
-  if (!Number.isInteger(yieldMs) || yieldMs < 0) {
-    io.err(`toolvisor call: --yield-ms must be a whole number of milliseconds, got ${yieldArg}\n`)
-    return 2
-  }
-  return { values, path: positionals[0]!, args, yieldMs }
+  const config = configOf('call', values)
+  return { values, config, path: positionals[0]!, args, yieldMs: config.call?.yieldMs ?? DAY_MS }
 }
 
 /** `toolvisor call TOOL [ARGS_JSON]`. */
@@ -72,8 +60,7 @@ export async function callCommand(
 ): Promise<number> {
   const line = callLine(argv, io)
   if (typeof line === 'number') return line
-  const { values, args, yieldMs } = line
-  const config = configFrom(values)
+  const { values, config, args, yieldMs } = line
   const byName = !isToolPath(line.path)
   if (byName && config.toolboxes.length === 0) {
     const hint = 'to call a tool by its name, pass the toolbox that holds it: --toolbox DIR'
@@ -91,15 +78,16 @@ export async function callCommand(
     const found: FoundTool = byName
       ? await findTool(composed, config.toolboxes, line.path)
       : { loaded: await composed.binary.load(line.path) }
-    const tool = found.tool ?? pick(found.loaded, composed.binary.tools(found.loaded), values.command)
+    const command = typeof values.command === 'string' ? values.command : undefined
+    const tool = found.tool ?? pick(found.loaded, composed.binary.tools(found.loaded), command)
     if (typeof tool === 'string') {
       io.err(`toolvisor call: ${tool}\n`)
       return 2
     }
-    const progress = values.progress
+    const progress = config.call?.progress
       ? (p: ToolProgress) => io.err(`[${p.progress}] ${p.message}\n`)
       : undefined
-    const session = values.session ?? 'cli'
+    const session = config.call?.session ?? 'cli'
     const answer = await tool.call(args, {
       sessionId: session,
       signal: controller.signal,

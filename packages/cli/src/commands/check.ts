@@ -16,11 +16,14 @@ import type { LoadedTool } from '@toolvisor/toolbox'
 import { type Composed, compose } from '../compose.js'
 import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
-import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
+import { configOf, parseLine, usageOf } from '../flags.js'
 import type { Io } from '../output.js'
 import { type CheckReport, printCheck, runtimeReport, type ToolReport } from './check-report.js'
 
-export const CHECK_USAGE = `usage: toolvisor check [--config FILE] [--toolbox DIR ...] [--probe] [--json] [flags]
+/** `toolvisor check --help`. */
+export const CHECK_USAGE = usageOf(
+  'check',
+  `usage: toolvisor check [--config FILE] [--toolbox DIR ...] [--probe] [--json] [flags]
 
 Loads the configuration the way toolvisor mcp does (the same loading and registration): every
 toolbox, every capability and its backends, and lists the tools mcp would serve. Then, for each
@@ -30,30 +33,26 @@ skipped (the configured sandbox mechanism cannot honour a declared field). Resul
 for a TTL (10 min) under everything that changes how the tool runs; --probe runs every probe
 afresh. Per capability, the active backend is the first ok, else the first unverified.
 
-Exit 0 when the configuration loads, 1 when it does not (every error listed); with --probe, 2
-when it loads but a required capability has no active backend.
-
-  --probe              run every probe now, ignoring cached results
-  --json               print one JSON document
-${RUNTIME_FLAGS_HELP}`
+Exit 0 when the configuration loads, 1 when it does not (every error listed: a configuration
+file's with the JSON path and what was expected there); with --probe, 2
+when it loads but a required capability has no active backend.`,
+)
 
 /** `toolvisor check`. */
 export async function checkCommand(argv: readonly string[], io: Io): Promise<number> {
-  const { values } = parse(
-    argv,
-    { ...RUNTIME_FLAGS, probe: { type: 'boolean' }, json: { type: 'boolean' } },
-    CHECK_USAGE,
-  )
+  const { values } = parseLine('check', argv, CHECK_USAGE)
   if (values.help) {
     io.out(`${CHECK_USAGE}\n`)
     return 0
   }
   let config: Config
   try {
-    config = configFrom(values)
+    config = configOf('check', values)
   } catch (error) {
     if (CliError.is(error) && error.code === 'CLI_ERR_CONFIG') {
-      io.err(`toolvisor check: the configuration does not load:\n  ${error.message}\n`)
+      io.err(
+        `toolvisor check: the configuration does not load:\n  ${error.message.replaceAll('\n', '\n  ')}\n`,
+      )
       return 1
     }
     throw error

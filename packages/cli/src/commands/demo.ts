@@ -4,18 +4,20 @@ import { join, resolve } from 'node:path'
 import type { Sessions, ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
 import { compose } from '../compose.js'
 import type { Config } from '../config.js'
-import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
+import { configOf, parseLine, usageOf } from '../flags.js'
 import type { Io } from '../output.js'
 
-export const DEMO_USAGE = `usage: toolvisor demo [--toolbox DIR] [flags]
+/** `toolvisor demo --help`. */
+export const DEMO_USAGE = usageOf(
+  'demo',
+  `usage: toolvisor demo [--toolbox DIR] [flags]
 
 A guided run of the runtime on the example tools (default ./examples/tools): loading a toolbox
 with a broken tool in it, the argument modes of v1, a jsonl oneshot with an invalid event, a
 stream that outlives its call and is followed, read and stopped through the processes tool, the
 session fence, sub-commands and help, and a service (log_watcher) started twice, talked to and
-stopped, its output arriving as mail.
-
-${RUNTIME_FLAGS_HELP}`
+stopped, its output arriving as mail.`,
+)
 
 /** What every step of the demo uses. */
 interface Demo {
@@ -30,12 +32,12 @@ interface Demo {
 
 /** `toolvisor demo`: the README's main job. */
 export async function demoCommand(argv: readonly string[], io: Io): Promise<number> {
-  const { values } = parse(argv, RUNTIME_FLAGS, DEMO_USAGE)
+  const { values } = parseLine('demo', argv, DEMO_USAGE)
   if (values.help) {
     io.out(`${DEMO_USAGE}\n`)
     return 0
   }
-  const config = configFrom(values)
+  const config = configOf('demo', values)
   const examples = config.toolboxes.length > 0 ? config.toolboxes : [resolve('examples/tools')]
   const scratch = mkdtempSync(join(tmpdir(), 'toolvisor-demo-'))
   const broken = brokenToolbox(scratch)

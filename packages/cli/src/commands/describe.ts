@@ -2,21 +2,22 @@ import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { LoadedTool, Tool, ToolRegistry } from '@toolvisor/toolbox'
 import { compose } from '../compose.js'
-import { configFrom, parse, RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../flags.js'
+import { configOf, parseLine, usageOf } from '../flags.js'
 import type { Io } from '../output.js'
 
-export const DESCRIBE_USAGE = `usage: toolvisor describe TOOL [--json] [flags]
+/** `toolvisor describe --help`. */
+export const DESCRIBE_USAGE = usageOf(
+  'describe',
+  `usage: toolvisor describe TOOL [--json] [flags]
 
 Loads one tool (runs TOOL describe) and prints what the model will see: each tool's name, its
 description, its arguments and how they reach the tool. A tool that fails to load prints the
-reason (path, field, what was expected) and exits 2.
-
-  --json               print one JSON document instead of text
-${RUNTIME_FLAGS_HELP}`
+reason (path, field, what was expected) and exits 2.`,
+)
 
 /** `toolvisor describe TOOL [--json]`. */
 export async function describeCommand(argv: readonly string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, { ...RUNTIME_FLAGS, json: { type: 'boolean' } }, DESCRIBE_USAGE)
+  const { values, positionals } = parseLine('describe', argv, DESCRIBE_USAGE)
   if (values.help) {
     io.out(`${DESCRIBE_USAGE}\n`)
     return 0
@@ -33,7 +34,7 @@ export async function describeCommand(argv: readonly string[], io: Io): Promise<
     )
     return 2
   }
-  const composed = await compose(configFrom(values), { loadToolboxes: false })
+  const composed = await compose(configOf('describe', values), { loadToolboxes: false })
   try {
     // A LoadingError reaches main(), which prints it and exits 2.
     const loaded = await composed.binary.load(path)

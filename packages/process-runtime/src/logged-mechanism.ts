@@ -1,8 +1,13 @@
 // The third mechanism of docs/guides/adding-a-sandbox-mechanism.md, verbatim: it enforces nothing
 // and says so, and logs every launch. The runtime's tests run tools through it to prove the seam
-// needs nothing more.
-import type { Launch, SandboxMechanism } from '../src/index.js'
+// needs nothing more; `@toolvisor/process-runtime/testing` exports it for other packages' tests.
+import type { Launch, SandboxMechanism } from './launchers.js'
 
+/**
+ * The `none-but-logged` sandbox mechanism: it enforces nothing, refuses every declaration that asks
+ * for something (so nothing is believed confined), and passes each launch to `log`. For tests of
+ * the mechanism seam, and the example of the adding-a-sandbox-mechanism guide.
+ */
 export function loggedMechanism(log: (line: string) => void): SandboxMechanism {
   return {
     name: 'none-but-logged',
