@@ -1,6 +1,6 @@
 import { isAbsolute } from 'node:path'
 import { z } from 'zod'
-import { SANDBOX_MODES } from './modes.js'
+import type { SandboxMode } from './modes.js'
 
 const positive = z.number().int().positive()
 
@@ -47,7 +47,16 @@ export const BashConfigFields = z
      * Run by the runtime's mechanism (`--sandbox`); refused at start-up when it cannot honour it.
      * Absent: commands run unsandboxed, as toolvisor's user, and nothing about modes is shown.
      */
-    sandbox: z.enum(SANDBOX_MODES).optional(),
+    sandbox: z
+      .enum({
+        /** Everything readable the policy grants, nothing writable but a private tmp. */
+        'read-only': 'read-only',
+        /** The session's working directory and tmp writable. */
+        'workspace-write': 'workspace-write',
+        /** No sandbox. */
+        'danger-full-access': 'danger-full-access',
+      } satisfies Record<SandboxMode, SandboxMode>)
+      .optional(),
     /** Keep terminal control codes in output instead of escaping them as `\uXXXX` (decision 0013). */
     keepControls: z.boolean().default(false),
   })
