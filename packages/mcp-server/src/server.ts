@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
@@ -8,6 +9,7 @@ import {
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Mailbox } from '@toolvisor/mailbox'
+import type { TaskRegistry } from '@toolvisor/process-runtime'
 import type { Sessions, ToolRegistry } from '@toolvisor/toolbox'
 import { McpServerError } from './errors.js'
 import { ToolAnnouncer } from './internal/announcer.js'
@@ -18,6 +20,7 @@ import { endSession, firstLoadOf, latch } from './internal/lifecycle.js'
 import { noticeMail } from './internal/mail.js'
 import { parseOptions } from './internal/options.js'
 import { messageOf } from './internal/result.js'
+import { sessionTaskStore, TASK_POLL_MS, TaskAnswers } from './internal/tasks.js'
 
 /** How `createMcpServer` (and `serveStdio`) is set up. */
 export interface McpServerOptions {
@@ -48,6 +51,15 @@ export interface McpServerOptions {
    * `@toolvisor/tool-processes` do).
    */
   readonly mailbox?: Mailbox
+  /**
+   * The task registry. With it, the server speaks MCP Tasks (protocol 2025-11-25): it declares the
+   * `tasks` capability, lists the tools that may run as tasks with `execution.taskSupport:
+   * "optional"` (stream tools, service starts, `bash`), answers a `tools/call` with `task` with the
+   * registry task the call started, and serves `tasks/get`, `tasks/result`, `tasks/cancel` and
+   * `tasks/list` from the registry, for the connection's session only (decision 0070). A call
+   * without `task` is answered as before.
+   */
+  readonly tasks?: TaskRegistry
   /**
    * Resolves once the tools are loaded (a CLI answers `initialize` first and loads its toolboxes
    * after). A `tools/list` that comes before waits for it, up to `firstLoadWaitMs`, so a client
@@ -144,6 +156,18 @@ const writeStderr = (line: string): void => {
  * ```
  */
 export function createMcpServer(tools: ToolRegistry, options: McpServerOptions): McpSurface {
+  return createSurface(tools, options, new TaskAnswers())
+}
+
+/**
+ * `createMcpServer`, with the answers of tasks in a table the caller shares (every connection of
+ * one HTTP server), so a client that reconnects fetches what it started before.
+ */
+export function createSurface(
+  tools: ToolRegistry,
+  options: McpServerOptions,
+  answers: TaskAnswers,
+): McpSurface {
   const limits = parseOptions('createMcpServer', options)
   const write = options.log ?? writeStderr
   const log = (line: string): void => write(`${options.name}: ${line}`)
@@ -151,10 +175,15 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
   const mail = options.mailbox
     ? { mailbox: options.mailbox, sessionId, mailBytes: limits.mailBytes, log }
     : undefined
-  const server = sdkServer(options, tools)
+  const tasks = options.tasks ? { registry: options.tasks, answers } : undefined
+  const server = sdkServer(
+    options,
+    tools,
+    tasks && sessionTaskStore({ tasks: tasks.registry, answers, session: sessionId }),
+  )
   const inflight = new Inflight()
-  const handle = callHandler({ tools, sessionId, limits, log, mail })
-  serveTools(server, inflight, handle, tools, firstLoadOf(options))
+  const handle = callHandler({ tools, sessionId, limits, log, mail, tasks })
+  serveTools(server, inflight, handle, { tools, tasks: tasks !== undefined }, firstLoadOf(options))
   const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
   let state: 'new' | 'connected' | 'closed' = 'new'
   let unwatch = (): void => {}
@@ -202,13 +231,20 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
   }
 }
 
-/** The SDK server: tools (announced when the registry can), and logging when there is mail to tell of. */
-function sdkServer(options: McpServerOptions, tools: ToolRegistry): Server {
+/**
+ * The SDK server: tools (announced when the registry can), logging when there is mail to tell of,
+ * and tasks over the registry when there is one.
+ */
+function sdkServer(options: McpServerOptions, tools: ToolRegistry, taskStore: TaskStore | undefined): Server {
   const capabilities = {
     tools: ToolAnnouncer.canAnnounce(tools) ? { listChanged: true } : {},
     ...(options.mailbox ? { logging: {} } : {}),
+    ...(taskStore ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
   }
-  return new Server({ name: options.name, version: options.version }, { capabilities })
+  return new Server(
+    { name: options.name, version: options.version },
+    { capabilities, ...(taskStore ? { taskStore, defaultTaskPollInterval: TASK_POLL_MS } : {}) },
+  )
 }
 
 /** `tools/list` and `tools/call` on the SDK server; every call is tracked until it settles. */
@@ -216,12 +252,12 @@ function serveTools(
   server: Server,
   inflight: Inflight,
   handle: ReturnType<typeof callHandler>,
-  tools: ToolRegistry,
+  listed: { readonly tools: ToolRegistry; readonly tasks: boolean },
   loaded: () => Promise<void>,
 ): void {
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     await loaded()
-    return listTools(tools)
+    return listTools(listed.tools, listed.tasks)
   })
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
     inflight.track(handle(request, extra), request.params.name),
@@ -246,12 +282,16 @@ function alreadyConnected(state: 'connected' | 'closed'): McpServerError {
   )
 }
 
-/** Every tool under its provider-safe name, its description and its input schema as is. */
-function listTools(tools: ToolRegistry): ListToolsResult {
+/**
+ * Every tool under its provider-safe name, its description and its input schema as is; with
+ * tasks, those that may run as one say so.
+ */
+function listTools(tools: ToolRegistry, tasks: boolean): ListToolsResult {
   const listed: McpTool[] = tools.list().map((tool) => ({
     name: tools.safeName(tool.name),
     description: tool.description,
     inputSchema: tool.inputSchema as McpTool['inputSchema'],
+    ...(tasks && tool.taskSupport ? { execution: { taskSupport: tool.taskSupport } } : {}),
   }))
   return { tools: listed }
 }

@@ -14,6 +14,7 @@ import {
   stopTask,
   waitInline,
 } from './shared.js'
+import { handOver } from './task-handover.js'
 
 /** The arguments of `bash`; the numbers the model reads are the configured ones. */
 const bashFields = (options: BashOptions) =>
@@ -62,16 +63,21 @@ export function dshBash(services: BashServices): Tool {
       'Long output keeps its end and names a file with all of it. For a long-running command set ' +
       '`run_in_background`: read it with `bash_output`, stop it with `bash_kill`.',
     fields: bashFields(services.options),
+    taskSupport: 'optional',
     async run(args, ctx) {
-      const background = args.run_in_background === true
+      // A call taken as a task (MCP Tasks) runs in the background: the task is the shell.
+      const asTask = ctx.asTask
+      const background = args.run_in_background === true || asTask !== undefined
       if (!background && args.name !== undefined)
         throw invalid('invalid name: only a background task has a name')
       if (!background && args.wait_seconds !== undefined) {
         throw invalid('invalid wait_seconds: only a background task is waited for (run_in_background: true)')
       }
       const started = async (task: TaskInfo) =>
-        (await inline(services, task.id, args.wait_seconds ?? 0, ctx)) ??
-        answer(`started background task ${task.id}`)
+        asTask !== undefined
+          ? handOver(services, task, ctx, asTask)
+          : ((await inline(services, task.id, args.wait_seconds ?? 0, ctx)) ??
+            answer(`started background task ${task.id}`))
       return runCommand(services, args, ctx, background ? started : undefined)
     },
   })

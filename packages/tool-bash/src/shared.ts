@@ -39,6 +39,8 @@ export interface BashToolSpec<F extends Fields> {
   readonly name: string
   readonly description: string
   readonly fields: F
+  /** `optional`: a call may run as a task (`ToolCallContext.asTask`); the run hands it over. */
+  readonly taskSupport?: 'optional'
   run(args: Parsed<F>, ctx: ToolCallContext): Promise<ToolResult>
 }
 
@@ -51,6 +53,7 @@ export function bashTool<F extends Fields>(spec: BashToolSpec<F>): Tool {
     name: spec.name,
     description: spec.description,
     inputSchema: schemaOf(spec.fields),
+    ...(spec.taskSupport ? { taskSupport: spec.taskSupport } : {}),
     async call(raw, ctx) {
       try {
         return await spec.run(parseArgs(spec.fields, raw), ctx)

@@ -190,6 +190,7 @@ async function serveLocal(
       log: (line) => io.err(`${line}\n`),
       sessions: composed.sessions,
       mailbox: composed.mailbox,
+      tasks: composed.tasks,
       ...(config.mailBytes !== undefined ? { mailBytes: config.mailBytes } : {}),
       origin: 'mcp-stdio',
       firstLoad,

@@ -77,6 +77,7 @@ export async function serveCommand(
       token,
       sessions: composed.sessions,
       mailbox: composed.mailbox,
+      tasks: composed.tasks,
       ...(config.mailBytes !== undefined ? { mailBytes: config.mailBytes } : {}),
       allowedOrigins: values['allow-origin'] ?? [],
       ownsRunning: (session) => composed.tasks.all().some((t) => t.owner === session && t.exit === undefined),
