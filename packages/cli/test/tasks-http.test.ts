@@ -3,36 +3,11 @@
 // the same session, and stays invisible to every other session (decision 0070).
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/tasks/types.js'
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
 import { tempDir } from './helpers.js'
 import { connect, serve } from './serve-helpers.js'
-
-/** The tool's own answer: the first text block (mail may follow). */
-const first = (result: unknown) =>
-  JSON.parse((result as { content: Array<{ text: string }> }).content[0]!.text)
-
-/** Starts `name` as a task with the raw request (the SDK's `callToolStream` would poll it itself). */
-export async function startTask(client: Client, name: string, args: Record<string, unknown>) {
-  const created = await client.request(
-    { method: 'tools/call', params: { name, arguments: args, task: { ttl: 60_000 } } },
-    CreateTaskResultSchema,
-  )
-  return created.task
-}
-
-/** Polls `tasks/get` until the task is terminal; returns its last state. */
-export async function settled(client: Client, taskId: string, ms = 20_000) {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const task = await client.experimental.tasks.getTask(taskId)
-    if (['completed', 'failed', 'cancelled'].includes(task.status)) return task
-    if (Date.now() > deadline) throw new Error(`task ${taskId} still ${task.status} after ${ms} ms`)
-    await new Promise((resolve) => setTimeout(resolve, task.pollInterval ?? 200))
-  }
-}
+import { first, settled, startTask } from './task-helpers.js'
 
 describe('MCP Tasks over Streamable HTTP', () => {
   it('a stream call as a task: disconnect, reconnect with the session id, poll to completion, fetch the result; another session is refused', async () => {

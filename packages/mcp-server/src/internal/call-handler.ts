@@ -94,7 +94,9 @@ function taskRefusal(options: CallHandlerOptions, name: string): void {
   if (options.tasks === undefined) {
     throw new McpError(ErrorCode.MethodNotFound, 'this server runs no tool as a task; call it without "task"')
   }
-  if (options.tools.get(name)?.taskSupport !== 'optional') {
+  // An unknown tool is answered by the registry, which names the tools that exist.
+  const tool = options.tools.get(name)
+  if (tool !== undefined && tool.taskSupport !== 'optional') {
     throw new McpError(
       ErrorCode.MethodNotFound,
       `tool "${name}" does not run as a task (its execution.taskSupport is "forbidden"); call it without "task"`,
