@@ -57,3 +57,11 @@ export function npmCli() {
   if (found === '') fail('npm is not on PATH')
   return realpathSync(found)
 }
+
+// `node scripts/node-versions.mjs 22`: prints the binary of Node 22 (fetched into .tools/ when it
+// is not this one), for what needs a newer Node than the one installed (the Inspector, the suite).
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const major = Number(process.argv[2])
+  if (!Number.isInteger(major) || major < 1) fail('usage: node scripts/node-versions.mjs MAJOR (e.g. 22)')
+  process.stdout.write(`${nodeFor(major)}\n`)
+}
