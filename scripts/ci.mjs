@@ -18,7 +18,11 @@ const TALLY = /^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?/
 function run(binary, script, args = []) {
   const env = { ...process.env, PATH: `${dirname(binary)}${delimiter}${process.env.PATH ?? ''}` }
   return new Promise((resolve) => {
-    const child = spawn(binary, [join(root, script), ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(binary, [join(root, script), ...args], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
     let tally
     let rest = ''
     child.stdout.on('data', (chunk) => {

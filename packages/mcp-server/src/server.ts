@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto'
-import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
@@ -176,11 +175,7 @@ export function createSurface(
     ? { mailbox: options.mailbox, sessionId, mailBytes: limits.mailBytes, log }
     : undefined
   const tasks = options.tasks ? { registry: options.tasks, answers } : undefined
-  const server = sdkServer(
-    options,
-    tools,
-    tasks && sessionTaskStore({ tasks: tasks.registry, answers, session: sessionId }),
-  )
+  const server = sdkServer(options, tools, tasks && { ...tasks, session: sessionId })
   const inflight = new Inflight()
   const handle = callHandler({ tools, sessionId, limits, log, mail, tasks })
   serveTools(server, inflight, handle, { tools, tasks: tasks !== undefined }, firstLoadOf(options))
@@ -235,7 +230,15 @@ export function createSurface(
  * The SDK server: tools (announced when the registry can), logging when there is mail to tell of,
  * and tasks over the registry when there is one.
  */
-function sdkServer(options: McpServerOptions, tools: ToolRegistry, taskStore: TaskStore | undefined): Server {
+function sdkServer(
+  options: McpServerOptions,
+  tools: ToolRegistry,
+  tasks:
+    | { readonly registry: TaskRegistry; readonly answers: TaskAnswers; readonly session: string }
+    | undefined,
+): Server {
+  const taskStore =
+    tasks && sessionTaskStore({ tasks: tasks.registry, answers: tasks.answers, session: tasks.session })
   const capabilities = {
     tools: ToolAnnouncer.canAnnounce(tools) ? { listChanged: true } : {},
     ...(options.mailbox ? { logging: {} } : {}),

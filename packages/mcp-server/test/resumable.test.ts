@@ -90,7 +90,12 @@ describe('Streamable HTTP resumability', () => {
       // Older than the session negotiated (conformance 0.1.16 sends this): served at the session's.
       'mcp-protocol-version': '2025-03-26',
     }
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow', arguments: {} } })
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'slow', arguments: {} },
+    })
     const post = await fetch(url, { method: 'POST', headers, body })
     expect(post.headers.get('content-type')).toContain('text/event-stream')
     const [priming] = await events(post, () => true) // the connection drops after the first event
