@@ -7,7 +7,7 @@
 // The suite has no option for an Authorization header: a proxy here adds the bearer token, and
 // maps its own Host to the server's (a foreign Host goes through as it came: the DNS rebinding
 // scenario is about exactly that). Prints one line per scenario and the tally
-// `conformance: N passed, N failed`; exits 1 on any unexpected result.
+// `conformance: N passed, N failed`; exits 1 on any unexpected result. `--keep`: keep the results.
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, request } from 'node:http'
@@ -174,7 +174,7 @@ if (found.size === 0 || (code !== 0 && failed === 0)) {
   process.stdout.write(output)
   failed = Math.max(failed, 1)
 }
-if (!process.env.TV_CONFORMANCE_KEEP) rmSync(state, { recursive: true, force: true })
+if (!process.argv.includes('--keep')) rmSync(state, { recursive: true, force: true })
 else process.stdout.write(`results kept in ${results}\n`)
 const excusedCount = [...found].filter(([s, bad]) => bad.length > 0 && allowed.has(s)).length
 process.stdout.write(
