@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process'
 import { delimiter, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { CI_MAJORS, nodeFor, ownMajor } from './node-versions.mjs'
+import { CI_MAJORS, nodeFor, ownMajor, sharedBinary } from './node-versions.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const TALLY = /^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?/
@@ -48,9 +48,10 @@ const started = Date.now()
 // This Node first: it installs and builds; then the conformance suite, which needs that build.
 const order = [ownMajor, ...CI_MAJORS.filter((major) => major !== ownMajor)]
 for (const [i, major] of order.entries()) {
-  const binary = nodeFor(major)
+  const { binary, remove } = sharedBinary(nodeFor(major))
   process.stdout.write(`\nci: the whole suite on Node ${major} (${binary})\n`)
   const { code, tally } = await run(binary, 'scripts/setup.mjs', ['test'])
+  remove()
   runs.push({ what: `Node ${major}`, code, tally })
   if (i === 0) {
     process.stdout.write('\nci: the MCP conformance suite against toolvisor serve\n')

@@ -2,8 +2,20 @@
 // when it is of that major, else the npm registry's `node-linux-<arch>@<major>` package (it ships
 // the binary), fetched once into `.tools/node-<major>/` (gitignored). Needs only Node and npm.
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, realpathSync } from 'node:fs'
-import { join } from 'node:path'
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -49,6 +61,36 @@ function fetchNode(major, dir) {
   if (pack.status !== 0 || tarball === undefined) fail(`npm pack ${name} failed: ${pack.stderr.trim()}`)
   const untar = spawnSync('tar', ['xzf', join(dir, tarball), '-C', dir], { encoding: 'utf8' })
   if (untar.status !== 0) fail(`unpacking ${tarball} failed: ${untar.stderr.trim()}`)
+}
+
+/** True when every user may run `binary`: it and every folder above it are open to others. */
+function reachableByAll(binary) {
+  if ((statSync(binary).mode & 0o005) !== 0o005) return false
+  for (let dir = dirname(binary); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return false
+    if (dirname(dir) === dir) return true
+  }
+}
+
+/**
+ * `binary` where every user may run it: itself when it is, else a link (a copy across file
+ * systems) in a fresh folder of the temporary directory. Tests run tools as other users (run_as,
+ * the sandbox user), with the Node that runs them, so a Node under a private folder (a clone in a
+ * 0700 directory) must be reachable elsewhere. `remove()` deletes what was made.
+ */
+export function sharedBinary(binary) {
+  if (reachableByAll(binary)) return { binary, remove: () => {} }
+  const dir = mkdtempSync(join(tmpdir(), 'toolvisor-node-'))
+  chmodSync(dir, 0o755)
+  mkdirSync(join(dir, 'bin'), { mode: 0o755 })
+  const shared = join(dir, 'bin', 'node')
+  try {
+    linkSync(binary, shared)
+  } catch {
+    copyFileSync(binary, shared)
+  }
+  chmodSync(shared, 0o755)
+  return { binary: shared, remove: () => rmSync(dir, { recursive: true, force: true }) }
 }
 
 /** npm's own entry script, so npm can run on another Node than the one on PATH. */
