@@ -1,13 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  type ListToolsResult,
-  type Tool as McpTool,
-} from '@modelcontextprotocol/sdk/types.js'
 import type { Mailbox } from '@toolvisor/mailbox'
+import type { TaskRegistry } from '@toolvisor/process-runtime'
 import type { Sessions, ToolRegistry } from '@toolvisor/toolbox'
 import type { McpApprovals } from './approval.js'
 import { McpServerError } from './errors.js'
@@ -19,6 +14,8 @@ import { endSession, firstLoadOf, latch } from './internal/lifecycle.js'
 import { noticeMail } from './internal/mail.js'
 import { parseOptions } from './internal/options.js'
 import { messageOf } from './internal/result.js'
+import { TaskAnswers } from './internal/tasks.js'
+import { sdkServer, serveTools } from './internal/tools-surface.js'
 
 /** How `createMcpServer` (and `serveStdio`) is set up. */
 export interface McpServerOptions {
@@ -55,6 +52,15 @@ export interface McpServerOptions {
    * `@toolvisor/tool-processes` do).
    */
   readonly mailbox?: Mailbox
+  /**
+   * The task registry. With it, the server speaks MCP Tasks (protocol 2025-11-25): it declares the
+   * `tasks` capability, lists the tools that may run as tasks with `execution.taskSupport:
+   * "optional"` (stream tools, service starts, `bash`), answers a `tools/call` with `task` with the
+   * registry task the call started, and serves `tasks/get`, `tasks/result`, `tasks/cancel` and
+   * `tasks/list` from the registry, for the connection's session only (decision 0070). A call
+   * without `task` is answered as before.
+   */
+  readonly tasks?: TaskRegistry
   /**
    * Resolves once the tools are loaded (a CLI answers `initialize` first and loads its toolboxes
    * after). A `tools/list` that comes before waits for it, up to `firstLoadWaitMs`, so a client
@@ -151,6 +157,18 @@ const writeStderr = (line: string): void => {
  * ```
  */
 export function createMcpServer(tools: ToolRegistry, options: McpServerOptions): McpSurface {
+  return createSurface(tools, options, new TaskAnswers())
+}
+
+/**
+ * `createMcpServer`, with the answers of tasks in a table the caller shares (every connection of
+ * one HTTP server), so a client that reconnects fetches what it started before.
+ */
+export function createSurface(
+  tools: ToolRegistry,
+  options: McpServerOptions,
+  answers: TaskAnswers,
+): McpSurface {
   const limits = parseOptions('createMcpServer', options)
   const write = options.log ?? writeStderr
   const log = (line: string): void => write(`${options.name}: ${line}`)
@@ -158,10 +176,11 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
   const mail = options.mailbox
     ? { mailbox: options.mailbox, sessionId, mailBytes: limits.mailBytes, log }
     : undefined
-  const server = sdkServer(options, tools)
+  const tasks = options.tasks ? { registry: options.tasks, answers } : undefined
+  const server = sdkServer(options, tools, tasks && { ...tasks, session: sessionId })
   const inflight = new Inflight()
-  const handle = callHandler({ tools, sessionId, limits, log, mail })
-  serveTools(server, inflight, handle, tools, firstLoadOf(options))
+  const handle = callHandler({ tools, sessionId, limits, log, mail, tasks })
+  serveTools(server, inflight, handle, { tools, tasks: tasks !== undefined }, firstLoadOf(options))
   const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
   let state: 'new' | 'connected' | 'closed' = 'new'
   // What connecting set up and ending undoes: the mail watch, the approvals' attachment.
@@ -211,36 +230,6 @@ export function createMcpServer(tools: ToolRegistry, options: McpServerOptions):
   }
 }
 
-/** The SDK server: tools (announced when the registry can), and logging when there is mail to tell of. */
-function sdkServer(options: McpServerOptions, tools: ToolRegistry): Server {
-  const capabilities = {
-    tools: ToolAnnouncer.canAnnounce(tools) ? { listChanged: true } : {},
-    ...(options.mailbox ? { logging: {} } : {}),
-  }
-  return new Server({ name: options.name, version: options.version }, { capabilities })
-}
-
-/** `tools/list` and `tools/call` on the SDK server; every call is tracked until it settles. */
-function serveTools(
-  server: Server,
-  inflight: Inflight,
-  handle: ReturnType<typeof callHandler>,
-  tools: ToolRegistry,
-  loaded: () => Promise<void>,
-): void {
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    await loaded()
-    return listTools(tools)
-  })
-  // A call of a tool that is not there yet waits for the first load too (a client that remembers
-  // the tools from an earlier connection calls without listing): after it, an unknown tool is one.
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const { name } = request.params
-    if (!tools.list().some((tool) => tool.name === name || tools.safeName(tool.name) === name)) await loaded()
-    return inflight.track(handle(request, extra), name)
-  })
-}
-
 /** After the connection closed: the calls in flight settle (bounded), then the session ends. */
 async function settle(
   inflight: Inflight,
@@ -257,15 +246,4 @@ function alreadyConnected(state: 'connected' | 'closed'): McpServerError {
     'MCP_ERR_ALREADY_CONNECTED',
     `createMcpServer: this server is ${state === 'connected' ? 'already connected' : 'closed'}; one server serves one connection (one session): create another with createMcpServer`,
   )
-}
-
-/** Every tool under its provider-safe name, its description, its input schema as is and its annotations (when it has any). */
-function listTools(tools: ToolRegistry): ListToolsResult {
-  const listed: McpTool[] = tools.list().map((tool) => ({
-    name: tools.safeName(tool.name),
-    description: tool.description,
-    inputSchema: tool.inputSchema as McpTool['inputSchema'],
-    ...(tool.annotations ? { annotations: { ...tool.annotations } } : {}),
-  }))
-  return { tools: listed }
 }

@@ -18,6 +18,7 @@ import {
   taskDenial,
   waitInline,
 } from './shared.js'
+import { handOver } from './task-handover.js'
 
 /** The arguments of `bash`; the numbers the model reads are the configured ones. */
 const bashFields = (options: BashOptions) =>
@@ -97,16 +98,21 @@ export function dshBash(services: BashServices): Tool {
     shown: shownFields(services),
     presentCall: presentBashCall,
     presentResult: presentBashResult,
+    taskSupport: 'optional',
     async run(args, ctx) {
-      const background = args.run_in_background === true
+      // A call taken as a task (MCP Tasks) runs in the background: the task is the shell.
+      const asTask = ctx.asTask
+      const background = args.run_in_background === true || asTask !== undefined
       if (!background && args.name !== undefined)
         throw invalid('invalid name: only a background task has a name')
       if (!background && args.wait_seconds !== undefined) {
         throw invalid('invalid wait_seconds: only a background task is waited for (run_in_background: true)')
       }
       const started = async (task: TaskInfo) =>
-        (await inline(services, task.id, args.wait_seconds ?? 0, ctx)) ??
-        answer(`started background task ${task.id}`)
+        asTask !== undefined
+          ? handOver(services, task, ctx, asTask)
+          : ((await inline(services, task.id, args.wait_seconds ?? 0, ctx)) ??
+            answer(`started background task ${task.id}`))
       // Approval (when asked for) comes before anything runs; a refusal is the call's answer.
       const mode = await callMode(args, ctx, services.modes, services.approval())
       return runCommand(services, { ...args, mode }, ctx, background ? started : undefined)

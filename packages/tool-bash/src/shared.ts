@@ -61,6 +61,8 @@ export interface BashToolSpec<F extends Fields> {
   readonly shown?: Fields
   presentCall?(args: unknown): CallCard
   presentResult?(args: unknown, result: ToolResult): ResultCard
+  /** `optional`: a call may run as a task (`ToolCallContext.asTask`); the run hands it over. */
+  readonly taskSupport?: 'optional'
   run(args: Parsed<F>, ctx: ToolCallContext): Promise<ToolResult>
 }
 
@@ -76,6 +78,7 @@ export function bashTool<F extends Fields>(spec: BashToolSpec<F>): Tool {
     ...(ANNOTATIONS[spec.name] ? { annotations: ANNOTATIONS[spec.name] } : {}),
     ...(spec.presentCall ? { presentCall: spec.presentCall } : {}),
     ...(spec.presentResult ? { presentResult: spec.presentResult } : {}),
+    ...(spec.taskSupport ? { taskSupport: spec.taskSupport } : {}),
     async call(raw, ctx) {
       try {
         return await spec.run(parseArgs(spec.fields, raw), ctx)

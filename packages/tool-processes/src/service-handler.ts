@@ -1,10 +1,13 @@
 import type { Mailbox } from '@toolvisor/mailbox'
 import type { ProcessRuntime, TaskRegistry } from '@toolvisor/process-runtime'
 import {
+  describeExit,
   ensureSession,
+  handedOver,
   type ModeCall,
   type ModeHandler,
   type Sessions,
+  succeeded,
   type ToolResult,
   text,
 } from '@toolvisor/toolbox'
@@ -50,6 +53,7 @@ export function serviceHandler(deps: ServiceDeps, settings: ServiceSettings): Mo
       if (loaded.spec.process.input === undefined || settings.omitSend.includes(loaded.spec.slug)) return []
       return [sendTool(loaded, deps.tasks, settings)]
     },
+    tasks: true,
   }
 }
 
@@ -72,10 +76,33 @@ async function startService(
     service = launch(deps, settings, call, { session, handle })
     return service
   })
+  if (call.ctx.asTask !== undefined) {
+    // Taken as a task (MCP Tasks): the task is the service itself, its answer its end.
+    call.ctx.asTask(service!.handle, answerAtEnd(service!, call))
+    deps.tasks.detach(service!.handle)
+    return handedOver(service!.handle, call.name)
+  }
   const answer = await answerAtReady(service!, call)
   // Ready and answered with its handle: the service lives on past this call.
   deps.tasks.detach(service!.handle)
   return answer
+}
+
+/** How a service handed over as a task ended: the answer of its task. */
+async function answerAtEnd(service: Service, call: ModeCall): Promise<ToolResult> {
+  const exit = await service.exit
+  const body = {
+    process: service.handle,
+    tool: call.name,
+    status: statusOf(service.lifecycle),
+    since: service.startedAt.toISOString(),
+    ended: describeExit(exit),
+  }
+  return {
+    ...text(JSON.stringify(body), !succeeded(exit)),
+    structuredContent: body,
+    meta: { task: service.handle, process: service.id },
+  }
 }
 
 /** A new service under `handle`, with its mail source. */

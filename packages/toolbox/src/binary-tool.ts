@@ -77,10 +77,12 @@ export function toolsOf(options: ToolsOfOptions): Tool[] {
 }
 
 function makeTool(options: ToolsOfOptions, made: MadeTool): Tool {
+  const tasks = options.modes.get(options.loaded.spec.process.mode)?.tasks === true
   return {
     name: made.name,
     description: made.description,
     inputSchema: options.describe.inputSchema(made.args) as unknown as Tool['inputSchema'],
+    ...(tasks ? { taskSupport: 'optional' as const } : {}),
     call: (values, ctx) => callBinary({ ...options, made, values, ctx }),
   }
 }

@@ -45,11 +45,12 @@ export { serve } from './serve.js'
 export type { CloseHook, CloseReason, OpenHook, OpenSession, SessionInfo, Sessions } from './sessions.js'
 export { createSessions, ensureSession, stopOwnedTasks } from './sessions.js'
 export type { StreamOptions } from './stream.js'
-export { placeholder, streamHandler } from './stream.js'
+export { handedOver, placeholder, streamHandler } from './stream.js'
 export { QUOTE_CHARACTERS, quoteInput, visibleJson, visibleText } from './text.js'
 export { BinaryToolsToken, ModesToken, OneshotsToken, SessionsToken, ToolsToken } from './tokens.js'
 export type {
   LoadReport,
+  TaskHandover,
   Tool,
   ToolCallContext,
   ToolContent,

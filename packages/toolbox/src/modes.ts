@@ -46,6 +46,11 @@ export interface ModeHandler {
    * `toolvisor check` and `toolvisor mcp` agree on them. Absent: none.
    */
   companions?(loaded: LoadedTool): Tool[]
+  /**
+   * True: a call whose context has `asTask` answers as soon as its task is registered and hands
+   * the task over (MCP Tasks); the tools of this mode say `taskSupport: 'optional'`.
+   */
+  readonly tasks?: boolean
 }
 
 /**

@@ -32,9 +32,16 @@ export function streamHandler(
         process,
         ...(call.ctx.sessionId !== undefined ? { owner: call.ctx.sessionId } : {}),
       })
+      const render = rendererFor(call.rules.keepControls)
+      if (call.ctx.asTask !== undefined) {
+        // Taken as a task: answered now; the answer at its end is the caller's through the handover.
+        forward = undefined
+        const answer = process.exit.then(() => finished({ process, task: task.id, call, options, render }))
+        call.ctx.asTask(task.id, answer)
+        return handedOver(task.id, call.name)
+      }
       const outcome = await yieldWindow(process.exit, call.ctx, options.yieldMs)
       forward = undefined
-      const render = rendererFor(call.rules.keepControls)
       if (outcome === 'cancelled') {
         const exit = await process.stop({ reason: 'cancelled' })
         return failure(call.name, process, exit, { render, readAs: task.id })
@@ -45,6 +52,7 @@ export function streamHandler(
       }
       return finished({ process, task: task.id, call, options, render })
     },
+    tasks: true,
   }
 }
 
@@ -109,5 +117,14 @@ export function placeholder(task: string, tool: string, yieldMs: number): ToolRe
     `Read them with processes {"command":"read","process":"${task}"} (each read goes on where the last ended), ` +
     `check it with {"command":"status","process":"${task}"}, stop it with {"command":"stop","process":"${task}"}.`
   const body = { status: 'running', task, tool, message }
+  return { ...text(JSON.stringify(body)), structuredContent: body, meta: { task } }
+}
+
+/**
+ * The answer of a call handed over as a task (`ToolCallContext.asTask`): it runs as `task`; the
+ * caller follows it through the task, not through this answer.
+ */
+export function handedOver(task: string, tool: string): ToolResult {
+  const body = { status: 'running', task, tool }
   return { ...text(JSON.stringify(body)), structuredContent: body, meta: { task } }
 }

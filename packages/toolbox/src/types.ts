@@ -41,7 +41,16 @@ export interface ToolCallContext {
   readonly signal: AbortSignal
   /** Called for each event as it arrives, when the caller wants progress. */
   readonly progress?: (progress: ToolProgress) => void
+  /**
+   * The caller takes the call as a task (MCP Tasks): a tool with `taskSupport` answers as soon as
+   * its task is in the registry, after handing over the task's id and the promise of the answer it
+   * would have given at the task's end. A tool without `taskSupport` never calls it.
+   */
+  readonly asTask?: TaskHandover
 }
+
+/** How a tool hands a call over as a task: the registry's task id, and the call's final answer. */
+export type TaskHandover = (task: string, answer: Promise<ToolResult>) => void
 
 /** A model-facing tool. */
 export interface Tool {
@@ -50,6 +59,11 @@ export interface Tool {
   /** What the model reads. */
   readonly description: string
   readonly inputSchema: ToolInputSchema
+  /**
+   * `optional`: a call may run as a task of the registry (`ToolCallContext.asTask`), as MCP's
+   * `execution.taskSupport` says. Absent: never.
+   */
+  readonly taskSupport?: 'optional'
   /** Runs one call. Resolves with a result; rejects only on a bug, never because the tool failed. */
   call(args: unknown, ctx: ToolCallContext): Promise<ToolResult>
   /** Hints for a client (MCP `annotations`): set only where they are true for this tool. */

@@ -98,6 +98,7 @@ async function serveLocal(config: Config, io: Io, signals: NodeJS.EventEmitter):
       sessions: composed.sessions,
       mailbox: composed.mailbox,
       ...(composed.approvals ? { approvals: composed.approvals } : {}),
+      tasks: composed.tasks,
       ...(config.mailBytes !== undefined ? { mailBytes: config.mailBytes } : {}),
       origin: 'mcp-stdio',
       firstLoad,

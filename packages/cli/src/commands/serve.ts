@@ -67,6 +67,7 @@ export async function serveCommand(
       sessions: composed.sessions,
       mailbox: composed.mailbox,
       ...(composed.approvals ? { approvals: composed.approvals } : {}),
+      tasks: composed.tasks,
       ...httpBounds(config),
       allowedOrigins: serve.allowOrigins ?? [],
       ownsRunning: (session) => composed.tasks.all().some((t) => t.owner === session && t.exit === undefined),

@@ -1,16 +1,21 @@
+import type { CreateTaskResult } from '@modelcontextprotocol/sdk/experimental/tasks/types.js'
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
-import type {
-  CallToolRequest,
-  CallToolResult,
-  ServerNotification,
-  ServerRequest,
+import {
+  type CallToolRequest,
+  type CallToolResult,
+  ErrorCode,
+  McpError,
+  type ServerNotification,
+  type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { ToolCallContext, ToolRegistry } from '@toolvisor/toolbox'
+import type { TaskRegistry } from '@toolvisor/process-runtime'
+import type { ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
 import { CallGate } from './call-gate.js'
 import { foldMail, type SessionMailOptions } from './mail.js'
 import type { Limits } from './options.js'
 import { CallProgress } from './progress.js'
 import { errorResult, messageOf, toCallToolResult, withPresentation } from './result.js'
+import { mcpTask, type TaskAnswers } from './tasks.js'
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
@@ -23,6 +28,8 @@ export interface CallHandlerOptions {
   readonly limits: Limits
   /** The session's mail, folded into each result (absent: none). */
   readonly mail: SessionMailOptions | undefined
+  /** The registry MCP tasks are views of, and the answers handed over (absent: no MCP tasks). */
+  readonly tasks: { readonly registry: TaskRegistry; readonly answers: TaskAnswers } | undefined
 }
 
 /** The key under which a result's `_meta` counts progress events that were not sent. */
@@ -35,14 +42,17 @@ export const PROGRESS_META_KEY = 'toolvisor/progress'
  */
 export function callHandler(options: CallHandlerOptions) {
   const gate = new CallGate(options.limits)
-  return async (request: CallToolRequest, extra: Extra): Promise<CallToolResult> => {
+  return async (request: CallToolRequest, extra: Extra): Promise<CallToolResult | CreateTaskResult> => {
     const name = request.params.name
+    // Refused before it takes a place: a tool that never runs as a task.
+    if (request.params.task !== undefined) taskRefusal(options, name)
     const { running, waiting } = gate.load
     const entered = await gate.enter(extra.signal)
     // Aborted while waiting: the client gets no answer (MCP cancellation), so none is built.
     if (entered === 'aborted') return errorResult(`tool "${name}" was cancelled before it ran`)
     if (entered === 'refused') return errorResult(refusal(name, running, waiting, options.limits))
     try {
+      if (request.params.task !== undefined) return await callAsTask(options, request, extra)
       return await callOnce(options, request, extra)
     } finally {
       entered()
@@ -77,6 +87,50 @@ async function callOnce(
   const result = withMail(await runCall(options, name, request.params.arguments ?? {}, ctx), options, extra)
   const count = await progress?.count()
   return count ? { ...result, _meta: { ...result._meta, [PROGRESS_META_KEY]: count } } : result
+}
+
+/** Throws the protocol's refusal of a task-augmented call the server cannot take as a task. */
+function taskRefusal(options: CallHandlerOptions, name: string): void {
+  if (options.tasks === undefined) {
+    throw new McpError(ErrorCode.MethodNotFound, 'this server runs no tool as a task; call it without "task"')
+  }
+  // An unknown tool is answered by the registry, which names the tools that exist.
+  const tool = options.tools.get(name)
+  if (tool !== undefined && tool.taskSupport !== 'optional') {
+    throw new McpError(
+      ErrorCode.MethodNotFound,
+      `tool "${name}" does not run as a task (its execution.taskSupport is "forbidden"); call it without "task"`,
+    )
+  }
+}
+
+/**
+ * A call taken as a task: the tool registers its task and hands it over; the answer is the task,
+ * whose answer `tasks/result` gives once it ended. A tool that answers without a task (it refused
+ * the call) is a protocol error with its text.
+ */
+async function callAsTask(
+  options: CallHandlerOptions,
+  request: CallToolRequest,
+  extra: Extra,
+): Promise<CreateTaskResult> {
+  const tasks = options.tasks!
+  const name = request.params.name
+  let handed: { readonly task: string; readonly answer: Promise<ToolResult> } | undefined
+  const ctx: ToolCallContext = {
+    sessionId: options.sessionId,
+    signal: extra.signal,
+    asTask: (task, answer) => {
+      handed = { task, answer }
+    },
+  }
+  const result = await runCall(options, name, request.params.arguments ?? {}, ctx)
+  if (handed === undefined) {
+    const said = result.content.map((item) => ('text' in item ? item.text : '')).join('\n')
+    throw new McpError(ErrorCode.InvalidParams, `tool "${name}" started no task: ${said}`)
+  }
+  tasks.answers.keep(options.sessionId, handed.task, handed.answer)
+  return { task: mcpTask(tasks.registry.get(handed.task, options.sessionId)) }
 }
 
 /**

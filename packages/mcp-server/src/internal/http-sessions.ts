@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { Sessions, ToolRegistry } from '@toolvisor/toolbox'
-import { createMcpServer, type McpServerOptions, type McpSurface } from '../server.js'
+import { createSurface, type McpServerOptions, type McpSurface } from '../server.js'
 import { messageOf } from './result.js'
+import { SessionEvents, SessionTransport, SSE_RETRY_MS } from './resumable.js'
+import { TaskAnswers } from './tasks.js'
 
 /** The header a client names its toolvisor session with (a bridge's `--session NAME`). */
 export const SESSION_HEADER = 'x-toolvisor-session'
@@ -12,7 +13,7 @@ const SESSION_NAME = /^[A-Za-z0-9._:@-]{1,128}$/
 
 /** One MCP session (`Mcp-Session-Id`) and the toolvisor session it serves. */
 interface Connection {
-  readonly transport: StreamableHTTPServerTransport
+  readonly transport: SessionTransport
   readonly surface: McpSurface
   readonly session: string
 }
@@ -38,6 +39,8 @@ export class Connections {
   readonly #byId = new Map<string, Connection>()
   readonly #lastSeen = new Map<string, number>()
   readonly #options: ConnectionsOptions
+  /** The answers of calls taken as tasks, shared by every MCP session of this server. */
+  readonly #answers = new TaskAnswers()
 
   constructor(options: ConnectionsOptions) {
     this.#options = options
@@ -50,6 +53,7 @@ export class Connections {
       const known = this.#byId.get(id)
       if (known === undefined) return notFound(response, id)
       this.#lastSeen.set(known.session, Date.now())
+      known.transport.servedAtNegotiated(request)
       return known.transport.handleRequest(request, response)
     }
     if (request.method !== 'POST') {
@@ -107,9 +111,12 @@ export class Connections {
   ): Promise<void> {
     const { tools, server, sessions, maxBodyBytes, log } = this.#options
     let connection: Connection | undefined
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new SessionTransport({
       sessionIdGenerator: () => randomUUID(),
       maxRequestBodySize: maxBodyBytes,
+      // Resumable streams: a client whose stream broke comes back with Last-Event-ID (SEP-1699).
+      eventStore: new SessionEvents(),
+      retryInterval: SSE_RETRY_MS,
       onsessioninitialized: (id) => {
         if (connection) this.#byId.set(id, connection)
       },
@@ -120,13 +127,11 @@ export class Connections {
       },
     })
     const session = named ?? `http-${randomUUID()}`
-    const surface = createMcpServer(tools, {
-      ...server,
-      sessions,
-      sessionId: session,
-      keepSession: true,
-      origin: 'mcp-http',
-    })
+    const surface = createSurface(
+      tools,
+      { ...server, sessions, sessionId: session, keepSession: true, origin: 'mcp-http' },
+      this.#answers,
+    )
     connection = { transport, surface, session }
     void surface.closed.then(() => {
       if (transport.sessionId !== undefined) this.#byId.delete(transport.sessionId)

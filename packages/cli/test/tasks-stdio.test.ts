@@ -1,0 +1,120 @@
+// MCP Tasks over stdio, through the SDK client's task API: `toolvisor mcp` in process, and the
+// bridge to `toolvisor serve`, whose second turn of the same --session finds the task of the first
+// and polls it to its end (decision 0070).
+import { randomUUID } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js'
+import { eventually } from '@toolvisor/process-runtime/testing'
+import { afterEach, describe, expect, it } from 'vitest'
+import { bin, examples, tagged, tempDir } from './helpers.js'
+import { serve } from './serve-helpers.js'
+import { settled, startTask } from './task-helpers.js'
+
+const open: Array<{ client: Client; tag: string }> = []
+afterEach(async () => {
+  for (const { client, tag } of open.splice(0)) {
+    await client.close()
+    expect(await eventually(() => tagged(tag).length === 0, 3000), 'processes left running').toBe(true)
+  }
+})
+
+/** An SDK client over stdio on `toolvisor ARGS...`. */
+async function stdio(args: string[], tag = randomUUID()) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, ...args],
+    env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
+    stderr: 'pipe',
+  })
+  const client = new Client({ name: 'tasks-stdio', version: '0' })
+  await client.connect(transport)
+  open.push({ client, tag })
+  return client
+}
+
+describe('MCP Tasks over stdio', () => {
+  it('a stream call, a service start and a background bash each run as a task of the one registry', async () => {
+    const state = tempDir('tv-tasks-state-')
+    const client = await stdio(['mcp', '--toolbox', examples, '--bash', '--state-dir', state])
+    // A client lists the tools first (which waits for the toolboxes), and learns which run as tasks.
+    expect((await client.listTools()).tools.find((t) => t.name === 'bash')?.execution).toEqual({
+      taskSupport: 'optional',
+    })
+    // callToolStream takes the call as a task and polls it to its answer.
+    const seen: string[] = []
+    let answer: unknown
+    for await (const message of client.experimental.tasks.callToolStream(
+      { name: 'counter', arguments: { to: 3, 'every-ms': 50 } },
+      CallToolResultSchema,
+      { task: {} },
+    )) {
+      seen.push(message.type)
+      if (message.type === 'result') answer = message.result
+      if (message.type === 'error') throw message.error
+    }
+    expect(seen[0]).toBe('taskCreated')
+    expect(seen.at(-1)).toBe('result')
+    expect((answer as { structuredContent: { events: unknown[] } }).structuredContent.events).toHaveLength(3)
+
+    const log = join(tempDir('tv-tasks-log-'), 'app.log')
+    writeFileSync(log, '')
+    const service = await startTask(client, 'log_watcher', { file: log })
+    expect(service).toMatchObject({ taskId: 'p1', status: 'working' })
+    expect(await client.experimental.tasks.cancelTask('p1')).toMatchObject({
+      taskId: 'p1',
+      status: 'cancelled',
+    })
+    const end = await client.experimental.tasks.getTaskResult('p1', CallToolResultSchema)
+    expect(end.structuredContent).toMatchObject({ process: 'p1', tool: 'log_watcher' })
+
+    const shell = await startTask(client, 'bash', {
+      command: 'echo hi; exit 3',
+      description: 'prints and fails',
+    })
+    expect(await settled(client, shell.taskId)).toMatchObject({
+      status: 'failed',
+      statusMessage: 'exit code 3',
+    })
+    const ran = await client.experimental.tasks.getTaskResult(shell.taskId, CallToolResultSchema)
+    expect(ran).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: 'Error: hi\n[exit code: 3]' }],
+    })
+
+    const tasks = (await client.experimental.tasks.listTasks()).tasks
+    expect(tasks.map((t) => [t.taskId, t.status])).toEqual([
+      ['t1', 'completed'],
+      ['p1', 'cancelled'],
+      [shell.taskId, 'failed'],
+    ])
+  })
+
+  it('through the bridge: a task of one turn is polled to its end and fetched by the next turn of the same --session, never by another', async () => {
+    const server = await serve()
+    const address = new URL(server.url).host
+    const turn = (session: string) =>
+      stdio([
+        'mcp',
+        '--connect',
+        address,
+        '--session',
+        session,
+        '--token-file',
+        join(server.state, 'serve.token'),
+      ])
+    const one = await turn('agent-1')
+    const task = await startTask(one, 'counter', { to: 5, 'every-ms': 100 })
+    await one.close()
+    const other = await turn('agent-2')
+    await expect(other.experimental.tasks.getTask(task.taskId)).rejects.toThrow(
+      `task ${task.taskId} belongs to another session`,
+    )
+    const two = await turn('agent-1')
+    expect(await settled(two, task.taskId)).toMatchObject({ status: 'completed' })
+    const result = await two.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)
+    expect((result.structuredContent as { events: unknown[] }).events).toHaveLength(5)
+  })
+})

@@ -1,0 +1,75 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type ListToolsResult,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js'
+import type { TaskRegistry } from '@toolvisor/process-runtime'
+import type { ToolRegistry } from '@toolvisor/toolbox'
+import type { McpServerOptions } from '../server.js'
+import { ToolAnnouncer } from './announcer.js'
+import type { callHandler } from './call-handler.js'
+import type { Inflight } from './inflight.js'
+import { sessionTaskStore, TASK_POLL_MS, type TaskAnswers } from './tasks.js'
+
+/**
+ * The SDK server: tools (announced when the registry can), logging when there is mail to tell of,
+ * and tasks over the registry when there is one.
+ */
+export function sdkServer(
+  options: McpServerOptions,
+  tools: ToolRegistry,
+  tasks:
+    | { readonly registry: TaskRegistry; readonly answers: TaskAnswers; readonly session: string }
+    | undefined,
+): Server {
+  const taskStore =
+    tasks && sessionTaskStore({ tasks: tasks.registry, answers: tasks.answers, session: tasks.session })
+  const capabilities = {
+    tools: ToolAnnouncer.canAnnounce(tools) ? { listChanged: true } : {},
+    ...(options.mailbox ? { logging: {} } : {}),
+    ...(taskStore ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
+  }
+  return new Server(
+    { name: options.name, version: options.version },
+    { capabilities, ...(taskStore ? { taskStore, defaultTaskPollInterval: TASK_POLL_MS } : {}) },
+  )
+}
+
+/** `tools/list` and `tools/call` on the SDK server; every call is tracked until it settles. */
+export function serveTools(
+  server: Server,
+  inflight: Inflight,
+  handle: ReturnType<typeof callHandler>,
+  listed: { readonly tools: ToolRegistry; readonly tasks: boolean },
+  loaded: () => Promise<void>,
+): void {
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    await loaded()
+    return listTools(listed.tools, listed.tasks)
+  })
+  // A call of a tool that is not there yet waits for the first load too (a client that remembers
+  // the tools from an earlier connection calls without listing): after it, an unknown tool is one.
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name } = request.params
+    const { tools } = listed
+    if (!tools.list().some((tool) => tool.name === name || tools.safeName(tool.name) === name)) await loaded()
+    return inflight.track(handle(request, extra), name)
+  })
+}
+
+/**
+ * Every tool under its provider-safe name, its description, its input schema as is and its
+ * annotations (when it has any); with tasks, those that may run as one say so.
+ */
+function listTools(tools: ToolRegistry, tasks: boolean): ListToolsResult {
+  const listed: McpTool[] = tools.list().map((tool) => ({
+    name: tools.safeName(tool.name),
+    description: tool.description,
+    inputSchema: tool.inputSchema as McpTool['inputSchema'],
+    ...(tool.annotations ? { annotations: { ...tool.annotations } } : {}),
+    ...(tasks && tool.taskSupport ? { execution: { taskSupport: tool.taskSupport } } : {}),
+  }))
+  return { tools: listed }
+}

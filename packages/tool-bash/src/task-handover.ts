@@ -1,0 +1,34 @@
+/** A background shell taken as a task (MCP Tasks, `ToolCallContext.asTask`). */
+import type { TaskInfo } from '@toolvisor/process-runtime'
+import { handedOver, type TaskHandover, type ToolCallContext, type ToolResult } from '@toolvisor/toolbox'
+import { renderRun, runEnd } from './render.js'
+import { answer, type BashServices, spills } from './shared.js'
+
+/** The reader the task's answer reads with: the model's own `bash_output` cursor stays where it was. */
+const TASK_READER = 'mcp-task'
+
+/**
+ * Hands a started background shell over as a task: answered at once; the task's answer, once it
+ * ended, is the run as a foreground call would show it (the newest output within the bound).
+ */
+export function handOver(
+  services: BashServices,
+  task: TaskInfo,
+  ctx: ToolCallContext,
+  asTask: TaskHandover,
+): ToolResult {
+  const process = services.tasks.process(task.id, ctx.sessionId)
+  const end = process.exit.then((exit) => {
+    const read = services.tasks.readBytes(task.id, ctx.sessionId, {
+      reader: TASK_READER,
+      max: services.options.outputBytes,
+      utf8: true,
+    })
+    return answer(renderRun(read, runEnd(exit), services.render), exit.code !== 0 || exit.signal !== null, {
+      task: task.id,
+      ...spills(read),
+    })
+  })
+  asTask(task.id, end)
+  return handedOver(task.id, task.tool)
+}

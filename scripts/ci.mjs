@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+// What `.ci/run` runs after the system packages: the whole test suite (`npm test`) on every Node
+// of CI_MAJORS, then the MCP conformance suite against `toolvisor serve`. The first run installs
+// and builds; the others reuse that build (turbo's cache: the build does not depend on the Node
+// that runs it, and the one native part, the Landlock launcher, is built with cc). Each other Node
+// is put first on PATH, so pnpm, turbo, vitest and every process the tests start run on it.
+// Prints each run's tally, then, as the very last line, the sum of them all:
+// `N passed, N failed[, N skipped]` (every package on every Node, plus the conformance scenarios).
+import { spawn } from 'node:child_process'
+import { delimiter, dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { CI_MAJORS, nodeFor, ownMajor, sharedBinary } from './node-versions.mjs'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const TALLY = /^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?/
+
+/** Runs `node script args` with `binary`'s folder first on PATH, echoing its output; its last tally line. */
+function run(binary, script, args = []) {
+  const env = { ...process.env, PATH: `${dirname(binary)}${delimiter}${process.env.PATH ?? ''}` }
+  return new Promise((resolve) => {
+    const child = spawn(binary, [join(root, script), ...args], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let tally
+    let rest = ''
+    child.stdout.on('data', (chunk) => {
+      process.stdout.write(chunk)
+      const lines = (rest + chunk).split('\n')
+      rest = lines.pop() ?? ''
+      for (const line of lines) tally = tallyOf(line) ?? tally
+    })
+    child.once('exit', (code) => resolve({ code, tally: tallyOf(rest) ?? tally }))
+  })
+}
+
+function tallyOf(line) {
+  const found = TALLY.exec(line.replace(/^conformance .*?: /, ''))
+  return found ? { passed: +found[1], failed: +found[2], skipped: +(found[3] ?? 0) } : undefined
+}
+
+const show = ({ passed, failed, skipped }) =>
+  `${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`
+
+const runs = []
+const started = Date.now()
+// This Node first: it installs and builds; then the conformance suite, which needs that build.
+const order = [ownMajor, ...CI_MAJORS.filter((major) => major !== ownMajor)]
+for (const [i, major] of order.entries()) {
+  const { binary, remove } = sharedBinary(nodeFor(major))
+  process.stdout.write(`\nci: the whole suite on Node ${major} (${binary})\n`)
+  const { code, tally } = await run(binary, 'scripts/setup.mjs', ['test'])
+  remove()
+  runs.push({ what: `Node ${major}`, code, tally })
+  if (i === 0) {
+    process.stdout.write('\nci: the MCP conformance suite against toolvisor serve\n')
+    const conformance = await run(process.execPath, 'scripts/conformance/run.mjs')
+    runs.push({ what: 'conformance', code: conformance.code, tally: conformance.tally })
+  }
+}
+
+process.stdout.write(`\nci: ${Math.round((Date.now() - started) / 1000)} s\n`)
+const total = { passed: 0, failed: 0, skipped: 0 }
+for (const { what, code, tally } of runs) {
+  // A run that printed no tally, or failed without counting a failure, counts as one failure.
+  const counted = tally ?? { passed: 0, failed: 1, skipped: 0 }
+  if (code !== 0 && counted.failed === 0) counted.failed = 1
+  process.stdout.write(`ci: ${what}: ${show(counted)}${tally ? '' : ' (it printed no tally)'}\n`)
+  total.passed += counted.passed
+  total.failed += counted.failed
+  total.skipped += counted.skipped
+}
+process.stdout.write(`${show(total)}\n`)
+process.exit(total.failed > 0 ? 1 : 0)
