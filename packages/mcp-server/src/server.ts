@@ -169,18 +169,7 @@ export function createSurface(
   options: McpServerOptions,
   answers: TaskAnswers,
 ): McpSurface {
-  const limits = parseOptions('createMcpServer', options)
-  const write = options.log ?? writeStderr
-  const log = (line: string): void => write(`${options.name}: ${line}`)
-  const sessionId = options.sessionId ?? `mcp-${randomUUID()}`
-  const mail = options.mailbox
-    ? { mailbox: options.mailbox, sessionId, mailBytes: limits.mailBytes, log }
-    : undefined
-  const tasks = options.tasks ? { registry: options.tasks, answers } : undefined
-  const server = sdkServer(options, tools, tasks && { ...tasks, session: sessionId })
-  const inflight = new Inflight()
-  const handle = callHandler({ tools, sessionId, limits, log, mail, tasks })
-  serveTools(server, inflight, handle, { tools, tasks: tasks !== undefined }, firstLoadOf(options))
+  const { log, sessionId, mail, server, inflight } = wire(tools, options, answers)
   const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
   let state: 'new' | 'connected' | 'closed' = 'new'
   // What connecting set up and ending undoes: the mail watch, the approvals' attachment.
@@ -228,6 +217,23 @@ export function createSurface(
       await closed
     },
   }
+}
+
+/** One connection's SDK server, with its tools served and its calls tracked. */
+function wire(tools: ToolRegistry, options: McpServerOptions, answers: TaskAnswers) {
+  const limits = parseOptions('createMcpServer', options)
+  const write = options.log ?? writeStderr
+  const log = (line: string): void => write(`${options.name}: ${line}`)
+  const sessionId = options.sessionId ?? `mcp-${randomUUID()}`
+  const mail = options.mailbox
+    ? { mailbox: options.mailbox, sessionId, mailBytes: limits.mailBytes, log }
+    : undefined
+  const tasks = options.tasks ? { registry: options.tasks, answers } : undefined
+  const server = sdkServer(options, tools, tasks && { ...tasks, session: sessionId })
+  const inflight = new Inflight()
+  const handle = callHandler({ tools, sessionId, limits, log, mail, tasks })
+  serveTools(server, inflight, handle, { tools, tasks: tasks !== undefined }, firstLoadOf(options))
+  return { log, sessionId, mail, server, inflight }
 }
 
 /** After the connection closed: the calls in flight settle (bounded), then the session ends. */
