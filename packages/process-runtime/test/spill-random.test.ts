@@ -46,20 +46,28 @@ describe('the spill file, for random chunk boundaries and sizes', () => {
       const tailBytes = 1 + Math.floor(random() * 8192)
       const spillPath = join(dir, `${seed}.out`)
       const output = new SpillingOutput({ limit, tailBytes, spillPath })
-      for (const chunk of cut(random, data)) output.append(chunk)
-      output.close()
       const where = `seed ${seed} (${data.length} bytes, limit ${limit})`
+      // Reads while the stream grows, and after it ended.
+      const reads = () => {
+        for (let i = 0; i < 5; i++) {
+          const offset = Math.floor(random() * (data.length + 10))
+          const length = Math.floor(random() * 300 * 1024)
+          const want = data.subarray(0, output.total).subarray(offset, offset + length)
+          expect(output.read(offset, length).equals(want), `${where}, read ${offset}+${length}`).toBe(true)
+        }
+      }
+      for (const chunk of cut(random, data)) {
+        output.append(chunk)
+        if (random() < 0.02) reads()
+      }
+      reads()
+      output.close()
       expect(output.total, where).toBe(data.length)
       expect(output.head().equals(data.subarray(0, limit)), where).toBe(true)
       expect(output.tail().equals(data.subarray(Math.max(0, data.length - tailBytes))), where).toBe(true)
       if (data.length > limit) expect(readFileSync(spillPath).equals(data), where).toBe(true)
       else expect(output.spillPath, where).toBeUndefined()
-      for (let i = 0; i < 5; i++) {
-        const offset = Math.floor(random() * (data.length + 10))
-        const length = Math.floor(random() * 300 * 1024)
-        const want = data.subarray(offset, offset + length)
-        expect(output.read(offset, length).equals(want), `${where}, read ${offset}+${length}`).toBe(true)
-      }
+      reads()
       // Compacted (a finished process past the retention budget), reads come from the file alone.
       expect(output.compact(), where).toBe(true)
       const offset = Math.floor(random() * data.length)
