@@ -3,7 +3,7 @@
 // cancel), a client without elicitation told the approval is unavailable, nothing run on a refusal;
 // the tools' annotations and the cards in each result's _meta.
 import { randomUUID } from 'node:crypto'
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -13,6 +13,7 @@ import {
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js'
 import { PRESENTATION_META_KEY } from '@toolvisor/mcp-server'
+import { sandboxUserDir } from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
 import { bin, eventually, tagged, tempDir } from './helpers.js'
 
@@ -21,10 +22,12 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()!()
 })
 
-/** The working directory: writable by the sandbox user, outside /tmp (bwrap's private /tmp hides it). */
+/**
+ * The working directory: writable by the sandbox user, outside /tmp (bwrap's private /tmp hides
+ * it); next to this file, or under /srv or the like when the checkout is out of that user's reach.
+ */
 function workDir(): string {
-  const dir = mkdtempSync(join(import.meta.dirname, '.work-'))
-  chmodSync(dir, 0o777)
+  const dir = sandboxUserDir(import.meta.dirname, 'work')
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
   return dir
 }

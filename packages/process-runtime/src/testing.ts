@@ -5,7 +5,8 @@
 import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { createSocket } from 'node:dgram'
-import { readdirSync, readFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 
 import { processesWithVariable, procStat } from './procfs.js'
 
@@ -147,6 +148,30 @@ export function readableBy(user: string, path: string): boolean {
 
 function groupOf(user: string): string {
   return execFileSync('id', ['-g', user], { encoding: 'utf8' }).trim()
+}
+
+/**
+ * A fresh directory `user` (default `nobody`, the sandbox user) can write (mode 0777), outside
+ * /tmp and /var/tmp (a sandbox's private /tmp would hide those): in `near` when that user can
+ * reach it; else, as root with the checkout out of its reach (a clone under a 0700 home or
+ * `mktemp -d`), under the first of /srv, /opt and /var/lib that others may enter. The caller
+ * removes it.
+ */
+export function sandboxUserDir(near: string, prefix: string, user = 'nobody'): string {
+  let base = near
+  if (process.getuid?.() === 0 && !readableBy(user, near)) {
+    base =
+      ['/srv', '/opt', '/var/lib'].find((dir) => {
+        try {
+          return (statSync(dir).mode & 0o005) === 0o005
+        } catch {
+          return false
+        }
+      }) ?? near
+  }
+  const dir = mkdtempSync(join(base, `.${prefix}-`))
+  chmodSync(dir, 0o777)
+  return dir
 }
 
 /** The reason a test gives when it skips because the checkout is out of `user`'s reach. */

@@ -1,5 +1,5 @@
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, rmSync } from 'node:fs'
+import { sandboxUserDir } from '@toolvisor/process-runtime/testing'
 import type { Approval, ApprovalOutcome, ApprovalRequest } from '@toolvisor/toolbox'
 import { afterEach } from 'vitest'
 import { denialMarker, ESCALATION_HINT, type SandboxMode } from '../src/modes.js'
@@ -12,11 +12,11 @@ afterEach(() => {
 /**
  * A directory the sandbox user can write (0777), outside /tmp and /var/tmp: a private /tmp would
  * hide it and Landlock's workspace-write grants the host's /tmp, so only a place elsewhere shows
- * what the mode itself allows. Removed after the test.
+ * what the mode itself allows. Next to this file, or (a checkout the sandbox user cannot enter)
+ * under /srv or the like. Removed after the test.
  */
 export function openDir(prefix: string): string {
-  const dir = mkdtempSync(join(import.meta.dirname, `.${prefix}-`))
-  chmodSync(dir, 0o777)
+  const dir = sandboxUserDir(import.meta.dirname, prefix)
   made.push(dir)
   return dir
 }
