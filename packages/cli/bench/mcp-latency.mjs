@@ -3,31 +3,16 @@
 // with a bare `child_process.spawn` of the same executable (the baseline, same run). Targets:
 // stdio p50 <= 1.3x, HTTP p50 <= 2x. Run after a build: `pnpm bench`.
 import { spawn } from 'node:child_process'
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { bin, trivialToolbox } from './lib.mjs'
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300)
 const WARMUP = 30
-const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url))
-const root = mkdtempSync(join(tmpdir(), 'tv-bench-mcp-latency-'))
-const toolbox = join(root, 'toolbox')
-mkdirSync(toolbox)
-const tool = join(toolbox, 'trivial')
-writeFileSync(
-  tool,
-  `#!/bin/sh
-case "$1" in
-describe) echo '{"slug": "trivial", "description": "prints ok", "args": []}' ;;
-*) echo ok ;;
-esac
-`,
-)
-chmodSync(tool, 0o755)
+const { root, toolbox, tool } = trivialToolbox('mcp-latency')
 
 function bare() {
   return new Promise((resolve, reject) => {

@@ -5,31 +5,15 @@
 // same run; the ratio is RSS after every call against it (target: at most 1.15, flat) and the
 // growth per call, the slope of RSS over the measured part (target: under 1 KB; it was 25-30). Run after a build: `pnpm bench`.
 import { spawn } from 'node:child_process'
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
+import { bin, trivialToolbox } from './lib.mjs'
 
 const CALLS = Number(process.env.CALLS ?? 20_000)
 const WARMUP = Number(process.env.WARMUP ?? 2_000)
 const IN_FLIGHT = 16
-const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url))
-
-const root = mkdtempSync(join(tmpdir(), 'tv-bench-mcp-memory-'))
-const toolbox = join(root, 'toolbox')
-mkdirSync(toolbox)
-const tool = join(toolbox, 'trivial')
-writeFileSync(
-  tool,
-  `#!/bin/sh
-case "$1" in
-describe) echo '{"slug": "trivial", "description": "prints ok", "args": []}' ;;
-*) echo ok ;;
-esac
-`,
-)
-chmodSync(tool, 0o755)
+const { root, toolbox } = trivialToolbox('mcp-memory')
 
 const server = spawn(
   process.execPath,
