@@ -8,7 +8,7 @@ import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
 import { configOf, parseLine, usageOf } from '../flags.js'
 import { startNotifier } from '../notify/notifier.js'
-import { type NotifyTarget, notifyTargetOf } from '../notify/target.js'
+import { notifyTargetOf } from '../notify/target.js'
 import type { Io } from '../output.js'
 import { tokenIn } from '../token.js'
 import { VERSION } from '../version.js'
@@ -43,7 +43,8 @@ export async function serveCommand(
   const listen = listenOf(serve.listen, serve.allowRemote === true, io)
   const tokenFile = serve.tokenFile ?? join(config.stateDir ?? defaultStateDir(), 'serve.token')
   const token = tokenIn(tokenFile, serve.tokenFile !== undefined)
-  const notify = notifyOf(serve.notify)
+  // Checked where it was written (the flag, serve.notify in the file): a target by now.
+  const notify = serve.notify === undefined ? undefined : notifyTargetOf(serve.notify)
   const log = (line: string) => io.err(`${line}\n`)
   // Listened for from here on: a signal during the start stops the daemon once it started, with 0.
   const stop = signalled(signals)
@@ -113,19 +114,6 @@ function announce(
     io.err(
       `toolvisor: operator page at ${at.url.replace(/\/mcp$/, '/ui')} (${at.control ? 'control: stop and end allowed' : 'read-only'})\n`,
     )
-}
-
-/** `--notify` (or serve.notify in the file): where the harness's keyed items go. */
-function notifyOf(text: string | undefined): NotifyTarget | undefined {
-  if (text === undefined) return undefined
-  const target = notifyTargetOf(text)
-  if (target === undefined) {
-    throw new CliError(
-      'CLI_ERR_USAGE',
-      `--notify ${text.slice(0, 200)}: expected unix:PATH (a unix stream socket) or an http:// or https:// URL`,
-    )
-  }
-  return target
 }
 
 /** The bounds of the listener and of each session, from the configuration (absent: the server's defaults). */

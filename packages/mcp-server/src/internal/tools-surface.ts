@@ -53,8 +53,7 @@ export function serveTools(
   // the tools from an earlier connection calls without listing): after it, an unknown tool is one.
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name } = request.params
-    const { tools } = listed
-    if (!tools.list().some((tool) => tool.name === name || tools.safeName(tool.name) === name)) await loaded()
+    if (listed.tools.get(name) === undefined) await loaded()
     return inflight.track(handle(request, extra), name)
   })
 }
