@@ -238,8 +238,8 @@ const SECTION_PATHS = Object.entries(SECTION_FLAGS).flatMap(([section, flags]) =
   ),
 )
 
-/** `unix:PATH` with PATH made absolute; `HOST:PORT` and URLs as they are. */
-function address(abs: (path: string) => string): (text: string) => string {
+/** `unix:PATH` with PATH made absolute; `HOST:PORT`, URLs and a bare `unix:` (refused later) as they are. */
+export function address(abs: (path: string) => string): (text: string) => string {
   return (text) => (text.startsWith('unix:') && text.length > 5 ? `unix:${abs(text.slice(5))}` : text)
 }
 

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { z } from 'zod'
-import { type Config, ConfigFile, parseConfig, readConfigFile } from './config.js'
+import { address, type Config, ConfigFile, parseConfig, readConfigFile } from './config.js'
 import { CliError } from './errors.js'
 import {
   COMMANDS,
@@ -164,12 +164,7 @@ function checked(flag: Flag, schema: z.ZodType, text: string): unknown {
     }
     return value
   }
-  const value =
-    flag.path === 'file'
-      ? resolve(text)
-      : flag.path === 'address' && text.startsWith('unix:') && text.length > 5
-        ? `unix:${resolve(text.slice(5))}`
-        : text
+  const value = flag.path === 'file' ? resolve(text) : flag.path === 'address' ? address(resolve)(text) : text
   const parsed = schema.safeParse(value)
   if (parsed.success) return value
   const expected = def.entries
