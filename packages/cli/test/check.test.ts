@@ -57,6 +57,7 @@ describe('toolvisor check', () => {
         state: { path: expect.any(String), bytes: expect.any(Number), budget: 1024 ** 3 },
         lost: [],
         execHelper: { available: true, path: expect.stringMatching(/\/toolvisor-exec$/) },
+        forkServer: { available: true, path: expect.stringMatching(/\/toolvisor-spawnd$/) },
         ...(process.geteuid?.() === 0 ? { sandboxUser: 'nobody' } : {}),
         environment: {
           inherit: 'core for sandboxed tools, all for the others',

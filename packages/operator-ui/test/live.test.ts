@@ -20,6 +20,8 @@ describe('the state stream', () => {
     sessions.open({ id: 'alpha', origin: 'mcp-http' })
     const busy = start('alpha', chatty(1_000_000, 50))
     const everyone = start(undefined, 'while :; do sleep 1; done')
+    // Both launched (a launch settles a moment after start) before the page connects.
+    expect(await eventually(() => tasks.all().every((t) => t.lifecycle.status === 'running'))).toBe(true)
     const stream = await sse(`${base}/ui/events`, bearer)
     expect(stream.response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8')
     expect(await eventually(() => latest(stream.messages) !== undefined)).toBe(true)

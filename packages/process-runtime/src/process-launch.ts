@@ -1,13 +1,13 @@
-import type { ChildProcess } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
 import type { Readable, Writable } from 'node:stream'
 import type { InputSpec } from '@toolvisor/describe-v2'
 import { buildEnvironment } from './environment.js'
 import { RuntimeError } from './errors.js'
+import type { Child, ForkServer } from './fork-server.js'
 import type { Launch, ProcessControl } from './launchers.js'
 import type { ToolProcess } from './process.js'
 import { errnoText, workingDirectory } from './process-util.js'
-import { assemble, spawnLaunch } from './spawn.js'
+import { assemble, spawnServed } from './spawn.js'
 import { MARKER_VARIABLE, type RunState } from './state.js'
 import type { SweepUrgency } from './sweeper.js'
 import type { ProcessRuntime, StartOptions } from './types.js'
@@ -18,6 +18,8 @@ export interface ProcessHost {
   readonly state: RunState
   /** The final-exec helper, when it could be built here. */
   readonly execHelper: string | undefined
+  /** The fork server launches go through, when there is one (else they are spawned from Node). */
+  forkServer(): ForkServer | undefined
   finished(process: ToolProcess): void
   /**
    * Kills what the process started that left its group (found by the run's marker); resolves when
@@ -28,7 +30,7 @@ export interface ProcessHost {
 
 /** A spawned process as the runtime keeps it. */
 export interface Launched {
-  readonly child: ChildProcess
+  readonly child: Child
   /** How to signal the tool itself, when its mechanism needs more than the group signal. */
   readonly control?: ProcessControl
   /** The final exec's status pipe (see `watchExec`). */
@@ -37,14 +39,15 @@ export interface Launched {
 
 /**
  * Builds the launch of a start (its environment, its working directory, the final exec stage
- * wrapped by the tool's mechanisms) and spawns it. Throws a `RuntimeError` (or the spawn's own
- * error) when nothing could be spawned; `child.pid` is undefined when the OS refused the spawn.
+ * wrapped by the tool's mechanisms) and spawns it. Rejects with a `RuntimeError` (or the spawn's
+ * own error) when nothing could be spawned; `child.pid` is undefined when Node's own spawn was
+ * refused by the OS (it says why on 'error').
  */
-export function launchProcess(
+export async function launchProcess(
   id: string,
   start: StartOptions,
-  host: { readonly state: RunState; readonly execHelper: string | undefined },
-): Launched {
+  host: Pick<ProcessHost, 'state' | 'execHelper' | 'forkServer'>,
+): Promise<Launched> {
   const { tool } = start
   if (tool.rundir !== undefined) ensureRundir(tool.rundir)
   const env = buildEnvironment(tool, start.env, start.context, [MARKER_VARIABLE, host.state.marker(id)])
@@ -56,7 +59,7 @@ export function launchProcess(
     extraFds: [],
   }
   const { launch, status } = assemble(tool, base, host.execHelper)
-  const { child, pipes } = spawnLaunch(launch)
+  const { child, pipes } = await spawnServed(launch, host.forkServer())
   const control =
     child.pid !== undefined && tool.sandbox?.mechanism.control
       ? tool.sandbox.mechanism.control({ pid: child.pid, extraFds: pipes as (Readable | undefined)[] })
@@ -103,7 +106,7 @@ export function watchExec(stream: Readable, tool: string, failed: (why: string) 
  * `{"send": EVENT}` cancel (that event must be deliverable), or it is a service that declares
  * `process.input` (events are sent to it while it runs): then stdin stays open after the bytes.
  */
-export function wireStdin(child: ChildProcess, start: StartOptions): void {
+export function wireStdin(child: Child, start: StartOptions): void {
   const stdin = child.stdin
   if (!stdin) return
   // A tool that exits without reading its stdin must not crash us with EPIPE.

@@ -51,6 +51,8 @@ export class ProcessTimers {
     const external = start.signal
     if (external) {
       const onAbort = () => void this.#process.stop({ reason: 'cancelled' })
+      // Aborted while the launch was under way: the process is stopped as soon as it runs.
+      if (external.aborted) onAbort()
       external.addEventListener('abort', onAbort, { once: true })
       this.#lifetime.addEventListener('abort', () => external.removeEventListener('abort', onAbort), {
         once: true,

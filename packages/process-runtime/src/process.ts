@@ -1,7 +1,7 @@
-import type { ChildProcess } from 'node:child_process'
 import type { Readable } from 'node:stream'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
 import type { EventPage, SequencedEvent } from './event-log.js'
+import type { Child } from './fork-server.js'
 import type { ProcessControl } from './launchers.js'
 import {
   type Launched,
@@ -36,6 +36,7 @@ export class ToolProcess implements ManagedProcess {
   readonly id: string
   readonly tool: string
   readonly startedAt = new Date()
+  readonly launched: Promise<void>
   readonly ready: Promise<void>
   readonly exit: Promise<ProcessExit>
 
@@ -46,7 +47,7 @@ export class ToolProcess implements ManagedProcess {
   /** One controller for the process: every timer and listener hangs on it. */
   readonly #lifetime = new AbortController()
   readonly #timers: ProcessTimers
-  #child: ChildProcess | undefined
+  #child: Child | undefined
   #execStatus: Readable | undefined
   #control: ProcessControl | undefined
   #lifecycle: Lifecycle = { status: 'starting' }
@@ -90,7 +91,8 @@ export class ToolProcess implements ManagedProcess {
       onActivity: () => this.#timers.touch(),
     })
     if (start.onEvent) this.#output.subscribe(start.onEvent)
-    this.#launch()
+    const failed = (error: unknown) => this.#failStart('spawn-failed', launchFailure(start, error))
+    this.launched = this.#launch().catch(failed)
   }
 
   get pid(): number | undefined {
@@ -143,6 +145,7 @@ export class ToolProcess implements ManagedProcess {
   }
 
   async write(event: unknown): Promise<void> {
+    await this.launched
     const stdin = this.#finished ? undefined : this.#child?.stdin
     await writeEvent(stdin, this.#spec.input, event, this)
     this.#stdinEvents++
@@ -150,15 +153,16 @@ export class ToolProcess implements ManagedProcess {
   }
 
   closeStdin(): void {
-    this.#child?.stdin?.end()
+    void this.launched.then(() => this.#child?.stdin?.end())
   }
 
   /**
    * The declared cancel (a signal to the tool, or an event on its stdin first), SIGKILL to the
-   * group after `timeout.stop`; `force`: SIGKILL at once. Resolves once the process exited and
-   * what it started outside its group (by the run's marker) is gone too.
+   * group after `timeout.stop`; `force`: SIGKILL at once (a launch under way first settles).
+   * Resolves once the process exited and what it started outside its group is gone too.
    */
   async stop(options: { readonly force?: boolean; readonly reason?: EndReason } = {}): Promise<ProcessExit> {
+    await this.launched
     if (!this.#finished) {
       this.#endReason ??= options.reason ?? 'cancelled'
       this.#setLifecycle({ status: 'stopping' })
@@ -183,14 +187,15 @@ export class ToolProcess implements ManagedProcess {
     })
   }
 
-  #launch(): void {
+  async #launch(): Promise<void> {
     if (this.#start.signal?.aborted) {
       this.#failStart('cancelled', 'cancelled before it started')
       return
     }
     let launched: Launched
+    this.#host.state.launching(this.id, this.tool)
     try {
-      launched = launchProcess(this.id, this.#start, this.#host)
+      launched = await launchProcess(this.id, this.#start, this.#host)
     } catch (error) {
       this.#failStart('spawn-failed', launchFailure(this.#start, error))
       return
@@ -245,7 +250,7 @@ export class ToolProcess implements ManagedProcess {
     this.#rejectReady(this.#output.notReady(this.tool, why))
   }
 
-  async #onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+  async #onExit(child: Child, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     // What the tool left in its group dies with it, and what left the group too (the sweep, which
     // also lets pipes such a descendant held open close): nothing a tool starts outlives it.
     signalGroup(child.pid, 'SIGKILL')
@@ -269,7 +274,7 @@ export class ToolProcess implements ManagedProcess {
     this.#lifetime.abort()
     this.#child?.stdin?.destroy()
     this.#output.close()
-    if (this.#child?.pid !== undefined) this.#host.state.untrack(this.id)
+    this.#host.state.untrack(this.id)
     const reason: EndReason = this.#endReason ?? (this.#failure ? 'spawn-failed' : 'exit')
     const failed = this.#failure !== undefined
     this.#setLifecycle(

@@ -2,6 +2,7 @@ import { confineTool } from './confine.js'
 import { DiskBudget } from './disk.js'
 import { RuntimeError } from './errors.js'
 import { builtExecHelper, execHelperStatus } from './exec-helper.js'
+import { builtForkServer, forkServer, forkServerStatus } from './fork-server.js'
 import type { Launchers } from './launchers.js'
 import { type PlainProcessSpec, plainInput } from './plain.js'
 import { DEFAULT_SANDBOX_USER, type PrepareContext, prepareTool } from './prepare.js'
@@ -55,6 +56,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   readonly #disk: DiskBudget
   readonly #host: ProcessHost
   readonly #context: PrepareContext
+  readonly #fork: LaunchFacts['forkServer']
   #counter = 0
   #disposed = false
 
@@ -62,7 +64,16 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     this.options = { ...RUNTIME_DEFAULTS, ...stripUndefined(options) } as ProcessRuntime['options']
     this.#state = RunState.open(options.stateDir, this.options.retentionMs)
     const execHelper = execHelperStatus(options.execHelper ?? builtExecHelper)
+    const fork = forkServerStatus(
+      options.forkServer === false || process.env.TOOLVISOR_FORK_SERVER === 'off'
+        ? false
+        : (options.forkServer ?? builtForkServer),
+    )
+    const forkBinary = fork.available ? fork.path : undefined
+    // Started now, while a host is usually still small, so no call pays for it.
+    if (forkBinary !== undefined) forkServer(forkBinary)
     this.#context = { options: this.options, launchers, execHelper }
+    this.#fork = fork
     this.#retention = new Retention(this.options.retainBytes)
     this.#sweeper = new Sweeper(this.#state.runId)
     this.#disk = new DiskBudget({
@@ -74,6 +85,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       options: this.options,
       state: this.#state,
       execHelper: execHelper.available ? execHelper.path : undefined,
+      forkServer: () => (forkBinary === undefined ? undefined : forkServer(forkBinary)),
       finished: (process) => {
         this.#running.delete(process)
         this.#retention.add(process)
@@ -103,6 +115,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   launchFacts(): LaunchFacts {
     return {
       execHelper: this.#context.execHelper,
+      forkServer: this.#fork,
       sandboxUser: this.options.sandboxUser,
       root: process.geteuid?.() === 0,
       environment: this.options.environment ?? {},

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { closeSync, fstatSync, openSync, realpathSync } from 'node:fs'
 import { environmentBlock } from './environment.js'
 import { RuntimeError } from './errors.js'
+import type { Child, ForkServer } from './fork-server.js'
 import { CLEAN_ENVIRONMENT, type ExtraFd, type Launch, type Pin } from './launchers.js'
 import { MARKER_VARIABLE } from './state.js'
 import type { PreparedTool } from './types.js'
@@ -72,7 +73,7 @@ function finalExec(launch: Launch, helper: string): Launch {
 
 /** A spawned launch: the child, and the `pipe` descriptors a mechanism reads, by extra-fd index. */
 export interface Spawned {
-  readonly child: ChildProcess
+  readonly child: Child
   readonly pipes: readonly (NodeJS.ReadableStream | undefined)[]
 }
 
@@ -81,7 +82,7 @@ export interface Spawned {
  * their pins) first, passed, and closed here once the child has them; `data` and `exchange` ones
  * are written and their write side closed (an `exchange` stays readable). Throws a RuntimeError when a pinned grant changed (nothing is spawned then).
  */
-export function spawnLaunch(launch: Launch): Spawned {
+export function spawnLaunch(launch: Launch): Spawned & { readonly child: ChildProcess } {
   const opened: number[] = []
   try {
     const stdio = launch.extraFds.map((fd) => {
@@ -96,18 +97,45 @@ export function spawnLaunch(launch: Launch): Spawned {
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe', ...stdio],
     })
-    const pipes = launch.extraFds.map((fd, i) => {
-      const stream = child.stdio[3 + i] as (NodeJS.ReadableStream & NodeJS.WritableStream) | null
-      if (fd.kind === 'file' || stream === null) return undefined
-      stream.on('error', () => {})
-      if (fd.kind === 'pipe') return stream
-      stream.end(Buffer.from(fd.data))
-      return fd.kind === 'exchange' ? stream : undefined
-    })
+    const pipes = wireExtras(launch, (i) => child.stdio[3 + i] as Duplex | null)
     return { child, pipes }
   } finally {
     for (const descriptor of opened) closeSync(descriptor)
   }
+}
+
+/**
+ * Spawns a launch through the fork server when there is one (`spawnLaunch`'s contract, its pid
+ * known once the promise resolves), else from this process. Rejects as `spawnLaunch` throws, and
+ * with the spawn's own error when the exec failed.
+ */
+export async function spawnServed(launch: Launch, server: ForkServer | undefined): Promise<Spawned> {
+  if (server === undefined) return spawnLaunch(launch)
+  return server.launch(launch)
+}
+
+type Duplex = NodeJS.ReadableStream & NodeJS.WritableStream
+
+/**
+ * The extra descriptors' streams by index: `data` written and closed, `exchange` written and kept,
+ * `pipe` kept. `written(i)`: how much of extra i's data was written already (by the fork server).
+ */
+export function wireExtras(
+  launch: Launch,
+  streamAt: (index: number) => Duplex | null | undefined,
+  written: (index: number) => number = () => 0,
+): (NodeJS.ReadableStream | undefined)[] {
+  return launch.extraFds.map((fd, i) => {
+    const stream = streamAt(i)
+    if (fd.kind === 'file' || !stream) return undefined
+    stream.on('error', () => {})
+    if (fd.kind === 'pipe') return stream
+    // All of it written already (and the write side shut by the fork server): nothing to write,
+    // which a child that already exited would refuse (EPIPE), losing what it answered.
+    const rest = Buffer.from(fd.data).subarray(written(i))
+    if (rest.length > 0 || written(i) === 0) stream.end(rest)
+    return fd.kind === 'exchange' ? stream : undefined
+  })
 }
 
 /** Opens `path` read-only; with a pin, it must still be the object qualified at load. */
@@ -116,14 +144,23 @@ function openPinned(path: string, pin: Pin | undefined): number {
   try {
     descriptor = openSync(path, 'r')
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message
-    if (pin === undefined) throw new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', `cannot open ${path}: ${code}`)
-    throw changed(pin, path, `it cannot be opened any more (${code})`)
+    throw openFailure(path, pin, (error as NodeJS.ErrnoException).code ?? (error as Error).message)
   }
   if (pin === undefined) return descriptor
   const stat = fstatSync(descriptor, { bigint: true })
   if (`${stat.dev}:${stat.ino}` === pin.identity) return descriptor
   closeSync(descriptor)
+  throw pinFailure(pin, path)
+}
+
+/** A `file` descriptor that could not be opened (`code`: its errno name). */
+export function openFailure(path: string, pin: Pin | undefined, code: string): RuntimeError {
+  if (pin === undefined) return new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', `cannot open ${path}: ${code}`)
+  return changed(pin, path, `it cannot be opened any more (${code})`)
+}
+
+/** A pinned `file` descriptor that is no longer the object qualified at load. */
+export function pinFailure(pin: Pin, path: string): RuntimeError {
   let now = 'it was replaced'
   try {
     const real = realpathSync(path)
@@ -131,7 +168,7 @@ function openPinned(path: string, pin: Pin | undefined): number {
   } catch {
     // gone meanwhile: "replaced" says enough
   }
-  throw changed(pin, path, now)
+  return changed(pin, path, now)
 }
 
 function changed(pin: Pin, path: string, now: string): RuntimeError {

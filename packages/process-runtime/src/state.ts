@@ -87,6 +87,14 @@ export class RunState {
    * one-shot tools are gone by then and never cost the read); until it is recorded, the reaper
    * checks the run's marker in the process's environment instead.
    */
+  /**
+   * Records a launch under way, its pid not known yet (the fork server answers it a moment later):
+   * should the runtime die meanwhile, the watchdog still kills what carries its marker.
+   */
+  launching(id: string, tool: string): void {
+    this.#append({ op: '+', id, pid: 0, start: '', tool, at: new Date().toISOString() })
+  }
+
   track(id: string, pid: number, tool: string): void {
     this.#append({ op: '+', id, pid, start: '', tool, at: new Date().toISOString() })
     this.#live.add(id)

@@ -25,6 +25,8 @@ export interface RuntimeOptions {
   readonly environment?: EnvironmentPolicy
   /** The final-exec helper to run (default: the one this package's build compiled). */
   readonly execHelper?: string
+  /** The fork server launches are forked from (default: the one built here); `false`, `TOOLVISOR_FORK_SERVER=off` or none built: from this process. */
+  readonly forkServer?: string | false
   /** Output events kept per process (ruling 16). Default 256. */
   readonly ringEvents?: number
   /** The most stdout bytes the events of a process's ring may stand for; older ones are read back from the spill file. Default 4 MiB. */
@@ -178,6 +180,8 @@ export interface ManagedProcess {
   readonly pid: number | undefined
   readonly startedAt: Date
   readonly lifecycle: Lifecycle
+  /** Settles (never rejects) once the launch did, a moment after `start`: it runs, its pid known, or it failed. */
+  readonly launched: Promise<void>
   /** Resolves when the process counts as started (`process.ready`); rejects with `RUNTIME_ERR_NOT_READY`. */
   readonly ready: Promise<void>
   /** Resolves when it ended and all its output was read. Never rejects. */
@@ -217,9 +221,11 @@ export type { LostProcess } from './lost.js'
 /** The `runtime` service. */
 export interface ProcessRuntime {
   readonly options: Readonly<
-    Required<Omit<RuntimeOptions, 'envdirRoot' | 'sandbox' | 'runAs' | 'environment' | 'execHelper'>>
+    Required<
+      Omit<RuntimeOptions, 'envdirRoot' | 'sandbox' | 'runAs' | 'environment' | 'execHelper' | 'forkServer'>
+    >
   > &
-    Pick<RuntimeOptions, 'envdirRoot' | 'sandbox' | 'runAs' | 'environment' | 'execHelper'>
+    Pick<RuntimeOptions, 'envdirRoot' | 'sandbox' | 'runAs' | 'environment' | 'execHelper' | 'forkServer'>
   /**
    * Checks a loaded tool's runtime declarations against the operator's configuration: envdir root,
    * run_as mechanism, sandbox mechanism (qualified by running it), paths. Throws a LoadingError
@@ -276,6 +282,10 @@ export interface LaunchFacts {
   readonly execHelper:
     | { readonly available: true; readonly path: string }
     | { readonly available: false; readonly path: string; readonly reason: string; readonly fix: string }
+  /** Where launches are forked from: the fork server, or (and why) this process. */
+  readonly forkServer:
+    | { readonly available: true; readonly path: string }
+    | { readonly available: false; readonly reason: string }
   /** Who sandboxed tools run as when toolvisor is root and they declare no run_as. */
   readonly sandboxUser: string
   /** Whether toolvisor runs as root (the sandbox user applies only then). */

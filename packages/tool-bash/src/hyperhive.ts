@@ -57,7 +57,7 @@ export function hyperhiveRun(services: BashServices): Tool {
     },
     async run(args, ctx) {
       const command = await commandOf(services, { command: args.cmd, workdir: undefined, ctx })
-      const task = services.launcher.background(services.tasks, command, {
+      const task = await services.launcher.background(services.tasks, command, {
         ...(args.name !== undefined ? { name: args.name } : {}),
         ...(args.timeout_secs !== undefined ? { timeoutMs: args.timeout_secs * 1000 } : {}),
       })

@@ -165,21 +165,22 @@ export class Launcher {
    * (refused, nothing started, while another task holds it). No timeout unless `timeoutMs`. Every
    * byte goes to its spill files from the first one: the full output is always on disk.
    */
-  background(
+  async background(
     tasks: TaskRegistry,
     command: Command,
     options: { name?: string; timeoutMs?: number } = {},
-  ): TaskInfo {
+  ): Promise<TaskInfo> {
+    let started: ManagedProcess | undefined
     const start = () =>
-      this.#runtime.start({
+      (started = this.#runtime.start({
         tool: command.launch.background,
         argv: bashArgv(command.command),
         cwd: command.cwd,
         context: contextOf(command.ctx),
         resultBytes: 0,
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-      })
-    return tasks.add({
+      }))
+    const task = tasks.add({
       kind: 'bash',
       tool: BASH_TOOL,
       label: command.command,
@@ -187,5 +188,8 @@ export class Launcher {
       ...(command.ctx.sessionId !== undefined ? { owner: command.ctx.sessionId } : {}),
       ...(options.name !== undefined ? { id: options.name } : {}),
     })
+    // Told to the model as running: it is, once its launch (a fraction of a millisecond) is done.
+    await started?.launched
+    return tasks.get(task.id, command.ctx.sessionId)
   }
 }

@@ -116,7 +116,7 @@ export async function runCommand(
   if (background === undefined)
     return foreground(services, command, timeoutOf(services.options, call.timeoutMs))
   const named = call.name !== undefined ? { name: call.name } : {}
-  const task = services.launcher.background(services.tasks, command, named)
+  const task = await services.launcher.background(services.tasks, command, named)
   const { mode, mechanism } = command.launch
   if (mode !== undefined) services.confined.set(task.id, { mode, ...(mechanism ? { mechanism } : {}) })
   const result = await background(task)

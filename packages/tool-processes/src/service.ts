@@ -61,6 +61,8 @@ export class Service implements ManagedProcess {
   readonly tool: string
   readonly handle: string
   readonly startedAt: Date
+  /** The first run's launch (a restart's is its own run's). */
+  readonly launched: Promise<void>
   readonly ready: Promise<void>
   readonly exit: Promise<ProcessExit>
   readonly #options: ServiceOptions
@@ -85,6 +87,7 @@ export class Service implements ManagedProcess {
     this.id = first.id
     this.tool = first.tool
     this.startedAt = first.startedAt
+    this.launched = first.launched
     this.ready = first.ready
     first.ready.then(
       () => {

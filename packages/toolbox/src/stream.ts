@@ -40,6 +40,8 @@ export function streamHandler(
         call.ctx.asTask(task.id, answer)
         return handedOver(task.id, call.name)
       }
+      // A task told as running is running: its launch (a fraction of a millisecond) is done.
+      await process.launched
       const outcome = await yieldWindow(process.exit, call.ctx, options.yieldMs)
       forward = undefined
       if (outcome === 'cancelled') {

@@ -76,6 +76,7 @@ export function runtimeReport(facts: LaunchFacts, config: Config, lost: readonly
     execHelper: facts.execHelper.available
       ? { available: true, path: facts.execHelper.path }
       : { available: false, reason: facts.execHelper.reason, fix: facts.execHelper.fix },
+    forkServer: facts.forkServer,
     ...(facts.root ? { sandboxUser: facts.sandboxUser } : {}),
     environment: {
       inherit: facts.environment.inherit ?? 'core for sandboxed tools, all for the others',
@@ -98,6 +99,11 @@ function runtimeLines(runtime: ReturnType<typeof runtimeReport>): string {
     'runtime',
     `  sandbox: ${runtime.sandbox ?? 'none configured'}`,
     `  final exec: ${helper}`,
+    `  launches: ${
+      runtime.forkServer.available
+        ? `forked from toolvisor-spawnd (${runtime.forkServer.path}), a small process started once: a launch does not pay for this process's size`
+        : `spawned from this process (${runtime.forkServer.reason}): each pays for copying its page tables, more the larger it is`
+    }`,
     ...(runtime.sandboxUser !== undefined
       ? [`  sandbox user: ${runtime.sandboxUser} (sandboxed tools that declare no run_as run as it)`]
       : []),

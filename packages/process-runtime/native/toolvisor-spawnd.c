@@ -1,0 +1,489 @@
+/*
+ * toolvisor-spawnd: the fork server. The runtime starts it once (a Node child with an IPC
+ * channel), while it is small, and every later launch is forked from it instead of from the
+ * runtime: a fork copies the forking process's page tables, about 4 ms per 100 MB resident on a
+ * VM, so a runtime inside a host of a few hundred MB paid more for the fork than for the tool.
+ * This process stays a few hundred KB resident.
+ *
+ * It speaks Node's IPC protocol (`NODE_CHANNEL_FD`, serialization "json": one JSON value per
+ * line), the only way Node can receive descriptors:
+ *
+ *   in:  "<base64 of a request>"            a launch (see read_request for its fields)
+ *        {"cmd":"NODE_HANDLE_ACK"} ...       Node's own acknowledgements: ignored
+ *   out: "s ID PID"                          launch ID started (its exec succeeded) as PID
+ *        "e ID ERRNO WHERE"                  launch ID failed at WHERE (socketpair, open:I,
+ *                                            pin:I, fork, chdir, exec, request); nothing runs
+ *        {"cmd":"NODE_HANDLE","type":"net.Native","msg":"f ID I N"} + one descriptor
+ *                                            the runtime's end of descriptor I of launch ID,
+ *                                            N bytes of its payload already written
+ *        "x PID CODE SIGNAL"                 PID ended (CODE -1 when killed by SIGNAL)
+ *
+ * A launch: descriptors 0, 1, 2 and every `p`, `d` and `x` extra are socket pairs (what Node's
+ * own spawn gives a child; `d` and `x` come with bytes to give the child first), an `f` extra is a path opened read-only here, refused when a pin is given and
+ * the file is no longer that device:inode. The child gets its own session (setsid), default
+ * signal dispositions and an empty signal mask, its working directory, exactly the descriptors
+ * of the launch (every other one is close-on-exec) and exactly the environment of the request.
+ * "s" is sent once the exec succeeded (a close-on-exec pipe tells), as Node's spawn returns.
+ *
+ * It ignores SIGINT, SIGTERM, SIGHUP and SIGQUIT (a Ctrl-C in the runtime's terminal is the
+ * runtime's to handle: it stops its tools with their declared cancel) and exits when the channel
+ * closes, that is when the runtime ends, however it ends; the runtime's watchdog then kills what
+ * its run log still lists. Every descriptor of its own is close-on-exec: no tool inherits the
+ * channel.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <linux/close_range.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PROG "toolvisor-spawnd"
+/* A request holds a launch's arguments and environment (the tool's own travels inside it). */
+#define MAX_LINE (64 * 1024 * 1024)
+#define MAX_FDS 64
+#define MAX_STRINGS (1024 * 1024)
+
+static int channel = -1;
+
+static void die(const char *what) {
+  fprintf(stderr, PROG ": %s: %s\n", what, strerror(errno));
+  exit(125);
+}
+
+/* ---- the channel ------------------------------------------------------------------------- */
+
+static void write_all(const char *data, size_t length, int fd_to_pass) {
+  int first = 1;
+  while (length > 0) {
+    struct iovec io = {(void *)data, length};
+    struct msghdr message = {0};
+    union {
+      char buffer[CMSG_SPACE(sizeof(int))];
+      struct cmsghdr align;
+    } control;
+    message.msg_iov = &io;
+    message.msg_iovlen = 1;
+    if (first && fd_to_pass >= 0) {
+      memset(&control, 0, sizeof control);
+      message.msg_control = control.buffer;
+      message.msg_controllen = sizeof control.buffer;
+      struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+      header->cmsg_level = SOL_SOCKET;
+      header->cmsg_type = SCM_RIGHTS;
+      header->cmsg_len = CMSG_LEN(sizeof(int));
+      memcpy(CMSG_DATA(header), &fd_to_pass, sizeof(int));
+    }
+    ssize_t sent = sendmsg(channel, &message, MSG_NOSIGNAL);
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      /* The runtime is gone: nothing is left to serve. */
+      exit(0);
+    }
+    first = 0;
+    data += sent;
+    length -= (size_t)sent;
+  }
+}
+
+static void say(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *format, ...) {
+  char text[160];
+  va_list args;
+  va_start(args, format);
+  int n = vsnprintf(text + 1, sizeof text - 3, format, args);
+  va_end(args);
+  text[0] = '"';
+  text[n + 1] = '"';
+  text[n + 2] = '\n';
+  write_all(text, (size_t)n + 3, -1);
+}
+
+static void pass_fd(unsigned long id, int index, size_t written, int fd) {
+  char text[160];
+  int n = snprintf(text, sizeof text,
+                   "{\"cmd\":\"NODE_HANDLE\",\"type\":\"net.Native\",\"msg\":\"f %lu %d %zu\"}\n", id, index,
+                   written);
+  write_all(text, (size_t)n, fd);
+}
+
+/* ---- requests ---------------------------------------------------------------------------- */
+
+/* Decodes base64 in place; returns the decoded length, or -1 on a character that is not base64. */
+static long unbase64(char *text, size_t length) {
+  static signed char value[256];
+  if (value['B'] == 0) {
+    memset(value, -1, sizeof value);
+    const char *alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (int i = 0; i < 64; i++) value[(unsigned char)alphabet[i]] = (signed char)i;
+  }
+  size_t out = 0;
+  uint32_t bits = 0;
+  int count = 0;
+  for (size_t i = 0; i < length; i++) {
+    unsigned char c = (unsigned char)text[i];
+    if (c == '=') break;
+    if (value[c] < 0) return -1;
+    bits = (bits << 6) | (uint32_t)value[c];
+    if (++count == 4) {
+      text[out++] = (char)(bits >> 16);
+      text[out++] = (char)(bits >> 8);
+      text[out++] = (char)bits;
+      bits = 0;
+      count = 0;
+    }
+  }
+  if (count == 3) {
+    text[out++] = (char)(bits >> 10);
+    text[out++] = (char)(bits >> 2);
+  } else if (count == 2) {
+    text[out++] = (char)(bits >> 4);
+  } else if (count == 1) {
+    return -1;
+  }
+  return (long)out;
+}
+
+struct request {
+  unsigned long id;
+  char *cwd, *file;
+  char **argv, **envp;
+  int extras;
+  char kind[MAX_FDS];
+  char *path[MAX_FDS], *pin[MAX_FDS];
+  /* What a `d` (data) or `x` (exchange) extra is to be given first. */
+  char *payload[MAX_FDS];
+  size_t payload_length[MAX_FDS];
+};
+
+struct cursor {
+  char *at, *end;
+};
+
+/* The next NUL-terminated string, or NULL when the request ends first. */
+static char *next(struct cursor *c) {
+  if (c->at >= c->end) return NULL;
+  char *nul = memchr(c->at, '\0', (size_t)(c->end - c->at));
+  if (nul == NULL) return NULL;
+  char *s = c->at;
+  c->at = nul + 1;
+  return s;
+}
+
+static int number(struct cursor *c, long max, long *out) {
+  char *s = next(c), *end;
+  if (s == NULL || *s == '\0') return -1;
+  errno = 0;
+  long n = strtol(s, &end, 10);
+  if (errno != 0 || *end != '\0' || n < 0 || n > max) return -1;
+  *out = n;
+  return 0;
+}
+
+/* A list of N strings, NULL-terminated (allocated; freed by the caller). */
+static char **strings(struct cursor *c) {
+  long n;
+  if (number(c, MAX_STRINGS, &n) != 0) return NULL;
+  char **list = calloc((size_t)n + 1, sizeof *list);
+  if (list == NULL) return NULL;
+  for (long i = 0; i < n; i++) {
+    if ((list[i] = next(c)) == NULL) {
+      free(list);
+      return NULL;
+    }
+  }
+  return list;
+}
+
+/*
+ * ID \0 CWD \0 FILE \0 ARGC \0 ARG... \0 ENVC \0 ENV... \0 EXTRAS \0, then for each extra:
+ * "p" \0 (a socket pair), "d" or "x" \0 LENGTH \0 and LENGTH bytes (a socket pair given those
+ * bytes first), or "f" \0 PATH \0 PIN \0 (PIN empty: not pinned). ARGV includes argv[0].
+ */
+static int read_request(char *data, size_t length, struct request *r) {
+  struct cursor c = {data, data + length};
+  long n;
+  memset(r, 0, sizeof *r);
+  if (number(&c, 0x7fffffffL, &n) != 0) return -1;
+  r->id = (unsigned long)n;
+  if ((r->cwd = next(&c)) == NULL || (r->file = next(&c)) == NULL) return -1;
+  if ((r->argv = strings(&c)) == NULL) return -1;
+  if ((r->envp = strings(&c)) == NULL) return -1;
+  if (number(&c, MAX_FDS - 3, &n) != 0) return -1;
+  r->extras = (int)n;
+  for (int i = 0; i < r->extras; i++) {
+    char *kind = next(&c);
+    if (kind == NULL) return -1;
+    r->kind[i] = kind[0];
+    if (kind[0] == 'f') {
+      if ((r->path[i] = next(&c)) == NULL || (r->pin[i] = next(&c)) == NULL) return -1;
+    } else if (kind[0] == 'd' || kind[0] == 'x') {
+      if (number(&c, MAX_LINE, &n) != 0 || n > c.end - c.at) return -1;
+      r->payload[i] = c.at;
+      r->payload_length[i] = (size_t)n;
+      c.at += n;
+    } else if (kind[0] != 'p') {
+      return -1;
+    }
+  }
+  return c.at == c.end ? 0 : -1;
+}
+
+/* ---- a launch ---------------------------------------------------------------------------- */
+
+static void close_all(int *fds, int n) {
+  for (int i = 0; i < n; i++) {
+    if (fds[i] >= 0) close(fds[i]);
+    fds[i] = -1;
+  }
+}
+
+/* In the child, after fork: never returns. Failures go to `report` as an int errno, then exit 127. */
+static void become(struct request *r, int *theirs, int n, int report) {
+  sigset_t none;
+  sigemptyset(&none);
+  /* Every disposition back to the default, the C library's reserved real-time ones included (its
+   * signal() refuses those, and an ignored one is inherited across exec): the kernel's own call,
+   * with an all-zero action (SIG_DFL, no flags, no mask in any architecture's layout). */
+  for (int sig = 1; sig < 65; sig++) {
+    unsigned long none_action[4] = {0, 0, 0, 0};
+    syscall(SYS_rt_sigaction, sig, none_action, NULL, 8);
+  }
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  setsid();
+  /* code[1]: 1 when the working directory failed, 0 for the rest (descriptors, exec). */
+  int code[2] = {0, 0};
+  int moved_report = fcntl(report, F_DUPFD_CLOEXEC, n + 3);
+  if (moved_report >= 0) report = moved_report;
+  if (chdir(r->cwd) != 0) {
+    code[0] = errno;
+    code[1] = 1;
+    goto fail;
+  }
+  /* Every descriptor first moved above the target range, then put in place: none is clobbered. */
+  int moved[MAX_FDS];
+  for (int i = 0; i < n; i++) {
+    moved[i] = fcntl(theirs[i], F_DUPFD_CLOEXEC, n + 3);
+    if (moved[i] < 0) {
+      code[0] = errno;
+      goto fail;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    if (dup2(moved[i], i) < 0) {
+      code[0] = errno;
+      goto fail;
+    }
+  }
+  /* Nothing else reaches the child: every other descriptor closes at the exec (the report pipe
+   * too, which is how the exec's success is told). */
+  if (syscall(SYS_close_range, (unsigned)n, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+    for (int fd = n; fd < 65536; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+  execve(r->file, r->argv, r->envp);
+  code[0] = errno;
+fail:
+  while (write(report, code, sizeof code) < 0 && errno == EINTR) {
+  }
+  _exit(127);
+}
+
+static void launch(struct request *r) {
+  int n = 3 + r->extras;
+  int ours[MAX_FDS], theirs[MAX_FDS];
+  size_t written[MAX_FDS];
+  for (int i = 0; i < n; i++) {
+    ours[i] = theirs[i] = -1;
+    written[i] = 0;
+  }
+  for (int i = 0; i < n; i++) {
+    if (i >= 3 && r->kind[i - 3] == 'f') {
+      const char *path = r->path[i - 3], *pin = r->pin[i - 3];
+      theirs[i] = open(path, O_RDONLY | O_CLOEXEC);
+      if (theirs[i] < 0) {
+        say("e %lu %d open:%d", r->id, errno, i - 3);
+        goto done;
+      }
+      if (pin[0] != '\0') {
+        struct stat st;
+        char identity[64];
+        if (fstat(theirs[i], &st) != 0) {
+          say("e %lu %d open:%d", r->id, errno, i - 3);
+          goto done;
+        }
+        snprintf(identity, sizeof identity, "%llu:%llu", (unsigned long long)st.st_dev,
+                 (unsigned long long)st.st_ino);
+        if (strcmp(identity, pin) != 0) {
+          say("e %lu 0 pin:%d", r->id, i - 3);
+          goto done;
+        }
+      }
+      continue;
+    }
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+      say("e %lu %d socketpair", r->id, errno);
+      goto done;
+    }
+    ours[i] = pair[0];
+    theirs[i] = pair[1];
+    /* Given first, what fits without waiting: the final exec stage finds its environment there
+     * as it starts, instead of after a turn of the runtime's loop. The runtime writes the rest. */
+    char *payload = i >= 3 ? r->payload[i - 3] : NULL;
+    size_t length = i >= 3 ? r->payload_length[i - 3] : 0;
+    while (written[i] < length) {
+      ssize_t sent = send(ours[i], payload + written[i], length - written[i], MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (sent <= 0) break;
+      written[i] += (size_t)sent;
+    }
+    /* All of it given: the child's end of file is told here too (the runtime writes nothing). */
+    if (payload != NULL && written[i] == length) shutdown(ours[i], SHUT_WR);
+  }
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    say("e %lu %d socketpair", r->id, errno);
+    goto done;
+  }
+  pid_t pid = fork();
+  if (pid == 0) become(r, theirs, n, report[1]);
+  int fork_errno = errno;
+  close(report[1]);
+  close_all(theirs, n);
+  if (pid < 0) {
+    close(report[0]);
+    say("e %lu %d fork", r->id, fork_errno);
+    goto done;
+  }
+  int code[2] = {0, 0};
+  ssize_t got;
+  do got = read(report[0], code, sizeof code);
+  while (got < 0 && errno == EINTR);
+  close(report[0]);
+  if (got > 0) {
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    say("e %lu %d %s", r->id, code[0], code[1] ? "chdir" : "exec");
+    goto done;
+  }
+  say("s %lu %d", r->id, (int)pid);
+  for (int i = 0; i < n; i++) {
+    if (ours[i] >= 0) pass_fd(r->id, i, written[i], ours[i]);
+  }
+done:
+  close_all(ours, n);
+  close_all(theirs, n);
+}
+
+static void handle_line(char *line, size_t length) {
+  /* Node's own messages (acknowledgements of the descriptors we passed) are objects. */
+  if (length < 2 || line[0] != '"' || line[length - 1] != '"') return;
+  long decoded = unbase64(line + 1, length - 2);
+  struct request r;
+  if (decoded < 0 || read_request(line + 1, (size_t)decoded, &r) != 0) {
+    /* The id is unknown when the request cannot be read: the runtime fails what it waits for. */
+    say("e 0 %d request", EINVAL);
+  } else {
+    launch(&r);
+  }
+  free(r.argv);
+  free(r.envp);
+}
+
+static void reap(void) {
+  int status;
+  pid_t pid;
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    if (WIFEXITED(status)) say("x %d %d 0", (int)pid, WEXITSTATUS(status));
+    else if (WIFSIGNALED(status)) say("x %d -1 %d", (int)pid, WTERMSIG(status));
+  }
+}
+
+int main(void) {
+  const char *fd = getenv("NODE_CHANNEL_FD");
+  if (fd == NULL) {
+    fprintf(stderr, PROG ": run by @toolvisor/process-runtime only (NODE_CHANNEL_FD is not set)\n");
+    return 2;
+  }
+  channel = atoi(fd);
+  if (fcntl(channel, F_SETFD, FD_CLOEXEC) != 0) die("the channel");
+  /* Whatever the runtime's own parent left open (Node's spawn passes it on) goes: only the
+   * standard descriptors and the channel stay. */
+  if ((channel > 3 && syscall(SYS_close_range, 3U, (unsigned)channel - 1, 0U) != 0) ||
+      syscall(SYS_close_range, (unsigned)channel + 1, ~0U, 0U) != 0) {
+    for (int other = 3; other < 65536; other++) {
+      if (other != channel) close(other);
+    }
+  }
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t child;
+  sigemptyset(&child);
+  sigaddset(&child, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &child, NULL);
+  int children = signalfd(-1, &child, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (children < 0) die("signalfd");
+
+  size_t capacity = 64 * 1024, used = 0;
+  char *buffer = malloc(capacity);
+  if (buffer == NULL) die("malloc");
+  for (;;) {
+    struct pollfd watch[2] = {{channel, POLLIN, 0}, {children, POLLIN, 0}};
+    if (poll(watch, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      die("poll");
+    }
+    if (watch[1].revents) {
+      struct signalfd_siginfo info;
+      while (read(children, &info, sizeof info) > 0) {
+      }
+      reap();
+    }
+    if (!watch[0].revents) continue;
+    if (used == capacity) {
+      if (capacity >= MAX_LINE) {
+        /* A line longer than any request: the runtime fails the launch that sent it. */
+        say("e 0 %d request", E2BIG);
+        used = 0;
+      } else {
+        capacity *= 2;
+        char *bigger = realloc(buffer, capacity);
+        if (bigger == NULL) die("realloc");
+        buffer = bigger;
+      }
+    }
+    ssize_t got = read(channel, buffer + used, capacity - used);
+    if (got == 0) return 0;
+    if (got < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return 0;
+    }
+    used += (size_t)got;
+    size_t start = 0;
+    for (;;) {
+      char *newline = memchr(buffer + start, '\n', used - start);
+      if (newline == NULL) break;
+      size_t end = (size_t)(newline - buffer);
+      handle_line(buffer + start, end - start);
+      start = end + 1;
+    }
+    memmove(buffer, buffer + start, used - start);
+    used -= start;
+  }
+}

@@ -1,0 +1,59 @@
+import { constants } from 'node:os'
+import { RuntimeError } from './errors.js'
+import type { Launch } from './launchers.js'
+import { openFailure, pinFailure } from './spawn.js'
+
+/** What the fork server's messages and requests are made of (see `native/toolvisor-spawnd.c`). */
+
+const errnoNames = new Map(Object.entries(constants.errno).map(([name, number]) => [number, name]))
+
+/**
+ * ID, CWD, FILE, ARGC, ARGV (argv[0] = FILE), ENVC, NAME=VALUE..., EXTRAS, then for each `p`;
+ * `d` or `x`, LENGTH and the bytes; or `f`, PATH, PIN: NUL-separated, as toolvisor-spawnd reads
+ * it. A NUL inside any string of it is refused here, as Node's spawn refuses it.
+ */
+export function encode(id: number, launch: Launch): Buffer {
+  const env = Object.entries(launch.env).map(([name, value]) => `${name}=${value}`)
+  const argv = [launch.file, ...launch.args]
+  const strings = [
+    String(id),
+    launch.cwd,
+    launch.file,
+    String(argv.length),
+    ...argv,
+    String(env.length),
+    ...env,
+  ]
+  const bad = [...strings, ...launch.extraFds.map((fd) => (fd.kind === 'file' ? fd.path : ''))].find(
+    (field) => field.includes('\0'),
+  )
+  if (bad !== undefined) {
+    const why = `cannot start ${launch.file}: an argument, variable or path contains a NUL byte: ${JSON.stringify(bad.slice(0, 80))}`
+    throw new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', why)
+  }
+  const parts: (string | Uint8Array)[] = [...strings, String(launch.extraFds.length)]
+  for (const fd of launch.extraFds) {
+    if (fd.kind === 'file') parts.push('f', fd.path, fd.pin?.identity ?? '')
+    else if (fd.kind === 'pipe') parts.push('p')
+    else parts.push(fd.kind === 'data' ? 'd' : 'x', String(fd.data.length), fd.data)
+  }
+  // A payload is not NUL-terminated: its length says where it ends.
+  return Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(`${part}\0`) : part)))
+}
+
+/** The error of a launch the server refused, as Node's spawn (or spawnLaunch) would give it. */
+export function launchError(launch: Launch, errno: number, where: string): Error {
+  const code = errnoNames.get(errno) ?? `errno ${errno}`
+  const [stage, index] = where.split(':')
+  const extra = index === undefined ? undefined : launch.extraFds[Number(index)]
+  if (extra?.kind === 'file' && stage === 'pin' && extra.pin) return pinFailure(extra.pin, extra.path)
+  if (extra?.kind === 'file' && stage === 'open') return openFailure(extra.path, extra.pin, code)
+  const error = new Error(
+    stage === 'chdir'
+      ? `spawn ${launch.file} ${code} (working directory ${launch.cwd})`
+      : `spawn ${launch.file} ${code}`,
+  ) as NodeJS.ErrnoException
+  error.code = code
+  error.errno = -errno
+  return error
+}

@@ -1,0 +1,294 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { EventEmitter } from 'node:events'
+import { accessSync, constants as fs, readFileSync } from 'node:fs'
+import { Socket } from 'node:net'
+import { constants } from 'node:os'
+import { dirname, join } from 'node:path'
+import type { Readable, Writable } from 'node:stream'
+import { RuntimeError } from './errors.js'
+import { encode, launchError } from './fork-request.js'
+import type { Launch } from './launchers.js'
+import { signalGroup } from './process-util.js'
+import { type Spawned, wireExtras } from './spawn.js'
+import type { LaunchFacts } from './types.js'
+
+/**
+ * `toolvisor-spawnd`, the fork server, as this package's build compiled it (beside
+ * `toolvisor-exec`, in its own directory: its own `UNAVAILABLE` record when it could not be built).
+ */
+export const builtForkServer = new URL('../dist/native/fork-server/toolvisor-spawnd', import.meta.url)
+  .pathname
+
+/** A spawned child as the runtime uses it: what Node's `ChildProcess` gives, and a served child too. */
+export interface Child {
+  readonly pid?: number | undefined
+  readonly stdin: Writable | null
+  readonly stdout: Readable | null
+  readonly stderr: Readable | null
+  on(event: 'error', listener: (error: Error) => void): this
+  once(event: 'close', listener: () => void): this
+  once(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this
+}
+
+const signalNames = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]))
+/** The most a request may carry (the fork server's own bound is 64 MiB of base64). */
+const MAX_REQUEST = 40 * 1024 * 1024
+
+/** A child forked by the fork server: its pid known at once, its exit told by the server. */
+class ServedChild extends EventEmitter implements Child {
+  readonly pid: number
+  readonly stdin: Socket
+  readonly stdout: Socket
+  readonly stderr: Socket
+  readonly stdio: readonly (Socket | undefined)[]
+
+  constructor(pid: number, stdio: readonly (Socket | undefined)[]) {
+    super()
+    this.pid = pid
+    this.stdio = stdio
+    this.stdin = stdio[0]!
+    this.stdout = stdio[1]!
+    this.stderr = stdio[2]!
+  }
+
+  ended(code: number | null, signal: NodeJS.Signals | null): void {
+    // As Node's own child: stdin is of no use once the process is gone.
+    this.stdin.destroy()
+    this.emit('exit', code, signal)
+  }
+}
+
+/** A launch sent, waiting for its pid and its descriptors. */
+interface Pending {
+  readonly id: number
+  readonly launch: Launch
+  readonly handles: (object | undefined)[]
+  /** Bytes of each descriptor's payload the server wrote already. */
+  readonly written: number[]
+  readonly expected: number
+  received: number
+  pid?: number
+  exit?: [number | null, NodeJS.Signals | null]
+  resolve(spawned: Spawned): void
+  reject(error: Error): void
+}
+
+/**
+ * The runtime's side of the fork server (see `native/toolvisor-spawnd.c`): one per Node process,
+ * started at the first launch (or `warm()`), restarted when it died. The channel holds the event
+ * loop open only while a launch is pending or a child it forked runs, as a child of Node's own
+ * spawn would.
+ */
+export class ForkServer {
+  readonly #server: ChildProcess
+  readonly #sent: Pending[] = []
+  readonly #byId = new Map<number, Pending>()
+  readonly #children = new Map<number, ServedChild | Pending>()
+  #nextId = 1
+  #busy = 0
+  #alive = true
+
+  constructor(binary: string) {
+    this.#server = spawn(binary, [], {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      env: { PATH: '/usr/bin:/bin' },
+    })
+    this.#server.unref()
+    this.#server.channel?.unref()
+    this.#server.on('message', (message: unknown, handle: unknown) => this.#message(message, handle))
+    this.#server.on('error', (error) => this.#died(`the fork server failed: ${error.message}`))
+    this.#server.on('exit', (code, signal) =>
+      this.#died(`the fork server ended (${signal ?? `code ${code}`})`),
+    )
+  }
+
+  get alive(): boolean {
+    return this.#alive
+  }
+
+  /** The server's own pid (what every child it forked has for parent). */
+  get pid(): number | undefined {
+    return this.#server.pid
+  }
+
+  /** Ends the server; what it forked and still runs is killed and told so (as when it dies). */
+  close(): void {
+    this.#died('the fork server was closed')
+  }
+
+  /** Forks `launch` from the server; resolves once its exec succeeded, with its descriptors. */
+  launch(launch: Launch): Promise<Spawned> {
+    if (!this.#alive) return Promise.reject(new Error('the fork server ended'))
+    const id = this.#nextId++
+    let request: string
+    try {
+      request = encode(id, launch).toString('base64')
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    if (request.length > MAX_REQUEST) {
+      const why = `cannot start ${launch.file}: its arguments and environment exceed ${MAX_REQUEST} bytes`
+      return Promise.reject(new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', why))
+    }
+    return new Promise<Spawned>((resolve, reject) => {
+      const expected = 3 + launch.extraFds.filter((fd) => fd.kind !== 'file').length
+      const pending: Pending = {
+        id,
+        launch,
+        handles: [],
+        written: [],
+        expected,
+        received: 0,
+        resolve,
+        reject,
+      }
+      this.#sent.push(pending)
+      this.#byId.set(id, pending)
+      this.#hold()
+      this.#server.send(request, (error) => {
+        if (error) this.#died(`the fork server cannot be reached: ${error.message}`)
+      })
+    })
+  }
+
+  #message(message: unknown, handle: unknown): void {
+    if (typeof message !== 'string') return
+    const [kind, a, b, c] = message.split(' ')
+    if (kind === 'f') this.#descriptor(Number(a), Number(b), Number(c), handle)
+    else if (kind === 's') this.#started(Number(a), Number(b))
+    else if (kind === 'e') this.#failed(Number(b), c ?? '')
+    else if (kind === 'x') this.#exited(Number(a), Number(b), Number(c))
+  }
+
+  #descriptor(id: number, index: number, written: number, handle: unknown): void {
+    const pending = this.#byId.get(id)
+    if (pending === undefined || handle === undefined) {
+      ;(handle as { close?: () => void } | undefined)?.close?.()
+      return
+    }
+    pending.handles[index] = handle as object
+    pending.written[index] = written
+    pending.received++
+    this.#complete(pending)
+  }
+
+  #started(id: number, pid: number): void {
+    const pending = this.#sent.shift()
+    if (pending === undefined || pending.id !== id) return
+    pending.pid = pid
+    this.#children.set(pid, pending)
+    this.#complete(pending)
+  }
+
+  #failed(errno: number, where: string): void {
+    const pending = this.#sent.shift()
+    if (pending === undefined) return
+    this.#byId.delete(pending.id)
+    this.#release()
+    pending.reject(launchError(pending.launch, errno, where))
+  }
+
+  #exited(pid: number, code: number, signal: number): void {
+    const child = this.#children.get(pid)
+    if (child === undefined) return
+    const exit: [number | null, NodeJS.Signals | null] =
+      code < 0 ? [null, (signalNames.get(signal) ?? 'SIGKILL') as NodeJS.Signals] : [code, null]
+    if (child instanceof ServedChild) this.#end(child, exit)
+    else child.exit = exit
+  }
+
+  #complete(pending: Pending): void {
+    if (pending.pid === undefined || pending.received < pending.expected) return
+    this.#byId.delete(pending.id)
+    const { launch, pid } = pending
+    const sockets: (Socket | undefined)[] = []
+    for (let i = 0; i < 3 + launch.extraFds.length; i++) {
+      const handle = pending.handles[i]
+      // `handle` is Node's own option for a socket over a handle it received (what its spawn uses).
+      const options = { handle, readable: i !== 0 } as ConstructorParameters<typeof Socket>[0]
+      sockets.push(handle === undefined ? undefined : new Socket(options))
+    }
+    const child = new ServedChild(pid, sockets)
+    this.#children.set(pid, child)
+    const written = (i: number) => pending.written[3 + i] ?? 0
+    pending.resolve({ child, pipes: wireExtras(launch, (i) => sockets[3 + i], written) })
+    // Told before its descriptors were all here: told now, once its listeners are on.
+    if (pending.exit) {
+      const exit = pending.exit
+      setImmediate(() => this.#end(child, exit))
+    }
+  }
+
+  #end(child: ServedChild, exit: [number | null, NodeJS.Signals | null]): void {
+    this.#children.delete(child.pid)
+    this.#release()
+    child.ended(...exit)
+  }
+
+  #hold(): void {
+    if (this.#busy++ === 0) this.#server.channel?.ref()
+  }
+
+  #release(): void {
+    if (--this.#busy === 0) this.#server.channel?.unref()
+  }
+
+  /**
+   * The server is gone (killed from outside: it ignores the usual signals). What it forked can no
+   * longer be told: killed with its group and reported killed, so no process runs unaccounted for;
+   * launches waiting for it fail.
+   */
+  #died(why: string): void {
+    if (!this.#alive) return
+    this.#alive = false
+    for (const pending of this.#sent.splice(0)) pending.reject(new Error(why))
+    for (const child of [...this.#children.values()]) {
+      if (!(child instanceof ServedChild)) continue
+      signalGroup(child.pid, 'SIGKILL')
+      this.#end(child, [null, 'SIGKILL'])
+    }
+    this.#byId.clear()
+    this.#server.kill('SIGKILL')
+  }
+}
+
+/** Whether launches can go through the fork server at `binary` (`false`: turned off), and if not why. */
+export function forkServerStatus(binary: string | false): LaunchFacts['forkServer'] {
+  if (binary === false) {
+    const how =
+      process.env.TOOLVISOR_FORK_SERVER === 'off' ? 'TOOLVISOR_FORK_SERVER=off' : 'forkServer: false'
+    return { available: false, reason: `turned off (${how})` }
+  }
+  try {
+    accessSync(binary, fs.X_OK)
+    return { available: true, path: binary }
+  } catch {
+    let reason = `${binary} does not exist or is not executable`
+    try {
+      const text = readFileSync(join(dirname(binary), 'UNAVAILABLE'), 'utf8')
+      reason = text.match(/^reason: (.*)$/m)?.[1]?.trim() ?? reason
+    } catch {
+      // no record: the build never ran here
+    }
+    return { available: false, reason: `toolvisor-spawnd is missing: ${reason}` }
+  }
+}
+
+const serving = new Map<string, ForkServer>()
+
+/**
+ * The fork server of this Node process for `binary`, started when needed (again after it died);
+ * undefined when `binary` cannot run (not built here): the runtime then spawns from Node itself.
+ */
+export function forkServer(binary: string): ForkServer | undefined {
+  const running = serving.get(binary)
+  if (running?.alive) return running
+  try {
+    accessSync(binary, fs.X_OK)
+  } catch {
+    return undefined
+  }
+  const server = new ForkServer(binary)
+  serving.set(binary, server)
+  return server
+}
