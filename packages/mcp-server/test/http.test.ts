@@ -175,6 +175,42 @@ describe('serveHttp', () => {
     expect((await client.client.listTools()).tools).toHaveLength(1)
   })
 
+  it("reads a session's POST bodies with the transport's own answers: 413 by length or as they arrive, 400, 415 and 406 left to it", async () => {
+    const { server } = await serve({ maxBodyBytes: 1000 })
+    const { client, transport } = await connect(server.url)
+    const session = { ...json, authorization: `Bearer ${TOKEN}`, 'mcp-session-id': transport.sessionId! }
+    const ping = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'ping' })
+    const error = (answer: { body: string }) => JSON.parse(answer.body).error
+    const byLength = await raw(server.url, {
+      headers: session,
+      body: JSON.stringify({ pad: 'x'.repeat(5000) }),
+    })
+    expect([byLength.status, error(byLength)]).toEqual([
+      413,
+      { code: -32000, message: 'Payload Too Large: Request body must not exceed 1000 bytes' },
+    ])
+    const chunked = { ...session, 'transfer-encoding': 'chunked' }
+    const arriving = await raw(server.url, { headers: chunked, body: `[${Array(300).fill(ping).join(',')}]` })
+    expect(arriving.status).toBe(413)
+    const garbage = await raw(server.url, { headers: session, body: '{nope' })
+    expect([garbage.status, error(garbage)]).toEqual([
+      400,
+      { code: -32700, message: 'Parse error: Invalid JSON' },
+    ])
+    // Refused by the transport before any body is read, as before: the body is never looked at.
+    const text = await raw(server.url, {
+      headers: { ...session, 'content-type': 'text/plain' },
+      body: '{nope',
+    })
+    expect(text.status).toBe(415)
+    const accept = await raw(server.url, { headers: { ...session, accept: 'application/json' }, body: ping })
+    expect(accept.status).toBe(406)
+    const answered = await raw(server.url, { headers: session, body: ping })
+    expect(answered.status).toBe(200)
+    expect(answered.body).toContain('"id":7')
+    expect((await client.listTools()).tools).toHaveLength(1)
+  })
+
   it('ends a session idle past its TTL that owns nothing running, and keeps one that does', async () => {
     const running = new Set(['keep'])
     const { server, sessions } = await serve({ sessionTtlMs: 200, ownsRunning: (s) => running.has(s) })

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Sessions, ToolRegistry } from '@toolvisor/toolbox'
 import { createSurface, type McpServerOptions, type McpSurface } from '../server.js'
+import { readJsonBody } from './http-body.js'
 import { messageOf } from './result.js'
 import { SessionEvents, SessionTransport, SSE_RETRY_MS } from './resumable.js'
 import { TaskAnswers } from './tasks.js'
@@ -54,7 +55,9 @@ export class Connections {
       if (known === undefined) return notFound(response, id)
       this.#lastSeen.set(known.session, Date.now())
       known.transport.servedAtNegotiated(request)
-      return known.transport.handleRequest(request, response)
+      const read = await readJsonBody(request, response, this.#options.maxBodyBytes)
+      if (read === 'answered') return
+      return known.transport.handleRequest(request, response, read?.body)
     }
     if (request.method !== 'POST') {
       return jsonError(response, 400, -32000, 'Bad Request: no Mcp-Session-Id; initialize with a POST first')
@@ -139,7 +142,8 @@ export class Connections {
     this.#lastSeen.set(session, Date.now())
     await surface.connect(transport)
     try {
-      await transport.handleRequest(request, response)
+      const read = await readJsonBody(request, response, maxBodyBytes)
+      if (read !== 'answered') await transport.handleRequest(request, response, read?.body)
     } catch (error) {
       log(`http: a request failed: ${messageOf(error)}`)
     }
