@@ -1,8 +1,8 @@
-// Median start-to-exit time of /usr/bin/true spawned the way the runtime spawns a tool (detached,
-// stdio piped), directly and through the full bwrap wrap (every namespace, net: none with its
+// Median start-to-exit time of /usr/bin/true spawned the way the runtime spawns a tool (its
+// spawnLaunch: detached, stdio piped, grants opened), directly and through the full bwrap wrap (every namespace, net: none with its
 // seccomp fd, tmp: private, info fd read by control()). Run after a build: `pnpm bench`.
-import { spawn } from 'node:child_process'
 import { performance } from 'node:perf_hooks'
+import { spawnLaunch } from '@toolvisor/process-runtime'
 import { bwrapMechanism } from '../dist/index.js'
 
 const RUNS = Number(process.env.RUNS ?? 50)
@@ -21,22 +21,16 @@ const wrapped = bwrap.wrap(direct, policy, undefined)
 
 function once(launch) {
   const started = performance.now()
-  const child = spawn(launch.file, launch.args, {
-    env: launch.env,
-    cwd: launch.cwd,
-    detached: true,
-    stdio: ['pipe', 'pipe', 'pipe', ...launch.extraFds.map(() => 'pipe')],
-  })
+  // The runtime's own spawn: grant descriptors opened and pinned, data written, pipes kept.
+  const { child, pipes } = spawnLaunch(launch)
   child.stdin.end()
-  launch.extraFds.forEach((fd, i) => {
-    if (fd.kind === 'data') child.stdio[3 + i].end(fd.data)
-  })
-  const extraFds = launch.extraFds.map((fd, i) => (fd.kind === 'pipe' ? child.stdio[3 + i] : undefined))
-  if (launch !== direct) bwrap.control({ pid: child.pid, extraFds })
+  let stderr = ''
+  child.stderr.on('data', (chunk) => (stderr += chunk))
+  if (launch !== direct) bwrap.control({ pid: child.pid, extraFds: pipes })
   return new Promise((resolve, reject) => {
     child.on('error', reject)
     child.on('close', (code) =>
-      code === 0 ? resolve(performance.now() - started) : reject(new Error(`exit ${code}`)),
+      code === 0 ? resolve(performance.now() - started) : reject(new Error(`exit ${code}: ${stderr}`)),
     )
   })
 }

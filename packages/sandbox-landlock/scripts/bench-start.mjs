@@ -1,7 +1,7 @@
 // Start latency of a tiny process, direct vs through the Landlock launcher, with Node's spawn
 // (as the runtime starts tools). Prints medians and the ratio to the direct baseline of the same run.
 // Usage: node scripts/bench-start.mjs [runs]   (needs the package built)
-import { spawn } from 'node:child_process'
+import { spawnLaunch } from '@toolvisor/process-runtime'
 import { landlockMechanism } from '../dist/index.js'
 
 const runs = Number(process.argv[2] ?? 50)
@@ -28,7 +28,9 @@ const cases = { direct, 'launcher --ro /usr': minimal, 'launcher, exec minimum +
 function once(launch) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint()
-    const child = spawn(launch.file, launch.args, { env: launch.env, cwd: launch.cwd, stdio: 'pipe' })
+    // The runtime's own spawn: the grant descriptors a wrapped launch names are opened and passed.
+    const { child } = spawnLaunch(launch)
+    child.stdin.end()
     child.on('error', reject)
     child.on('close', (code) => {
       if (code !== 0) reject(new Error(`${launch.file} exited ${code}`))
