@@ -7,39 +7,36 @@ import { fixture, makeRuntime, sleep, tempDir, tool } from './helpers.js'
 
 const trueTool = tool('/usr/bin/true')
 
+/** A fixture hosting a runtime that starts `count` tools, once it said `ready <runId>`. */
+async function host(name: string, stateDir: string, count: number) {
+  const child = spawn(process.execPath, [fixture(name), stateDir, String(count)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve)
+    child.once('exit', (code) => reject(new Error(`host exited ${code}`)))
+  })
+  return { child, runId: line.replace(/^ready /, '') }
+}
+
 describe('when the runtime dies', () => {
   it('kills what it launched even before it learned their pids (a launch under way is in the log)', async () => {
-    const stateDir = tempDir('tv-crash-busy-')
-    const host = spawn(process.execPath, [fixture('busy-host.mjs'), stateDir, '5'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    const line = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: host.stdout! }).once('line', resolve)
-      host.once('exit', (code) => reject(new Error(`host exited ${code}`)))
-    })
-    const runId = line.replace(/^ready /, '')
+    const { child, runId } = await host('busy-host.mjs', tempDir('tv-crash-busy-'), 5)
     try {
       // Forked and running (each with its grandchildren), the host's loop blocked all along.
       expect(await eventually(() => markedProcesses(runId).length >= 15)).toBe(true)
     } finally {
-      host.kill('SIGKILL')
+      child.kill('SIGKILL')
     }
     expect(await eventually(() => markedProcesses(runId).length === 0, 3000)).toBe(true)
   })
 
   it('leaves no tool process running a second after a SIGKILL, and the next start reports them lost', async () => {
     const stateDir = tempDir('tv-crash-')
-    const host = spawn(process.execPath, [fixture('host.mjs'), stateDir, '10'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    const line = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: host.stdout! }).once('line', resolve)
-      host.once('exit', (code) => reject(new Error(`host exited ${code}`)))
-    })
-    const runId = line.replace(/^ready /, '')
+    const { child, runId } = await host('host.mjs', stateDir, 10)
     // 10 tools, each with a shell and two grandchildren.
     expect(markedProcesses(runId).length).toBeGreaterThanOrEqual(30)
-    host.kill('SIGKILL')
+    child.kill('SIGKILL')
     const killedAt = Date.now()
     while (markedProcesses(runId).length > 0 && Date.now() - killedAt < 3000) await sleep(20)
     const took = Date.now() - killedAt
