@@ -29,3 +29,33 @@ export function execHelperStatus(path: string): LaunchFacts['execHelper'] {
     return { available: false, path, reason: `toolvisor-exec is missing: ${reason}`, fix }
   }
 }
+
+/**
+ * `toolvisor-spawnd`, the fork server, as this package's build compiled it (beside
+ * `toolvisor-exec`, in its own directory: its own `UNAVAILABLE` record when it could not be built).
+ */
+export const builtForkServer = fileURLToPath(
+  new URL('../dist/native/fork-server/toolvisor-spawnd', import.meta.url),
+)
+
+/** Whether launches can go through the fork server at `binary` (`false`: turned off), and if not why. */
+export function forkServerStatus(binary: string | false): LaunchFacts['forkServer'] {
+  if (binary === false) {
+    const how =
+      process.env.TOOLVISOR_FORK_SERVER === 'off' ? 'TOOLVISOR_FORK_SERVER=off' : 'forkServer: false'
+    return { available: false, reason: `turned off (${how})` }
+  }
+  try {
+    accessSync(binary, constants.X_OK)
+    return { available: true, path: binary }
+  } catch {
+    let reason = `${binary} does not exist or is not executable`
+    try {
+      const text = readFileSync(join(dirname(binary), 'UNAVAILABLE'), 'utf8')
+      reason = text.match(/^reason: (.*)$/m)?.[1]?.trim() ?? reason
+    } catch {
+      // no record: the build never ran here
+    }
+    return { available: false, reason: `toolvisor-spawnd is missing: ${reason}` }
+  }
+}

@@ -1,23 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { EventEmitter } from 'node:events'
-import { accessSync, constants as fs, readFileSync } from 'node:fs'
+import { accessSync, constants as fs } from 'node:fs'
 import { Socket } from 'node:net'
 import { constants } from 'node:os'
-import { dirname, join } from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { RuntimeError } from './errors.js'
 import { encode, launchError } from './fork-request.js'
 import type { Launch } from './launchers.js'
 import { signalGroup } from './process-util.js'
 import { type Spawned, wireExtras } from './spawn.js'
-import type { LaunchFacts } from './types.js'
-
-/**
- * `toolvisor-spawnd`, the fork server, as this package's build compiled it (beside
- * `toolvisor-exec`, in its own directory: its own `UNAVAILABLE` record when it could not be built).
- */
-export const builtForkServer = new URL('../dist/native/fork-server/toolvisor-spawnd', import.meta.url)
-  .pathname
 
 /** A spawned child as the runtime uses it: what Node's `ChildProcess` gives, and a served child too. */
 export interface Child {
@@ -74,8 +65,8 @@ interface Pending {
 }
 
 /**
- * The runtime's side of the fork server (see `native/toolvisor-spawnd.c`): one per Node process,
- * started at the first launch (or `warm()`), restarted when it died. The channel holds the event
+ * The runtime's side of the fork server (see `native/toolvisor-spawnd.c`): one per Node process
+ * and binary, started by the first `Runtime` (`forkServer()`), started again after it died. The channel holds the event
  * loop open only while a launch is pending or a child it forked runs, as a child of Node's own
  * spawn would.
  */
@@ -174,7 +165,12 @@ export class ForkServer {
 
   #started(id: number, pid: number): void {
     const pending = this.#sent.shift()
-    if (pending === undefined || pending.id !== id) return
+    // Answers come in the order of the launches: anything else is a server to stop trusting.
+    if (pending === undefined || pending.id !== id) {
+      if (pid > 0) signalGroup(pid, 'SIGKILL')
+      this.#died(`the fork server answered launch ${id} out of order`)
+      return
+    }
     pending.pid = pid
     this.#children.set(pid, pending)
     this.#complete(pending)
@@ -241,36 +237,22 @@ export class ForkServer {
   #died(why: string): void {
     if (!this.#alive) return
     this.#alive = false
-    for (const pending of this.#sent.splice(0)) pending.reject(new Error(why))
+    // Launches not complete yet (sent, or started with descriptors still on their way) fail, what
+    // of them runs killed; every child it forked is killed and told so.
+    for (const pending of this.#byId.values()) {
+      if (pending.pid !== undefined) signalGroup(pending.pid, 'SIGKILL')
+      for (const handle of pending.handles) (handle as { close?: () => void } | undefined)?.close?.()
+      pending.reject(new Error(why))
+    }
     for (const child of [...this.#children.values()]) {
       if (!(child instanceof ServedChild)) continue
       signalGroup(child.pid, 'SIGKILL')
       this.#end(child, [null, 'SIGKILL'])
     }
+    this.#sent.length = 0
     this.#byId.clear()
+    this.#children.clear()
     this.#server.kill('SIGKILL')
-  }
-}
-
-/** Whether launches can go through the fork server at `binary` (`false`: turned off), and if not why. */
-export function forkServerStatus(binary: string | false): LaunchFacts['forkServer'] {
-  if (binary === false) {
-    const how =
-      process.env.TOOLVISOR_FORK_SERVER === 'off' ? 'TOOLVISOR_FORK_SERVER=off' : 'forkServer: false'
-    return { available: false, reason: `turned off (${how})` }
-  }
-  try {
-    accessSync(binary, fs.X_OK)
-    return { available: true, path: binary }
-  } catch {
-    let reason = `${binary} does not exist or is not executable`
-    try {
-      const text = readFileSync(join(dirname(binary), 'UNAVAILABLE'), 'utf8')
-      reason = text.match(/^reason: (.*)$/m)?.[1]?.trim() ?? reason
-    } catch {
-      // no record: the build never ran here
-    }
-    return { available: false, reason: `toolvisor-spawnd is missing: ${reason}` }
   }
 }
 

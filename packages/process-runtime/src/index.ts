@@ -8,10 +8,9 @@ export { CORE_VARIABLES, DEFAULT_EXCLUDES, inherited } from './environment.js'
 export type { RuntimeErrorCode } from './errors.js'
 export { RuntimeError, RuntimeErrorCodes } from './errors.js'
 export type { EventPage, SequencedEvent } from './event-log.js'
-export { builtExecHelper } from './exec-helper.js'
+export { builtExecHelper, builtForkServer } from './exec-helper.js'
 export { pinnedExecutable } from './executable.js'
 export type { Child } from './fork-server.js'
-export { builtForkServer } from './fork-server.js'
 export type {
   ExtraFd,
   Launch,

@@ -180,6 +180,24 @@ describe('the fork server', () => {
     expect(await finished((await next.launch(sh('echo again'))).child)).toMatchObject({ stdout: 'again\n' })
   })
 
+  it('when killed with launches under way, settles every one of them (failed, or run and killed): none hangs', async () => {
+    const forks = server()
+    const launches = Array.from({ length: 20 }, () =>
+      forks.launch(sh('sleep 60')).then(
+        async ({ child }) => ({ pid: child.pid!, ...(await finished(child)) }),
+        (error: Error) => ({ error: error.message }),
+      ),
+    )
+    process.kill(forks.pid!, 'SIGKILL')
+    const settled = await Promise.all(launches)
+    for (const outcome of settled) {
+      if ('error' in outcome) expect(outcome.error).toMatch(/^the fork server (ended|cannot be reached)/)
+      else expect(outcome).toMatchObject({ code: null, signal: 'SIGKILL' })
+    }
+    const pids = settled.flatMap((outcome) => ('pid' in outcome ? [outcome.pid] : []))
+    expect(await eventually(() => pids.every(gone))).toBe(true)
+  })
+
   it('ignores the terminal signals and ends with the process that runs it, however that ends', async () => {
     const host = spawn(
       process.execPath,
