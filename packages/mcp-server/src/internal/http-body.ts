@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js'
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
 
 /**
  * A POST's JSON-RPC body, read here and handed to the SDK's transport as `parsedBody`: the
@@ -30,19 +32,17 @@ export async function readJsonBody(
   }
 }
 
-/** What the SDK's transport checks before it reads a body (its own tests, its own order). */
+/** What the SDK's transport checks before it reads a body (its own content-type test, its order). */
 function acceptable(request: IncomingMessage): boolean {
   const accept = request.headers.accept
   if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return false
-  const type = request.headers['content-type']
-  if (type === undefined) return false
-  return type === 'application/json' || type.split(';')[0]!.trim().toLowerCase() === 'application/json'
+  return isJsonContentType(request.headers['content-type'])
 }
 
 function tooLarge(request: IncomingMessage, response: ServerResponse, limit: number): 'answered' {
   // What is still coming is not read: the connection closes once the answer is sent.
   response.shouldKeepAlive = false
-  answer(response, 413, -32000, `Payload Too Large: Request body must not exceed ${limit} bytes`)
+  answer(response, 413, -32000, requestBodyTooLargeMessage(limit))
   request.resume()
   return 'answered'
 }
