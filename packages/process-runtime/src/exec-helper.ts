@@ -13,21 +13,9 @@ const rebuild = 'install a C compiler (apt-get install gcc) and rebuild @toolvis
 
 /** Whether the helper at `path` can run, and if not why (the build's `UNAVAILABLE` record, when there is one). */
 export function execHelperStatus(path: string): LaunchFacts['execHelper'] {
-  try {
-    accessSync(path, constants.X_OK)
-    return { available: true, path }
-  } catch {
-    let reason = `${path} does not exist or is not executable`
-    let fix = rebuild
-    try {
-      const text = readFileSync(join(dirname(path), 'UNAVAILABLE'), 'utf8')
-      reason = text.match(/^reason: (.*)$/m)?.[1]?.trim() ?? reason
-      fix = text.match(/^fix: (.*)$/m)?.[1]?.trim() ?? fix
-    } catch {
-      // no record: the build never ran here
-    }
-    return { available: false, path, reason: `toolvisor-exec is missing: ${reason}`, fix }
-  }
+  const missing = nativeProblem(path)
+  if (missing === undefined) return { available: true, path }
+  return { available: false, path, reason: `toolvisor-exec is missing: ${missing.reason}`, fix: missing.fix }
 }
 
 /**
@@ -38,24 +26,35 @@ export const builtForkServer = fileURLToPath(
   new URL('../dist/native/fork-server/toolvisor-spawnd', import.meta.url),
 )
 
-/** Whether launches can go through the fork server at `binary` (`false`: turned off), and if not why. */
-export function forkServerStatus(binary: string | false): LaunchFacts['forkServer'] {
-  if (binary === false) {
-    const how =
-      process.env.TOOLVISOR_FORK_SERVER === 'off' ? 'TOOLVISOR_FORK_SERVER=off' : 'forkServer: false'
-    return { available: false, reason: `turned off (${how})` }
-  }
+/**
+ * The fork server launches go through, or why none: `option` is `RuntimeOptions.forkServer`
+ * (`false`: turned off, as `TOOLVISOR_FORK_SERVER=off` does; a path; undefined: the built one).
+ */
+export function forkServerStatus(option: string | false | undefined): LaunchFacts['forkServer'] {
+  if (option === false) return { available: false, reason: 'turned off (forkServer: false)' }
+  if (process.env.TOOLVISOR_FORK_SERVER === 'off')
+    return { available: false, reason: 'turned off (TOOLVISOR_FORK_SERVER=off)' }
+  const path = option ?? builtForkServer
+  const missing = nativeProblem(path)
+  if (missing === undefined) return { available: true, path }
+  return { available: false, reason: `toolvisor-spawnd is missing: ${missing.reason}` }
+}
+
+/** Why the program this package builds at `path` cannot run (its build's record), or undefined. */
+function nativeProblem(path: string): { readonly reason: string; readonly fix: string } | undefined {
   try {
-    accessSync(binary, constants.X_OK)
-    return { available: true, path: binary }
+    accessSync(path, constants.X_OK)
+    return undefined
   } catch {
-    let reason = `${binary} does not exist or is not executable`
+    let reason = `${path} does not exist or is not executable`
+    let fix = rebuild
     try {
-      const text = readFileSync(join(dirname(binary), 'UNAVAILABLE'), 'utf8')
+      const text = readFileSync(join(dirname(path), 'UNAVAILABLE'), 'utf8')
       reason = text.match(/^reason: (.*)$/m)?.[1]?.trim() ?? reason
+      fix = text.match(/^fix: (.*)$/m)?.[1]?.trim() ?? fix
     } catch {
       // no record: the build never ran here
     }
-    return { available: false, reason: `toolvisor-spawnd is missing: ${reason}` }
+    return { reason, fix }
   }
 }

@@ -52,7 +52,6 @@ interface LiveRecord {
 /** The records of a run's log that have no end record. */
 function liveRecords(runDir: string): LiveRecord[] {
   const live = new Map<string, LiveRecord>()
-  const early = new Map<string, { task?: string; session?: string; kind?: string }>()
   let text = ''
   try {
     text = readFileSync(join(runDir, 'processes.log'), 'utf8')
@@ -67,22 +66,22 @@ function liveRecords(runDir: string): LiveRecord[] {
     } catch {
       continue // a torn last line after a crash
     }
-    // A second '+' gives the pid of a launch recorded before it had one (its annotations kept).
-    if (record.op === '+') live.set(record.id, { ...early.get(record.id), ...live.get(record.id), ...record })
+    // A second '+' gives the pid of a launch recorded (by `launching`) before it had one; what
+    // annotated it meanwhile is kept.
+    if (record.op === '+') live.set(record.id, { ...live.get(record.id), ...record })
     else if (record.op === '-') live.delete(record.id)
     else if (record.op === '~') {
       const entry = live.get(record.id)
       if (entry) entry.start = record.start
     } else {
-      // A task is annotated when it is added, which can be before its launch was recorded.
-      const info = {
-        ...(record.task ? { task: record.task } : {}),
-        ...(record.session ? { session: record.session } : {}),
-        ...(record.kind ? { kind: record.kind } : {}),
-      }
       const entry = live.get(record.id)
-      if (entry) Object.assign(entry, info)
-      else early.set(record.id, { ...early.get(record.id), ...info })
+      if (entry)
+        Object.assign(
+          entry,
+          record.task ? { task: record.task } : {},
+          record.session ? { session: record.session } : {},
+          record.kind ? { kind: record.kind } : {},
+        )
     }
   }
   return [...live.values()]

@@ -1,7 +1,7 @@
 import { confineTool } from './confine.js'
 import { DiskBudget } from './disk.js'
 import { RuntimeError } from './errors.js'
-import { builtExecHelper, builtForkServer, execHelperStatus, forkServerStatus } from './exec-helper.js'
+import { builtExecHelper, execHelperStatus, forkServerStatus } from './exec-helper.js'
 import { forkServer } from './fork-server.js'
 import type { Launchers } from './launchers.js'
 import { type PlainProcessSpec, plainInput } from './plain.js'
@@ -64,11 +64,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     this.options = { ...RUNTIME_DEFAULTS, ...stripUndefined(options) } as ProcessRuntime['options']
     this.#state = RunState.open(options.stateDir, this.options.retentionMs)
     const execHelper = execHelperStatus(options.execHelper ?? builtExecHelper)
-    const fork = forkServerStatus(
-      options.forkServer === false || process.env.TOOLVISOR_FORK_SERVER === 'off'
-        ? false
-        : (options.forkServer ?? builtForkServer),
-    )
+    const fork = forkServerStatus(options.forkServer)
     const forkBinary = fork.available ? fork.path : undefined
     // Started now, while a host is usually still small, so no call pays for it.
     if (forkBinary !== undefined) forkServer(forkBinary)

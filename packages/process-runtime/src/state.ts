@@ -82,12 +82,6 @@ export class RunState {
   }
 
   /**
-   * Records a spawned process. Its start time (what tells it from a later process with the same
-   * pid) is read from /proc off the launch path, once the process has lived a moment (most
-   * one-shot tools are gone by then and never cost the read); until it is recorded, the reaper
-   * checks the run's marker in the process's environment instead.
-   */
-  /**
    * Records a launch under way, its pid not known yet (the fork server answers it a moment later):
    * should the runtime die meanwhile, the watchdog still kills what carries its marker.
    */
@@ -95,6 +89,12 @@ export class RunState {
     this.#append({ op: '+', id, pid: 0, start: '', tool, at: new Date().toISOString() })
   }
 
+  /**
+   * Records a spawned process. Its start time (what tells it from a later process with the same
+   * pid) is read from /proc off the launch path, once the process has lived a moment (most
+   * one-shot tools are gone by then and never cost the read); until it is recorded, the reaper
+   * checks the run's marker in the process's environment instead.
+   */
   track(id: string, pid: number, tool: string): void {
     this.#append({ op: '+', id, pid, start: '', tool, at: new Date().toISOString() })
     this.#live.add(id)
