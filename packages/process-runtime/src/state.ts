@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import {
   closeSync,
   existsSync,
@@ -47,7 +48,9 @@ export class RunState {
 
   private constructor(stateDir: string, lost: LostProcess[]) {
     const self = procStat(process.pid)
-    this.runId = `${process.pid}-${self?.startTime ?? Date.now()}-${++instances}`
+    // The random part: two copies of this module in one process (two versions in node_modules)
+    // count their instances apart, and a shared id would let one's sweep kill the other's tools.
+    this.runId = `${process.pid}-${self?.startTime ?? Date.now()}-${++instances}-${randomBytes(4).toString('hex')}`
     this.dir = join(stateDir, 'runs', this.runId)
     this.spillDir = join(this.dir, 'spill')
     this.#log = join(this.dir, 'processes.log')
