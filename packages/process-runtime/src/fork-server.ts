@@ -8,6 +8,7 @@ import { RuntimeError } from './errors.js'
 import { encode, launchError } from './fork-request.js'
 import type { Launch } from './launchers.js'
 import { signalGroup } from './process-util.js'
+import { slabOnread } from './slab-reader.js'
 import { type Spawned, wireExtras } from './spawn.js'
 
 /** A spawned child as the runtime uses it: what Node's `ChildProcess` gives, and a served child too. */
@@ -200,9 +201,17 @@ export class ForkServer {
     const sockets: (Socket | undefined)[] = []
     for (let i = 0; i < 3 + launch.extraFds.length; i++) {
       const handle = pending.handles[i]
-      // `handle` is Node's own option for a socket over a handle it received (what its spawn uses).
-      const options = { handle, readable: i !== 0 } as ConstructorParameters<typeof Socket>[0]
-      sockets.push(handle === undefined ? undefined : new Socket(options))
+      if (handle === undefined) {
+        sockets.push(undefined)
+        continue
+      }
+      // `handle` is Node's own option for a socket over a handle it received (what its spawn uses);
+      // stdout and stderr are read into slabs (decision 0083).
+      const slabs = i === 1 || i === 2 ? slabOnread() : undefined
+      const options = { handle, readable: i !== 0, onread: slabs?.onread }
+      const socket = new Socket(options as ConstructorParameters<typeof Socket>[0])
+      slabs?.attach(socket)
+      sockets.push(socket)
     }
     const child = new ServedChild(pid, sockets)
     this.#children.set(pid, child)

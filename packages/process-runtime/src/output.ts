@@ -50,7 +50,9 @@ export class SpillingOutput {
     this.#total += chunk.length
     if (this.#headLength < this.#limit) {
       const take = Math.min(chunk.length, this.#limit - this.#headLength)
-      this.#head.push(take === chunk.length ? chunk : chunk.subarray(0, take))
+      // A copy: a chunk may be a view of a larger slab (slab-reader.ts), which the head, kept
+      // for the life of the process, must not hold.
+      this.#head.push(Buffer.from(chunk.subarray(0, take)))
       this.#headLength += take
     }
     this.#tail.push(chunk)
