@@ -54,6 +54,7 @@ class ServedChild extends EventEmitter implements Child {
 interface Pending {
   readonly id: number
   readonly launch: Launch
+  readonly stdoutInSlabs: boolean
   readonly handles: (object | undefined)[]
   /** Bytes of each descriptor's payload the server wrote already. */
   readonly written: number[]
@@ -108,8 +109,11 @@ export class ForkServer {
     this.#died('the fork server was closed')
   }
 
-  /** Forks `launch` from the server; resolves once its exec succeeded, with its descriptors. */
-  launch(launch: Launch): Promise<Spawned> {
+  /**
+   * Forks `launch` from the server; resolves once its exec succeeded, with its descriptors.
+   * `stdoutInSlabs`: its stdout is read into slabs (decision 0083: bulk binary output).
+   */
+  launch(launch: Launch, stdoutInSlabs = false): Promise<Spawned> {
     if (!this.#alive) return Promise.reject(new Error('the fork server ended'))
     const id = this.#nextId++
     let request: string
@@ -127,6 +131,7 @@ export class ForkServer {
       const pending: Pending = {
         id,
         launch,
+        stdoutInSlabs,
         handles: [],
         written: [],
         expected,
@@ -205,9 +210,8 @@ export class ForkServer {
         sockets.push(undefined)
         continue
       }
-      // `handle` is Node's own option for a socket over a handle it received (what its spawn uses);
-      // stdout and stderr are read into slabs (decision 0083).
-      const slabs = i === 1 || i === 2 ? slabOnread() : undefined
+      // `handle` is Node's own option for a socket over a handle it received (what its spawn uses).
+      const slabs = i === 1 && pending.stdoutInSlabs ? slabOnread() : undefined
       const options = { handle, readable: i !== 0, onread: slabs?.onread }
       const socket = new Socket(options as ConstructorParameters<typeof Socket>[0])
       slabs?.attach(socket)

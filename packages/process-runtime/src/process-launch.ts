@@ -59,7 +59,10 @@ export async function launchProcess(
     extraFds: [],
   }
   const { launch, status } = assemble(tool, base, host.execHelper)
-  const { child, pipes } = await spawnServed(launch, host.forkServer())
+  // Chunks are events as read: bulk binary output is read into slabs (decision 0083). Line
+  // framings split every read into lines anyway, and there slabs cost more than they save.
+  const slabs = tool.process.output.framing === 'chunks'
+  const { child, pipes } = await spawnServed(launch, host.forkServer(), slabs)
   const control =
     child.pid !== undefined && tool.sandbox?.mechanism.control
       ? tool.sandbox.mechanism.control({ pid: child.pid, extraFds: pipes as (Readable | undefined)[] })

@@ -107,11 +107,15 @@ export function spawnLaunch(launch: Launch): Spawned & { readonly child: ChildPr
 /**
  * Spawns a launch through the fork server when there is one (`spawnLaunch`'s contract, its pid
  * known once the promise resolves), else from this process. Rejects as `spawnLaunch` throws, and
- * with the spawn's own error when the exec failed.
+ * with the spawn's own error when the exec failed. `stdoutInSlabs`: see `ForkServer.launch`.
  */
-export async function spawnServed(launch: Launch, server: ForkServer | undefined): Promise<Spawned> {
+export async function spawnServed(
+  launch: Launch,
+  server: ForkServer | undefined,
+  stdoutInSlabs = false,
+): Promise<Spawned> {
   if (server === undefined) return spawnLaunch(launch)
-  return server.launch(launch)
+  return server.launch(launch, stdoutInSlabs)
 }
 
 type Duplex = NodeJS.ReadableStream & NodeJS.WritableStream
