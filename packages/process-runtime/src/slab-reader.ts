@@ -19,6 +19,9 @@ export const MAX_SLAB = 1024 * 1024
  * smaller read is copied out and its buffer offered again (a trickle of small lines does not pin a
  * slab per line), and it says the producer is not ahead: the next read goes to a slab of
  * `MIN_SLAB`, so a stream gone quiet holds 16 KiB waiting, not a big slab.
+ *
+ * Slabs are zeroed: a chunk's `buffer` (which a consumer may read past the view) holds this stream's
+ * earlier bytes and zeros, never memory of anything else in the process (Node's own pool would).
  */
 export class SlabReader {
   #size = MIN_SLAB
@@ -28,7 +31,7 @@ export class SlabReader {
   /** The buffer the next read goes into: the rest of the slab, or a new slab. */
   next(): Buffer {
     if (this.#slab === undefined || this.#slab.length - this.#used < MIN_SLAB) {
-      this.#slab = Buffer.allocUnsafeSlow(this.#size)
+      this.#slab = Buffer.alloc(this.#size)
       this.#used = 0
     }
     return this.#slab.subarray(this.#used)
@@ -41,11 +44,13 @@ export class SlabReader {
         this.#size = MIN_SLAB
         this.#slab = undefined
       }
-      return Buffer.from(offered.subarray(0, n))
+      // Its own memory (not Node's shared pool): a chunk's `buffer` holds nothing but this stream.
+      const copy = Buffer.allocUnsafeSlow(n)
+      offered.copy(copy, 0, 0, n)
+      return copy
     }
     this.#used += n
     if (n === offered.length) this.#size = Math.min(MAX_SLAB, this.#size * 2)
-    // A view of the bytes read, never of the rest (an unsafe allocation's old contents).
     return offered.subarray(0, n)
   }
 }

@@ -32,6 +32,7 @@ describe('the slab reader', () => {
     // read gets a small slab, offered again after every small read.
     const small = read(reader, 100, 202)
     expect(small.chunk.buffer).not.toBe(small.offered.buffer)
+    expect(small.chunk.buffer.byteLength).toBe(100)
     expect([...small.chunk]).toEqual(Array(100).fill(202))
     const waiting = reader.next()
     expect(waiting.length).toBe(MIN_SLAB)
@@ -51,6 +52,7 @@ describe('the slab reader', () => {
     const slabs: number[] = []
     let seen = 0
     let stalled: string | undefined
+    let dirty = 0
     // `dd` writes 4 KiB blocks with blocking writes: while unread, the socket fills to its bound
     // (60 to 64 KiB here), and the bytes written (`wchar`) are the bytes queued.
     const proc = runtime.start({
@@ -60,6 +62,8 @@ describe('the slab reader', () => {
         const chunk = event.value as Buffer
         chunks.push(Buffer.from(chunk))
         slabs.push(chunk.buffer.byteLength)
+        // Past the chunk its slab holds nothing yet: zeros, no other memory of the process.
+        if (Buffer.from(chunk.buffer, chunk.byteOffset + chunk.length).some((byte) => byte !== 0)) dirty++
         seen += chunk.length
         // Hold the loop until the producer is 32 KiB ahead (or done), as a busy runtime would: reads
         // then fill what they are offered, up to that, and slabs grow.
@@ -88,5 +92,6 @@ describe('the slab reader', () => {
     expect(Buffer.concat(chunks).equals(expected)).toBe(true)
     expect(readFileSync(proc.stdout().spillPath!).equals(expected)).toBe(true)
     expect(Math.max(...slabs)).toBe(MAX_SLAB)
+    expect(dirty).toBe(0)
   })
 })
