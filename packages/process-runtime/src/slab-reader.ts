@@ -56,12 +56,14 @@ export class SlabReader {
 }
 
 /**
- * The `onread` option of a `Socket` reading a tool's output into slabs, each chunk emitted as the
- * socket's `data` event as it would be without (its `end` and `close` stay Node's own). `attach`
- * the socket once constructed (its first read comes on a later turn of the loop).
+ * The `onread` option of a `Socket` reading a tool's output into slabs. Each chunk is pushed into
+ * the socket as Node's own read would (so `data`, `end`, `setEncoding`, a paused stream's buffer
+ * and its backpressure all work as without: a push past the high-water mark stops reading until
+ * the stream is read again). `attach` the socket once constructed (its first read comes on a later
+ * turn of the loop).
  */
 export function slabOnread(): {
-  readonly onread: { buffer: () => Buffer; callback: (n: number, offered: Buffer) => void }
+  readonly onread: { buffer: () => Buffer; callback: (n: number, offered: Buffer) => boolean }
   attach(socket: Socket): void
 } {
   const reader = new SlabReader()
@@ -69,9 +71,7 @@ export function slabOnread(): {
   return {
     onread: {
       buffer: () => reader.next(),
-      callback: (n, offered) => {
-        socket?.emit('data', reader.took(n, offered))
-      },
+      callback: (n, offered) => socket?.push(reader.took(n, offered)) ?? false,
     },
     attach(to) {
       socket = to

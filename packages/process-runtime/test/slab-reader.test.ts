@@ -1,8 +1,15 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
+import { ForkServer } from '../src/fork-server.js'
+import { builtForkServer } from '../src/index.js'
 import { MAX_SLAB, MIN_SLAB, SlabReader } from '../src/slab-reader.js'
 import { makeRuntime, output, tempDir, tool } from './helpers.js'
+
+const servers: ForkServer[] = []
+afterEach(() => {
+  for (const server of servers.splice(0)) server.close()
+})
 
 /** A read of `n` bytes (at most what is offered) into the reader's next buffer, all of them `mark`. */
 function read(reader: SlabReader, n: number, mark: number): { offered: Buffer; chunk: Buffer } {
@@ -93,5 +100,27 @@ describe('the slab reader', () => {
     expect(readFileSync(proc.stdout().spillPath!).equals(expected)).toBe(true)
     expect(Math.max(...slabs)).toBe(MAX_SLAB)
     expect(dirty).toBe(0)
+  })
+
+  it('loses nothing read before anyone listens, and keeps setEncoding and end as a socket does', async () => {
+    const server = new ForkServer(builtForkServer)
+    servers.push(server)
+    const launch = {
+      file: '/bin/sh',
+      args: ['-c', 'head -c 100000 /dev/zero | tr "\\0" x; printf "\\nbye"'],
+      env: { PATH: '/usr/bin:/bin' },
+      cwd: '/',
+      extraFds: [],
+    }
+    const { child } = await server.launch(launch, true)
+    // Nobody reads until the child is gone: what it wrote waits in the stream (read into slabs
+    // meanwhile as far as the stream's buffer lets it), none of it dropped.
+    await new Promise((resolve) => child.once('exit', resolve))
+    let text = ''
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk
+    })
+    await new Promise((resolve) => child.stdout!.once('end', resolve))
+    expect(text).toBe(`${'x'.repeat(100000)}\nbye`)
   })
 })
