@@ -50,9 +50,10 @@ export class SpillingOutput {
     this.#total += chunk.length
     if (this.#headLength < this.#limit) {
       const take = Math.min(chunk.length, this.#limit - this.#headLength)
-      // A copy: a chunk may be a view of a larger slab (slab-reader.ts), which the head, kept
-      // for the life of the process, must not hold.
-      this.#head.push(Buffer.from(chunk.subarray(0, take)))
+      const kept = chunk.subarray(0, take)
+      // A chunk that is a view of a larger buffer (a slab, slab-reader.ts) is copied: the head,
+      // kept for the life of the process, must not hold the slab. Node's own reads own theirs.
+      this.#head.push(chunk.byteLength === chunk.buffer.byteLength ? kept : Buffer.from(kept))
       this.#headLength += take
     }
     this.#tail.push(chunk)
