@@ -1,10 +1,13 @@
 // `chunks` bytes per second through the runtime (`runtime.start`, chunks framing, bytes counted
 // with `onEvent`; every byte also goes to the spill file, as it must) against a bare
 // `child_process` pipe read of the same producer (`head -c SIZE /dev/zero`). Rounds alternate.
+// A third side, reported beside the target: the bare read that also writes every byte to a fresh
+// file (`writeSync`, as a harness keeping the output would), the floor of what the runtime does.
 // Run after `pnpm --filter @toolvisor/process-runtime build`: `node bench/chunks.mjs`.
 import { spawn } from 'node:child_process'
-import { rmSync } from 'node:fs'
-import { alternate, benchRuntime, cleanup, median, preparedTool, report, since } from './lib.mjs'
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs'
+import { join } from 'node:path'
+import { benchRuntime, cleanup, median, preparedTool, report, since } from './lib.mjs'
 
 const MiB = 1024 * 1024
 const BYTES = Number(process.env.BENCH_BYTES ?? 512 * MiB)
@@ -38,50 +41,85 @@ async function viaRuntime(bytes) {
   return [seen, ms]
 }
 
-/** The bare pipe read: spawn, count the bytes of every chunk, await close. Returns [bytes, ms]. */
-function viaBarePipe(bytes) {
+/**
+ * The bare pipe read: spawn, count the bytes of every chunk, await close. Returns [bytes, ms]. With
+ * `file`, every chunk is also written to that fresh file before the next is read.
+ */
+function viaBarePipe(bytes, file) {
   return new Promise((resolve, reject) => {
     let seen = 0
     const start = process.hrtime.bigint()
+    const fd = file === undefined ? undefined : openSync(file, 'w', 0o600)
     const child = spawn(HEAD, ['-c', String(bytes), '/dev/zero'], { stdio: ['ignore', 'pipe', 'pipe'] })
     child.on('error', reject)
     child.stderr.resume()
     child.stdout.on('data', (chunk) => {
       seen += chunk.length
+      if (fd !== undefined) for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at)
     })
     child.on('close', (code) => {
       const ms = since(start)
+      if (fd !== undefined) {
+        closeSync(fd)
+        rmSync(file)
+      }
       if (code !== 0 || seen !== bytes) reject(new Error(`bare pipe: exit ${code}, ${seen} bytes`))
       else resolve([seen, ms])
     })
   })
 }
 
+/** Rounds of the three sides, the order rotating each round. Returns the rates of each side. */
+async function rounds(count, sides) {
+  const names = Object.keys(sides)
+  const rates = Object.fromEntries(names.map((name) => [name, []]))
+  for (let round = 0; round < count; round++) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(round + i) % names.length]
+      rates[name].push(await sides[name]())
+    }
+    if (process.env.BENCH_VERBOSE)
+      console.log(
+        `  round ${round + 1}: ${names.map((n) => `${n} ${rates[n].at(-1).toFixed(0)} MiB/s`).join(', ')}`,
+      )
+  }
+  return rates
+}
+
+const pairedRatio = (over, under) => median(over.map((rate, i) => rate / under[i]))
+
 try {
+  const file = join(root, 'bare-spill')
   for (let i = 0; i < WARMUP_ROUNDS; i++) {
     await viaRuntime(WARMUP_BYTES)
     await viaBarePipe(WARMUP_BYTES)
+    await viaBarePipe(WARMUP_BYTES, file)
   }
   const rate = ([bytes, ms]) => bytes / MiB / (ms / 1000)
-  const runs = await alternate(
-    ROUNDS,
-    async () => rate(await viaRuntime(BYTES)),
-    async () => rate(await viaBarePipe(BYTES)),
-    (value) => `${value.toFixed(0)} MiB/s`,
-  )
+  const runs = await rounds(ROUNDS, {
+    toolvisor: async () => rate(await viaRuntime(BYTES)),
+    bare: async () => rate(await viaBarePipe(BYTES)),
+    'bare+file': async () => rate(await viaBarePipe(BYTES, file)),
+  })
   console.log(
-    `chunks: ${ROUNDS} alternating rounds of ${BYTES / MiB} MiB each, after ${WARMUP_ROUNDS} warm-up rounds; ` +
-      'rates are medians, the ratio is the median of the paired rounds',
+    `chunks: ${ROUNDS} rounds of ${BYTES / MiB} MiB each (order rotating), after ${WARMUP_ROUNDS} warm-up rounds; ` +
+      "rates are medians, a ratio is the median of the rounds' ratios",
   )
   report('chunks bytes/s', {
     toolvisor: median(runs.toolvisor),
-    baseline: median(runs.baseline),
-    ratio: median(runs.ratios),
+    baseline: median(runs.bare),
+    ratio: pairedRatio(runs.toolvisor, runs.bare),
     unit: 'MiB/s',
     target: TARGET,
     higherIsBetter: true,
     digits: 0,
   })
+  const floor = median(runs['bare+file'])
+  console.log(
+    `chunks, the bare read writing every byte to a file: ${floor.toFixed(0)} MiB/s, ` +
+      `${pairedRatio(runs['bare+file'], runs.bare).toFixed(2)} of the bare read; ` +
+      `toolvisor against it ${pairedRatio(runs.toolvisor, runs['bare+file']).toFixed(2)} (reported)`,
+  )
 } finally {
   await cleanup('chunks', runtime, root)
 }
