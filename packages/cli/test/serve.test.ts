@@ -141,8 +141,16 @@ describe('toolvisor serve under a flood', () => {
     const warm = await flood(server.url, server.token, 1000, 50)
     const baseline = await held(server)
     const seen = await flood(server.url, server.token, 1000, 50)
-    const after = await held(server)
-    for (const statuses of [warm, seen]) {
+    let after = await held(server)
+    const floods = [warm, seen]
+    // RSS also moves with the allocator's fragmentation: a bump past 10% under a loaded machine
+    // (1.117 once in CI, on Node 24, with the heap lower than before) gets one more flood. What
+    // settles comes back under the bound; a leak only grows, and fails here all the more.
+    if (after.rss / baseline.rss >= 1.1) {
+      floods.push(await flood(server.url, server.token, 1000, 50))
+      after = await held(server)
+    }
+    for (const statuses of floods) {
       expect(new Set(statuses['no token'])).toEqual(new Set([401]))
       expect(new Set(statuses['wrong token'])).toEqual(new Set([401]))
       expect(new Set(statuses['bad origin'])).toEqual(new Set([403]))
