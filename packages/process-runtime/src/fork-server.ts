@@ -19,7 +19,11 @@ export interface Child {
   readonly stderr: Readable | null
   on(event: 'error', listener: (error: Error) => void): this
   once(event: 'close', listener: () => void): this
-  once(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this
+  /** `why`: set when the runtime itself killed the process for a reason of its own (served children). */
+  once(
+    event: 'exit',
+    listener: (code: number | null, signal: NodeJS.Signals | null, why?: string) => void,
+  ): this
 }
 
 const signalNames = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]))
@@ -43,10 +47,10 @@ class ServedChild extends EventEmitter implements Child {
     this.stderr = stdio[2]!
   }
 
-  ended(code: number | null, signal: NodeJS.Signals | null): void {
+  ended(code: number | null, signal: NodeJS.Signals | null, why?: string): void {
     // As Node's own child: stdin is of no use once the process is gone.
     this.stdin.destroy()
-    this.emit('exit', code, signal)
+    this.emit('exit', code, signal, why)
   }
 }
 
@@ -228,10 +232,10 @@ export class ForkServer {
     }
   }
 
-  #end(child: ServedChild, exit: [number | null, NodeJS.Signals | null]): void {
+  #end(child: ServedChild, exit: [number | null, NodeJS.Signals | null], why?: string): void {
     this.#children.delete(child.pid)
     this.#release()
-    child.ended(...exit)
+    child.ended(...exit, why)
   }
 
   #hold(): void {
@@ -260,7 +264,11 @@ export class ForkServer {
     for (const child of [...this.#children.values()]) {
       if (!(child instanceof ServedChild)) continue
       signalGroup(child.pid, 'SIGKILL')
-      this.#end(child, [null, 'SIGKILL'])
+      this.#end(
+        child,
+        [null, 'SIGKILL'],
+        `killed by toolvisor: ${why}, and what it forked cannot be followed`,
+      )
     }
     this.#sent.length = 0
     this.#byId.clear()

@@ -4,7 +4,6 @@ import type { EventPage, SequencedEvent } from './event-log.js'
 import type { Child } from './fork-server.js'
 import type { ProcessControl } from './launchers.js'
 import {
-  type Launched,
   launchFailure,
   launchProcess,
   type ProcessHost,
@@ -57,6 +56,8 @@ export class ToolProcess implements ManagedProcess {
   #finished = false
   #endReason: EndReason | undefined
   #failure: string | undefined
+  /** Why the runtime killed a process that ran, when the reason was its own (its fork server died). */
+  #killedBecause: string | undefined
   #resolveReady!: () => void
   #rejectReady!: (error: unknown) => void
   #resolveExit!: (exit: ProcessExit) => void
@@ -192,14 +193,9 @@ export class ToolProcess implements ManagedProcess {
       this.#failStart('cancelled', 'cancelled before it started')
       return
     }
-    let launched: Launched
     this.#host.state.launching(this.id, this.tool)
-    try {
-      launched = await launchProcess(this.id, this.#start, this.#host)
-    } catch (error) {
-      this.#failStart('spawn-failed', launchFailure(this.#start, error))
-      return
-    }
+    // A launch that throws fails the start (the constructor's catch of `launched`).
+    const launched = await launchProcess(this.id, this.#start, this.#host)
     const { child } = launched
     this.#child = child
     let spawnError: Error | undefined
@@ -224,7 +220,7 @@ export class ToolProcess implements ManagedProcess {
     wireStdin(child, this.#start)
     child.stdout?.on('data', (chunk: Buffer) => this.#output.pushStdout(chunk))
     child.stderr?.on('data', (chunk: Buffer) => this.#output.pushStderr(chunk))
-    child.once('exit', (code, signal) => void this.#onExit(child, code, signal))
+    child.once('exit', (code, signal, why) => void this.#onExit(child, code, signal, why))
     this.#timers.arm(this.#start, this.#spec, this.#host.options.oneshotTimeoutMs)
     if (this.#spec.ready.kind === 'immediate') this.#becomeReady()
     else if (this.#spec.ready.kind === 'exit') this.#setLifecycle({ status: 'running' })
@@ -250,7 +246,8 @@ export class ToolProcess implements ManagedProcess {
     this.#rejectReady(this.#output.notReady(this.tool, why))
   }
 
-  async #onExit(child: Child, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+  async #onExit(child: Child, code: number | null, signal: NodeJS.Signals | null, why?: string) {
+    this.#killedBecause = why
     // What the tool left in its group dies with it, and what left the group too (the sweep, which
     // also lets pipes such a descendant held open close): nothing a tool starts outlives it.
     signalGroup(child.pid, 'SIGKILL')
@@ -287,7 +284,7 @@ export class ToolProcess implements ManagedProcess {
       signal,
       reason,
       at: new Date(),
-      ...(failed ? { why: this.#failure! } : {}),
+      ...(failed || this.#killedBecause ? { why: this.#failure ?? this.#killedBecause! } : {}),
     })
     this.#host.finished(this)
   }

@@ -142,7 +142,10 @@ export interface ProcessExit {
   readonly code: number | null
   readonly signal: NodeJS.Signals | null
   readonly reason: EndReason
-  /** For `failed`: why. */
+  /**
+   * For `failed`: why. For `exited`: only when toolvisor itself killed the process for a reason of
+   * its own, not a stop or a timer (the fork server it was launched from died).
+   */
   readonly why?: string
   /** When it ended. */
   readonly at: Date

@@ -30,16 +30,18 @@ function sh(script: string, extra: Partial<Launch> = {}): Launch {
 }
 
 /** Everything the child wrote on stdout, and how it ended. */
-function finished(child: Child): Promise<{ stdout: string; code: number | null; signal: string | null }> {
+function finished(
+  child: Child,
+): Promise<{ stdout: string; code: number | null; signal: string | null; why: string | undefined }> {
   let stdout = ''
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
     stdout += chunk
   })
-  const ended = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-    child.once('exit', (code, signal) => resolve([code, signal])),
+  const ended = new Promise<[number | null, NodeJS.Signals | null, string | undefined]>((resolve) =>
+    child.once('exit', (code, signal, why) => resolve([code, signal, why])),
   )
   const closed = new Promise<void>((resolve) => child.stdout!.once('close', () => resolve()))
-  return Promise.all([ended, closed]).then(([[code, signal]]) => ({ stdout, code, signal }))
+  return Promise.all([ended, closed]).then(([[code, signal, why]]) => ({ stdout, code, signal, why }))
 }
 
 /** Not running: no such process, or a zombie (until init reaps what lost its parent). */
@@ -172,7 +174,11 @@ describe('the fork server', () => {
     const { child } = await forks.launch(sh('sleep 60'))
     const ended = finished(child)
     process.kill(forks.pid!, 'SIGKILL')
-    expect(await ended).toMatchObject({ code: null, signal: 'SIGKILL' })
+    expect(await ended).toMatchObject({
+      code: null,
+      signal: 'SIGKILL',
+      why: 'killed by toolvisor: the fork server ended (SIGKILL), and what it forked cannot be followed',
+    })
     // Gone (a zombie a moment, until init reaps what lost its parent).
     expect(await eventually(() => gone(child.pid!))).toBe(true)
     await expect(forks.launch(sh('true'))).rejects.toThrow('the fork server ended')
@@ -241,6 +247,26 @@ describe('launches of a runtime', () => {
     const { parent, facts } = await parentOf({})
     expect(facts).toEqual({ available: true, path: builtForkServer })
     expect(readFileSync(`/proc/${parent}/comm`, 'utf8').trim()).toBe('toolvisor-spawn')
+  })
+
+  it('killed with the fork server they came from, say why in their exit; later launches get a new server', async () => {
+    const runtime = makeRuntime({})
+    const proc = runtime.start({ tool: tool('/bin/sh'), argv: ['-c', 'echo $PPID; exec sleep 60'] })
+    expect(await eventually(() => proc.stdout().head.includes(10))).toBe(true)
+    const served = Number(proc.stdout().head.toString().trim())
+    expect(readFileSync(`/proc/${served}/comm`, 'utf8').trim()).toBe('toolvisor-spawn')
+    process.kill(served, 'SIGKILL')
+    expect(await proc.exit).toMatchObject({
+      status: 'exited',
+      signal: 'SIGKILL',
+      reason: 'exit',
+      why: expect.stringMatching(/^killed by toolvisor: the fork server ended \(SIGKILL\)/),
+    })
+    const { parent } = await parentOf({})
+    expect(parent).not.toBe(served)
+    const next = runtime.start({ tool: tool('/bin/sh'), argv: ['-c', 'exit 3'] })
+    expect(await next.exit).toMatchObject({ status: 'exited', code: 3 })
+    expect((await next.exit).why).toBeUndefined()
   })
 
   it('are spawned from this process when it is turned off, or missing, saying why', async () => {

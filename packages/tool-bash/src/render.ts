@@ -15,6 +15,8 @@ export interface RunEnd {
   readonly signal: string | null
   /** The sandbox lines (the denial marker, the escalation hint), reported first among the markers. */
   readonly sandbox?: readonly string[]
+  /** Why toolvisor itself killed the command, when it did for a reason of its own (`ProcessExit.why`). */
+  readonly killedBecause?: string
 }
 
 /** A stream's text (control codes escaped unless kept), and the truncation marker when cut. */
@@ -27,7 +29,8 @@ export function streamText(read: StreamBytes, render: Renderer): string {
 /**
  * A finished run: stdout, then `[stderr]` and stderr when there is any, `(no output)` when
  * neither has anything, then `[timed out after <N>ms]` (whenever the timer fired, even when the
- * command then exited 0), `[killed by signal: <SIG>]` or `[exit code: <N>]` for a non-zero exit.
+ * command then exited 0), `[<why>]` when toolvisor killed it for a reason of its own,
+ * `[killed by signal: <SIG>]` or `[exit code: <N>]` for a non-zero exit.
  */
 export function renderRun(
   streams: Pick<TaskBytes, 'stdout' | 'stderr'>,
@@ -44,6 +47,7 @@ export function renderRun(
   if (body.length === 0) body = '(no output)'
   const markers: string[] = [...(end.sandbox ?? [])]
   if (end.timedOutMs !== undefined) markers.push(`[timed out after ${end.timedOutMs}ms]`)
+  if (end.killedBecause !== undefined) markers.push(`[${end.killedBecause}]`)
   if (end.signal !== null) markers.push(`[killed by signal: ${end.signal}]`)
   else if (end.code !== 0) markers.push(`[exit code: ${end.code}]`)
   if (markers.length === 0) return body
@@ -75,6 +79,7 @@ export function runEnd(exit: ProcessExit, timeoutMs?: number): RunEnd {
     timedOutMs: exit.reason === 'timeout' ? timeoutMs : undefined,
     code: exit.code,
     signal: exit.signal,
+    ...(exit.status === 'exited' && exit.why !== undefined ? { killedBecause: exit.why } : {}),
   }
 }
 
@@ -124,11 +129,16 @@ export function delta(read: TaskBytes, render: Renderer): Delta {
   return { text, dropped: `[some output was dropped from memory; full output: ${where}]` }
 }
 
-/** Seed 001's `bash_output` text: the delta or `(no new output)`, the drop marker, one status line. */
+/**
+ * Seed 001's `bash_output` text: the delta or `(no new output)`, the drop marker, `[<why>]` when
+ * toolvisor killed the task for a reason of its own, one status line.
+ */
 export function outputText(read: TaskBytes, render: Renderer): string {
   const found = delta(read, render)
   let text = found.text.length > 0 ? found.text : '(no new output)'
   if (found.dropped !== undefined) text += `\n${found.dropped}`
+  const exit = read.task.exit
+  if (exit?.status === 'exited' && exit.why !== undefined) text += `\n[${exit.why}]`
   return `${text}\n${statusLine(read.task)}`
 }
 

@@ -182,4 +182,29 @@ describe('bash (seed 001), background tasks', () => {
       'fine\n\n[status: completed, exit code: 0]',
     )
   })
+
+  it('says why when toolvisor itself killed the command: its fork server died (background and foreground)', async () => {
+    const { call, tasks } = await compose()
+    await call('bash', bg('echo $PPID; exec sleep 30'))
+    const process = tasks.process('t1', 'alice')
+    expect(await eventually(() => process.counters().stdoutBytes > 1)).toBe(true)
+    const server = Number.parseInt((await call('bash_output', { task_id: 't1' })).text, 10)
+    expect(readFileSync(`/proc/${server}/comm`, 'utf8').trim()).toBe('toolvisor-spawn')
+    const foreground = call('bash', { command: 'sleep 30', description: 'wait in the foreground' })
+    // The foreground command runs once the server has forked it too.
+    const children = () => readFileSync(`/proc/${server}/task/${server}/children`, 'utf8').trim().split(' ')
+    expect(await eventually(() => children().length === 2)).toBe(true)
+    globalThis.process.kill(server, 'SIGKILL')
+    const why =
+      '[killed by toolvisor: the fork server ended (SIGKILL), and what it forked cannot be followed]'
+    expect((await foreground).text).toBe(`(no output)\n${why}\n[killed by signal: SIGKILL]`)
+    expect(await eventually(() => tasks.get('t1', 'alice').exit !== undefined)).toBe(true)
+    expect((await call('bash_output', { task_id: 't1' })).text).toBe(
+      `(no new output)\n${why}\n[status: killed by SIGKILL]`,
+    )
+    // A new fork server for what comes next, which ends as usual.
+    expect(
+      (await call('bash', { command: 'echo again', description: 'run after the server died' })).text,
+    ).toBe('again\n')
+  })
 })

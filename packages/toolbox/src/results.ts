@@ -29,7 +29,8 @@ export function describeExit(exit: ProcessExit): string {
     case 'runtime-disposed':
       return `stopped because the runtime shut down (${how})`
     default:
-      return how
+      // Killed by toolvisor for a reason of its own (its fork server died): the reason comes first.
+      return exit.why !== undefined ? `${exit.why} (${how})` : how
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { ToolProgress } from '../src/index.js'
+import { describeExit, type ToolProgress } from '../src/index.js'
 import { boxWith, compose, ctx, textOf, toolScript, v2Tool } from './helpers.js'
 
 const stream = (slug: string, framing: string, run: string) =>
@@ -124,5 +124,17 @@ describe("the caller's input in error messages", () => {
     expect(textOf(await tools.call(huge, {}, ctx()))).toBe(
       `unknown tool "${x60}"… (5242880 characters); the tools are: helped, help`,
     )
+  })
+})
+
+describe('how an exit reads', () => {
+  it('says why first when toolvisor killed the process for a reason of its own', () => {
+    const at = new Date()
+    const killed = { status: 'exited', code: null, signal: 'SIGKILL', reason: 'exit', at } as const
+    expect(describeExit(killed)).toBe('killed by SIGKILL')
+    expect(describeExit({ ...killed, why: 'killed by toolvisor: the fork server ended (SIGKILL)' })).toBe(
+      'killed by toolvisor: the fork server ended (SIGKILL) (killed by SIGKILL)',
+    )
+    expect(describeExit({ ...killed, reason: 'cancelled' })).toBe('cancelled (killed by SIGKILL)')
   })
 })
