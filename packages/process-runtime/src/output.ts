@@ -1,4 +1,5 @@
 import { closeSync, openSync, readSync, writeSync } from 'node:fs'
+import { StagedWriter } from './spill-direct.js'
 
 /**
  * One output stream of a process: the first `limit` bytes in memory (for results), a rolling tail
@@ -19,11 +20,20 @@ export class SpillingOutput {
   #spillError: Error | undefined
   /** The head left memory for the spill file (a finished process, compacted). */
   #compacted = false
+  /** Spill writes past the page cache, for a bulk stream (spill-direct.ts), where the file system allows. */
+  readonly #direct: boolean
+  #writer: StagedWriter | undefined
 
-  constructor(options: { readonly limit: number; readonly tailBytes: number; readonly spillPath: string }) {
+  constructor(options: {
+    readonly limit: number
+    readonly tailBytes: number
+    readonly spillPath: string
+    readonly direct?: boolean
+  }) {
     this.#limit = options.limit
     this.#tailBytes = options.tailBytes
     this.#spillPath = options.spillPath
+    this.#direct = options.direct ?? false
   }
 
   /** Bytes written so far. */
@@ -38,7 +48,20 @@ export class SpillingOutput {
 
   /** Why spilling failed (disk full, ...): then bytes past the limit are lost, and reports say so. */
   get spillError(): Error | undefined {
-    return this.#spillError
+    return this.#spillError ?? this.#writer?.error
+  }
+
+  /**
+   * Puts in the spill file what is waiting in memory for it, as far as it can now (a staged write
+   * still in flight lands on its own, a moment later): for a reader about to read the file.
+   */
+  flush(): void {
+    this.#writer?.flush()
+  }
+
+  /** Resolves once the spill file holds every byte appended so far, `close()` apart (see spill-direct.ts). */
+  drained(): Promise<void> {
+    return this.#writer?.drained() ?? Promise.resolve()
   }
 
   /** True when the head does not hold everything. */
@@ -85,12 +108,16 @@ export class SpillingOutput {
     const end = Math.min(offset + length, this.#total)
     if (end <= offset) return Buffer.alloc(0)
     if (end <= this.#headLength && !this.#compacted) return this.head().subarray(offset, end)
-    if (!this.#spilled || this.#spillError) return Buffer.alloc(0)
+    if (!this.#spilled || this.spillError) return Buffer.alloc(0)
     const fd = openSync(this.#spillPath, 'r')
     try {
-      const buffer = Buffer.allocUnsafe(end - offset)
+      const writer = this.#writer
+      const buffer = writer ? Buffer.alloc(end - offset) : Buffer.allocUnsafe(end - offset)
       const read = readSync(fd, buffer, 0, buffer.length, offset)
-      return buffer.subarray(0, read)
+      if (writer === undefined) return buffer.subarray(0, read)
+      // What is not in the file yet is in a stage.
+      writer.overlay(buffer, offset)
+      return buffer
     } finally {
       closeSync(fd)
     }
@@ -98,7 +125,7 @@ export class SpillingOutput {
 
   /** Bytes held in memory (head and tail). */
   get heldBytes(): number {
-    return this.#headLength + this.#tailLength
+    return this.#headLength + this.#tailLength + (this.#writer?.heldBytes ?? 0)
   }
 
   /**
@@ -131,6 +158,7 @@ export class SpillingOutput {
 
   /** Closes the spill file for writing (it stays readable). */
   close(): void {
+    this.#writer?.close()
     if (this.#fd !== undefined) {
       closeSync(this.#fd)
       this.#fd = undefined
@@ -141,6 +169,7 @@ export class SpillingOutput {
     try {
       this.#fd = openSync(this.#spillPath, 'w+', 0o600)
       this.#spilled = true
+      if (this.#direct) this.#writer = StagedWriter.open(this.#fd)
       // Everything before this chunk is in the head (the limit had not been passed yet).
       const before = this.head().subarray(0, this.#total - chunk.length)
       this.#write(before)
@@ -152,6 +181,10 @@ export class SpillingOutput {
 
   #write(bytes: Buffer): void {
     if (this.#fd === undefined || this.#spillError) return
+    if (this.#writer) {
+      this.#writer.write(bytes)
+      return
+    }
     try {
       let written = 0
       // A synchronous write applies backpressure to the producer for free and keeps memory flat.

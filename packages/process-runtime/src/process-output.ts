@@ -46,7 +46,9 @@ export class ProcessOutput {
     const { options: runtime, spec } = options
     const spill = (stream: string) => join(options.spillDir, `${options.id}.${stream}`)
     const bounds = { limit: options.resultBytes ?? runtime.resultBytes, tailBytes: runtime.tailBytes }
-    this.stdout = new SpillingOutput({ ...bounds, spillPath: spill('stdout') })
+    // A `chunks` stdout is the bulk case: its spill file is written past the page cache (decision 0084).
+    const direct = spec.output.framing === 'chunks'
+    this.stdout = new SpillingOutput({ ...bounds, spillPath: spill('stdout'), direct })
     this.stderr = new SpillingOutput({ ...bounds, spillPath: spill('stderr') })
     const decode = { output: spec.output, maxLine: runtime.maxLineBytes, ready: spec.ready }
     this.events = new EventLog({
@@ -100,6 +102,11 @@ export class ProcessOutput {
   end(): void {
     this.#decoder.end()
     this.#stderrFramer.end()
+  }
+
+  /** Resolves once the spill files hold every byte written so far (`close()` writes the last stage). */
+  async drained(): Promise<void> {
+    await Promise.all([this.stdout.drained(), this.stderr.drained()])
   }
 
   /** Closes the spill files (what was written stays readable). */
@@ -165,6 +172,8 @@ export class ProcessOutput {
 
 /** A stream's bounded capture, as `ManagedProcess.stdout()`/`stderr()` return it. */
 export function capture(output: SpillingOutput): CapturedOutput {
+  // Whoever asks may read the spill file next: what waits in memory for it goes there first.
+  output.flush()
   const spillPath = output.spillPath
   return {
     head: output.head(),

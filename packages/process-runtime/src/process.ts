@@ -257,6 +257,7 @@ export class ToolProcess implements ManagedProcess {
     await Promise.all([drained(child.stdout), drained(child.stderr), drained(this.#execStatus)])
     clearTimeout(held)
     this.#output.end()
+    await this.#output.drained() // the exit is told once the spill files hold everything
     if (!this.#ready) {
       if (this.#spec.ready.kind === 'exit') this.#becomeReady()
       else

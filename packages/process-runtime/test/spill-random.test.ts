@@ -3,25 +3,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { SpillingOutput } from '../src/output.js'
-import { makeRuntime, output, tempDir, tool } from './helpers.js'
-
-/** A small deterministic generator (mulberry32): the same seed gives the same run, so a failure can be replayed. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
-function randomBytes(random: () => number, length: number): Buffer {
-  const bytes = Buffer.allocUnsafe(length + 3)
-  for (let i = 0; i < length; i += 4) bytes.writeUInt32LE(Math.floor(random() * 4294967296), i)
-  return bytes.subarray(0, length)
-}
+import { generator, makeRuntime, output, randomBytes, tempDir, tool } from './helpers.js'
 
 /** Random cut points: chunk sizes from 1 byte to 200 KiB, some of them empty. */
 function cut(random: () => number, data: Buffer): Buffer[] {

@@ -1,4 +1,3 @@
-import { closeSync, openSync, readSync } from 'node:fs'
 import type { ManagedProcess, TaskRegistry } from '@toolvisor/process-runtime'
 import { RuntimeError } from '@toolvisor/process-runtime'
 import { fitBytes, IN_JSON, type Oneshots, type ToolResult } from '@toolvisor/toolbox'
@@ -36,25 +35,6 @@ function processOf(context: OutputContext, id: string): ManagedProcess {
   }
 }
 
-/** Reads `bytes` from `offset` of a captured stream: the head in memory, the rest from its spill file. */
-function bytesAt(output: ReturnType<ManagedProcess['stdout']>, offset: number, length: number): Buffer {
-  const end = Math.min(output.totalBytes, offset + length)
-  if (end <= offset) return Buffer.alloc(0)
-  if (end <= output.head.length) return output.head.subarray(offset, end)
-  if (output.spillPath === undefined) return Buffer.alloc(0)
-  return readSpill(output.spillPath, offset, end - offset)
-}
-
-function readSpill(path: string, offset: number, length: number): Buffer {
-  const fd = openSync(path, 'r')
-  try {
-    const buffer = Buffer.allocUnsafe(length)
-    return buffer.subarray(0, readSync(fd, buffer, 0, length, offset))
-  } finally {
-    closeSync(fd)
-  }
-}
-
 /**
  * `output`: `length` bytes of a process's stdout or stderr from `offset`, as text (UTF-8, cut at a
  * character, control codes escaped) or base64, within the answer budget; `next` is where to go on.
@@ -63,7 +43,8 @@ export function output(context: OutputContext, request: OutputRequest): ToolResu
   const process = processOf(context, request.process)
   const captured = request.stream === 'stdout' ? process.stdout() : process.stderr()
   const length = Math.min(request.length, context.resultBytes - ENVELOPE)
-  const bytes = bytesAt(captured, request.offset, length)
+  // The runtime's read: from memory what is still there (the head, a staged spill write), else the file.
+  const bytes = process.bytes(request.stream, request.offset, length)
   if (bytes.length === 0 && request.offset < captured.totalBytes) {
     return answer(
       {
