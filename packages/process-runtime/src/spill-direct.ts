@@ -13,8 +13,10 @@ import { closeSync, constants, openSync, write, writeSync } from 'node:fs'
  * file after {@link IDLE_MS} without a new byte, so a quiet stream's file does not lag behind.
  */
 export const STAGE = 1024 * 1024
-/** Stages a stream in a burst keeps in flight before it writes synchronously. */
-const STAGES_PER_MEMORY = 8
+/** Stages per WebAssembly memory: one stream's whole share (the stage it fills and those in flight). */
+const STAGES_PER_MEMORY = 4
+/** Stages one stream keeps in flight; past them it writes the next synchronously (backpressure). */
+const MAX_FLYING = 3
 /** At most this many stages in the process (32 MiB): past them a stream's writes wait. */
 const MAX_STAGES = 32
 const IDLE_MS = 50
@@ -158,11 +160,11 @@ export class StagedWriter {
     if (this.#flying.length === 0) closeSync(this.#direct)
   }
 
-  /** The full stage goes to the file: in flight when another stage is free, else now. */
+  /** The full stage goes to the file: in flight when another stage is free (and the stream has few in flight), else now. */
   #ship(): boolean {
     const stage = this.#stage!
     const at = this.#at
-    const next = takeStage()
+    const next = this.#flying.length < MAX_FLYING ? takeStage() : undefined
     try {
       if (next === undefined) this.#check(writeSync(this.#direct, stage, 0, STAGE, at))
       else {

@@ -99,6 +99,22 @@ describe('the spill file written past the page cache', () => {
     }
   })
 
+  it('holds at most 4 MiB for a stream ahead of the disk: past 3 stages in flight it writes at once', async () => {
+    const file = join(tempDir('tv-spill-direct-'), 'out')
+    const output = new SpillingOutput({ limit: 0, tailBytes: 1, spillPath: file, direct: true })
+    const data = randomBytes(generator(3), 20 * STAGE)
+    let most = 0
+    // One synchronous loop: no write in flight can land meanwhile.
+    for (let at = 0; at < data.length; at += 256 * 1024) {
+      output.append(data.subarray(at, at + 256 * 1024))
+      most = Math.max(most, output.heldBytes)
+    }
+    expect(most).toBeLessThanOrEqual(4 * STAGE + 256 * 1024)
+    await output.drained()
+    output.close()
+    expect(readFileSync(file).equals(data)).toBe(true)
+  })
+
   it('tells a chunks tool’s exit only once its spill file holds all of it', async () => {
     const runtime = makeRuntime({ resultBytes: 0 })
     const dir = tempDir('tv-spill-direct-')
