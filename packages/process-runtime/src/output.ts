@@ -123,7 +123,7 @@ export class SpillingOutput {
     }
   }
 
-  /** Bytes held in memory (head and tail). */
+  /** Bytes held in memory (head and tail, and the stages of a spill written past the page cache). */
   get heldBytes(): number {
     return this.#headLength + this.#tailLength + (this.#writer?.heldBytes ?? 0)
   }
