@@ -87,6 +87,9 @@ function liveRecords(runDir: string): LiveRecord[] {
   return [...live.values()]
 }
 
+/** Marker scans of a dead run at most: each after the first finds what forked during the one before. */
+const SCAN_PASSES = 10
+
 /**
  * Kills what a dead run left running and returns how many processes were killed per record: the
  * group of each recorded leader that is provably the same process (pid and start time), and every
@@ -117,16 +120,26 @@ export function reapRun(runDir: string, runId: string): Map<string, number> {
     killed.set(record.id, count)
   }
   const markers = new Set(live.map((record) => `${runId}/${record.id}`))
-  for (const [marker, pids] of pidsWithEnv(MARKER_VARIABLE, markers)) {
-    const id = marker.slice(runId.length + 1)
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL')
-        killed.set(id, (killed.get(id) ?? 0) + 1)
-      } catch {
-        // gone meanwhile
+  // A process forked while a scan reads /proc (a tool's loop starting its next `sleep`) is not in
+  // it: scan again until a scan finds nothing new (bounded: a fork bomb is the sandbox's to stop).
+  const signalled = new Set<number>()
+  for (let pass = 0; pass < SCAN_PASSES; pass++) {
+    let fresh = 0
+    for (const [marker, pids] of pidsWithEnv(MARKER_VARIABLE, markers)) {
+      const id = marker.slice(runId.length + 1)
+      for (const pid of pids) {
+        if (signalled.has(pid)) continue // killed, not yet gone
+        signalled.add(pid)
+        fresh++
+        try {
+          process.kill(pid, 'SIGKILL')
+          killed.set(id, (killed.get(id) ?? 0) + 1)
+        } catch {
+          // gone meanwhile
+        }
       }
     }
+    if (fresh === 0) break
   }
   return killed
 }

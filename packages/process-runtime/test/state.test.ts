@@ -8,8 +8,8 @@ import { fixture, makeRuntime, sleep, tempDir, tool } from './helpers.js'
 const trueTool = tool('/usr/bin/true')
 
 /** A fixture hosting a runtime that starts `count` tools, once it said `ready <runId>`. */
-async function host(name: string, stateDir: string, count: number) {
-  const child = spawn(process.execPath, [fixture(name), stateDir, String(count)], {
+async function host(name: string, stateDir: string, count: number, ...rest: string[]) {
+  const child = spawn(process.execPath, [fixture(name), stateDir, String(count), ...rest], {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const line = await new Promise<string>((resolve, reject) => {
@@ -28,6 +28,17 @@ describe('when the runtime dies', () => {
     } finally {
       child.kill('SIGKILL')
     }
+    expect(await eventually(() => markedProcesses(runId).length === 0, 3000)).toBe(true)
+  })
+
+  it('kills what a tool forks while the dead run is being scanned (a loop starting a sleep every 20 ms)', async () => {
+    const { child, runId } = await host('busy-host.mjs', tempDir('tv-crash-forker-'), 2, fixture('forker.sh'))
+    try {
+      expect(await eventually(() => markedProcesses(runId).length >= 20)).toBe(true)
+    } finally {
+      child.kill('SIGKILL')
+    }
+    // Each `sleep 30` a single scan missed would outlive this by half a minute.
     expect(await eventually(() => markedProcesses(runId).length === 0, 3000)).toBe(true)
   })
 
