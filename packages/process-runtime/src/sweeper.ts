@@ -90,6 +90,8 @@ export class Sweeper {
  * behind a whole scan (on a busy machine with pids wrapping, a scan reads every process).
  */
 const CHUNK = 16
+/** Scans per sweep at most: each after the first finds what forked during the one before. */
+const SCAN_PASSES = 10
 
 /**
  * SIGKILLs every live process whose marker is `<runId>/<id>` for an id of `pending`. What a process
@@ -102,33 +104,49 @@ const CHUNK = 16
 async function killMarked(runId: string, pending: ReadonlyMap<string, number>): Promise<void> {
   const wanted = new Set([...pending.keys()].map((id) => `${runId}/${id}`))
   const first = Math.min(...pending.values())
+  const signalled = new Set<number>()
+  // What a process forked while a scan read /proc is not in it: scan again while scans kill something.
+  for (let pass = 0; pass < SCAN_PASSES; pass++) {
+    if (!(await scanOnce(wanted, first, signalled))) break
+  }
+  await gone([...signalled])
+}
+
+/** One scan: SIGKILLs the marked processes not signalled yet; true when it found any. */
+async function scanOnce(
+  wanted: ReadonlySet<string>,
+  first: number,
+  signalled: Set<number>,
+): Promise<boolean> {
   let entries: string[]
   let last: number
   try {
     entries = await readdir('/proc')
     last = Number((await readFile('/proc/sys/kernel/ns_last_pid', 'latin1').catch(() => '')).trim())
   } catch {
-    return
+    return false
   }
   const wrapped = !Number.isInteger(last) || last < first
   const pids = entries
     .map(Number)
     .filter((pid) => Number.isInteger(pid) && pid !== process.pid && (wrapped || pid >= first))
-  const killed: number[] = []
+  let found = false
   for (let at = 0; at < pids.length; at += CHUNK) {
     if (at > 0) await new Promise((resolve) => setImmediate(resolve))
     for (const pid of pids.slice(at, at + CHUNK)) {
+      if (signalled.has(pid)) continue // killed by an earlier scan, not yet gone
       const marker = markerOf(pid)
       if (marker === undefined || !wanted.has(marker)) continue
+      found = true
+      signalled.add(pid)
       try {
         process.kill(pid, 'SIGKILL')
-        killed.push(pid)
       } catch {
         // gone meanwhile
       }
     }
   }
-  await gone(killed)
+  return found
 }
 
 const PREFIX = Buffer.from(`${MARKER_VARIABLE}=`, 'latin1')

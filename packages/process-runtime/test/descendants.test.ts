@@ -37,6 +37,17 @@ describe('escaped descendants', () => {
   })
 })
 
+describe('escaped descendants that keep forking', () => {
+  it('are all gone after the tool ends, forks made while the sweep read /proc included', async () => {
+    const runtime = makeRuntime()
+    const proc = runtime.start({ tool: tool(fixture('escaping-forker.sh')), argv: [] })
+    const marker = `${runtime.runId}/${proc.id}`
+    expect(await proc.exit).toMatchObject({ code: 0, reason: 'exit' })
+    // A `sleep 30` forked while the sweep read /proc would be here for half a minute.
+    expect(await until(() => markedProcesses(marker).length === 0)).toBe(true)
+  })
+})
+
 describe('a {"send": EVENT} cancel', () => {
   it('is delivered to a tool whose stdin carried its arguments first', async () => {
     const runtime = makeRuntime()
