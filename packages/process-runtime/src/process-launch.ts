@@ -6,6 +6,7 @@ import { RuntimeError } from './errors.js'
 import type { Child, ForkServer } from './fork-server.js'
 import type { Launch, ProcessControl } from './launchers.js'
 import type { ToolProcess } from './process.js'
+import { bulkStdout } from './process-output.js'
 import { errnoText, workingDirectory } from './process-util.js'
 import { assemble, spawnServed } from './spawn.js'
 import { MARKER_VARIABLE, type RunState } from './state.js'
@@ -59,9 +60,8 @@ export async function launchProcess(
     extraFds: [],
   }
   const { launch, status } = assemble(tool, base, host.execHelper)
-  // Chunks are events as read: bulk binary output is read into slabs (decision 0083). Line
-  // framings split every read into lines anyway, and there slabs cost more than they save.
-  const slabs = tool.process.output.framing === 'chunks'
+  // The spec the process runs with (a start may give its own), as its output reads it.
+  const slabs = bulkStdout(start.process ?? tool.process)
   const { child, pipes } = await spawnServed(launch, host.forkServer(), slabs)
   const control =
     child.pid !== undefined && tool.sandbox?.mechanism.control

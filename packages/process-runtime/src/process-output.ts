@@ -46,9 +46,7 @@ export class ProcessOutput {
     const { options: runtime, spec } = options
     const spill = (stream: string) => join(options.spillDir, `${options.id}.${stream}`)
     const bounds = { limit: options.resultBytes ?? runtime.resultBytes, tailBytes: runtime.tailBytes }
-    // A `chunks` stdout is the bulk case: its spill file is written past the page cache (decision 0084).
-    const direct = spec.output.framing === 'chunks'
-    this.stdout = new SpillingOutput({ ...bounds, spillPath: spill('stdout'), direct })
+    this.stdout = new SpillingOutput({ ...bounds, spillPath: spill('stdout'), direct: bulkStdout(spec) })
     this.stderr = new SpillingOutput({ ...bounds, spillPath: spill('stderr') })
     const decode = { output: spec.output, maxLine: runtime.maxLineBytes, ready: spec.ready }
     this.events = new EventLog({
@@ -168,6 +166,15 @@ export class ProcessOutput {
       }
     }
   }
+}
+
+/**
+ * True for a `chunks` stdout, the bulk case: chunks are events as read, so it is read into slabs
+ * (decision 0083) and its spill file written past the page cache (decision 0084). Line framings
+ * split every read into lines and parse them: there slabs and stages cost more than they save.
+ */
+export function bulkStdout(spec: ProcessSpec): boolean {
+  return spec.output.framing === 'chunks'
 }
 
 /** A stream's bounded capture, as `ManagedProcess.stdout()`/`stderr()` return it. */

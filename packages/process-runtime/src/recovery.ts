@@ -87,8 +87,11 @@ function liveRecords(runDir: string): LiveRecord[] {
   return [...live.values()]
 }
 
-/** Marker scans of a dead run at most: each after the first finds what forked during the one before. */
-const SCAN_PASSES = 10
+/**
+ * Scans of /proc for a marker at most, here and in the sweep (sweeper.ts): each after the first
+ * finds what forked during the one before; past the bound, a fork bomb is the sandbox's to stop.
+ */
+export const SCAN_PASSES = 10
 
 /**
  * Kills what a dead run left running and returns how many processes were killed per record: the
@@ -121,7 +124,7 @@ export function reapRun(runDir: string, runId: string): Map<string, number> {
   }
   const markers = new Set(live.map((record) => `${runId}/${record.id}`))
   // A process forked while a scan reads /proc (a tool's loop starting its next `sleep`) is not in
-  // it: scan again until a scan finds nothing new (bounded: a fork bomb is the sandbox's to stop).
+  // it: scan again until a scan finds nothing new (at most SCAN_PASSES).
   const signalled = new Set<number>()
   for (let pass = 0; pass < SCAN_PASSES; pass++) {
     let fresh = 0

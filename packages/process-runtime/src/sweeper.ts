@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
 import { procStat } from './procfs.js'
+import { SCAN_PASSES } from './recovery.js'
 import { MARKER_VARIABLE } from './state.js'
 
 /** How long processes are collected before one scan of /proc covers them all, when a caller waits. */
@@ -90,8 +91,6 @@ export class Sweeper {
  * behind a whole scan (on a busy machine with pids wrapping, a scan reads every process).
  */
 const CHUNK = 16
-/** Scans per sweep at most: each after the first finds what forked during the one before. */
-const SCAN_PASSES = 10
 
 /**
  * SIGKILLs every live process whose marker is `<runId>/<id>` for an id of `pending`. What a process
