@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process'
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
-import { benchRuntime, cleanup, median, preparedTool, report, since } from './lib.mjs'
+import { benchRuntime, cleanup, median, pairedRatio, preparedTool, report, rotate, since } from './lib.mjs'
 
 const MiB = 1024 * 1024
 const BYTES = Number(process.env.BENCH_BYTES ?? 512 * MiB)
@@ -69,25 +69,6 @@ function viaBarePipe(bytes, file) {
   })
 }
 
-/** Rounds of the three sides, the order rotating each round. Returns the rates of each side. */
-async function rounds(count, sides) {
-  const names = Object.keys(sides)
-  const rates = Object.fromEntries(names.map((name) => [name, []]))
-  for (let round = 0; round < count; round++) {
-    for (let i = 0; i < names.length; i++) {
-      const name = names[(round + i) % names.length]
-      rates[name].push(await sides[name]())
-    }
-    if (process.env.BENCH_VERBOSE)
-      console.log(
-        `  round ${round + 1}: ${names.map((n) => `${n} ${rates[n].at(-1).toFixed(0)} MiB/s`).join(', ')}`,
-      )
-  }
-  return rates
-}
-
-const pairedRatio = (over, under) => median(over.map((rate, i) => rate / under[i]))
-
 try {
   const file = join(root, 'bare-spill')
   for (let i = 0; i < WARMUP_ROUNDS; i++) {
@@ -96,11 +77,15 @@ try {
     await viaBarePipe(WARMUP_BYTES, file)
   }
   const rate = ([bytes, ms]) => bytes / MiB / (ms / 1000)
-  const runs = await rounds(ROUNDS, {
-    toolvisor: async () => rate(await viaRuntime(BYTES)),
-    bare: async () => rate(await viaBarePipe(BYTES)),
-    'bare+file': async () => rate(await viaBarePipe(BYTES, file)),
-  })
+  const runs = await rotate(
+    ROUNDS,
+    {
+      toolvisor: async () => rate(await viaRuntime(BYTES)),
+      bare: async () => rate(await viaBarePipe(BYTES)),
+      'bare+file': async () => rate(await viaBarePipe(BYTES, file)),
+    },
+    (value) => `${value.toFixed(0)} MiB/s`,
+  )
   console.log(
     `chunks: ${ROUNDS} rounds of ${BYTES / MiB} MiB each (order rotating), after ${WARMUP_ROUNDS} warm-up rounds; ` +
       "rates are medians, a ratio is the median of the rounds' ratios",

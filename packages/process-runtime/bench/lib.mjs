@@ -83,31 +83,37 @@ export function reportGrowth(measure, toolvisor, baseline, targetMb) {
 }
 
 /**
+ * Runs `count` rounds of every side of `sides` (each resolves to a rate), the order rotating each
+ * round (ABC, BCA, CAB, ...), so that slow drift of the machine hits every side alike. Returns the
+ * rates of each side, round by round.
+ */
+export async function rotate(count, sides, describe = (rate) => rate.toFixed(2)) {
+  const names = Object.keys(sides)
+  const rates = Object.fromEntries(names.map((name) => [name, []]))
+  for (let round = 0; round < count; round++) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(round + i) % names.length]
+      rates[name].push(await sides[name]())
+    }
+    if (process.env.BENCH_VERBOSE)
+      console.log(`  round ${round + 1}: ${names.map((n) => `${n} ${describe(rates[n].at(-1))}`).join(', ')}`)
+  }
+  return rates
+}
+
+/** The median of the per-round ratios of two sides' rates (runs made back to back). */
+export function pairedRatio(over, under) {
+  return median(over.map((rate, i) => rate / under[i]))
+}
+
+/**
  * Runs `rounds` pairs of `toolvisor()` and `baseline()` (each resolves to a rate), alternating
- * which goes first (AB, BA, AB, ...), so that slow drift of the machine hits both alike. Returns
- * both lists of rates and the ratio of each pair (toolvisor over baseline, run back to back).
+ * which goes first (AB, BA, AB, ...). Returns both lists of rates and the ratio of each pair
+ * (toolvisor over baseline, run back to back).
  */
 export async function alternate(rounds, toolvisor, baseline, describe = (rate) => rate.toFixed(2)) {
-  const result = { toolvisor: [], baseline: [], ratios: [] }
-  for (let round = 0; round < rounds; round++) {
-    let tv
-    let base
-    if (round % 2 === 0) {
-      tv = await toolvisor()
-      base = await baseline()
-    } else {
-      base = await baseline()
-      tv = await toolvisor()
-    }
-    result.toolvisor.push(tv)
-    result.baseline.push(base)
-    result.ratios.push(tv / base)
-    if (process.env.BENCH_VERBOSE)
-      console.log(
-        `  round ${round + 1}: toolvisor ${describe(tv)}, baseline ${describe(base)}, ratio ${(tv / base).toFixed(2)}`,
-      )
-  }
-  return result
+  const rates = await rotate(rounds, { toolvisor, baseline }, describe)
+  return { ...rates, ratios: rates.toolvisor.map((rate, i) => rate / rates.baseline[i]) }
 }
 
 export function median(values) {
