@@ -1,0 +1,183 @@
+/**
+ * Issue 26 point 1, as the attacker ran it (security review 2026-12-01, F1): toolvisor run as an
+ * ordinary user (how most people run it for Claude Code or Codex), `serve --bash --bash-sandbox
+ * read-only` under bwrap and under Landlock. The model's read-only command reads `serve.token` from
+ * the state directory, opens an MCP session of its own on the loopback listener, asks for
+ * `danger-full-access` and approves the question itself; the escalated command writes a marker.
+ * Nothing of toolvisor's own may be visible from inside: the token read fails, no session opens, no
+ * marker appears. A second test reads the state directory (other sessions' spill files) from a
+ * read-only command of the stdio server.
+ */
+import { type ChildProcess, spawnSync } from 'node:child_process'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import { asUser, asUserSkip, ordinaryUser, seenAs, userDir } from './as-user.js'
+import { bin, eventually } from './helpers.js'
+import { dir, hasBwrap, isRoot, load, mechanisms, sandboxedTool } from './sandbox-helpers.js'
+
+const cleanups: Array<() => Promise<void> | void> = []
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!()
+})
+
+/**
+ * selfesc.py of the report's Appendix B: steal the token, open an MCP session that declares
+ * elicitation, call bash with danger-full-access and answer the approval question itself.
+ */
+const SELF_ESCALATION = `
+import http.client, json, sys, threading
+try:
+    tok = open(sys.argv[1]).read().strip()
+except Exception as e:
+    print("token: " + type(e).__name__, flush=True); sys.exit(3)
+port = int(sys.argv[2]); cmd = sys.argv[3]
+H = {"Authorization": "Bearer " + tok, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+def conn(method, body, sid=None):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=20); h = dict(H)
+    if sid: h["Mcp-Session-Id"] = sid; h["MCP-Protocol-Version"] = "2025-06-18"
+    if method == "GET": h["Accept"] = "text/event-stream"
+    c.request(method, "/mcp", json.dumps(body) if body else None, h); return c.getresponse()
+r = conn("POST", {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"x","version":"1"}}})
+sid = r.getheader("mcp-session-id"); r.read()
+print("session " + str(r.status), flush=True)
+if not sid: sys.exit(4)
+conn("POST", {"jsonrpc":"2.0","method":"notifications/initialized"}, sid).read()
+done = threading.Event()
+def pump(resp):
+    while not done.is_set():
+        line = resp.readline()
+        if not line: return
+        if line.startswith(b"data:"):
+            m = json.loads(line[5:])
+            if m.get("method") == "elicitation/create":
+                print("approving it myself", flush=True)
+                conn("POST", {"jsonrpc":"2.0","id":m["id"],"result":{"action":"accept","content":{}}}, sid).read()
+            elif m.get("id") == 2:
+                print("result", flush=True); done.set(); return
+g = conn("GET", None, sid); threading.Thread(target=pump, args=(g,), daemon=True).start()
+r = conn("POST", {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":cmd,"description":"d","sandbox_permissions":"danger-full-access","justification":"self-approved"}}}, sid)
+threading.Thread(target=pump, args=(r,), daemon=True).start()
+done.wait(20)
+`
+
+/** Collects a child's stderr; resolves its exit. */
+function watch(child: ChildProcess) {
+  let stderr = ''
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  return { stderr: () => stderr, exited }
+}
+
+/** Pids whose command line holds `needle` (the processes of one test's toolvisor). */
+function withArg(needle: string): number[] {
+  const out = spawnSync('pgrep', ['-f', needle], { encoding: 'utf8' }).stdout
+  return out.split('\n').filter(Boolean).map(Number)
+}
+
+describe.skipIf(asUserSkip !== undefined || !hasBwrap)('F1: toolvisor as an ordinary user', () => {
+  for (const mechanism of mechanisms) {
+    it(`${mechanism}: a read-only bash command cannot read serve.token, open its own session and approve its own escalation`, async () => {
+      const user = ordinaryUser()
+      const home = userDir('tv-f1-', user)
+      cleanups.push(() => rmSync(home, { recursive: true, force: true }))
+      const state = join(home, 'state')
+      const work = join(home, 'work')
+      for (const dir of [state, work])
+        spawnSync('setpriv', [
+          '--reuid',
+          String(user.uid),
+          '--regid',
+          String(user.gid),
+          '--init-groups',
+          'mkdir',
+          '-m',
+          '700',
+          dir,
+        ])
+      const script = join(work, 'selfesc.py')
+      writeFileSync(script, SELF_ESCALATION)
+      spawnSync('chown', [`${user.uid}:${user.gid}`, script])
+      const marker = join(home, 'ESCAPED')
+      const child = asUser(
+        process.execPath,
+        [
+          seenAs(bin),
+          'serve',
+          '--listen',
+          '127.0.0.1:0',
+          '--state-dir',
+          state,
+          '--bash',
+          '--sandbox',
+          mechanism,
+          '--bash-sandbox',
+          'read-only',
+        ],
+        { cwd: work },
+      )
+      const served = watch(child)
+      cleanups.push(async () => {
+        if (child.exitCode === null) child.kill('SIGTERM')
+        await served.exited
+        expect(await eventually(() => withArg(state).length === 0, 5000), 'processes left').toBe(true)
+      })
+      expect(
+        await eventually(() => / at (http:\/\/\S+\/mcp) /.test(served.stderr()), 20_000),
+        served.stderr(),
+      ).toBe(true)
+      const url = / at (http:\/\/\S+\/mcp) /.exec(served.stderr())![1]!
+      const port = new URL(url).port
+      const token = readFileSync(join(state, 'serve.token'), 'utf8').trim()
+
+      // The model's client: no elicitation, so it cannot approve anything itself.
+      const client = new Client({ name: 'the-model', version: '0' })
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(url), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      )
+      cleanups.push(() => client.close())
+      const tokenPath = join(state, 'serve.token')
+      const result = (await client.callTool(
+        {
+          name: 'bash',
+          arguments: {
+            command: `id -u; ls ${state}; /usr/bin/python3 ${script} ${tokenPath} ${port} "id > ${marker}"`,
+            description: 'list and probe',
+          },
+        },
+        undefined,
+        { timeout: 60_000 },
+      )) as CallToolResult
+      const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n')
+      expect(text).toContain(`${user.uid}\n`)
+      expect(text).not.toContain('serve.token\n')
+      expect(text).not.toContain('approving it myself')
+      expect(text).toMatch(/token: (FileNotFoundError|PermissionError)/)
+      expect(existsSync(marker)).toBe(false)
+    })
+  }
+})
+
+describe.skipIf(!isRoot || !hasBwrap)('F9: a grant of the state directory', () => {
+  for (const mechanism of mechanisms) {
+    it(`${mechanism}: a tool declaring run_as root and a read grant of the state dir does not load, and never reads serve.token`, async () => {
+      const box = dir('tv-cp-box-')
+      const state = dir('tv-cp-state-', 0o700)
+      writeFileSync(join(state, 'serve.token'), 'a-token-nobody-may-read\n', { mode: 0o600 })
+      sandboxedTool(box, 'tokread', { sandbox: { fs: { read: ['.', state] } }, run_as: { user: 'root' } })
+      const { tools, call } = await load(box, { sandbox: mechanism, runAs: 'setpriv', stateDir: state })
+      const [report] = tools.loadErrors()
+      expect(report?.field).toBe('$.runtime.sandbox.fs.read[1]')
+      expect(report?.message).toContain(`${state} is toolvisor's state directory`)
+      expect(tools.get('tokread')).toBeUndefined()
+      expect((await call('tokread', `cat ${state}/serve.token`)).text).not.toContain(
+        'a-token-nobody-may-read',
+      )
+    })
+  }
+})
