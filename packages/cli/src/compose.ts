@@ -4,7 +4,7 @@ import { Kernel } from '@toolvisor/kernel'
 import { type Mailbox, MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
 import { journalMailboxPlugin } from '@toolvisor/mailbox-journal'
 import { McpApprovals, mcpApprovalPlugin } from '@toolvisor/mcp-server'
-import type { ProcessRuntime, TaskRegistry } from '@toolvisor/process-runtime'
+import type { OwnPathOption, ProcessRuntime, TaskRegistry } from '@toolvisor/process-runtime'
 import { defaultStateDir, RuntimeToken, runtimePlugin, TasksToken } from '@toolvisor/process-runtime'
 import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
 import { landlockPlugin } from '@toolvisor/sandbox-landlock'
@@ -51,6 +51,13 @@ export interface ComposeOptions {
    * restart); default: in memory.
    */
   readonly mailJournal?: string
+  /** The configuration file this command read (`--config`): no sandbox may see or change it. */
+  readonly configFile?: string | undefined
+  /**
+   * More of this command's own paths no sandbox may reach (`serve`: its token file, the socket it
+   * listens on); the runtime adds its state directory, the envdir root and the installation.
+   */
+  readonly ownPaths?: readonly OwnPathOption[]
 }
 
 /**
@@ -93,7 +100,7 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     })
     kernel.use(bwrapPlugin, config.bwrap ? { bwrap: config.bwrap } : {})
     kernel.use(landlockPlugin, config.landlockLauncher ? { launcher: config.landlockLauncher } : {})
-    kernel.use(runtimePlugin, runtimeOptions(config, stateDir))
+    kernel.use(runtimePlugin, runtimeOptions(config, stateDir, ownPathsOf(options)))
     kernel.use(describePlugin)
     if (config.bash?.enabled) {
       const { enabled: _, ...bash } = config.bash
@@ -123,10 +130,22 @@ function approvalsOf(approval: unknown): McpApprovals | undefined {
   return approval instanceof McpApprovals ? approval : undefined
 }
 
+/** The command's own paths beyond the runtime's: its configuration file, and what the command adds. */
+function ownPathsOf(options: ComposeOptions): OwnPathOption[] {
+  const file = options.configFile
+  return [
+    ...(file === undefined
+      ? []
+      : [{ path: file, kind: 'secret' as const, what: "toolvisor's configuration file" }]),
+    ...(options.ownPaths ?? []),
+  ]
+}
+
 /** The runtime plugin's options from the configuration. */
-function runtimeOptions(config: Config, stateDir: string) {
+function runtimeOptions(config: Config, stateDir: string, ownPaths: OwnPathOption[]) {
   return {
     stateDir,
+    ...(ownPaths.length > 0 ? { ownPaths } : {}),
     ...(config.envdirRoot ? { envdirRoot: config.envdirRoot } : {}),
     ...(config.sandbox ? { sandbox: config.sandbox } : {}),
     ...(config.sandboxUser ? { sandboxUser: config.sandboxUser } : {}),

@@ -101,13 +101,18 @@ export function usageOf(command: CommandName, text: string): string {
   return `${text}\n\n${lines.join('\n')}\n\n${file}`
 }
 
+/** The configuration file a command line names (`--config FILE`), absolute; undefined without one. */
+export function configFileOf(values: FlagValues): string | undefined {
+  return typeof values.config === 'string' ? resolve(values.config) : undefined
+}
+
 /**
  * The configuration of a command: the file of `--config` (if any) with every flag given on the
  * line set at its key (a repeatable flag adds to the file's items), then validated as a whole.
  * A flag's value is checked alone first, so its error names the flag.
  */
 export function configOf(command: CommandName, values: FlagValues): Config {
-  const file = typeof values.config === 'string' ? resolve(values.config) : undefined
+  const file = configFileOf(values)
   const raw = file ? readConfigFile(file) : {}
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return parseConfig(raw, file)
   const merged = structuredClone(raw) as Record<string, unknown>

@@ -1,12 +1,13 @@
 import { dirname } from 'node:path'
 import type { RuntimeSpec } from '@toolvisor/describe-v2'
 import { LoadingError } from '@toolvisor/describe-v2'
-import { type Account, lookupAccount, missingAccess } from './accounts.js'
+import { type Account, lookupAccount, missingAccess, selfAccount } from './accounts.js'
 import { effectivePolicy } from './environment.js'
-import type { RunAsTarget, SandboxMechanism, SandboxPolicy } from './launchers.js'
+import type { OwnPath, RunAsTarget, SandboxMechanism, SandboxPolicy } from './launchers.js'
 import { AUTO_ORDER, safeQualify, unknownRunAs, withFix } from './mechanism-choice.js'
+import { reachableOwn } from './own-paths.js'
 import { confiningPolicy } from './policy.js'
-import type { PrepareContext } from './prepare.js'
+import { type PrepareContext, refuseOwn } from './prepare.js'
 import { RAW_ONESHOT } from './raw.js'
 import type { PreparedTool } from './types.js'
 
@@ -54,7 +55,10 @@ export async function confineTool(path: string, context: PrepareContext): Promis
       `the sandbox user "${user}" does not exist: create it, or configure another one (--sandbox-user NAME)`,
     )
   }
-  const { mechanism, policy } = await pick(path, configured, target, context, fail)
+  // The tool's directory is the one grant describe has: it must leave toolvisor's own paths out.
+  refuseOwn(confiningPolicy(path, 'none'), context.own, 'refuse', (_code, _field, reason) => fail(reason))
+  const own = await reachableOwn(account ?? selfAccount(), context.own)
+  const { mechanism, policy } = await pick(path, configured, target, own, context, fail)
   await mustReach(policy, account, user, fail)
   let runAs: PreparedTool['runAs']
   if (target !== undefined) {
@@ -102,6 +106,7 @@ async function pick(
   path: string,
   configured: string,
   runAs: RunAsTarget | undefined,
+  own: readonly OwnPath[],
   context: PrepareContext,
   fail: (reason: string) => never,
 ): Promise<{ mechanism: SandboxMechanism; policy: SandboxPolicy }> {
@@ -115,7 +120,7 @@ async function pick(
     }
     // A private /tmp where the mechanism has one; else none at all (never the host's).
     for (const tmp of ['private', 'none'] as const) {
-      const policy = confiningPolicy(path, tmp)
+      const policy: SandboxPolicy = { ...confiningPolicy(path, tmp), own }
       const verdict = await safeQualify(mechanism, policy, runAs)
       if (verdict.ok) return { mechanism, policy }
       if (verdict.field !== 'tmp') {

@@ -12,6 +12,8 @@ export const RuntimeErrorCodes = {
   SANDBOX: 'RUNTIME_ERR_SANDBOX',
   /** A declared sandbox path is missing, or a symlink leads outside what was declared. */
   SANDBOX_PATH: 'RUNTIME_ERR_SANDBOX_PATH',
+  /** A grant reaches toolvisor's own paths: its state, a secret of its own, or its installation. */
+  OWN_PATH: 'RUNTIME_ERR_OWN_PATH',
   /** A start's working directory lies outside what the sandbox grants. */
   CWD: 'RUNTIME_ERR_CWD',
   /** `rundir` cannot be created or escapes the tool's directory. */

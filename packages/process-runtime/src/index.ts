@@ -16,6 +16,7 @@ export type {
   Launch,
   Launchers,
   MechanismDescription,
+  OwnPath,
   Pin,
   ProcessControl,
   Qualification,
@@ -28,6 +29,8 @@ export type {
 } from './launchers.js'
 export { CLEAN_ENVIRONMENT, executableFd, grantFd } from './launchers.js'
 export { AUTO_ORDER } from './mechanism-choice.js'
+export type { OwnPathOption } from './own-paths.js'
+export { installation } from './own-paths.js'
 export type { PlainProcessSpec } from './plain.js'
 export { defaultStateDir, EnvironmentPolicyConfig, RuntimeConfig, runtimePlugin } from './plugin.js'
 export { DEFAULT_SANDBOX_USER } from './prepare.js'

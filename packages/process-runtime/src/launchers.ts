@@ -90,6 +90,28 @@ export interface SandboxPolicy {
   readonly declared: readonly SandboxField[]
   /** What each granted path (the tool directory, its executable, fs.read, fs.write) was at load. */
   readonly pins: Readonly<Record<string, Pin>>
+  /**
+   * toolvisor's own paths the tool's user could reach by their file modes (decision 0095). No
+   * declared grant is at or under one of them (refused at load); a grant of the policy may hold one
+   * below it only for a policy the operator chose (a bash mode reads `/`), and the mechanism's own
+   * base (`/usr`, `/etc`, a shared `/tmp`) may. The mechanism keeps each `secret` out of sight
+   * (bwrap: masked; Landlock: left out of the rules) and each `code` path read-only, or refuses
+   * the policy, naming the field, when it cannot. Absent (a policy built by hand): none.
+   */
+  readonly own?: readonly OwnPath[]
+}
+
+/** A path of toolvisor's own that a sandbox must never reach (see `SandboxPolicy.own`). */
+export interface OwnPath {
+  /** Absolute, symlinks resolved. */
+  readonly path: string
+  /**
+   * `secret`: never visible nor writable (the state directory, a token file, the envdir root, the
+   * listener's socket, the configuration); `code`: never writable (the installation).
+   */
+  readonly kind: 'secret' | 'code'
+  /** What it is, for messages ("toolvisor's state directory"). */
+  readonly what: string
 }
 
 /** A field of a sandbox declaration, as named in errors and reports. */

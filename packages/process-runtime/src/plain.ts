@@ -28,6 +28,11 @@ export interface PlainProcessSpec {
     readonly net?: 'host' | 'none'
     /** `none`: no /tmp of the host (a private one where the mechanism has a mount namespace, else none). */
     readonly tmp?: 'shared' | 'private' | 'none'
+    /**
+     * A grant holding one of toolvisor's own paths below it (`/` does): `refuse` (the default),
+     * or `mask` it inside, which a policy that reads `/` needs (see `PrepareInput.ownPaths`).
+     */
+    readonly ownPaths?: 'refuse' | 'mask'
   }
   /** The environment policy, over the runtime's. */
   readonly environmentPolicy?: EnvironmentPolicy
@@ -70,5 +75,6 @@ export function plainInput(spec: PlainProcessSpec): PrepareInput {
         : {}),
     },
     ...(spec.environmentPolicy ? { environment: spec.environmentPolicy } : {}),
+    ...(sandbox?.ownPaths ? { ownPaths: sandbox.ownPaths } : {}),
   }
 }

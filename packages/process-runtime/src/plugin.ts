@@ -59,6 +59,13 @@ export const RuntimeConfig = z
     retentionMs: positive.optional(),
     oneshotTimeoutMs: positive.optional(),
     stateBytes: positive.optional(),
+    ownPaths: z
+      .array(
+        z
+          .object({ path: z.string().min(1), kind: z.enum(['secret', 'code']), what: z.string().min(1) })
+          .strict(),
+      )
+      .optional(),
   })
   .strict()
 

@@ -1,10 +1,11 @@
 import { mkdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { LoadingError } from '@toolvisor/describe-v2'
-import { type AccessNeed, type Account, lookupAccount, missingAccess } from './accounts.js'
+import { type AccessNeed, type Account, lookupAccount, missingAccess, selfAccount } from './accounts.js'
 import { effectivePolicy } from './environment.js'
-import type { Launchers, RunAsTarget, SandboxPolicy } from './launchers.js'
+import type { Launchers, OwnPath, RunAsTarget, SandboxPolicy } from './launchers.js'
 import { chooseMechanism, runAsMechanismOf } from './mechanism-choice.js'
+import { overlap, reachableOwn } from './own-paths.js'
 import { type Fail, isInside, resolvePolicy } from './policy.js'
 import type { LaunchFacts, PreparedTool, PrepareInput, RuntimeOptions } from './types.js'
 
@@ -16,6 +17,8 @@ export interface PrepareContext {
   readonly options: RuntimeOptions
   readonly launchers: Launchers
   readonly execHelper: LaunchFacts['execHelper']
+  /** toolvisor's own paths (`ownPathsOf`): no grant may reach them. */
+  readonly own: readonly OwnPath[]
 }
 
 const isRoot = () => process.geteuid?.() === 0
@@ -40,8 +43,9 @@ export async function prepareTool(input: PrepareInput, context: PrepareContext):
   const target: RunAsTarget | undefined = sandboxUser
     ? { user: options.sandboxUser ?? DEFAULT_SANDBOX_USER }
     : declared.runAs
-  const sandbox = declared.sandbox === undefined ? undefined : await sandboxOf(input, target, context, fail)
   const account = target === undefined ? undefined : await accountOf(target, sandboxUser, fail)
+  const sandbox =
+    declared.sandbox === undefined ? undefined : await sandboxOf(input, target, account, context, fail)
   let runAs: PreparedTool['runAs']
   if (target !== undefined) {
     // The sandbox user needs no --run-as: choosing a sandbox as root is the opt-in.
@@ -80,6 +84,7 @@ export async function prepareTool(input: PrepareInput, context: PrepareContext):
 async function sandboxOf(
   input: PrepareInput,
   target: RunAsTarget | undefined,
+  account: Account | undefined,
   context: PrepareContext,
   fail: Fail,
 ): Promise<NonNullable<PreparedTool['sandbox']>> {
@@ -92,9 +97,74 @@ async function sandboxOf(
       'declared, but no sandbox mechanism is configured: start toolvisor with --sandbox bwrap, landlock or auto',
     )
   }
-  const policy = resolvePolicy(input, declared.sandbox!, declared.runAs !== undefined, fail)
+  const resolved = resolvePolicy(input, declared.sandbox!, declared.runAs !== undefined, fail)
+  refuseOwn(resolved, context.own, input.ownPaths ?? 'refuse', fail)
+  const own = await reachableOwn(account ?? selfAccount(), context.own)
+  const policy: SandboxPolicy = { ...resolved, own }
   const mechanism = await chooseMechanism(name as string, policy, target, context.launchers, fail)
   return { mechanism, policy }
+}
+
+/** A grant as `refuseOwn` checks it. */
+interface Grant {
+  readonly path: string
+  readonly field: string
+  /** How an error names it ("$.runtime.sandbox.fs.read[1]" names itself). */
+  readonly label: string
+  readonly writable: boolean
+}
+
+/**
+ * Refuses a policy whose grants reach toolvisor's own paths (decision 0095): a grant at or under a
+ * secret (the state directory, a token file, the envdir root...), a writable grant at or under the
+ * installation, and, unless the operator's policy asks for them to be masked (`around: 'mask'`:
+ * a bash mode reads `/`), a grant above either. Masked ones are the mechanism's to keep out.
+ */
+export function refuseOwn(
+  policy: Pick<SandboxPolicy, 'toolDir' | 'executable' | 'read' | 'write'>,
+  own: readonly OwnPath[],
+  around: 'refuse' | 'mask',
+  fail: Fail,
+): void {
+  const grants: Grant[] = [
+    { path: policy.toolDir, field: '$.runtime.sandbox', label: "the tool's directory ", writable: false },
+    { path: policy.executable, field: '$.runtime.sandbox', label: "the tool's executable ", writable: false },
+    ...policy.read.map((path, i) => ({
+      path,
+      field: `$.runtime.sandbox.fs.read[${i}]`,
+      label: '',
+      writable: false,
+    })),
+    ...policy.write.map((path, i) => ({
+      path,
+      field: `$.runtime.sandbox.fs.write[${i}]`,
+      label: '',
+      writable: true,
+    })),
+  ]
+  for (const grant of grants) {
+    for (const entry of own) {
+      const meets = overlap(grant.path, entry.path)
+      if (meets === undefined) continue
+      if (entry.kind === 'code' && !grant.writable) continue
+      if (meets === 'above' && around === 'mask') continue
+      const where =
+        meets === 'above'
+          ? `holds ${entry.path}, ${entry.what}`
+          : grant.path === entry.path
+            ? `is ${entry.what}`
+            : `lies in ${entry.path}, ${entry.what}`
+      const why =
+        entry.kind === 'secret'
+          ? "nothing of toolvisor's own is visible from a sandbox"
+          : 'a tool that could write it would change the code toolvisor runs'
+      fail(
+        'RUNTIME_ERR_OWN_PATH',
+        grant.field,
+        `${grant.label}${grant.path} ${where}: ${why}; grant narrower paths that leave it out${entry.kind === 'secret' ? ', or run toolvisor with its state elsewhere (--state-dir)' : ''}`,
+      )
+    }
+  }
 }
 
 function envdirOf(name: string, options: RuntimeOptions, fail: Fail): string {

@@ -4,6 +4,7 @@ import { RuntimeError } from './errors.js'
 import { builtExecHelper, execHelperStatus, forkServerStatus } from './exec-helper.js'
 import { forkServer } from './fork-server.js'
 import type { Launchers } from './launchers.js'
+import { ownPathsOf } from './own-paths.js'
 import { type PlainProcessSpec, plainInput } from './plain.js'
 import { DEFAULT_SANDBOX_USER, type PrepareContext, prepareTool } from './prepare.js'
 import { ToolProcess } from './process.js'
@@ -68,7 +69,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     const forkBinary = fork.available ? fork.path : undefined
     // Started now, while a host is usually still small, so no call pays for it.
     if (forkBinary !== undefined) forkServer(forkBinary)
-    this.#context = { options: this.options, launchers, execHelper }
+    this.#context = { options: this.options, launchers, execHelper, own: ownPathsOf(this.options) }
     this.#fork = fork
     this.#retention = new Retention(this.options.retainBytes)
     this.#sweeper = new Sweeper(this.#state.runId)

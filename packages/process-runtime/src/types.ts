@@ -4,6 +4,7 @@ import type { EffectivePolicy, EnvironmentPolicy } from './environment.js'
 import type { EventPage, SequencedEvent } from './event-log.js'
 import type { RunAsMechanism, RunAsTarget, SandboxMechanism, SandboxPolicy } from './launchers.js'
 import type { LostProcess } from './lost.js'
+import type { OwnPathOption } from './own-paths.js'
 import type { PlainProcessSpec } from './plain.js'
 
 /** Operator options of the runtime. */
@@ -47,6 +48,12 @@ export interface RuntimeOptions {
   readonly oneshotTimeoutMs?: number
   /** The disk budget of the state directory (spill files, run records). Default 1 GiB. */
   readonly stateBytes?: number
+  /**
+   * The host's own paths no sandbox may reach, beside the state directory, the envdir root and the
+   * installation, which the runtime adds itself: a token file kept elsewhere, the socket it
+   * listens on, its configuration file (decision 0095).
+   */
+  readonly ownPaths?: readonly OwnPathOption[]
 }
 
 /** A tool after load: its declarations checked against what the operator configured. */
@@ -225,10 +232,16 @@ export type { LostProcess } from './lost.js'
 export interface ProcessRuntime {
   readonly options: Readonly<
     Required<
-      Omit<RuntimeOptions, 'envdirRoot' | 'sandbox' | 'runAs' | 'environment' | 'execHelper' | 'forkServer'>
+      Omit<
+        RuntimeOptions,
+        'envdirRoot' | 'sandbox' | 'runAs' | 'environment' | 'execHelper' | 'forkServer' | 'ownPaths'
+      >
     >
   > &
-    Pick<RuntimeOptions, 'envdirRoot' | 'sandbox' | 'runAs' | 'environment' | 'execHelper' | 'forkServer'>
+    Pick<
+      RuntimeOptions,
+      'envdirRoot' | 'sandbox' | 'runAs' | 'environment' | 'execHelper' | 'forkServer' | 'ownPaths'
+    >
   /**
    * Checks a loaded tool's runtime declarations against the operator's configuration: envdir root,
    * run_as mechanism, sandbox mechanism (qualified by running it), paths. Throws a LoadingError
@@ -277,6 +290,12 @@ export interface PrepareInput {
   readonly runtime: RuntimeSpec
   /** The toolbox's environment policy, over the runtime's. */
   readonly environment?: EnvironmentPolicy
+  /**
+   * A grant that holds one of toolvisor's own paths below it: `refuse` it (a tool's declaration,
+   * the default), or `mask` the path inside (a policy the operator chose, such as a bash mode that
+   * reads `/`). A grant at or under one is refused either way (decision 0095).
+   */
+  readonly ownPaths?: 'refuse' | 'mask'
 }
 
 /** How processes are started here, for operators. */

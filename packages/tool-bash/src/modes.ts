@@ -25,6 +25,7 @@ export function rank(mode: SandboxMode): number {
  * mechanism has a mount namespace (bwrap), none at all otherwise (Landlock): never the host's.
  * `workspace-write`: the session's working directory `root` writable, and a /tmp: private first,
  * the host's where the mechanism has no private one (Landlock; `tmp` says which to try).
+ * toolvisor's own paths below `/` (its state, the token, the envdir root) are masked, never shown.
  */
 export function policyOf(
   mode: Exclude<SandboxMode, 'danger-full-access'>,
@@ -32,8 +33,9 @@ export function policyOf(
   tmp: 'private' | 'shared' = 'private',
 ): NonNullable<PlainProcessSpec['sandbox']> {
   // The root is granted by name too: a private /tmp would otherwise hide a working directory below it.
-  if (mode === 'read-only') return { fs: { read: ['/', root] }, net: 'host', tmp: 'none' }
-  return { fs: { read: ['/'], write: [root] }, net: 'host', tmp }
+  // `/` holds toolvisor's own state: the mechanism masks it (decision 0095).
+  if (mode === 'read-only') return { fs: { read: ['/', root] }, net: 'host', tmp: 'none', ownPaths: 'mask' }
+  return { fs: { read: ['/'], write: [root] }, net: 'host', tmp, ownPaths: 'mask' }
 }
 
 /**

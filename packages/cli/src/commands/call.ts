@@ -2,7 +2,7 @@ import type { LoadedTool, Tool, ToolProgress, ToolResult } from '@toolvisor/tool
 import { type Composed, compose, reportLost } from '../compose.js'
 import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
-import { configOf, type FlagValues, parseLine, usageOf } from '../flags.js'
+import { configFileOf, configOf, type FlagValues, parseLine, usageOf } from '../flags.js'
 import type { Io } from '../output.js'
 import { checkToolboxes, type FoundTool, findTool, isToolPath } from '../toolboxes.js'
 
@@ -67,7 +67,7 @@ export async function callCommand(
     throw new CliError('CLI_ERR_USAGE', `${line.path}: no such file; ${hint}`)
   }
   if (byName) checkToolboxes(config.toolboxes, true)
-  const composed = await compose(config, { loadToolboxes: false, yieldMs })
+  const composed = await compose(config, { loadToolboxes: false, yieldMs, configFile: configFileOf(values) })
   reportLost(composed, (text) => io.err(`${text}\n`))
   const controller = new AbortController()
   const cancel = () => controller.abort()

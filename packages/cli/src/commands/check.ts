@@ -16,7 +16,7 @@ import type { LoadedTool } from '@toolvisor/toolbox'
 import { type Composed, compose } from '../compose.js'
 import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
-import { configOf, parseLine, usageOf } from '../flags.js'
+import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
 import type { Io } from '../output.js'
 import { type CheckReport, printCheck, runtimeReport, type ToolReport } from './check-report.js'
 
@@ -58,7 +58,7 @@ export async function checkCommand(argv: readonly string[], io: Io): Promise<num
     throw error
   }
   const probe = values.probe === true
-  const composed = await compose(config, { loadToolboxes: false })
+  const composed = await compose(config, { loadToolboxes: false, configFile: configFileOf(values) })
   try {
     const report = await gather(composed, config, probe)
     printCheck(report, values.json === true, io)

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path'
 import type { Sessions, ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
 import { compose } from '../compose.js'
 import type { Config } from '../config.js'
-import { configOf, parseLine, usageOf } from '../flags.js'
+import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
 import type { Io } from '../output.js'
 
 /** `toolvisor demo --help`. */
@@ -44,7 +44,7 @@ export async function demoCommand(argv: readonly string[], io: Io): Promise<numb
   const began = Date.now()
   const composed = await compose(
     { ...config, toolboxes: [...examples, broken], stateDir: config.stateDir ?? join(scratch, 'state') },
-    { yieldMs: 1000 },
+    { yieldMs: 1000, configFile: configFileOf(values) },
   )
   const demo = demoOf(composed, scratch, io)
   try {

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { LoadedTool, Tool, ToolRegistry } from '@toolvisor/toolbox'
 import { compose } from '../compose.js'
-import { configOf, parseLine, usageOf } from '../flags.js'
+import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
 import type { Io } from '../output.js'
 
 /** `toolvisor describe --help`. */
@@ -34,7 +34,10 @@ export async function describeCommand(argv: readonly string[], io: Io): Promise<
     )
     return 2
   }
-  const composed = await compose(configOf('describe', values), { loadToolboxes: false })
+  const composed = await compose(configOf('describe', values), {
+    loadToolboxes: false,
+    configFile: configFileOf(values),
+  })
   try {
     // A LoadingError reaches main(), which prints it and exits 2.
     const loaded = await composed.binary.load(path)

@@ -2,7 +2,7 @@ import { serveStdio } from '@toolvisor/mcp-server'
 import type { Served } from '@toolvisor/toolbox'
 import { type Composed, compose, defined, reportLost } from '../compose.js'
 import type { Config } from '../config.js'
-import { configOf, parseLine, usageOf } from '../flags.js'
+import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
 import { explain, type Io } from '../output.js'
 import { checkToolboxes } from '../toolboxes.js'
 import { VERSION } from '../version.js'
@@ -67,16 +67,21 @@ export async function mcpCommand(
     return 2
   }
   checkToolboxes(config.toolboxes, mcp.allowEmpty === true) // missing or no tool: exit 2, before serving
-  return serveLocal(config, io, signals)
+  return serveLocal(config, configFileOf(values), io, signals)
 }
 
 /** Composes a runtime here and serves it over stdio until the client goes. */
-async function serveLocal(config: Config, io: Io, signals: NodeJS.EventEmitter): Promise<number> {
+async function serveLocal(
+  config: Config,
+  configFile: string | undefined,
+  io: Io,
+  signals: NodeJS.EventEmitter,
+): Promise<number> {
   const { session, loadFirst } = config.mcp ?? {}
   // Unless --load-first, the toolboxes are loaded once the server answers: a describe that hangs
   // must not hold `initialize` (the registry announces the tools as they come). Capabilities stay
   // in compose: a required one with no backend still stops the command before it serves.
-  const composed = await compose({ ...config, toolboxes: [] })
+  const composed = await compose({ ...config, toolboxes: [] }, { configFile })
   reportLost(composed, (line) => io.err(`${line}\n`))
   const stop = new AbortController()
   const onSignal = () => stop.abort()

@@ -2,13 +2,13 @@ import { join } from 'node:path'
 import { type Mailbox, MailboxToken } from '@toolvisor/mailbox'
 import { type Listen, serveHttp } from '@toolvisor/mcp-server'
 import { operatorPage } from '@toolvisor/operator-ui'
-import { defaultStateDir } from '@toolvisor/process-runtime'
+import { defaultStateDir, type OwnPathOption } from '@toolvisor/process-runtime'
 import { type Composed, compose, defined, reportLost } from '../compose.js'
 import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
-import { configOf, parseLine, usageOf } from '../flags.js'
+import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
 import { startNotifier } from '../notify/notifier.js'
-import { notifyTargetOf } from '../notify/target.js'
+import { type NotifyTarget, notifyTargetOf } from '../notify/target.js'
 import type { Io } from '../output.js'
 import { tokenIn } from '../token.js'
 import { VERSION } from '../version.js'
@@ -50,6 +50,8 @@ export async function serveCommand(
   const stop = signalled(signals)
   const composed = await compose(config, {
     mailJournal: join(config.stateDir ?? defaultStateDir(), 'mail'),
+    configFile: configFileOf(values),
+    ownPaths: servedPaths(tokenFile, listen, notify),
   }).catch((error: unknown) => {
     stop.off()
     throw error
@@ -87,6 +89,19 @@ export async function serveCommand(
     await notifier?.close()
     stop.off()
   }
+}
+
+/** What `serve` adds to toolvisor's own paths: the token file, the socket it listens on, the harness's socket. */
+function servedPaths(tokenFile: string, listen: Listen, notify: NotifyTarget | undefined): OwnPathOption[] {
+  return [
+    { path: tokenFile, kind: 'secret', what: "toolvisor serve's bearer token" },
+    ...('path' in listen
+      ? [{ path: listen.path, kind: 'secret' as const, what: "toolvisor serve's socket" }]
+      : []),
+    ...(notify?.kind === 'unix'
+      ? [{ path: notify.path, kind: 'secret' as const, what: "the harness's notify socket" }]
+      : []),
+  ]
 }
 
 /** SIGINT or SIGTERM, listened for until `off` (a second one during the shutdown changes nothing). */

@@ -1,5 +1,6 @@
 import type { SandboxPolicy } from '@toolvisor/process-runtime'
 import type { HostEntry } from './host.js'
+import { kindOnHost, ownMounts, type PathKind } from './own.js'
 
 /**
  * Namespaces and privileges, the same for every tool. `--unshare-user --disable-userns` is the
@@ -116,17 +117,27 @@ export function grantMounts(policy: SandboxPolicy): Mount[] {
  * the tmpfs, and a private /var/tmp or /dev private under a grant of /var or /. A usr-merge link
  * that a grant of / already brings is left out: bwrap refuses to create a symlink over it.
  */
-export function mounts(policy: SandboxPolicy, layout: readonly HostEntry[]): Mount[] {
-  const sorted = [...baseMounts(layout, policy.tmp), ...grantMounts(policy)].sort(
-    (a, b) => depth(a.path) - depth(b.path),
-  )
-  return sorted.filter(
+export function mounts(
+  policy: SandboxPolicy,
+  layout: readonly HostEntry[],
+  kindOf: (path: string) => PathKind = kindOnHost,
+): Mount[] {
+  const sorted = byDepth([...baseMounts(layout, policy.tmp), ...grantMounts(policy)])
+  const list = sorted.filter(
     (mount, i) =>
       mount.args[0] !== '--symlink' ||
       !sorted
         .slice(0, i)
         .some((earlier) => earlier.host && earlier.path !== mount.path && isWithin(mount.path, earlier.path)),
   )
+  // toolvisor's own paths the list would show go last at their depth (decision 0095).
+  const own = ownMounts(policy.own ?? [], list, kindOf)
+  return own.length === 0 ? list : byDepth([...list, ...own])
+}
+
+/** Parents before children; at equal depth, the order given (a stable sort). */
+function byDepth(list: readonly Mount[]): Mount[] {
+  return [...list].sort((a, b) => depth(a.path) - depth(b.path))
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { SandboxPolicy } from '@toolvisor/process-runtime'
 import { describe, expect, it } from 'vitest'
 import { interpretAbi } from './launcher.js'
-import { launcherArgs, refusal } from './policy.js'
+import { type DirEntry, launcherArgs, readAround, refusal } from './policy.js'
 import { fieldOf } from './preflight.js'
 
 const minimum = { read: ['/usr', '/etc'], write: ['/dev/null'] }
@@ -103,5 +103,78 @@ describe('interpretAbi', () => {
         stderr: '',
       }),
     ).toMatchObject({ available: false, reason: 'the Landlock launcher /l did not run: spawn /l EACCES' })
+  })
+})
+
+describe("toolvisor's own paths (decision 0095)", () => {
+  const tree: Record<string, DirEntry[]> = {
+    '/': [
+      { name: 'usr', kind: 'dir' },
+      { name: 'home', kind: 'dir' },
+      { name: 'bin', kind: 'link' },
+      { name: 'vmlinuz', kind: 'other' },
+    ],
+    '/home': [
+      { name: 'u', kind: 'dir' },
+      { name: 'v', kind: 'dir' },
+    ],
+    '/home/u': [
+      { name: 'work', kind: 'dir' },
+      { name: 'state', kind: 'dir' },
+      { name: 'state-old', kind: 'dir' },
+      { name: 'escape', kind: 'link' },
+    ],
+  }
+  const list = (dir: string) => tree[dir] ?? []
+
+  it('readAround grants every entry on the way down but the one that leads to a hidden path, never a link', () => {
+    expect(readAround('/', ['/home/u/state'], list)).toEqual([
+      '/usr',
+      '/home/u/work',
+      '/home/u/state-old',
+      '/home/v',
+      '/vmlinuz',
+    ])
+  })
+
+  it('launcherArgs narrows a read rule of / around a secret, and keeps other rules whole', () => {
+    const own = [{ path: '/home/u/state', kind: 'secret', what: 'state' }] as const
+    const args = launcherArgs(
+      { ...policy, read: ['/'], write: [], tmp: 'none', own },
+      undefined,
+      7,
+      minimum,
+      'path',
+      list,
+    )
+    expect(args).toEqual([
+      ...['--expect-abi', '7', '--ro', '/usr', '--ro', '/etc', '--rw', '/dev/null', '--ro', '/opt/tools/t'],
+      ...['--ro', '/usr', '--ro', '/home/u/work', '--ro', '/home/u/state-old'],
+      ...['--ro', '/home/v', '--ro', '/vmlinuz', '--'],
+    ])
+  })
+
+  it('refuses a writable rule holding a secret or the installation, naming the field; a read rule above the installation is fine', () => {
+    const available = { available: true, launcher: '/l', abi: 7 } as const
+    const secret = { path: '/data/out/state', kind: 'secret', what: "toolvisor's state directory" } as const
+    expect(refusal({ ...policy, own: [secret] }, undefined, available, 0)).toMatchObject({
+      ok: false,
+      field: 'fs.write',
+      reason:
+        "/data/out/state, toolvisor's state directory, lies in the write grant /data/out: Landlock cannot keep a path below a writable grant out of reach",
+    })
+    const inTmp = { path: '/tmp/tv-state', kind: 'secret', what: 'state' } as const
+    expect(refusal({ ...policy, own: [inTmp] }, undefined, available, 0)).toMatchObject({
+      ok: false,
+      field: 'tmp',
+    })
+    const code = { path: '/data/in/lib', kind: 'code', what: 'installation' } as const
+    expect(refusal({ ...policy, own: [code] }, undefined, available, 0)).toEqual({ ok: true })
+    expect(
+      refusal({ ...policy, own: [{ ...code, path: '/data/out/lib' }] }, undefined, available, 0),
+    ).toMatchObject({
+      ok: false,
+      field: 'fs.write',
+    })
   })
 })

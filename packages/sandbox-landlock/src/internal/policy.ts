@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs'
+import { readdirSync, realpathSync } from 'node:fs'
 import type { Qualification, RunAsTarget, SandboxPolicy } from '@toolvisor/process-runtime'
 import type { LauncherStatus } from './launcher.js'
 
@@ -43,6 +43,78 @@ function inside(path: string, dir: string): boolean {
  */
 export type GrantBy = 'path' | { readonly descriptor: (path: string) => number }
 
+/** One rule of the ruleset: read-only or with every right, by path or (a grant of the policy) by descriptor. */
+interface Rule {
+  readonly mode: 'ro' | 'rw'
+  readonly path: string
+  /** A grant of the policy (the tool's directory, its executable, fs.read, fs.write): by descriptor when asked. */
+  readonly grant: boolean
+}
+
+/** The rules of a policy, before toolvisor's own paths are left out of them. */
+function rulesOf(policy: SandboxPolicy, minimum: ExecMinimum): Rule[] {
+  const rules: Rule[] = [
+    ...minimum.read.map((path): Rule => ({ mode: 'ro', path, grant: false })),
+    ...minimum.write.map((path): Rule => ({ mode: 'rw', path, grant: false })),
+    { mode: 'ro', path: policy.toolDir, grant: true },
+  ]
+  // A tool whose executable is a link out of its directory still needs to exec the target.
+  if (!inside(policy.executable, policy.toolDir))
+    rules.push({ mode: 'ro', path: policy.executable, grant: true })
+  for (const path of policy.read) rules.push({ mode: 'ro', path, grant: true })
+  for (const path of policy.write) rules.push({ mode: 'rw', path, grant: true })
+  if (policy.tmp === 'shared') rules.push({ mode: 'rw', path: '/tmp', grant: false })
+  return rules
+}
+
+/** An entry of a directory, as `readAround` needs it (links are never followed). */
+export interface DirEntry {
+  readonly name: string
+  readonly kind: 'dir' | 'link' | 'other'
+}
+
+/** The entries of a directory on the host; none when it cannot be read (then nothing there is granted). */
+export function listHost(dir: string): DirEntry[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).map((entry) => ({
+      name: entry.name,
+      kind: entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'dir' : 'other',
+    }))
+  } catch {
+    return []
+  }
+}
+
+/**
+ * Read rules for `root` that leave `hidden` out (paths strictly below `root`; decision 0095):
+ * instead of one rule for `root`, one for every entry of each directory on the way down to a hidden
+ * path, except the entry that leads to it. Landlock grants a hierarchy, so a rule on `/` would reach
+ * toolvisor's state by any path (`/proc/PID/root`, a link); a hierarchy without a rule is out of
+ * reach however it is named. Links are skipped, never followed (what one leads to is granted, or
+ * not, on its own). An entry made after the start is not granted to that run.
+ */
+export function readAround(
+  root: string,
+  hidden: readonly string[],
+  list: (dir: string) => readonly DirEntry[] = listHost,
+): string[] {
+  const rules: string[] = []
+  const walk = (dir: string, below: readonly string[]): void => {
+    for (const entry of list(dir)) {
+      const path = dir === '/' ? `/${entry.name}` : `${dir}/${entry.name}`
+      if (below.includes(path)) continue
+      const deeper = below.filter((hiddenPath) => inside(hiddenPath, path))
+      if (deeper.length > 0) {
+        if (entry.kind === 'dir') walk(path, deeper)
+        continue
+      }
+      if (entry.kind !== 'link') rules.push(path)
+    }
+  }
+  walk(root, hidden)
+  return rules
+}
+
 /** The launcher's arguments for a policy, up to and including `--`. */
 export function launcherArgs(
   policy: SandboxPolicy,
@@ -50,20 +122,21 @@ export function launcherArgs(
   abi: number,
   minimum: ExecMinimum,
   grants: GrantBy = 'path',
+  list: (dir: string) => readonly DirEntry[] = listHost,
 ): string[] {
   const args: string[] = ['--expect-abi', String(abi)]
-  const grant = (mode: 'ro' | 'rw', path: string) => {
-    if (grants === 'path') args.push(`--${mode}`, path)
-    else args.push(`--${mode}-fd`, String(grants.descriptor(path)))
+  const secrets = (policy.own ?? []).filter((own) => own.kind === 'secret').map((own) => own.path)
+  for (const rule of rulesOf(policy, minimum)) {
+    const hidden = secrets.filter((secret) => secret !== rule.path && inside(secret, rule.path))
+    // `refusal` turned away a writable rule above a secret; a read rule is narrowed around it.
+    if (hidden.length > 0 && rule.mode === 'ro') {
+      for (const path of readAround(rule.path, hidden, list)) args.push('--ro', path)
+    } else if (rule.grant && grants !== 'path') {
+      args.push(`--${rule.mode}-fd`, String(grants.descriptor(rule.path)))
+    } else {
+      args.push(`--${rule.mode}`, rule.path)
+    }
   }
-  for (const path of minimum.read) args.push('--ro', path)
-  for (const path of minimum.write) args.push('--rw', path)
-  grant('ro', policy.toolDir)
-  // A tool whose executable is a link out of its directory still needs to exec the target.
-  if (!inside(policy.executable, policy.toolDir)) grant('ro', policy.executable)
-  for (const path of policy.read) grant('ro', path)
-  for (const path of policy.write) grant('rw', path)
-  if (policy.tmp === 'shared') args.push('--rw', '/tmp')
   // No socket of any family (the filter always refuses AF_UNIX); TCP rules too where the ABI has them.
   if (policy.net === 'none') args.push(...(abi >= tcpRulesAbi ? ['--deny-tcp'] : []), '--no-inet')
   if (runAs !== undefined) {
@@ -71,6 +144,33 @@ export function launcherArgs(
   }
   args.push('--')
   return args
+}
+
+/**
+ * Why a policy's writable rule cannot be honoured: it holds one of toolvisor's own paths, which
+ * the tool's user could reach (a secret) or change (the installation). Landlock rules add up and
+ * none takes a right back below a grant, and narrowing a writable rule around the path would take
+ * away the right to create and remove entries on the way down to it.
+ */
+function ownRefusal(policy: SandboxPolicy, minimum: ExecMinimum): Qualification | undefined {
+  for (const rule of rulesOf(policy, minimum)) {
+    for (const own of policy.own ?? []) {
+      const holds = inside(own.path, rule.path)
+      if (!holds || (rule.mode === 'ro' && (own.kind === 'code' || own.path !== rule.path))) continue
+      const field = policy.write.includes(rule.path) ? 'fs.write' : rule.path === '/tmp' ? 'tmp' : 'mechanism'
+      const what = field === 'tmp' ? '/tmp (tmp: shared makes it writable)' : `the write grant ${rule.path}`
+      return {
+        ok: false,
+        field,
+        reason: `${own.path}, ${own.what}, lies in ${what}: Landlock cannot keep a path below a writable grant out of reach`,
+        fix:
+          field === 'tmp'
+            ? `${otherMechanism}, declare tmp: private with bwrap, or keep ${own.path} out of /tmp`
+            : `${otherMechanism}, or grant narrower paths that leave ${own.path} out`,
+      }
+    }
+  }
+  return undefined
 }
 
 const otherMechanism = 'use --sandbox bwrap (or --sandbox auto, which picks it for this tool)'
@@ -106,6 +206,8 @@ export function refusal(
       fix: `${otherMechanism}, or grant narrower paths`,
     }
   }
+  const own = ownRefusal(policy, execMinimum())
+  if (own !== undefined) return own
   if (runAs !== undefined && euid !== 0) {
     return {
       ok: false,
