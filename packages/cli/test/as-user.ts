@@ -101,12 +101,20 @@ export interface AsUserOptions {
   readonly stdio?: 'pipe' | 'ignore'
 }
 
+/** What `asUser` spawns: for a transport that spawns by itself (the MCP SDK's stdio client). */
+export interface UserCommand {
+  readonly command: string
+  readonly args: string[]
+  readonly cwd: string
+  readonly env: Record<string, string>
+}
+
 /**
- * Starts `file ARGS` as the ordinary user: its uid and gid, its groups, `HOME`, `USER`, `LOGNAME`
- * and `SHELL` of that user, PATH and `env` on top, no capability. Paths of the clone in `file`,
- * `args` and `cwd` must already be as the user sees them (`seenAs`).
+ * `file ARGS` as the ordinary user: its uid and gid, its groups, `HOME`, `USER`, `LOGNAME` and
+ * `SHELL` of that user, PATH and `env` on top, no capability. Paths of the clone in `file`, `args`
+ * and `cwd` must already be as the user sees them (`seenAs`).
  */
-export function asUser(file: string, args: readonly string[], options: AsUserOptions = {}): ChildProcess {
+export function userCommand(file: string, args: readonly string[], options: AsUserOptions = {}): UserCommand {
   const user = ordinaryUser()
   const env = {
     PATH: `${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
@@ -128,27 +136,36 @@ export function asUser(file: string, args: readonly string[], options: AsUserOpt
     ...args,
   ]
   const root = realpathSync(repoRoot)
-  const direct = reachable(root, user)
-  const [command, ...rest] = direct
-    ? setpriv
-    : [
-        'unshare',
-        '--mount',
-        '--propagation',
-        'private',
-        '--',
-        'sh',
-        '-c',
-        'mount --bind "$1" "$2" && cd "$3" && shift 3 && exec "$@"',
-        'as-user',
-        root,
-        viewOfRoot(),
-        options.cwd ?? user.home,
-        ...setpriv,
-      ]
-  return spawn(command!, rest, {
+  if (reachable(root, user)) {
+    return { command: setpriv[0]!, args: setpriv.slice(1), cwd: options.cwd ?? user.home, env }
+  }
+  return {
+    command: 'unshare',
+    args: [
+      '--mount',
+      '--propagation',
+      'private',
+      '--',
+      'sh',
+      '-c',
+      'mount --bind "$1" "$2" && cd "$3" && shift 3 && exec "$@"',
+      'as-user',
+      root,
+      viewOfRoot(),
+      options.cwd ?? user.home,
+      ...setpriv,
+    ],
     // Outside the namespace the view is an empty folder: the shell changes directory inside it.
-    cwd: direct ? (options.cwd ?? user.home) : '/',
+    cwd: '/',
+    env,
+  }
+}
+
+/** Starts `userCommand(file, args, options)`. */
+export function asUser(file: string, args: readonly string[], options: AsUserOptions = {}): ChildProcess {
+  const { command, args: argv, cwd, env } = userCommand(file, args, options)
+  return spawn(command, argv, {
+    cwd,
     env,
     stdio: options.stdio === 'ignore' ? 'ignore' : ['pipe', 'pipe', 'pipe'],
   })

@@ -12,10 +12,11 @@ import { type ChildProcess, spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
-import { asUser, asUserSkip, ordinaryUser, seenAs, userDir } from './as-user.js'
+import { asUser, asUserSkip, ordinaryUser, seenAs, userCommand, userDir } from './as-user.js'
 import { bin, eventually } from './helpers.js'
 import { dir, hasBwrap, isRoot, load, mechanisms, sandboxedTool } from './sandbox-helpers.js'
 
@@ -181,3 +182,121 @@ describe.skipIf(!isRoot || !hasBwrap)('F9: a grant of the state directory', () =
     })
   }
 })
+
+/** The SDK client over `toolvisor mcp ARGS` (stdio), started by `command` (as root, or as the user). */
+async function stdioClient(command: {
+  command: string
+  args: string[]
+  cwd: string
+  env: Record<string, string>
+}) {
+  const client = new Client({ name: 'control-plane-test', version: '0' })
+  await client.connect(new StdioClientTransport({ ...command, stderr: 'pipe' }))
+  cleanups.push(() => client.close())
+  return async (script: string) => {
+    const result = (await client.callTool(
+      { name: 'bash', arguments: { command: script, description: 'probe' } },
+      undefined,
+      { timeout: 60_000 },
+    )) as CallToolResult
+    return result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n')
+  }
+}
+
+describe.skipIf(!isRoot || !hasBwrap)('as root: a secret the sandbox user could read', () => {
+  for (const mechanism of mechanisms) {
+    it(`${mechanism}: a read-only command cannot read toolvisor's configuration file (mode 0644)`, async () => {
+      const box = dir('tv-cp-config-')
+      const config = join(box, 'toolvisor.json')
+      writeFileSync(config, '{"mailBytes": 54321}\n', { mode: 0o644 })
+      const bash = await stdioClient({
+        command: process.execPath,
+        args: [
+          bin,
+          'mcp',
+          '--bash',
+          '--sandbox',
+          mechanism,
+          '--bash-sandbox',
+          'read-only',
+          '--config',
+          config,
+          '--state-dir',
+          dir('tv-cp-state-', 0o700),
+        ],
+        cwd: box,
+        env: process.env as Record<string, string>,
+      })
+      const text = await bash(`id -u; cat ${config}; echo "rc=$?"`)
+      expect(text).toMatch(/^65534\n/)
+      expect(text).not.toContain('54321')
+      // bwrap binds /dev/null over it on a nodev mount, Landlock has no rule for it: either way EACCES.
+      expect(text).toContain(`${config}: Permission denied`)
+    })
+  }
+})
+
+describe.skipIf(asUserSkip !== undefined || !hasBwrap)(
+  'as an ordinary user: the state directory inside the workspace',
+  () => {
+    for (const mechanism of mechanisms) {
+      it(`${mechanism}: workspace-write cannot see, move or replace it`, async () => {
+        const user = ordinaryUser()
+        const home = userDir('tv-cp-ws-', user)
+        cleanups.push(() => rmSync(home, { recursive: true, force: true }))
+        const state = join(home, '.tv', 'state')
+        spawnSync('setpriv', [
+          '--reuid',
+          String(user.uid),
+          '--regid',
+          String(user.gid),
+          '--init-groups',
+          'mkdir',
+          '-p',
+          '-m',
+          '700',
+          state,
+        ])
+        const command = userCommand(
+          process.execPath,
+          [
+            seenAs(bin),
+            'mcp',
+            '--bash',
+            '--sandbox',
+            mechanism,
+            '--bash-sandbox',
+            'workspace-write',
+            '--state-dir',
+            state,
+          ],
+          { cwd: home },
+        )
+        if (mechanism === 'landlock') {
+          // The standing mode is prepared at start: refused there, before anything is served.
+          const refused = spawnSync(command.command, command.args, {
+            cwd: command.cwd,
+            env: command.env,
+            encoding: 'utf8',
+            input: '',
+            timeout: 30_000,
+          })
+          expect(refused.status).not.toBe(0)
+          expect(refused.stderr).toContain(
+            `${state}, toolvisor's state directory, lies in the write grant ${home}: Landlock cannot keep a path below a writable grant out of reach`,
+          )
+          return
+        }
+        const bash = await stdioClient(command)
+        const text = await bash(
+          'ls -A .tv/state | wc -l; mv .tv .tv-moved && echo moved; touch made && echo made',
+        )
+        expect(text).toMatch(/^0\n/)
+        expect(text).toContain('Device or resource busy')
+        expect(text).not.toMatch(/^moved$/m)
+        expect(text).toContain('made')
+        expect(existsSync(join(home, '.tv', 'state', 'runs'))).toBe(true)
+      })
+    }
+  },
+)
