@@ -61,6 +61,21 @@ async function getent(database: 'passwd' | 'group', key: string): Promise<string
   }
 }
 
+/** Every group id of `account` (its primary one and the supplementary ones `initgroups` gives it). */
+export async function groupIdsOf(account: Account): Promise<number[]> {
+  if (account.uid === process.geteuid?.())
+    return [...new Set([account.gid, ...(process.getgroups?.() ?? [])])]
+  try {
+    const { stdout } = await run(pinnedExecutable('id'), ['-G', '--', account.name], {
+      encoding: 'utf8',
+      env: CLEAN_ENVIRONMENT,
+    })
+    return [...new Set([account.gid, ...stdout.trim().split(/\s+/).filter(Boolean).map(Number)])]
+  } catch {
+    return [account.gid]
+  }
+}
+
 /** A path and the access a tool needs to it: any of `r`, `w`, `x`. */
 export interface AccessNeed {
   readonly path: string

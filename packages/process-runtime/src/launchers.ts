@@ -23,6 +23,12 @@ export interface Launch {
   readonly cwd: string
   /** Extra file descriptors for the child, numbered from 3 in order. */
   readonly extraFds: readonly ExtraFd[]
+  /**
+   * Called once, after the launched process ended or failed to start: undoes what the mechanism
+   * leaves on the host for this launch (the placeholders that keep a protected path from being
+   * created, `SandboxPolicy.protect`). A wrapper keeps it (`{ ...launch, file, args }`).
+   */
+  readonly release?: () => void
 }
 
 /**
@@ -90,6 +96,19 @@ export interface SandboxPolicy {
   readonly declared: readonly SandboxField[]
   /** What each granted path (the tool directory, its executable, fs.read, fs.write) was at load. */
   readonly pins: Readonly<Record<string, Pin>>
+  /**
+   * Paths kept read-only inside every writable grant (`write`), relative to the grant, a
+   * directory ending in `/` (`.git/hooks/`, `.bashrc`): what the user's own programs run later,
+   * unconfined, without being asked (git hooks, shell start-up files, editor tasks, agent client
+   * configurations). One that is missing is masked so that it cannot be created. A mechanism that
+   * cannot keep them says so in `describe()` (decision 0096). Absent: none.
+   */
+  readonly protect?: readonly string[]
+  /**
+   * Who the tool runs as (the run_as or sandbox user, else toolvisor's own): what it may create
+   * follows from it (a protected path the user cannot create needs no mask). Absent: unknown.
+   */
+  readonly user?: { readonly uid: number; readonly gid: number; readonly groups: readonly number[] }
   /**
    * toolvisor's own paths the tool's user could reach by their file modes (decision 0095). No
    * declared grant is at or under one of them (refused at load); a grant of the policy may hold one

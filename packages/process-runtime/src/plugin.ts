@@ -66,6 +66,16 @@ export const RuntimeConfig = z
           .strict(),
       )
       .optional(),
+    protectedPaths: z
+      .array(
+        z
+          .string()
+          .regex(
+            /^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[^/\0]+(\/[^/\0]+)*\/?$/,
+            'expected a path relative to a writable grant (.git/hooks/, .bashrc), without . or .. parts',
+          ),
+      )
+      .optional(),
   })
   .strict()
 

@@ -1,7 +1,14 @@
 import { mkdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { LoadingError } from '@toolvisor/describe-v2'
-import { type AccessNeed, type Account, lookupAccount, missingAccess, selfAccount } from './accounts.js'
+import {
+  type AccessNeed,
+  type Account,
+  groupIdsOf,
+  lookupAccount,
+  missingAccess,
+  selfAccount,
+} from './accounts.js'
 import { effectivePolicy } from './environment.js'
 import type { Launchers, OwnPath, RunAsTarget, SandboxPolicy } from './launchers.js'
 import { chooseMechanism, runAsMechanismOf } from './mechanism-choice.js'
@@ -19,6 +26,8 @@ export interface PrepareContext {
   readonly execHelper: LaunchFacts['execHelper']
   /** toolvisor's own paths (`ownPathsOf`): no grant may reach them. */
   readonly own: readonly OwnPath[]
+  /** What every writable grant keeps read-only (`protectedPaths`). */
+  readonly protect: readonly string[]
 }
 
 const isRoot = () => process.geteuid?.() === 0
@@ -99,8 +108,14 @@ async function sandboxOf(
   }
   const resolved = resolvePolicy(input, declared.sandbox!, declared.runAs !== undefined, fail)
   refuseOwn(resolved, context.own, input.ownPaths ?? 'refuse', fail)
-  const own = await reachableOwn(account ?? selfAccount(), context.own)
-  const policy: SandboxPolicy = { ...resolved, own }
+  const user = account ?? selfAccount()
+  const own = await reachableOwn(user, context.own)
+  const policy: SandboxPolicy = {
+    ...resolved,
+    own,
+    ...(resolved.write.length > 0 ? { protect: context.protect } : {}),
+    user: { uid: user.uid, gid: user.gid, groups: await groupIdsOf(user) },
+  }
   const mechanism = await chooseMechanism(name as string, policy, target, context.launchers, fail)
   return { mechanism, policy }
 }

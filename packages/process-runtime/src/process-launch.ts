@@ -36,6 +36,8 @@ export interface Launched {
   readonly control?: ProcessControl
   /** The final exec's status pipe (see `watchExec`). */
   readonly status?: Readable
+  /** What the mechanism left on the host for this launch, to undo once the process ended (`Launch.release`). */
+  readonly release?: () => void
 }
 
 /**
@@ -62,13 +64,21 @@ export async function launchProcess(
   const { launch, status } = assemble(tool, base, host.execHelper)
   // The spec the process runs with (a start may give its own), as its output reads it.
   const slabs = bulkStdout(start.process ?? tool.process)
-  const { child, pipes } = await spawnServed(launch, host.forkServer(), slabs)
+  const { child, pipes } = await spawnServed(launch, host.forkServer(), slabs).catch((error: unknown) => {
+    launch.release?.()
+    throw error
+  })
   const control =
     child.pid !== undefined && tool.sandbox?.mechanism.control
       ? tool.sandbox.mechanism.control({ pid: child.pid, extraFds: pipes as (Readable | undefined)[] })
       : undefined
   const statusPipe = status === undefined ? undefined : (pipes[status] as Readable | undefined)
-  return { child, ...(control ? { control } : {}), ...(statusPipe ? { status: statusPipe } : {}) }
+  return {
+    child,
+    ...(control ? { control } : {}),
+    ...(statusPipe ? { status: statusPipe } : {}),
+    ...(launch.release ? { release: launch.release } : {}),
+  }
 }
 
 /** The rundir is created if missing (at load, and again at each start should it have gone). */

@@ -9,6 +9,7 @@ import { type PlainProcessSpec, plainInput } from './plain.js'
 import { DEFAULT_SANDBOX_USER, type PrepareContext, prepareTool } from './prepare.js'
 import { ToolProcess } from './process.js'
 import type { ProcessHost } from './process-launch.js'
+import { protectedPaths } from './protected.js'
 import { RAW_ONESHOT } from './raw.js'
 import { keptLost, markTold } from './recovery.js'
 import { Retention } from './retention.js'
@@ -69,7 +70,13 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     const forkBinary = fork.available ? fork.path : undefined
     // Started now, while a host is usually still small, so no call pays for it.
     if (forkBinary !== undefined) forkServer(forkBinary)
-    this.#context = { options: this.options, launchers, execHelper, own: ownPathsOf(this.options) }
+    this.#context = {
+      options: this.options,
+      launchers,
+      execHelper,
+      own: ownPathsOf(this.options),
+      protect: protectedPaths(this.options.protectedPaths),
+    }
     this.#fork = fork
     this.#retention = new Retention(this.options.retainBytes)
     this.#sweeper = new Sweeper(this.#state.runId)

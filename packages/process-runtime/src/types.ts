@@ -54,6 +54,11 @@ export interface RuntimeOptions {
    * listens on, its configuration file (decision 0095).
    */
   readonly ownPaths?: readonly OwnPathOption[]
+  /**
+   * More paths kept read-only inside every writable grant, beside `PROTECTED_PATHS` (relative to
+   * the grant; a directory ends in `/`): decision 0096.
+   */
+  readonly protectedPaths?: readonly string[]
 }
 
 /** A tool after load: its declarations checked against what the operator configured. */
@@ -240,7 +245,14 @@ export interface ProcessRuntime {
   > &
     Pick<
       RuntimeOptions,
-      'envdirRoot' | 'sandbox' | 'runAs' | 'environment' | 'execHelper' | 'forkServer' | 'ownPaths'
+      | 'envdirRoot'
+      | 'sandbox'
+      | 'runAs'
+      | 'environment'
+      | 'execHelper'
+      | 'forkServer'
+      | 'ownPaths'
+      | 'protectedPaths'
     >
   /**
    * Checks a loaded tool's runtime declarations against the operator's configuration: envdir root,

@@ -19,8 +19,10 @@ import { mountArgs, mounts, namespaceArgs, showsHost } from './internal/args.js'
 import type { HostEntry } from './internal/host.js'
 import { hostLayout } from './internal/host.js'
 import { readChildPid } from './internal/info.js'
+import { kindOnHost } from './internal/own.js'
 import type { Ids, PreflightResult } from './internal/preflight.js'
 import { preflight, resolveIds } from './internal/preflight.js'
+import { type Placeholder, protection, removePlaceholder } from './internal/protect.js'
 import { sandboxProgram } from './internal/seccomp.js'
 
 /** Options of {@link bwrapMechanism}. */
@@ -88,6 +90,8 @@ class Bwrap implements SandboxMechanism {
   #bwrap: string | undefined
   #layout: HostEntry[] | undefined
   readonly #preflights = new Map<string, Promise<PreflightResult>>()
+  /** The placeholders of protected paths that launches of this mechanism have, and how many have each. */
+  readonly #placeholders = new Map<string, number>()
 
   constructor(requested: string) {
     this.#requested = requested
@@ -114,12 +118,14 @@ class Bwrap implements SandboxMechanism {
   wrap(launch: Launch, policy: SandboxPolicy): Launch {
     checkPaths(policy)
     const extraFds: ExtraFd[] = [...launch.extraFds]
-    const list = mounts(policy, this.#host())
+    const protect = protection(policy, this.#placeholders)
+    const list = mounts(policy, this.#host(), kindOnHost, protect.mounts)
     // Grants are bound from descriptors the runtime opens and checks at spawn.
-    const mountList = mountArgs(list, (path) => {
-      extraFds.push(grantFd(policy, path))
+    const mountList = mountArgs(list, (mount) => {
+      extraFds.push(mount.from?.fd ?? grantFd(policy, mount.path))
       return 2 + extraFds.length
     })
+    const release = this.#hold(protect.placeholders, launch.release)
     const fdArgs = ['--seccomp', String(3 + extraFds.length)]
     extraFds.push({ kind: 'data', data: sandboxProgram({ net: policy.net }) })
     // The info fd is the last pipe: control() finds it there.
@@ -137,6 +143,30 @@ class Bwrap implements SandboxMechanism {
       file: this.#binary(),
       args: [...sandbox, '--', launch.file, ...launch.args],
       extraFds,
+      ...(release ? { release } : {}),
+    }
+  }
+
+  /**
+   * Counts the launches that have each placeholder (concurrent runs in one workspace share it);
+   * the release of the last one removes it from the host.
+   */
+  #hold(placeholders: readonly Placeholder[], before: (() => void) | undefined): (() => void) | undefined {
+    if (placeholders.length === 0) return before
+    for (const { path } of placeholders) this.#placeholders.set(path, (this.#placeholders.get(path) ?? 0) + 1)
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      for (const placeholder of placeholders) {
+        const left = (this.#placeholders.get(placeholder.path) ?? 1) - 1
+        if (left > 0) this.#placeholders.set(placeholder.path, left)
+        else {
+          this.#placeholders.delete(placeholder.path)
+          removePlaceholder(placeholder)
+        }
+      }
+      before?.()
     }
   }
 

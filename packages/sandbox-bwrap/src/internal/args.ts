@@ -1,4 +1,4 @@
-import type { SandboxPolicy } from '@toolvisor/process-runtime'
+import type { ExtraFd, SandboxPolicy } from '@toolvisor/process-runtime'
 import type { HostEntry } from './host.js'
 import { kindOnHost, ownMounts, type PathKind } from './own.js'
 
@@ -37,6 +37,12 @@ export interface Mount {
   readonly args: readonly string[]
   /** Set for a grant: bound from a descriptor, read-only or writable. */
   readonly grant?: 'ro' | 'rw'
+  /**
+   * Set for a mount from a descriptor that is not a grant: a protected path bound read-only over
+   * itself from a descriptor pinned when the launch was made (`--ro-bind-fd`), or an empty file
+   * bound over a protected path that is missing (`--ro-bind-data`).
+   */
+  readonly from?: { readonly flag: '--ro-bind-fd' | '--ro-bind-data'; readonly fd: ExtraFd }
 }
 
 const bind = (flag: '--ro-bind' | '--bind' | '--ro-bind-try', path: string): Mount => ({
@@ -121,8 +127,9 @@ export function mounts(
   policy: SandboxPolicy,
   layout: readonly HostEntry[],
   kindOf: (path: string) => PathKind = kindOnHost,
+  protect: readonly Mount[] = [],
 ): Mount[] {
-  const sorted = byDepth([...baseMounts(layout, policy.tmp), ...grantMounts(policy)])
+  const sorted = byDepth([...baseMounts(layout, policy.tmp), ...grantMounts(policy), ...protect])
   const list = sorted.filter(
     (mount, i) =>
       mount.args[0] !== '--symlink' ||
@@ -141,18 +148,19 @@ function byDepth(list: readonly Mount[]): Mount[] {
 }
 
 /**
- * The argument list of a mount sequence. `fdOf` numbers the descriptor of each grant (the caller
- * adds the descriptors to the launch in the order it is asked).
+ * The argument list of a mount sequence. `fdOf` numbers the descriptor of each mount made from one
+ * (a grant, or `from`; the caller adds the descriptors to the launch in the order it is asked).
  */
-export function mountArgs(list: readonly Mount[], fdOf: (path: string) => number = noGrants): string[] {
+export function mountArgs(list: readonly Mount[], fdOf: (mount: Mount) => number = noGrants): string[] {
   return list.flatMap((mount) => {
+    if (mount.from !== undefined) return [mount.from.flag, String(fdOf(mount)), mount.path]
     if (mount.grant === undefined) return mount.args
-    return [mount.grant === 'ro' ? '--ro-bind-fd' : '--bind-fd', String(fdOf(mount.path)), mount.path]
+    return [mount.grant === 'ro' ? '--ro-bind-fd' : '--bind-fd', String(fdOf(mount)), mount.path]
   })
 }
 
-function noGrants(path: string): never {
-  throw new Error(`${path} is a grant: mountArgs needs its descriptor`)
+function noGrants(mount: Mount): never {
+  throw new Error(`${mount.path} is bound from a descriptor: mountArgs needs its number`)
 }
 
 /** Whether `path` shows the host's content inside: the last mount covering it is a host bind. */

@@ -23,7 +23,7 @@ const kinds: Record<string, PathKind> = {
 }
 const kindOf = (path: string) => kinds[path]
 const state: OwnPath = { path: '/home/u/.local/state/tv', kind: 'secret', what: 'state' }
-const numbered = (path: string) => (path.length % 10) + 10
+const numbered = (mount: { path: string }) => (mount.path.length % 10) + 10
 
 /** The arguments of the mounts, grants numbered by a fake descriptor. */
 const argsOf = (over: Partial<SandboxPolicy>) => mountArgs(mounts(policy(over), [], kindOf), numbered)
