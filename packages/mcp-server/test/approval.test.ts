@@ -35,7 +35,7 @@ async function connected(approvals: McpApprovals, answer?: (message: string) => 
   if (answer) client.setRequestHandler(ElicitRequestSchema, (request) => answer(request.params.message))
   await client.connect(clientSide)
   closers.push(() => surface.close())
-  return { client, tools }
+  return { client, tools, surface }
 }
 
 const question = (signal = new AbortController().signal): ApprovalRequest => ({
@@ -91,6 +91,43 @@ describe('McpApprovals: the approval seam through elicitation', () => {
     await connected(approvals, async () => ({ action: 'accept', content: {} }))
     await closers.pop()!()
     expect(await approvals.request(question())).toBe('unavailable')
+  })
+})
+
+describe('McpApprovals: a question goes to the connection that made the call, never by session name', () => {
+  it('two connections of one session: each call asks its own connection; one that closed is unavailable', async () => {
+    const approvals = new McpApprovals()
+    const asked: string[] = []
+    const first = await connected(approvals, async () => {
+      asked.push('first')
+      return { action: 'decline' }
+    })
+    const second = await connected(approvals, async () => {
+      asked.push('second')
+      return { action: 'accept', content: {} }
+    })
+    expect(await approvals.request({ ...question(), connection: first.surface.connection })).toBe('rejected')
+    expect(await approvals.request({ ...question(), connection: second.surface.connection })).toBe(
+      'allowed-once',
+    )
+    expect(asked).toEqual(['first', 'second'])
+    await first.surface.close()
+    // The second connection of the session is still there: the first's question must not reach it.
+    expect(await approvals.request({ ...question(), connection: first.surface.connection })).toBe(
+      'unavailable',
+    )
+    expect(asked).toEqual(['first', 'second'])
+  })
+
+  it('a request without a connection is unavailable, even with a connection of its session attached', async () => {
+    const approvals = new McpApprovals()
+    let asked = 0
+    await connected(approvals, async () => {
+      asked += 1
+      return { action: 'accept', content: {} }
+    })
+    expect(await approvals.request({ ...question(), connection: undefined })).toBe('unavailable')
+    expect(asked).toBe(0)
   })
 })
 
