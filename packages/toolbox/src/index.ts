@@ -49,6 +49,7 @@ export { handedOver, placeholder, streamHandler } from './stream.js'
 export { QUOTE_CHARACTERS, quoteInput, visibleJson, visibleLine, visibleText } from './text.js'
 export { BinaryToolsToken, ModesToken, OneshotsToken, SessionsToken, ToolsToken } from './tokens.js'
 export type {
+  ConnectionId,
   LoadReport,
   TaskHandover,
   Tool,
