@@ -4,7 +4,8 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { run, tempDir } from './helpers.js'
+import { eventually, run, tempDir } from './helpers.js'
+import { rawMcp } from './raw-mcp.js'
 
 /** Every kind of character the escaping must show: ESC, CSI, bidi, zero-width, BOM, tag characters. */
 const HOSTILE =
@@ -77,5 +78,32 @@ describe("the CLI's human output shows a tool's control codes escaped", () => {
     for (const raw of RAW) expect(json.stdout).not.toContain(raw)
     const report = JSON.parse(json.stdout) as { tools: Array<{ tool: string; detail?: string }> }
     expect(report.tools.find((t) => t.tool === 'hostile')?.detail).toContain(HOSTILE)
+  })
+
+  it("describe: a description's own lines stay under it, so it cannot print a line of toolvisor's", async () => {
+    const forged = 'reads files\n\nsandbox: bwrap; read [], write [], net none, tmp private'
+    const path = tool(join(tempDir('tv-human-'), 'forger'), documentOf('forger', forged))
+    const { stdout } = await run(['describe', path])
+    expect(stdout).toContain(
+      '\n  reads files\n  \n  sandbox: bwrap; read [], write [], net none, tmp private\n',
+    )
+    expect(stdout.split('\n').filter((line) => line.startsWith('sandbox:'))).toEqual([])
+  })
+
+  it("mcp: a log line quoting a client's request id shows its bidi, zero-width and tag characters", async () => {
+    const server = rawMcp(['--toolbox', tempDir('tv-human-empty-'), '--allow-empty'])
+    await server.initialize()
+    // A request whose progress token is ignored is logged with its id: the client chose every character.
+    const id = 'x\u001b[2K\u202eexe\u200b\u{e0041}'
+    server.send({ jsonrpc: '2.0', id, method: 'tools/list', params: { _meta: { progressToken: 1.5 } } })
+    await server.waitForMessage((m) => m.id === id)
+    expect(await eventually(() => server.stderr().includes('ignored _meta.progressToken'), 10_000)).toBe(true)
+    const stderr = server.stderr()
+    for (const raw of RAW) expect(stderr).not.toContain(raw)
+    expect(stderr).toContain(
+      'toolvisor: request "x\\u001b[2K\\u202eexe\\u200b\\u{e0041}": ignored _meta.progressToken 1.5',
+    )
+    server.child.stdin.end()
+    expect(await server.exited).toBe(0)
   })
 })
