@@ -21,8 +21,11 @@ const ASK_TIMEOUT_MS = 600_000
 
 /** One MCP connection that can be asked: its identity, its session and its SDK server. */
 export interface ApprovalConnection {
+  /** The connection's identity (`McpSurface.connection`): what requests are routed by. */
   readonly connection: ConnectionId
+  /** Its toolvisor session: a request naming another session is not asked here. */
   readonly sessionId: string
+  /** The SDK server of the connection, which asks through `elicitation/create`. */
   readonly server: Server
 }
 
