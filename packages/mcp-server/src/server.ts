@@ -14,6 +14,7 @@ import { endSession, firstLoadOf, latch } from './internal/lifecycle.js'
 import { noticeMail } from './internal/mail.js'
 import { parseOptions } from './internal/options.js'
 import { messageOf } from './internal/result.js'
+import { stderrLog } from './internal/stderr-log.js'
 import { TaskAnswers } from './internal/tasks.js'
 import { sdkServer, serveTools } from './internal/tools-surface.js'
 
@@ -141,10 +142,6 @@ export interface McpSurface {
   readonly closed: Promise<void>
 }
 
-const writeStderr = (line: string): void => {
-  process.stderr.write(`${line}\n`)
-}
-
 /**
  * Creates the MCP surface of a `tools` registry: `tools/list` lists every tool under its
  * provider-safe name, `tools/call` runs one with the connection's session, the client's
@@ -228,7 +225,7 @@ export function createSurface(
 /** One connection's SDK server, with its tools served and its calls tracked. */
 function wire(tools: ToolRegistry, options: McpServerOptions, answers: TaskAnswers) {
   const limits = parseOptions('createMcpServer', options)
-  const write = options.log ?? writeStderr
+  const write = options.log ?? stderrLog
   const log = (line: string): void => write(`${options.name}: ${line}`)
   const sessionId = options.sessionId ?? `mcp-${randomUUID()}`
   // Made here, never from what a client sends: no other connection can name it.

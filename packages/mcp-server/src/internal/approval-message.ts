@@ -8,7 +8,7 @@ import { type ApprovalRequest, visibleLine } from '@toolvisor/toolbox'
 
 /** The prompt's last line: what an answer does. */
 export const APPROVAL_FOOTER = 'Accept allows this one call only; nothing is remembered. Decline refuses it.'
-/** How much of the justification the prompt shows, in characters after escaping; the cut is said. */
+/** How much of the justification the prompt shows: characters after escaping, an escape counting as one; the cut is said. */
 export const JUSTIFICATION_CHARACTERS = 240
 /** The widest row of the command, in characters after escaping; a longer line goes on in `+` rows. */
 export const ROW_CHARACTERS = 120
