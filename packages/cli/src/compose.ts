@@ -18,6 +18,7 @@ import {
   SessionsToken,
   ToolsToken,
   toolboxPlugin,
+  visibleLine,
 } from '@toolvisor/toolbox'
 import type { Config } from './config.js'
 import { CliError } from './errors.js'
@@ -192,7 +193,11 @@ export function defined<T extends Record<string, unknown>>(
 export function reportLost(composed: Composed, say: (line: string) => void): void {
   const lost = composed.runtime.lost()
   if (lost.length === 0) return
-  const each = lost.map((p) => `${p.task ?? p.id} ${p.tool}${p.session ? ` (session ${p.session})` : ''}`)
+  // Session names come from clients: each field stays on its line (`say` escapes the rest).
+  const each = lost.map(
+    (p) =>
+      `${visibleLine(p.task ?? p.id)} ${visibleLine(p.tool)}${p.session ? ` (session ${visibleLine(p.session)})` : ''}`,
+  )
   say(
     `toolvisor: an earlier run ended with ${lost.length} process(es) running; they are stopped and reported lost: ${each.join(', ')} (toolvisor check --probe lists them)`,
   )

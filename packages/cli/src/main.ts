@@ -1,3 +1,4 @@
+import { visibleText } from '@toolvisor/toolbox'
 import { callCommand } from './commands/call.js'
 import { checkCommand } from './commands/check.js'
 import { demoCommand } from './commands/demo.js'
@@ -46,17 +47,18 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
   }
   const command = commands[name]
   if (!command) {
-    io.err(`toolvisor: unknown command "${name}"\n\n${USAGE}\n`)
+    io.err(`toolvisor: unknown command ${visibleText(JSON.stringify(name))}\n\n${USAGE}\n`)
     return 2
   }
   try {
     return await command(rest, io)
   } catch (error) {
     if (CliError.is(error)) {
-      io.err(`toolvisor ${name}: ${error.message}\n`)
+      // A usage or loading error quotes paths, flags and describe documents: shown, not acted on.
+      io.err(`toolvisor ${name}: ${visibleText(error.message)}\n`)
       return 2
     }
-    io.err(`toolvisor ${name}: ${explain(error)}\n`)
+    io.err(`toolvisor ${name}: ${visibleText(explain(error))}\n`)
     return 2
   }
 }

@@ -1,4 +1,5 @@
 import { KernelError, ToolvisorError } from '@toolvisor/kernel'
+import { visibleText } from '@toolvisor/toolbox'
 
 /** Where a command writes: stdout for results, stderr for everything else. */
 export interface Io {
@@ -27,4 +28,19 @@ export function explain(error: unknown): string {
   }
   if (ToolvisorError.is(current) || current instanceof Error) return current.message
   return String(current)
+}
+
+/**
+ * Text that quotes a tool, a model or a client, as the operator's terminal gets it: the control
+ * codes, bidi, zero-width and tag characters of `visibleText` written as `\uXXXX`, and every line
+ * after the first indented by `indent`, so that quoted text can never start a line that looks
+ * like toolvisor's own (a forged report row, a forged log line). Decision 0093.
+ */
+export function human(text: string, indent = '  '): string {
+  return visibleText(text).replaceAll('\n', `\n${indent}`)
+}
+
+/** A log line for stderr (`serve`, `mcp`, the bridge): `human`, then the newline. */
+export function logTo(io: Io): (line: string) => void {
+  return (line) => io.err(`${human(line)}\n`)
 }

@@ -5,35 +5,60 @@
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { definePlugin } from '@toolvisor/kernel'
-import { type Approval, type ApprovalOutcome, type ApprovalRequest, ApprovalToken } from '@toolvisor/toolbox'
+import {
+  type Approval,
+  type ApprovalOutcome,
+  type ApprovalRequest,
+  ApprovalToken,
+  type ConnectionId,
+} from '@toolvisor/toolbox'
+import { approvalMessage } from './internal/approval-message.js'
+
+export { APPROVAL_FOOTER, approvalMessage, JUSTIFICATION_CHARACTERS } from './internal/approval-message.js'
 
 /** How long a question waits for the user before it counts as cancelled. Default 10 minutes. */
 const ASK_TIMEOUT_MS = 600_000
 
+/** One MCP connection that can be asked: its identity, its session and its SDK server. */
+export interface ApprovalConnection {
+  /** The connection's identity (`McpSurface.connection`): what requests are routed by. */
+  readonly connection: ConnectionId
+  /** Its toolvisor session: a request naming another session is not asked here. */
+  readonly sessionId: string
+  /** The SDK server of the connection, which asks through `elicitation/create`. */
+  readonly server: Server
+}
+
 /**
- * The approvals of every MCP connection of a toolvisor, by session: each connection attaches its
- * SDK server while it is connected (`createMcpServer`'s `approvals` option), and a request goes to
- * the connection of its session.
+ * The approvals of every MCP connection of a toolvisor, by connection: each connection attaches
+ * its SDK server while it is connected (`createMcpServer`'s `approvals` option), and a request goes
+ * to the connection that made the call (`request.connection`), never to another connection of the
+ * same session name (a second client of a `serve` session must not answer the first one's
+ * questions). A request without a connection, or whose connection is gone, is `unavailable`.
  */
 export class McpApprovals implements Approval {
-  readonly #servers = new Map<string, Server>()
+  readonly #connections = new Map<ConnectionId, ApprovalConnection>()
   readonly #timeoutMs: number
 
   constructor(options: { readonly timeoutMs?: number } = {}) {
     this.#timeoutMs = options.timeoutMs ?? ASK_TIMEOUT_MS
   }
 
-  /** Routes the session's questions to `server` until the returned detach is called. */
-  attach(sessionId: string, server: Server): () => void {
-    this.#servers.set(sessionId, server)
+  /** Routes the questions of calls made on `connection` to its server until the returned detach is called. */
+  attach(connection: ApprovalConnection): () => void {
+    this.#connections.set(connection.connection, connection)
     return () => {
-      if (this.#servers.get(sessionId) === server) this.#servers.delete(sessionId)
+      if (this.#connections.get(connection.connection) === connection)
+        this.#connections.delete(connection.connection)
     }
   }
 
   async request(request: ApprovalRequest): Promise<ApprovalOutcome> {
-    const server = request.sessionId === undefined ? undefined : this.#servers.get(request.sessionId)
-    if (server?.getClientCapabilities()?.elicitation === undefined) return 'unavailable'
+    const attached = request.connection === undefined ? undefined : this.#connections.get(request.connection)
+    // A connection answers for its own session only: a request naming another is a bug, refused.
+    if (attached === undefined || attached.sessionId !== request.sessionId) return 'unavailable'
+    const { server } = attached
+    if (server.getClientCapabilities()?.elicitation === undefined) return 'unavailable'
     if (request.signal.aborted) return 'cancelled'
     try {
       const answer = await server.elicitInput(
@@ -51,19 +76,6 @@ export class McpApprovals implements Approval {
       return request.signal.aborted || server.transport === undefined ? 'cancelled' : 'unavailable'
     }
   }
-}
-
-/** What the user reads: the exact command, the model's justification and the mode it would get. */
-export function approvalMessage(request: ApprovalRequest): string {
-  return [
-    `Allow ${request.tool} to run this exact command once under the "${request.mode}" sandbox mode?`,
-    '',
-    request.command,
-    '',
-    `Justification: ${request.justification}`,
-    '',
-    'Accept allows this one call only; nothing is remembered. Decline refuses it.',
-  ].join('\n')
 }
 
 /**

@@ -6,6 +6,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { McpServerError } from './errors.js'
 import { SESSION_HEADER } from './internal/http-sessions.js'
 import { messageOf } from './internal/result.js'
+import { stderrLog } from './internal/stderr-log.js'
 import { StdioTransport } from './internal/stdio-transport.js'
 import { MCP_DEFAULT_LIMITS } from './limits.js'
 
@@ -33,7 +34,7 @@ export interface BridgeOptions {
  * or refuses the token.
  */
 export async function bridgeStdio(options: BridgeOptions): Promise<void> {
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
+  const log = options.log ?? stderrLog
   const url = 'url' in options.upstream ? new URL(options.upstream.url) : new URL('http://toolvisor/mcp')
   const fetcher = 'socket' in options.upstream ? unixFetch(options.upstream.socket) : fetch
   await reach(url, options.token, fetcher, options.upstream)

@@ -6,6 +6,7 @@ import { McpServerError } from './errors.js'
 import { bearerRefusal, type Guard, originRefusal, type Refusal } from './internal/http-guard.js'
 import { Connections, jsonError } from './internal/http-sessions.js'
 import { messageOf } from './internal/result.js'
+import { stderrLog } from './internal/stderr-log.js'
 import type { McpServerOptions } from './server.js'
 
 /** Where `serveHttp` listens: a TCP host and port (0: any free port), or a unix socket path. */
@@ -79,7 +80,7 @@ export async function serveHttp(tools: ToolRegistry, options: ServeHttpOptions):
       'serveHttp: options.token: must be at least 16 characters',
     )
   }
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
+  const log = options.log ?? stderrLog
   const {
     listen,
     token,

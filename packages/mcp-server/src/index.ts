@@ -1,4 +1,11 @@
-export { approvalMessage, McpApprovals, mcpApprovalPlugin } from './approval.js'
+export type { ApprovalConnection } from './approval.js'
+export {
+  APPROVAL_FOOTER,
+  approvalMessage,
+  JUSTIFICATION_CHARACTERS,
+  McpApprovals,
+  mcpApprovalPlugin,
+} from './approval.js'
 export type { BridgeOptions, Upstream } from './bridge.js'
 export { bridgeStdio, unixFetch } from './bridge.js'
 export type { McpServerErrorCode } from './errors.js'

@@ -3,7 +3,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { Mailbox } from '@toolvisor/mailbox'
 import type { TaskRegistry } from '@toolvisor/process-runtime'
-import type { Sessions, ToolRegistry } from '@toolvisor/toolbox'
+import type { ConnectionId, Sessions, ToolRegistry } from '@toolvisor/toolbox'
 import type { McpApprovals } from './approval.js'
 import { McpServerError } from './errors.js'
 import { ToolAnnouncer } from './internal/announcer.js'
@@ -14,6 +14,7 @@ import { endSession, firstLoadOf, latch } from './internal/lifecycle.js'
 import { noticeMail } from './internal/mail.js'
 import { parseOptions } from './internal/options.js'
 import { messageOf } from './internal/result.js'
+import { stderrLog } from './internal/stderr-log.js'
 import { TaskAnswers } from './internal/tasks.js'
 import { sdkServer, serveTools } from './internal/tools-surface.js'
 
@@ -123,6 +124,11 @@ export interface McpSurface {
   /** The toolvisor session of this connection: every call's `ctx.sessionId`. */
   readonly sessionId: string
   /**
+   * This connection's identity: every call's `ctx.connection`, and the key its approvals are
+   * routed by (`McpApprovals.attach`). Other connections of the same session have their own.
+   */
+  readonly connection: ConnectionId
+  /**
    * Logs the registry's load errors, then serves on `transport` (an SDK transport: stdio,
    * Streamable HTTP, in-memory). Once only: a second call throws `MCP_ERR_ALREADY_CONNECTED`.
    */
@@ -134,10 +140,6 @@ export interface McpSurface {
    * settled (or `settleTimeoutMs` has passed). Never rejects.
    */
   readonly closed: Promise<void>
-}
-
-const writeStderr = (line: string): void => {
-  process.stderr.write(`${line}\n`)
 }
 
 /**
@@ -169,7 +171,7 @@ export function createSurface(
   options: McpServerOptions,
   answers: TaskAnswers,
 ): McpSurface {
-  const { log, sessionId, mail, server, inflight } = wire(tools, options, answers)
+  const { log, sessionId, connection, mail, server, inflight } = wire(tools, options, answers)
   const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
   let state: 'new' | 'connected' | 'closed' = 'new'
   // What connecting set up and ending undoes: the mail watch, the approvals' attachment.
@@ -191,13 +193,14 @@ export function createSurface(
   return {
     server,
     sessionId,
+    connection,
     closed,
     async connect(transport) {
       if (state !== 'new') throw alreadyConnected(state)
       state = 'connected'
       options.sessions?.open({ id: sessionId, origin: options.origin ?? 'mcp' })
       if (mail) undo.push(noticeMail({ ...mail, server }))
-      if (options.approvals) undo.push(options.approvals.attach(sessionId, server))
+      if (options.approvals) undo.push(options.approvals.attach({ connection, sessionId, server }))
       announcer.start()
       try {
         await server.connect(new ClientIds(transport))
@@ -222,18 +225,20 @@ export function createSurface(
 /** One connection's SDK server, with its tools served and its calls tracked. */
 function wire(tools: ToolRegistry, options: McpServerOptions, answers: TaskAnswers) {
   const limits = parseOptions('createMcpServer', options)
-  const write = options.log ?? writeStderr
+  const write = options.log ?? stderrLog
   const log = (line: string): void => write(`${options.name}: ${line}`)
   const sessionId = options.sessionId ?? `mcp-${randomUUID()}`
+  // Made here, never from what a client sends: no other connection can name it.
+  const connection: ConnectionId = Symbol(`mcp connection of session ${sessionId}`)
   const mail = options.mailbox
     ? { mailbox: options.mailbox, sessionId, mailBytes: limits.mailBytes, log }
     : undefined
   const tasks = options.tasks ? { registry: options.tasks, answers } : undefined
   const server = sdkServer(options, tools, tasks && { ...tasks, session: sessionId })
   const inflight = new Inflight()
-  const handle = callHandler({ tools, sessionId, limits, log, mail, tasks })
+  const handle = callHandler({ tools, sessionId, connection, limits, log, mail, tasks })
   serveTools(server, inflight, handle, { tools, tasks: tasks !== undefined }, firstLoadOf(options))
-  return { log, sessionId, mail, server, inflight }
+  return { log, sessionId, connection, mail, server, inflight }
 }
 
 /** After the connection closed: the calls in flight settle (bounded), then the session ends. */

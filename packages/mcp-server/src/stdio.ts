@@ -2,6 +2,7 @@ import type { Readable, Writable } from 'node:stream'
 import type { ToolRegistry } from '@toolvisor/toolbox'
 import { parseOptions } from './internal/options.js'
 import { messageOf } from './internal/result.js'
+import { stderrLog } from './internal/stderr-log.js'
 import { StdioTransport } from './internal/stdio-transport.js'
 import { createMcpServer, type McpServerOptions } from './server.js'
 
@@ -35,7 +36,7 @@ export async function serveStdio(tools: ToolRegistry, options: ServeStdioOptions
   const { stdin = process.stdin, stdout = process.stdout, signal, ...serverOptions } = options
   const limits = parseOptions('serveStdio', serverOptions)
   const surface = createMcpServer(tools, serverOptions)
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
+  const log = options.log ?? stderrLog
   if (signal?.aborted) return surface.close()
 
   const stop = (): void => {

@@ -8,7 +8,7 @@ import {
   ElicitRequestSchema,
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js'
-import { type ApprovalRequest, createToolRegistry, type Tool } from '@toolvisor/toolbox'
+import { type ApprovalRequest, type ConnectionId, createToolRegistry, type Tool } from '@toolvisor/toolbox'
 import { afterEach, describe, expect, it } from 'vitest'
 import { approvalMessage, createMcpServer, McpApprovals, PRESENTATION_META_KEY } from '../src/index.js'
 import { schema, text, tool } from './helpers.js'
@@ -35,14 +35,21 @@ async function connected(approvals: McpApprovals, answer?: (message: string) => 
   if (answer) client.setRequestHandler(ElicitRequestSchema, (request) => answer(request.params.message))
   await client.connect(clientSide)
   closers.push(() => surface.close())
-  return { client, tools }
+  return { client, tools, surface }
 }
 
-const question = (signal = new AbortController().signal): ApprovalRequest => ({
+/** The question a call on `connection` asks (a bash escalation). */
+const question = (
+  connection: ConnectionId | undefined,
+  signal = new AbortController().signal,
+): ApprovalRequest => ({
   sessionId: 's1',
+  connection,
   tool: 'bash',
   command: 'touch /etc/x',
   justification: 'The build writes there.',
+  workdir: '/home/me/project',
+  background: false,
   mode: 'danger-full-access',
   signal,
 })
@@ -52,45 +59,94 @@ describe('McpApprovals: the approval seam through elicitation', () => {
     const approvals = new McpApprovals()
     const seen: string[] = []
     let next: ElicitResult['action'] = 'accept'
-    await connected(approvals, async (message) => {
+    const { surface } = await connected(approvals, async (message) => {
       seen.push(message)
       return next === 'accept' ? { action: 'accept', content: {} } : { action: next }
     })
-    expect(await approvals.request(question())).toBe('allowed-once')
+    const asked = question(surface.connection)
+    expect(await approvals.request(asked)).toBe('allowed-once')
     next = 'decline'
-    expect(await approvals.request(question())).toBe('rejected')
+    expect(await approvals.request(asked)).toBe('rejected')
     next = 'cancel'
-    expect(await approvals.request(question())).toBe('cancelled')
-    expect(seen[0]).toBe(approvalMessage(question()))
+    expect(await approvals.request(asked)).toBe('cancelled')
+    expect(seen[0]).toBe(approvalMessage(asked))
     expect(seen[0]).toBe(
-      'Allow bash to run this exact command once under the "danger-full-access" sandbox mode?\n\ntouch /etc/x\n\n' +
-        'Justification: The build writes there.\n\nAccept allows this one call only; nothing is remembered. Decline refuses it.',
+      [
+        'Allow bash to run this exact command once under the "danger-full-access" sandbox mode?',
+        '',
+        'Justification: The build writes there.',
+        'Working directory (workdir): /home/me/project',
+        'In the background (run_in_background): no',
+        '',
+        'The command, 1 line:',
+        '```',
+        '1 | touch /etc/x',
+        '```',
+        '',
+        'Accept allows this one call only; nothing is remembered. Decline refuses it.',
+      ].join('\n'),
     )
   })
 
-  it('a client without elicitation, or a session with no connection, is unavailable', async () => {
+  it('a client without elicitation, another session, or no session is unavailable', async () => {
     const approvals = new McpApprovals()
-    await connected(approvals)
-    expect(await approvals.request(question())).toBe('unavailable')
-    expect(await approvals.request({ ...question(), sessionId: 'other' })).toBe('unavailable')
-    expect(await approvals.request({ ...question(), sessionId: undefined })).toBe('unavailable')
+    const { surface } = await connected(approvals)
+    expect(await approvals.request(question(surface.connection))).toBe('unavailable')
+    const answering = await connected(approvals, async () => ({ action: 'accept', content: {} }))
+    const mine = question(answering.surface.connection)
+    expect(await approvals.request({ ...mine, sessionId: 'other' })).toBe('unavailable')
+    expect(await approvals.request({ ...mine, sessionId: undefined })).toBe('unavailable')
+    expect(await approvals.request(mine)).toBe('allowed-once')
   })
 
   it('a question withdrawn by the call (aborted while the user has it) is cancelled', async () => {
     const approvals = new McpApprovals()
     const stop = new AbortController()
-    await connected(approvals, () => {
+    const { surface } = await connected(approvals, () => {
       stop.abort()
       return new Promise(() => {}) // the user never answers
     })
-    expect(await approvals.request(question(stop.signal))).toBe('cancelled')
+    expect(await approvals.request(question(surface.connection, stop.signal))).toBe('cancelled')
   })
 
-  it('once the connection closed, its session is no longer asked', async () => {
+  it('once the connection closed, its calls are no longer asked', async () => {
     const approvals = new McpApprovals()
-    await connected(approvals, async () => ({ action: 'accept', content: {} }))
+    const { surface } = await connected(approvals, async () => ({ action: 'accept', content: {} }))
     await closers.pop()!()
-    expect(await approvals.request(question())).toBe('unavailable')
+    expect(await approvals.request(question(surface.connection))).toBe('unavailable')
+  })
+})
+
+describe('McpApprovals: a question goes to the connection that made the call, never by session name', () => {
+  it('two connections of one session: each call asks its own connection; one that closed is unavailable', async () => {
+    const approvals = new McpApprovals()
+    const asked: string[] = []
+    const first = await connected(approvals, async () => {
+      asked.push('first')
+      return { action: 'decline' }
+    })
+    const second = await connected(approvals, async () => {
+      asked.push('second')
+      return { action: 'accept', content: {} }
+    })
+    expect(await approvals.request(question(first.surface.connection))).toBe('rejected')
+    expect(await approvals.request(question(second.surface.connection))).toBe('allowed-once')
+    expect(asked).toEqual(['first', 'second'])
+    await first.surface.close()
+    // The second connection of the session is still there: the first's question must not reach it.
+    expect(await approvals.request(question(first.surface.connection))).toBe('unavailable')
+    expect(asked).toEqual(['first', 'second'])
+  })
+
+  it('a request without a connection is unavailable, even with a connection of its session attached', async () => {
+    const approvals = new McpApprovals()
+    let asked = 0
+    await connected(approvals, async () => {
+      asked += 1
+      return { action: 'accept', content: {} }
+    })
+    expect(await approvals.request(question(undefined))).toBe('unavailable')
+    expect(asked).toBe(0)
   })
 })
 

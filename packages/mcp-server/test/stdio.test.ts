@@ -146,3 +146,20 @@ describe('serveStdio, byte for byte', () => {
     ).toEqual([0])
   })
 })
+
+describe('serveStdio, its default log', () => {
+  it("shows the codes of a client's text it quotes as \\uXXXX (decision 0093)", async () => {
+    const server = runFixture()
+    await server.initialize()
+    const id = 'x\u001b[2K\u202eexe\u200b\u{e0041}'
+    server.send({ jsonrpc: '2.0', id, method: 'tools/list', params: { _meta: { progressToken: 1.5 } } })
+    await server.stderr.waitFor(/ignored _meta\.progressToken/)
+    const stderr = server.stderr.text()
+    for (const raw of ['\u001b', '\u202e', '\u200b', '\u{e0041}']) expect(stderr).not.toContain(raw)
+    expect(stderr).toContain(
+      'request "x\\u001b[2K\\u202eexe\\u200b\\u{e0041}": ignored _meta.progressToken 1.5',
+    )
+    server.child.stdin.end()
+    expect(await server.exited).toBe(0)
+  })
+})

@@ -1,7 +1,7 @@
 // The operator page: the state stream (/ui/events) drawn as sessions and their tasks, a tail of
 // the task clicked, and (when serve runs with --ui-control) stop and end, each confirmed first.
 // No polling: the server pushes; the only timer here moves the uptimes on between two pushes.
-import { renderActions, renderSessions, tickUptimes } from '/ui/render.js'
+import { renderActions, renderSessions, tickUptimes, visible } from '/ui/render.js'
 import { TailView } from '/ui/tail.js'
 
 /** The header every action carries: the server refuses an action without it (no form can set it). */
@@ -14,7 +14,7 @@ let skew = 0
 const now = () => Date.now() + skew
 
 function notice(text) {
-  $('notice').textContent = text
+  $('notice').textContent = visible(text)
   $('notice').hidden = text === ''
 }
 
@@ -57,8 +57,8 @@ function connect() {
 /** Asks first, in the page's own dialog; resolves true when the operator confirmed. */
 function confirmed(text, action) {
   const dialog = $('confirm')
-  $('confirm-text').textContent = text
-  $('confirm-ok').textContent = action
+  $('confirm-text').textContent = visible(text)
+  $('confirm-ok').textContent = visible(action)
   dialog.returnValue = ''
   dialog.showModal()
   return new Promise((resolve) => {
@@ -90,7 +90,9 @@ async function onClick(event) {
     draw()
   } else if (target.dataset.stop !== undefined) {
     const task = target.dataset.stop
-    const text = `Stop ${task} (${target.dataset.tool}) ${where}? It gets its declared cancel, as when the model stops it.`
+    // The label (a background shell's command) says which process this is; the dialog shows it escaped.
+    const label = target.dataset.label === undefined ? '' : `: ${target.dataset.label}`
+    const text = `Stop ${task} (${target.dataset.tool}${label}) ${where}? It gets its declared cancel, as when the model stops it.`
     if (await confirmed(text, `Stop ${task}`)) await post('/ui/api/stop', { session, task })
   } else if (target.dataset.end !== undefined) {
     const text = `End session ${session}? Every process it owns is stopped, and its client loses it.`

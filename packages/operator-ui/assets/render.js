@@ -1,15 +1,47 @@
 // Renders the state the server pushes. Everything from tools and sessions goes in as text
-// (textContent, text nodes, setAttribute on data-* and title), never as HTML.
+// (textContent, text nodes, setAttribute on data-* and title), never as HTML, and every text shown
+// is `visible()` first: a tool, a model or a client controls most of it.
 
-/** An element with attributes (strings) and children (nodes, or strings made text). */
+/**
+ * The code points a renderer acts on or draws as nothing: C0 controls but tab and newline, DEL,
+ * C1, the bidi marks, overrides and isolates, the zero-width and invisible ones, U+2028/U+2029 and
+ * the tag characters. The same set as `visibleText` in packages/toolbox/src/text.ts (decision
+ * 0013); the page cannot import the package, so a test holds the two equal.
+ */
+const CONTROLS =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control codes is what this regex is for
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/gu
+
+function escaped(char) {
+  const code = char.codePointAt(0)
+  return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`
+}
+
+/**
+ * `text` as the page shows it: each of those code points as `\uXXXX` (`\u{e0041}` above the basic
+ * plane), a carriage return before a newline kept, as toolvisor's own `visibleText` writes them.
+ */
+export function visible(text) {
+  const value = String(text)
+  return value.replace(CONTROLS, (char, offset) =>
+    char === '\r' && value.charCodeAt(offset + 1) === 10 ? char : escaped(char),
+  )
+}
+
+/**
+ * An element with attributes (strings) and children (nodes, or strings made text). Text children
+ * and the `title` tooltip are shown, so they are made visible; `data-*` values are ids the page
+ * sends back to the server, never shown, and stay as they are.
+ */
 export function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag)
   for (const [name, value] of Object.entries(attributes)) {
-    if (value !== undefined && value !== null && value !== false) node.setAttribute(name, String(value))
+    if (value === undefined || value === null || value === false) continue
+    node.setAttribute(name, name === 'title' ? visible(value) : String(value))
   }
   for (const child of children.flat()) {
     if (child === undefined || child === null || child === false) continue
-    node.append(typeof child === 'string' ? document.createTextNode(child) : child)
+    node.append(typeof child === 'string' ? document.createTextNode(visible(child)) : child)
   }
   return node
 }
@@ -90,7 +122,13 @@ function taskRow(task, view, now, optional) {
     view.control && !task.exit
       ? el(
           'button',
-          { type: 'button', class: 'danger small', 'data-stop': task.id, 'data-tool': task.tool },
+          {
+            type: 'button',
+            class: 'danger small',
+            'data-stop': task.id,
+            'data-tool': task.tool,
+            'data-label': task.label,
+          },
           'Stop',
         )
       : ''

@@ -1,6 +1,6 @@
 // The tail of one process: its events and stderr as they arrive (an EventSource on
 // /ui/tail/<task>), and older ones paged back on demand (/ui/api/page, /ui/api/stderr).
-import { bytes, el, exitText } from '/ui/render.js'
+import { bytes, el, exitText, visible } from '/ui/render.js'
 
 /** Lines kept in the events list; older ones leave it (and come back with Older). */
 const KEEP_EVENTS = 2000
@@ -56,7 +56,7 @@ export class TailView {
   update(task) {
     if (!this.current || !task) return
     $('tail-status').className = `status status-${task.status}`
-    $('tail-status').textContent = task.exit ? `${task.status}: ${exitText(task.exit)}` : task.status
+    $('tail-status').textContent = visible(task.exit ? `${task.status}: ${exitText(task.exit)}` : task.status)
   }
 
   close() {
@@ -72,7 +72,7 @@ export class TailView {
   }
 
   note(text) {
-    $('tail-note').textContent = text
+    $('tail-note').textContent = visible(text)
     $('tail-note').hidden = text === ''
   }
 

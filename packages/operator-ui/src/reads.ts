@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises'
 import type { CapturedOutput, EventPage, ManagedProcess } from '@toolvisor/process-runtime'
+import { eventValue } from '@toolvisor/toolbox'
 
 /** One event as the page shows it: its position and its JSON (cut past {@link EVENT_CHARS}). */
 export interface EventLine {
@@ -51,7 +52,8 @@ export function lines(page: EventPage): EventRun {
       next = event.seq
       break
     }
-    const json = JSON.stringify(event.value) ?? 'null'
+    // A chunk is bytes: its text as the model gets it (base64 when not UTF-8), not a Buffer's JSON.
+    const json = JSON.stringify(eventValue(event.value)) ?? 'null'
     const line =
       json.length > EVENT_CHARS
         ? { seq: event.seq, text: json.slice(0, EVENT_CHARS), cut: json.length }

@@ -11,6 +11,7 @@ import {
   answer,
   type BashServices,
   bashTool,
+  callWorkdir,
   readTask,
   runCommand,
   spills,
@@ -114,7 +115,8 @@ export function dshBash(services: BashServices): Tool {
           : ((await inline(services, task.id, args.wait_seconds ?? 0, ctx)) ??
             answer(`started background task ${task.id}`))
       // Approval (when asked for) comes before anything runs; a refusal is the call's answer.
-      const mode = await callMode(args, ctx, services.modes, services.approval())
+      const place = { workdir: () => callWorkdir(services, args.workdir, ctx), background }
+      const mode = await callMode(args, ctx, { modes: services.modes, approval: services.approval(), place })
       return runCommand(services, { ...args, mode }, ctx, background ? started : undefined)
     },
   })

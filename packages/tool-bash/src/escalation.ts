@@ -5,7 +5,7 @@
  */
 import type { Approval, ToolCallContext } from '@toolvisor/toolbox'
 import { invalid } from './args.js'
-import { ESCALATION_TEXTS, rank, type SandboxMode } from './modes.js'
+import { ESCALATION_COMMAND_LIMITS, ESCALATION_TEXTS, rank, type SandboxMode } from './modes.js'
 
 /** The modes of a toolvisor's bash: the configured default and each session's lowered one. */
 export class StandingModes {
@@ -56,6 +56,20 @@ export interface EscalationArgs {
 }
 
 /**
+ * Where and how the command would run, as the user is shown it beside the command: they change what
+ * "this exact command" does.
+ */
+export interface EscalationPlace {
+  /**
+   * The directory it runs in, resolved: read only once the escalation is valid, so a bad workdir
+   * fails (`BASH_ERR_WORKDIR`) after the escalation checks and before anyone is asked.
+   */
+  workdir(): string
+  /** It runs on as a background task after the call answers (`run_in_background`, or MCP Tasks). */
+  readonly background: boolean
+}
+
+/**
  * Seed 001's checks, in its order: each field without the other, an empty justification, no
  * sandboxing to escalate. Returns the requested mode, or undefined for a call that asks nothing.
  */
@@ -78,9 +92,13 @@ export function requestedMode(args: EscalationArgs, modes: StandingModes): Sandb
 export async function callMode(
   args: EscalationArgs,
   ctx: ToolCallContext,
-  modes: StandingModes,
-  approval: Approval | undefined,
+  gate: {
+    readonly modes: StandingModes
+    readonly approval: Approval | undefined
+    readonly place: EscalationPlace
+  },
 ): Promise<SandboxMode | undefined> {
+  const { modes, approval, place } = gate
   const wanted = requestedMode(args, modes)
   const current = modes.of(ctx.sessionId)
   if (wanted === undefined) return current
@@ -89,11 +107,19 @@ export async function callMode(
   }
   if (approval === undefined) throw invalid(ESCALATION_TEXTS.noService(wanted))
   if (ctx.sessionId === undefined) throw invalid(ESCALATION_TEXTS.noSession(wanted))
+  const lines = args.command.split('\n').length
+  const { lines: maxLines, characters: maxCharacters } = ESCALATION_COMMAND_LIMITS
+  if (lines > maxLines || args.command.length > maxCharacters) {
+    throw invalid(ESCALATION_TEXTS.tooLong(wanted, lines, args.command.length))
+  }
   const outcome = await approval.request({
     sessionId: ctx.sessionId,
+    connection: ctx.connection,
     tool: 'bash',
     command: args.command,
     justification: args.justification as string,
+    workdir: place.workdir(),
+    background: place.background,
     mode: wanted,
     signal: ctx.signal,
   })

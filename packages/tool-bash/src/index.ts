@@ -7,7 +7,14 @@ export type { BackgroundShellInfo, BashHost } from './host.js'
 export { BashToken, createBashHost } from './host.js'
 export type { HyperhiveReport, HyperhiveStatus } from './hyperhive.js'
 export type { SandboxMode } from './modes.js'
-export { denialMarker, ESCALATION_HINT, ESCALATION_MODES, ESCALATION_TEXTS, SANDBOX_MODES } from './modes.js'
+export {
+  denialMarker,
+  ESCALATION_COMMAND_LIMITS,
+  ESCALATION_HINT,
+  ESCALATION_MODES,
+  ESCALATION_TEXTS,
+  SANDBOX_MODES,
+} from './modes.js'
 export { bashPlugin } from './plugin.js'
 export {
   ANNOTATIONS,

@@ -66,6 +66,13 @@ export function denialMarker(mode: SandboxMode): string {
 export const ESCALATION_HINT =
   '[sandbox: escalation available — retry this exact command once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]'
 
+/**
+ * The most lines and characters a command asked for with `sandbox_permissions` may have: the
+ * approval prompt quotes every line, and a user must never approve what they cannot read through.
+ * A longer script goes in a file, and the command that runs it is what the user approves.
+ */
+export const ESCALATION_COMMAND_LIMITS = { lines: 200, characters: 16_384 } as const
+
 /** Seed 001's escalation validation and outcome texts. */
 export const ESCALATION_TEXTS = {
   needsJustification: 'invalid escalation: sandbox_permissions requires a justification',
@@ -79,6 +86,8 @@ export const ESCALATION_TEXTS = {
     `sandbox escalation to "${mode}" requires approval, but no approval service is composed`,
   noSession: (mode: string) =>
     `sandbox escalation to "${mode}" requires approval, but the call has no agent to route it through`,
+  tooLong: (mode: string, lines: number, characters: number) =>
+    `sandbox escalation to "${mode}" was not asked: the command has ${lines} ${lines === 1 ? 'line' : 'lines'} and ${characters} characters, more than the approval prompt shows (at most ${ESCALATION_COMMAND_LIMITS.lines} lines and ${ESCALATION_COMMAND_LIMITS.characters} characters); write the script to a file and escalate the command that runs it`,
   rejected: (mode: string) => `the user rejected escalating this command to "${mode}"`,
   cancelled: (mode: string) => `approval for escalating to "${mode}" was cancelled`,
   unavailable: (mode: string) =>

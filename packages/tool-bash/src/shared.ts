@@ -138,12 +138,30 @@ export async function commandOf(
     readonly ctx: ToolCallContext
   },
 ): Promise<Command> {
-  const root = services.session(call.ctx.sessionId)?.cwd ?? services.options.workdir ?? process.cwd()
+  const root = workspaceOf(services, call.ctx)
   const cwd = workdirOf({ requested: call.workdir, session: root, fallback: root })
   // Every profile runs under the session's standing mode; only seed 001's bash can ask for more.
   const mode = call.mode ?? services.modes.of(call.ctx.sessionId)
   const launch = await services.launcher.launchFor(mode, root)
   return { command: call.command, cwd, ctx: call.ctx, launch }
+}
+
+/** The session's working directory (the workspace its modes grant), else the operator's, else toolvisor's. */
+function workspaceOf(services: BashServices, ctx: ToolCallContext): string {
+  return services.session(ctx.sessionId)?.cwd ?? services.options.workdir ?? process.cwd()
+}
+
+/**
+ * The directory a call's command runs in, resolved and checked as `commandOf` does it (a missing
+ * one is `BASH_ERR_WORKDIR`): what an approval prompt shows beside the command.
+ */
+export function callWorkdir(
+  services: BashServices,
+  requested: string | undefined,
+  ctx: ToolCallContext,
+): string {
+  const root = workspaceOf(services, ctx)
+  return workdirOf({ requested, session: root, fallback: root })
 }
 
 /** A background shell of the calling session: another session's is refused, another kind too. */

@@ -1,10 +1,10 @@
 // Seed 001's escalation gate, every text exactly: validation, non-widening, and each way approval
 // fails closed with nothing run (a marker file the command would write must not exist).
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ApprovalOutcome } from '@toolvisor/toolbox'
 import { describe, expect, it } from 'vitest'
-import { ESCALATION_TEXTS } from '../src/modes.js'
+import { ESCALATION_COMMAND_LIMITS, ESCALATION_TEXTS } from '../src/modes.js'
 import { compose } from './helpers.js'
 import { answering, openDir } from './sandbox-helpers.js'
 
@@ -118,6 +118,59 @@ describe('bash escalation (seed 001)', () => {
       'Error: sandbox escalation to "danger-full-access" requires approval, but the call has no agent to route it through',
     )
     expect(tools.get('bash')).toBeDefined()
+    expect(existsSync(join(work, 'marker'))).toBe(false)
+  })
+
+  it("asks with the call's connection, its resolved workdir and whether it runs in the background", async () => {
+    const work = openDir('work')
+    mkdirSync(join(work, 'sub'))
+    const approval = answering('rejected')
+    const { tools } = await compose({ sandbox: 'read-only', workdir: work }, { sandbox: 'bwrap', approval })
+    const connection = Symbol('a connection')
+    const args = ask({ sandbox_permissions: 'danger-full-access', justification: WHY, workdir: 'sub' })
+    const ctx = { sessionId: 'alice', connection, signal: AbortSignal.timeout(10_000) }
+    await tools.call('bash', args, ctx)
+    await tools.call('bash', { ...args, run_in_background: true }, ctx)
+    expect(approval.asked.map(({ signal: _, ...asked }) => asked)).toEqual([
+      {
+        sessionId: 'alice',
+        connection,
+        tool: 'bash',
+        command: 'echo ran > marker',
+        justification: WHY,
+        workdir: join(work, 'sub'),
+        background: false,
+        mode: 'danger-full-access',
+      },
+      expect.objectContaining({ connection, background: true }),
+    ])
+    expect(existsSync(join(work, 'sub', 'marker'))).toBe(false)
+  })
+
+  it('a command longer than the prompt shows is refused before anyone is asked; a missing workdir too', async () => {
+    const work = openDir('work')
+    const approval = answering('allowed-once')
+    const { call } = await compose({ sandbox: 'read-only', workdir: work }, { sandbox: 'bwrap', approval })
+    const escalate = { sandbox_permissions: 'danger-full-access', justification: WHY }
+    const lines = ESCALATION_COMMAND_LIMITS.lines + 1
+    const tall = await call(
+      'bash',
+      ask({ ...escalate, command: `echo ran > marker${'\n:'.repeat(lines - 1)}` }),
+    )
+    expect(tall).toMatchObject({
+      isError: true,
+      text: `Error: sandbox escalation to "danger-full-access" was not asked: the command has ${lines} lines and ${17 + 2 * (lines - 1)} characters, more than the approval prompt shows (at most 200 lines and 16384 characters); write the script to a file and escalate the command that runs it`,
+    })
+    const wide = await call(
+      'bash',
+      ask({ ...escalate, command: `: ${'x'.repeat(ESCALATION_COMMAND_LIMITS.characters)}` }),
+    )
+    expect(wide.text).toContain('the command has 1 line and 16386 characters')
+    const nowhere = await call('bash', ask({ ...escalate, workdir: 'missing' }))
+    expect(nowhere.text).toMatch(
+      /^Error: invalid workdir: .*\/missing is not a directory \(ENOENT\); nothing was started$/,
+    )
+    expect(approval.asked).toEqual([])
     expect(existsSync(join(work, 'marker'))).toBe(false)
   })
 })

@@ -46,9 +46,10 @@ export type { CloseHook, CloseReason, OpenHook, OpenSession, SessionInfo, Sessio
 export { createSessions, ensureSession, stopOwnedTasks } from './sessions.js'
 export type { StreamOptions } from './stream.js'
 export { handedOver, placeholder, streamHandler } from './stream.js'
-export { QUOTE_CHARACTERS, quoteInput, visibleJson, visibleText } from './text.js'
+export { QUOTE_CHARACTERS, quoteInput, visibleJson, visibleLine, visibleText } from './text.js'
 export { BinaryToolsToken, ModesToken, OneshotsToken, SessionsToken, ToolsToken } from './tokens.js'
 export type {
+  ConnectionId,
   LoadReport,
   TaskHandover,
   Tool,

@@ -26,23 +26,42 @@ export function quoteInput(value: unknown, max: number = QUOTE_CHARACTERS): stri
 }
 
 /**
- * Code points a terminal or a text renderer acts on instead of showing: C0 controls other than tab
- * and newline, DEL, C1 controls (U+0080–U+009F, U+009B is a one-byte CSI) and the bidirectional
- * overrides and isolates (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C).
+ * Code points a terminal or a text renderer acts on, or draws as nothing, instead of showing:
+ * - C0 controls other than tab and newline, DEL, and C1 controls (U+0080–U+009F; U+009B is a
+ *   one-byte CSI);
+ * - the bidirectional marks, embeddings, overrides and isolates (U+061C, U+200E, U+200F,
+ *   U+202A–U+202E, U+2066–U+2069): text shown in another order than it is read;
+ * - the zero-width and invisible ones (U+00AD soft hyphen, U+180E, U+200B–U+200D, U+2060–U+2064,
+ *   U+FEFF) and the tag characters (U+E0000–U+E007F, "ASCII smuggling": each a letter no one sees);
+ * - the line and paragraph separators (U+2028, U+2029): a line break for some viewers and not
+ *   for others, so a line can be hidden or split where the reader cannot tell.
+ * The `u` flag makes a tag character (a surrogate pair) one match. See decision 0013.
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control codes is what this regex is for
-const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
+const CONTROLS =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control codes is what this regex is for
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/gu
 /** The same, without the C0 controls JSON text escapes already. */
-const JSON_UNESCAPED = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
+const JSON_UNESCAPED =
+  /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/gu
 
+/** `\uXXXX` for a code point of the basic plane, `\u{e0041}` above it (one readable token). */
 function escaped(char: string): string {
-  return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`
+  const code = char.codePointAt(0)!
+  return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`
+}
+
+/** `\uXXXX` for each UTF-16 unit: the only escape JSON has (a tag character is a surrogate pair). */
+function jsonEscaped(char: string): string {
+  let out = ''
+  for (let i = 0; i < char.length; i++) out += `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`
+  return out
 }
 
 /**
- * Plain text with every control code written as `\uXXXX` (ESC as `\u001b`), so that neither the
- * model nor a terminal showing the answer acts on it. A carriage return before a newline is kept
- * (Windows line ends overwrite nothing); a bare one is an overwrite and is escaped.
+ * Plain text with every control code written as `\uXXXX` (ESC as `\u001b`, a tag character as
+ * `\u{e0041}`), so that neither the model nor a terminal showing the answer acts on it. A
+ * carriage return before a newline is kept (Windows line ends overwrite nothing); a bare one is an
+ * overwrite and is escaped.
  */
 export function visibleText(text: string): string {
   return text.replace(CONTROLS, (char, offset: number) =>
@@ -51,9 +70,19 @@ export function visibleText(text: string): string {
 }
 
 /**
- * JSON text for a model: `JSON.stringify`, and then the control codes JSON leaves raw (DEL, C1,
- * bidi) as `\uXXXX` escapes too. It parses back to the same value: nothing is lost.
+ * One line of text for a human: `visibleText`, and every newline shown as `\n` and every carriage
+ * return as `\u000d`, so that text from a tool, a model or a client can neither hide behind a
+ * line break nor start a line that looks like the speaker's own (a forged footer, a log line).
  */
-export function visibleJson(value: unknown): string {
-  return (JSON.stringify(value) ?? 'null').replace(JSON_UNESCAPED, escaped)
+export function visibleLine(text: string): string {
+  return text.replace(CONTROLS, escaped).replaceAll('\n', '\\n')
+}
+
+/**
+ * JSON text for a model: `JSON.stringify`, and then the control codes JSON leaves raw (DEL, C1,
+ * bidi, zero-width, tags) as `\uXXXX` escapes too. It parses back to the same value: nothing is
+ * lost. `space` indents as `JSON.stringify` does (a document printed for a human).
+ */
+export function visibleJson(value: unknown, space?: number): string {
+  return (JSON.stringify(value, null, space) ?? 'null').replace(JSON_UNESCAPED, jsonEscaped)
 }

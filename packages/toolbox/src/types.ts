@@ -30,10 +30,23 @@ export interface ToolProgress {
   readonly event?: unknown
 }
 
+/**
+ * The identity of one connection of a surface (one MCP client connection): opaque, compared by
+ * identity only, made by the surface and never derived from anything a client sends, so no client
+ * can name another's. A session name is not one: several connections may share it.
+ */
+export type ConnectionId = symbol
+
 /** What a call knows about who is calling. */
 export interface ToolCallContext {
   /** The calling session; tasks it starts are owned by it. Absent: visible to every session. */
   readonly sessionId?: string
+  /**
+   * The connection the call came in on (set by a surface with connections: `mcp-server` sets its
+   * own for every call). A question to the user goes back on it (`ApprovalRequest.connection`).
+   * Absent: an in-process host, which answers through its own `approval` service.
+   */
+  readonly connection?: ConnectionId
   readonly turnId?: string
   readonly conversationId?: string
   readonly agentId?: string

@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path'
 import { bridgeStdio } from '@toolvisor/mcp-server'
 import { defaultStateDir } from '@toolvisor/process-runtime'
 import { CliError } from '../errors.js'
-import type { Io } from '../output.js'
+import { type Io, logTo } from '../output.js'
 import { tokenIn } from '../token.js'
 
 /** The flags of `toolvisor mcp --connect`. */
@@ -44,7 +44,7 @@ export async function bridgeCommand(
       token,
       session: flags.session,
       signal: stop.signal,
-      log: (line) => io.err(`${line}\n`),
+      log: logTo(io),
     })
     return 0
   } finally {

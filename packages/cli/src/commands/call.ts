@@ -1,9 +1,16 @@
-import type { LoadedTool, Tool, ToolProgress, ToolResult } from '@toolvisor/toolbox'
+import {
+  type LoadedTool,
+  type Tool,
+  type ToolProgress,
+  type ToolResult,
+  visibleLine,
+  visibleText,
+} from '@toolvisor/toolbox'
 import { type Composed, compose, reportLost } from '../compose.js'
 import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
 import { configFileOf, configOf, type FlagValues, parseLine, usageOf } from '../flags.js'
-import type { Io } from '../output.js'
+import { type Io, logTo } from '../output.js'
 import { checkToolboxes, type FoundTool, findTool, isToolPath } from '../toolboxes.js'
 
 /** `toolvisor call --help`. */
@@ -68,7 +75,7 @@ export async function callCommand(
   }
   if (byName) checkToolboxes(config.toolboxes, true)
   const composed = await compose(config, { loadToolboxes: false, yieldMs, configFile: configFileOf(values) })
-  reportLost(composed, (text) => io.err(`${text}\n`))
+  reportLost(composed, logTo(io))
   const controller = new AbortController()
   const cancel = () => controller.abort()
   signals.on('SIGINT', cancel)
@@ -81,7 +88,8 @@ export async function callCommand(
     const command = typeof values.command === 'string' ? values.command : undefined
     const tool = found.tool ?? pick(found.loaded, composed.binary.tools(found.loaded), command)
     if (typeof tool === 'string') {
-      io.err(`toolvisor call: ${tool}\n`)
+      // Names the tool's commands, from its describe document.
+      io.err(`toolvisor call: ${visibleText(tool)}\n`)
       return 2
     }
     const progress = config.call?.progress
@@ -126,7 +134,7 @@ async function stoppedOnExit(
   const { events, total } = composed.tasks.page(task, session, { offset: 0, max: Number.MAX_SAFE_INTEGER })
   const info = composed.tasks.get(task, session)
   io.err(
-    `toolvisor call: ${info.tool} was still running after --yield-ms; a task cannot outlive this command, so it was stopped (${exit.signal ?? `exit code ${exit.code}`}) after ${total} events. To follow a stream, serve it with toolvisor mcp, or leave out --yield-ms.\n`,
+    `toolvisor call: ${visibleLine(info.tool)} was still running after --yield-ms; a task cannot outlive this command, so it was stopped (${exit.signal ?? `exit code ${exit.code}`}) after ${total} events. To follow a stream, serve it with toolvisor mcp, or leave out --yield-ms.\n`,
   )
   const body = events.map((e) => e.value)
   return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: false, structuredContent: body }
@@ -145,7 +153,7 @@ async function stoppedService(
   const exit = await composed.tasks.cancel(handle, session)
   const total = composed.tasks.process(handle, session).counters().events
   io.err(
-    `toolvisor call: ${handle} is a service, which cannot outlive this command: it was stopped with its declared cancel (${exit.signal ?? `exit code ${exit.code}`}) after ${total} events. To keep it running and talk to it, serve it with toolvisor mcp.\n`,
+    `toolvisor call: ${visibleLine(handle)} is a service, which cannot outlive this command: it was stopped with its declared cancel (${exit.signal ?? `exit code ${exit.code}`}) after ${total} events. To keep it running and talk to it, serve it with toolvisor mcp.\n`,
   )
   return result
 }

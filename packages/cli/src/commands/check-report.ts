@@ -5,8 +5,9 @@ import {
   type LaunchFacts,
   type LostProcess,
 } from '@toolvisor/process-runtime'
+import { visibleJson, visibleLine } from '@toolvisor/toolbox'
 import type { Config } from '../config.js'
-import type { Io } from '../output.js'
+import { human, type Io } from '../output.js'
 
 /** One tool of the toolboxes in the report. */
 export interface ToolReport {
@@ -37,7 +38,11 @@ export interface CheckReport {
   readonly runtime: ReturnType<typeof runtimeReport>
 }
 
-/** Prints the report as text, or as one JSON document. */
+/**
+ * Prints the report as text, or as one JSON document. A check's detail and fix, a tool's name or
+ * path and a load error are the tools' own text: the text form shows them escaped (a field on its
+ * line, a message's later lines indented), the JSON form with JSON's escapes (`visibleJson`).
+ */
 export function printCheck(report: CheckReport, json: boolean, io: Io): void {
   if (!json) {
     io.out(table(report) + runtimeLines(report.runtime))
@@ -56,7 +61,7 @@ export function printCheck(report: CheckReport, json: boolean, io: Io): void {
     ...(report.errors.length > 0 ? { errors: report.errors } : {}),
     ...(report.warnings.length > 0 ? { warnings: report.warnings } : {}),
   }
-  io.out(`${JSON.stringify(document, null, 2)}\n`)
+  io.out(`${visibleJson(document, 2)}\n`)
 }
 
 /** How tools are started here: for operators, what `check --probe` prints last. */
@@ -126,23 +131,27 @@ function lostLines(lost: ReturnType<typeof runtimeReport>['lost']): string[] {
     `  lost on restart (${lost.length}; a run that died with them running, found at a later start):`,
     ...lost.map(
       (p) =>
-        `    ${p.task ?? '(no task)'} ${p.tool}${p.kind ? ` (${p.kind})` : ''}, ${p.session ? `session ${p.session}` : 'no session'}, started ${p.startedAt}` +
+        `    ${visibleLine(p.task ?? '(no task)')} ${visibleLine(p.tool)}${p.kind ? ` (${p.kind})` : ''}, ${p.session ? `session ${visibleLine(p.session)}` : 'no session'}, started ${p.startedAt}` +
         `${p.leftoversKilled > 0 ? `, ${p.leftoversKilled} leftover process(es) killed` : ''}`,
     ),
   ]
 }
 
 const row = (name: string, status: string, ms: number | undefined, rest: string) =>
-  `    ${name.padEnd(20)} ${status.padEnd(11)} ${ms === undefined ? '' : `${ms} ms`.padStart(8)}  ${rest}`.trimEnd()
+  `    ${visibleLine(name).padEnd(20)} ${status.padEnd(11)} ${ms === undefined ? '' : `${ms} ms`.padStart(8)}  ${rest}`.trimEnd()
+/** A check's detail and fix: the tool's own words, each kept on the row. */
 const explain = (detail?: string, fix?: string) =>
-  [detail, fix ? `fix: ${fix}` : undefined].filter(Boolean).join('; ')
+  [detail, fix ? `fix: ${fix}` : undefined]
+    .filter((part) => part !== undefined && part !== '')
+    .map((part) => visibleLine(part!))
+    .join('; ')
 
 function capabilityLines(capabilities: readonly CapabilityReport[]): string[] {
   if (capabilities.length === 0) return []
   const lines = ['capabilities']
   for (const c of capabilities) {
     const active = c.active === null ? 'NO ACTIVE BACKEND' : `active ${c.active}`
-    lines.push(`  ${c.capability}${c.required ? ' (required)' : ''}: ${active}`)
+    lines.push(`  ${visibleLine(c.capability)}${c.required ? ' (required)' : ''}: ${visibleLine(active)}`)
     for (const b of c.backends) lines.push(row(b.name, b.status, b.ms, explain(b.detail, b.fix)))
   }
   return lines
@@ -153,9 +162,11 @@ function toolLines(tools: readonly ToolReport[]): string[] {
   const lines = ['tools']
   for (const t of tools) {
     const sandbox = t.mechanism
-      ? `sandbox ${t.mechanism}${t.gaps ? ` (gaps: ${t.gaps.join('; ')})` : ''}`
+      ? `sandbox ${t.mechanism}${t.gaps ? ` (gaps: ${visibleLine(t.gaps.join('; '))})` : ''}`
       : ''
-    const how = [t.user ? `as ${t.user}` : '', t.inherit ? `env ${t.inherit}` : ''].filter(Boolean).join(', ')
+    const how = [t.user ? `as ${visibleLine(t.user)}` : '', t.inherit ? `env ${t.inherit}` : '']
+      .filter(Boolean)
+      .join(', ')
     lines.push(
       row(t.tool, t.status, t.ms, [how, sandbox, explain(t.detail, t.fix)].filter(Boolean).join('; ')),
     )
@@ -165,11 +176,15 @@ function toolLines(tools: readonly ToolReport[]): string[] {
 
 function table(report: CheckReport): string {
   const lines = [...capabilityLines(report.capabilities), ...toolLines(report.tools)]
-  if (lines.length > 0) lines.push(`serves: ${report.serves.join(', ')}`)
+  if (lines.length > 0) lines.push(`serves: ${report.serves.map(visibleLine).join(', ')}`)
   if (report.notTools.length > 0)
-    lines.push('not tools (no execute bit, or an editor backup)', ...report.notTools.map((p) => `  ${p}`))
-  if (report.errors.length > 0) lines.push('errors', ...report.errors.map((e) => `  ${e}`))
-  if (report.warnings.length > 0) lines.push('warnings', ...report.warnings.map((w) => `  ${w}`))
+    lines.push(
+      'not tools (no execute bit, or an editor backup)',
+      ...report.notTools.map((p) => `  ${visibleLine(p)}`),
+    )
+  if (report.errors.length > 0) lines.push('errors', ...report.errors.map((e) => `  ${human(e, '    ')}`))
+  if (report.warnings.length > 0)
+    lines.push('warnings', ...report.warnings.map((w) => `  ${human(w, '    ')}`))
   if (lines.length === 0) lines.push('nothing configured: pass --toolbox DIR or --config FILE')
   return `${lines.join('\n')}\n`
 }

@@ -17,7 +17,7 @@ import { type Composed, compose } from '../compose.js'
 import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
 import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
-import type { Io } from '../output.js'
+import { human, type Io } from '../output.js'
 import { type CheckReport, printCheck, runtimeReport, type ToolReport } from './check-report.js'
 
 /** `toolvisor check --help`. */
@@ -50,9 +50,7 @@ export async function checkCommand(argv: readonly string[], io: Io): Promise<num
     config = configOf('check', values)
   } catch (error) {
     if (CliError.is(error) && error.code === 'CLI_ERR_CONFIG') {
-      io.err(
-        `toolvisor check: the configuration does not load:\n  ${error.message.replaceAll('\n', '\n  ')}\n`,
-      )
+      io.err(`toolvisor check: the configuration does not load:\n  ${human(error.message)}\n`)
       return 1
     }
     throw error

@@ -5,7 +5,7 @@ import type { Sessions, ToolCallContext, ToolRegistry, ToolResult } from '@toolv
 import { compose } from '../compose.js'
 import type { Config } from '../config.js'
 import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
-import type { Io } from '../output.js'
+import { human, type Io } from '../output.js'
 
 /** `toolvisor demo --help`. */
 export const DEMO_USAGE = usageOf(
@@ -120,7 +120,7 @@ function loading({ say, tools }: Demo, examples: Config['toolboxes'], ms: number
       .map((t) => tools.safeName(t.name))
       .join(', ')}`,
   )
-  for (const report of tools.loadErrors()) say(`   not loaded: ${report.message}`)
+  for (const report of tools.loadErrors()) say(`   not loaded: ${human(report.message, '     ')}`)
   say()
 }
 

@@ -1,9 +1,9 @@
 import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
-import type { LoadedTool, Tool, ToolRegistry } from '@toolvisor/toolbox'
+import { type LoadedTool, type Tool, type ToolRegistry, visibleJson, visibleLine } from '@toolvisor/toolbox'
 import { compose } from '../compose.js'
 import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
-import type { Io } from '../output.js'
+import { human, type Io } from '../output.js'
 
 /** `toolvisor describe --help`. */
 export const DESCRIBE_USAGE = usageOf(
@@ -42,7 +42,8 @@ export async function describeCommand(argv: readonly string[], io: Io): Promise<
     // A LoadingError reaches main(), which prints it and exits 2.
     const loaded = await composed.binary.load(path)
     const tools = composed.binary.tools(loaded)
-    if (values.json) io.out(`${JSON.stringify(describeDocument(loaded, tools, composed.tools), null, 2)}\n`)
+    // JSON keeps JSON's own escapes (and the ones JSON leaves raw: bidi, zero-width, tags).
+    if (values.json) io.out(`${visibleJson(describeDocument(loaded, tools, composed.tools), 2)}\n`)
     else io.out(`${describeLines(loaded, tools, composed.tools).join('\n')}\n`)
     return 0
   } finally {
@@ -93,7 +94,11 @@ function describeDocument(loaded: LoadedTool, tools: readonly Tool[], registry: 
   }
 }
 
-/** The text rendering: each model-facing tool with its arguments, then how it runs. */
+/**
+ * The text rendering: each model-facing tool with its arguments, then how it runs. Everything from
+ * the describe document is the tool's own text: escaped, and a description's later lines indented
+ * under it, so it cannot print a line that passes for toolvisor's (`sandbox: ...`, `warning: ...`).
+ */
 function describeLines(
   { spec, prepared }: LoadedTool,
   tools: readonly Tool[],
@@ -101,14 +106,14 @@ function describeLines(
 ): string[] {
   const lines: string[] = []
   const kind = `v${spec.protocol} ${spec.process.mode}, ${spec.process.output.framing === 'chunks' ? 'stdout as is' : `${spec.process.output.framing} events`}`
-  lines.push(`${spec.path} (${kind}${spec.check ? ', check' : ''}${spec.help ? ', help' : ''})`)
+  lines.push(`${visibleLine(spec.path)} (${kind}${spec.check ? ', check' : ''}${spec.help ? ', help' : ''})`)
   for (const tool of tools) {
-    lines.push('', `${registry.safeName(tool.name)}`, `  ${tool.description}`)
+    lines.push('', visibleLine(registry.safeName(tool.name)), `  ${human(tool.description, '  ')}`)
     const args = spec.commands.find((c) => c.internalName === tool.name)?.args ?? spec.args
     if (args.length === 0) lines.push('  no arguments')
     for (const arg of args) {
       lines.push(
-        `  ${arg.name}  ${arg.backingType}${arg.required ? '' : ', optional'}, ${arg.mode}: ${arg.description}`,
+        `  ${visibleLine(arg.name)}  ${arg.backingType}${arg.required ? '' : ', optional'}, ${arg.mode}: ${human(arg.description, '    ')}`,
       )
     }
   }
@@ -116,13 +121,13 @@ function describeLines(
     const { policy, mechanism } = prepared.sandbox
     lines.push(
       '',
-      `sandbox: ${mechanism.name}; read ${JSON.stringify(policy.read)}, write ${JSON.stringify(policy.write)}, net ${policy.net}, tmp ${policy.tmp}`,
+      `sandbox: ${mechanism.name}; read ${visibleJson(policy.read)}, write ${visibleJson(policy.write)}, net ${policy.net}, tmp ${policy.tmp}`,
     )
   }
   if (prepared.runAs) {
     const { user, group } = prepared.runAs.target
-    lines.push(`run as: ${user}${group ? `:${group}` : ''}`)
+    lines.push(`run as: ${visibleLine(user)}${group ? `:${visibleLine(group)}` : ''}`)
   }
-  for (const warning of spec.warnings) lines.push(`warning: ${warning}`)
+  for (const warning of spec.warnings) lines.push(`warning: ${human(warning)}`)
   return lines
 }

@@ -3,7 +3,7 @@ import type { Served } from '@toolvisor/toolbox'
 import { type Composed, compose, defined, reportLost } from '../compose.js'
 import type { Config } from '../config.js'
 import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
-import { explain, type Io } from '../output.js'
+import { explain, human, type Io, logTo } from '../output.js'
 import { checkToolboxes } from '../toolboxes.js'
 import { VERSION } from '../version.js'
 import { bridgeCommand } from './bridge.js'
@@ -50,7 +50,7 @@ export async function mcpCommand(
   }
   if (positionals.length > 0) {
     io.err(
-      `toolvisor mcp: unexpected argument "${positionals[0]}"; toolboxes are given with --toolbox DIR\n\n${MCP_USAGE}\n`,
+      `toolvisor mcp: unexpected argument ${human(JSON.stringify(positionals[0]))}; toolboxes are given with --toolbox DIR\n\n${MCP_USAGE}\n`,
     )
     return 2
   }
@@ -82,7 +82,7 @@ async function serveLocal(
   // must not hold `initialize` (the registry announces the tools as they come). Capabilities stay
   // in compose: a required one with no backend still stops the command before it serves.
   const composed = await compose({ ...config, toolboxes: [] }, { configFile })
-  reportLost(composed, (line) => io.err(`${line}\n`))
+  reportLost(composed, logTo(io))
   const stop = new AbortController()
   const onSignal = () => stop.abort()
   signals.on('SIGINT', onSignal)
@@ -99,7 +99,8 @@ async function serveLocal(
       name: 'toolvisor',
       version: VERSION,
       signal: stop.signal,
-      log: (line) => io.err(`${line}\n`),
+      // Log lines quote tool names, client-supplied text and protocol errors.
+      log: logTo(io),
       sessions: composed.sessions,
       mailbox: composed.mailbox,
       ...(composed.approvals ? { approvals: composed.approvals } : {}),
@@ -144,7 +145,7 @@ async function loadToolboxes(
     io.err(`toolvisor: toolboxes loaded in ${Date.now() - started} ms\n`)
     return served
   } catch (error) {
-    io.err(`toolvisor: loading the toolboxes failed: ${explain(error)}\n`)
+    io.err(`toolvisor: loading the toolboxes failed: ${human(explain(error))}\n`)
     return undefined
   }
 }

@@ -9,7 +9,7 @@ import { CliError } from '../errors.js'
 import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
 import { startNotifier } from '../notify/notifier.js'
 import { type NotifyTarget, notifyTargetOf } from '../notify/target.js'
-import type { Io } from '../output.js'
+import { type Io, logTo } from '../output.js'
 import { tokenIn } from '../token.js'
 import { VERSION } from '../version.js'
 
@@ -45,7 +45,8 @@ export async function serveCommand(
   const token = tokenIn(tokenFile, serve.tokenFile !== undefined)
   // Checked where it was written (the flag, serve.notify in the file): a target by now.
   const notify = serve.notify === undefined ? undefined : notifyTargetOf(serve.notify)
-  const log = (line: string) => io.err(`${line}\n`)
+  // Log lines quote tool names, commands and client-supplied session names: escaped (decision 0093).
+  const log = logTo(io)
   // Listened for from here on: a signal during the start stops the daemon once it started, with 0.
   const stop = signalled(signals)
   const composed = await compose(config, {

@@ -9,7 +9,7 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { TaskRegistry } from '@toolvisor/process-runtime'
-import type { ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
+import type { ConnectionId, ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
 import { CallGate } from './call-gate.js'
 import { foldMail, type SessionMailOptions } from './mail.js'
 import type { Limits } from './options.js'
@@ -23,6 +23,8 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 export interface CallHandlerOptions {
   readonly tools: ToolRegistry
   readonly sessionId: string
+  /** The connection every call comes in on (`ctx.connection`): where its approvals are asked. */
+  readonly connection: ConnectionId
   /** Logs one line (already prefixed with the server name). */
   readonly log: (line: string) => void
   readonly limits: Limits
@@ -81,6 +83,7 @@ async function callOnce(
         })
   const ctx: ToolCallContext = {
     sessionId: options.sessionId,
+    connection: options.connection,
     signal: extra.signal,
     ...(progress ? { progress: progress.report } : {}),
   }
@@ -119,6 +122,7 @@ async function callAsTask(
   let handed: { readonly task: string; readonly answer: Promise<ToolResult> } | undefined
   const ctx: ToolCallContext = {
     sessionId: options.sessionId,
+    connection: options.connection,
     signal: extra.signal,
     asTask: (task, answer) => {
       handed = { task, answer }
