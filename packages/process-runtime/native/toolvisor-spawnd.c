@@ -12,15 +12,18 @@
  *        {"cmd":"NODE_HANDLE_ACK"} ...       Node's own acknowledgements: ignored
  *   out: "s ID PID"                          launch ID started (its exec succeeded) as PID
  *        "e ID ERRNO WHERE"                  launch ID failed at WHERE (socketpair, open:I,
- *                                            pin:I, fork, chdir, exec, request); nothing runs
+ *                                            type:I:NAME, pin:I, fork, chdir, exec, request);
+ *                                            nothing runs
  *        {"cmd":"NODE_HANDLE","type":"net.Native","msg":"f ID I N"} + one descriptor
  *                                            the runtime's end of descriptor I of launch ID,
  *                                            N bytes of its payload already written
  *        "x PID CODE SIGNAL"                 PID ended (CODE -1 when killed by SIGNAL)
  *
  * A launch: descriptors 0, 1, 2 and every `p`, `d` and `x` extra are socket pairs (what Node's
- * own spawn gives a child; `d` and `x` come with bytes to give the child first), an `f` extra is a path opened read-only here, refused when a pin is given and
- * the file is no longer that device:inode. The child gets its own session (setsid), default
+ * own spawn gives a child; `d` and `x` come with bytes to give the child first), an `f` extra is
+ * a path referred to here by an O_PATH descriptor (see open_grant: nothing is opened, no link is
+ * followed), refused when it is not a directory or a regular file, or, when a pin is given, no
+ * longer that device:inode. The child gets its own session (setsid), default
  * signal dispositions and an empty signal mask, its working directory, exactly the descriptors
  * of the launch (every other one is close-on-exec) and exactly the environment of the request.
  * "s" is sent once the exec succeeded (a close-on-exec pipe tells), as Node's spawn returns.
@@ -242,6 +245,48 @@ static int read_request(char *data, size_t length, struct request *r) {
   return c.at == c.end ? 0 : -1;
 }
 
+/* ---- a grant ----------------------------------------------------------------------------- */
+
+/* openat2(2) (Linux 5.6), carried here: the C library's headers may predate it. */
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+struct grant_how {
+  uint64_t flags, mode, resolve;
+};
+#define GRANT_RESOLVE_NO_MAGICLINKS 0x02
+#define GRANT_RESOLVE_NO_SYMLINKS 0x04
+
+/*
+ * A descriptor of `path` that opens nothing, never waits and follows no link. A tool may have
+ * replaced a grant since load (whatever lies inside its write grant is its own to change), and
+ * this process runs as root for every session: O_PATH does not open the object (no FIFO waits for
+ * a writer, no device's open runs, no automount of it is triggered), and RESOLVE_NO_SYMLINKS
+ * refuses a symlink on the way (ELOOP); one in the last component comes back as the link itself
+ * (O_NOFOLLOW), which its type refuses. The runtime passes realpath'd paths only, so a link there
+ * is one planted since load. What the descriptor serves needs no more than O_PATH: bwrap's
+ * --bind-fd, Landlock's rules, and an exec through /proc/self/fd/N.
+ */
+static int open_grant(const char *path) {
+  struct grant_how how = {O_PATH | O_NOFOLLOW | O_CLOEXEC, 0,
+                          GRANT_RESOLVE_NO_SYMLINKS | GRANT_RESOLVE_NO_MAGICLINKS};
+  int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+  /* A kernel before 5.6: a link in the last component is still refused (by its type), one on the
+   * way is followed, opening nothing, and the pin refuses what it leads to. */
+  if (fd < 0 && errno == ENOSYS) fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  return fd;
+}
+
+/* How "e ID 0 type:I:NAME" names what a path turned out to be, when no grant can be that. */
+static const char *type_name(mode_t mode) {
+  if (S_ISFIFO(mode)) return "fifo";
+  if (S_ISCHR(mode)) return "chr";
+  if (S_ISBLK(mode)) return "blk";
+  if (S_ISSOCK(mode)) return "sock";
+  if (S_ISLNK(mode)) return "link";
+  return "other";
+}
+
 /* ---- a launch ---------------------------------------------------------------------------- */
 
 static void close_all(int *fds, int n) {
@@ -312,18 +357,19 @@ static void launch(struct request *r) {
   for (int i = 0; i < n; i++) {
     if (i >= 3 && r->kind[i - 3] == 'f') {
       const char *path = r->path[i - 3], *pin = r->pin[i - 3];
-      theirs[i] = open(path, O_RDONLY | O_CLOEXEC);
-      if (theirs[i] < 0) {
+      struct stat st;
+      theirs[i] = open_grant(path);
+      if (theirs[i] < 0 || fstat(theirs[i], &st) != 0) {
         say("e %lu %d open:%d", r->id, errno, i - 3);
         goto done;
       }
+      /* Only what a grant can be: anything else was put there since load (a FIFO, a device). */
+      if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+        say("e %lu 0 type:%d:%s", r->id, i - 3, type_name(st.st_mode));
+        goto done;
+      }
       if (pin[0] != '\0') {
-        struct stat st;
         char identity[64];
-        if (fstat(theirs[i], &st) != 0) {
-          say("e %lu %d open:%d", r->id, errno, i - 3);
-          goto done;
-        }
         snprintf(identity, sizeof identity, "%llu:%llu", (unsigned long long)st.st_dev,
                  (unsigned long long)st.st_ino);
         if (strcmp(identity, pin) != 0) {

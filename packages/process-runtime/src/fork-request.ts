@@ -1,7 +1,7 @@
 import { constants } from 'node:os'
 import { RuntimeError } from './errors.js'
 import type { Launch } from './launchers.js'
-import { openFailure, pinFailure } from './spawn.js'
+import { openFailure, pinFailure, typeFailure } from './spawn.js'
 
 /** What the fork server's messages and requests are made of (see `native/toolvisor-spawnd.c`). */
 
@@ -44,10 +44,11 @@ export function encode(id: number, launch: Launch): Buffer {
 /** The error of a launch the server refused, as Node's spawn (or spawnLaunch) would give it. */
 export function launchError(launch: Launch, errno: number, where: string): Error {
   const code = errnoNames.get(errno) ?? `errno ${errno}`
-  const [stage, index] = where.split(':')
+  const [stage, index, type] = where.split(':')
   const extra = index === undefined ? undefined : launch.extraFds[Number(index)]
   if (extra?.kind === 'file' && stage === 'pin' && extra.pin) return pinFailure(extra.pin, extra.path)
   if (extra?.kind === 'file' && stage === 'open') return openFailure(extra.path, extra.pin, code)
+  if (extra?.kind === 'file' && stage === 'type') return typeFailure(extra.path, extra.pin, type ?? 'other')
   const error = new Error(
     stage === 'chdir'
       ? `spawn ${launch.file} ${code} (working directory ${launch.cwd})`

@@ -2,6 +2,7 @@ import { realpathSync, statSync } from 'node:fs'
 import { isAbsolute, relative, resolve, sep } from 'node:path'
 import type { SandboxDeclaration } from '@toolvisor/describe-v2'
 import type { RuntimeErrorCode } from './errors.js'
+import { typeDescription, typeOf } from './grant-type.js'
 import type { Pin, SandboxField, SandboxPolicy } from './launchers.js'
 
 /** Throws the LoadingError of one field (see `prepare.ts`). */
@@ -56,6 +57,16 @@ export function resolvePolicy(
           'RUNTIME_ERR_SANDBOX_PATH',
           field,
           `"${path}" is under ${kernel}, which is never writable inside a sandbox (kernel settings: writing there changes the host)`,
+        )
+      }
+      // O_PATH makes a FIFO or a device harmless to refer to, but nothing a grant means (a tree
+      // to bind or to rule) is one: refused here rather than at every start.
+      const type = typeOf(statSync(real))
+      if (type !== undefined) {
+        return fail(
+          'RUNTIME_ERR_SANDBOX_PATH',
+          field,
+          `"${path}" is ${typeDescription(type)} (${real}); a grant is a directory or a regular file: grant the directory that holds it, or remove it`,
         )
       }
       pin(pins, real, field)
