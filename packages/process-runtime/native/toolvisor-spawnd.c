@@ -109,6 +109,10 @@ static void say(const char *format, ...) {
   va_start(args, format);
   int n = vsnprintf(text + 1, sizeof text - 3, format, args);
   va_end(args);
+  /* vsnprintf returns the length it would have written: clamped to what it did write, the quote
+   * and the newline stay inside `text` (no message comes near the bound today). */
+  if (n < 0) n = 0;
+  if ((size_t)n > sizeof text - 4) n = (int)(sizeof text - 4);
   text[0] = '"';
   text[n + 1] = '"';
   text[n + 2] = '\n';
@@ -436,11 +440,16 @@ done:
 static void handle_line(char *line, size_t length) {
   /* Node's own messages (acknowledgements of the descriptors we passed) are objects. */
   if (length < 2 || line[0] != '"' || line[length - 1] != '"') return;
-  long decoded = unbase64(line + 1, length - 2);
+  /* Set before anything can fail: every path below frees what it holds. */
   struct request r;
-  if (decoded < 0 || read_request(line + 1, (size_t)decoded, &r) != 0) {
-    /* The id is unknown when the request cannot be read: the runtime fails what it waits for. */
+  memset(&r, 0, sizeof r);
+  long decoded = unbase64(line + 1, length - 2);
+  if (decoded < 0) {
+    /* Not base64: no id to answer with (0); the runtime stops trusting a server it cannot follow. */
     say("e 0 %d request", EINVAL);
+  } else if (read_request(line + 1, (size_t)decoded, &r) != 0) {
+    /* Its id, when that much could be read (else 0), fails that launch alone. */
+    say("e %lu %d request", r.id, EINVAL);
   } else {
     launch(&r);
   }
