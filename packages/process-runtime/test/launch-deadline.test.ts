@@ -86,7 +86,7 @@ function childrenOf(pid: number): number[] {
 }
 
 /** A mount at a fresh directory that never answers a lookup (see the file comment); unmounted after the test. */
-async function stuckFilesystem(): Promise<{ mountpoint: string; requests: () => number }> {
+async function stuckFilesystem(): Promise<string> {
   const mountpoint = join(tempDir('tv-stuck-'), 'mnt')
   mkdirSync(mountpoint)
   const daemon: ChildProcess = spawn('/usr/bin/python3', [fixture('stuck-fs.py'), mountpoint], {
@@ -97,29 +97,33 @@ async function stuckFilesystem(): Promise<{ mountpoint: string; requests: () => 
     daemon.kill('SIGKILL')
     spawnSync('umount', ['-l', mountpoint])
   })
-  let requests = 0
-  const lines = createInterface({ input: daemon.stdout! })
-  const mounted = new Promise<string>((resolve) =>
-    lines.on('line', (line) => {
-      if (line.startsWith('request')) requests++
-      else resolve(line)
-    }),
+  const line = new Promise<string>((resolve) =>
+    createInterface({ input: daemon.stdout! }).once('line', resolve),
   )
-  expect(await within(mounted, 10_000)).toBe('mounted')
-  return { mountpoint, requests: () => requests }
+  expect(await within(line, 10_000)).toBe('mounted')
+  return mountpoint
+}
+
+/** Whether `pid` waits for an answer of a FUSE filesystem (the kernel function it sleeps in). */
+function waitsOnFuse(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/wchan`, 'utf8') === 'request_wait_answer'
+  } catch {
+    return false
+  }
 }
 
 describe.skipIf(!isRoot || !hasFuse)(
   'a launch whose working directory never answers (needs root and /dev/fuse)',
   () => {
     it('holds only itself: a later launch starts meanwhile; it fails alone at its deadline and its child is killed', async () => {
-      const { mountpoint, requests } = await stuckFilesystem()
+      const mountpoint = await stuckFilesystem()
       const forks = server(1500)
       const stuck = settled(
         forks.launch(sh('echo never', { cwd: join(mountpoint, 'sub') }), { tool: '/tools/hung/run' }),
       )
-      // The stuck child waits in the filesystem (its lookup is the request left unanswered).
-      expect(await eventually(() => requests() > 0 && childrenOf(forks.pid!).length === 1)).toBe(true)
+      // The stuck child waits in the filesystem, for the answer to its lookup.
+      expect(await eventually(() => childrenOf(forks.pid!).some(waitsOnFuse))).toBe(true)
       const other = await within(
         forks.launch(sh('echo other')).then(({ child }) => stdoutOf(child)),
         1000,
@@ -140,7 +144,7 @@ describe.skipIf(!isRoot || !hasFuse)(
     })
 
     it('bounds the launches waiting for their exec: past the bound one is refused at once, saying why', async () => {
-      const { mountpoint } = await stuckFilesystem()
+      const mountpoint = await stuckFilesystem()
       const forks = server(3000)
       const waiting = Array.from({ length: 64 }, () =>
         settled(
