@@ -41,10 +41,17 @@ export function encode(id: number, launch: Launch): Buffer {
   return Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(`${part}\0`) : part)))
 }
 
-/** The error of a launch the server refused, as Node's spawn (or spawnLaunch) would give it. */
-export function launchError(launch: Launch, errno: number, where: string): Error {
+/**
+ * The error of a launch the server refused, as Node's spawn (or spawnLaunch) would give it. `tool`:
+ * what names the launch (its file unless told).
+ */
+export function launchError(launch: Launch, errno: number, where: string, tool = launch.file): Error {
   const code = errnoNames.get(errno) ?? `errno ${errno}`
   const [stage, index, type] = where.split(':')
+  if (stage === 'busy') {
+    const why = `cannot start ${tool}: ${index} launches are already waiting for their exec in the fork server (a filesystem that does not answer?); try again once they fail at their deadline`
+    return new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', why)
+  }
   const extra = index === undefined ? undefined : launch.extraFds[Number(index)]
   if (extra?.kind === 'file' && stage === 'pin' && extra.pin) return pinFailure(extra.pin, extra.path)
   if (extra?.kind === 'file' && stage === 'open') return openFailure(extra.path, extra.pin, code)

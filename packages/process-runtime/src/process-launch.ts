@@ -62,7 +62,10 @@ export async function launchProcess(
   const { launch, status } = assemble(tool, base, host.execHelper)
   // The spec the process runs with (a start may give its own), as its output reads it.
   const slabs = bulkStdout(start.process ?? tool.process)
-  const { child, pipes } = await spawnServed(launch, host.forkServer(), slabs)
+  const { child, pipes } = await spawnServed(launch, host.forkServer(), {
+    stdoutInSlabs: slabs,
+    tool: tool.path,
+  })
   const control =
     child.pid !== undefined && tool.sandbox?.mechanism.control
       ? tool.sandbox.mechanism.control({ pid: child.pid, extraFds: pipes as (Readable | undefined)[] })

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { type BigIntStats, closeSync, constants, fstatSync, openSync, realpathSync } from 'node:fs'
 import { environmentBlock } from './environment.js'
 import { RuntimeError } from './errors.js'
-import type { Child, ForkServer } from './fork-server.js'
+import type { Child, ForkServer, LaunchOptions } from './fork-server.js'
 import { typeDescription, typeOf } from './grant-type.js'
 import { CLEAN_ENVIRONMENT, type ExtraFd, type Launch, type Pin } from './launchers.js'
 import { MARKER_VARIABLE } from './state.js'
@@ -109,15 +109,15 @@ export function spawnLaunch(launch: Launch): Spawned & { readonly child: ChildPr
 /**
  * Spawns a launch through the fork server when there is one (`spawnLaunch`'s contract, its pid
  * known once the promise resolves), else from this process. Rejects as `spawnLaunch` throws, and
- * with the spawn's own error when the exec failed. `stdoutInSlabs`: see `ForkServer.launch`.
+ * with the spawn's own error when the exec failed. `options`: see `ForkServer.launch`.
  */
 export async function spawnServed(
   launch: Launch,
   server: ForkServer | undefined,
-  stdoutInSlabs = false,
+  options: LaunchOptions = {},
 ): Promise<Spawned> {
   if (server === undefined) return spawnLaunch(launch)
-  return server.launch(launch, stdoutInSlabs)
+  return server.launch(launch, options)
 }
 
 type Duplex = NodeJS.ReadableStream & NodeJS.WritableStream
