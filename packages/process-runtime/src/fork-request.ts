@@ -65,3 +65,17 @@ export function launchError(launch: Launch, errno: number, where: string, tool =
   error.errno = -errno
   return error
 }
+
+/**
+ * How long a launch may wait for its exec before it fails alone: the bound `describe` and `check`
+ * get too. A healthy launch takes a few milliseconds even under load; past this its child is stuck
+ * before its exec (a working directory, an executable or a grant on a filesystem that does not
+ * answer) or the server does not run, and the caller is better told than held.
+ */
+export const LAUNCH_DEADLINE_MS = 10_000
+
+/** The error of a launch that got no answer within `deadlineMs` (the server is told to kill it). */
+export function launchTimeout(tool: string, deadlineMs: number): RuntimeError {
+  const why = `the launch of ${tool} did not start within ${deadlineMs / 1000} s: the fork server had no word of its exec (its working directory, its executable or a grant on a filesystem that does not answer?); it was killed, and no other launch waited for it`
+  return new RuntimeError('RUNTIME_ERR_LAUNCH_TIMEOUT', why)
+}

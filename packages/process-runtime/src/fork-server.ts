@@ -1,42 +1,18 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { EventEmitter } from 'node:events'
 import { accessSync, constants as fs } from 'node:fs'
-import { Socket } from 'node:net'
 import { constants } from 'node:os'
-import type { Readable, Writable } from 'node:stream'
 import { RuntimeError } from './errors.js'
-import { encode, launchError } from './fork-request.js'
+import { encode, LAUNCH_DEADLINE_MS, launchError, launchTimeout } from './fork-request.js'
 import type { Launch } from './launchers.js'
 import { signalGroup } from './process-util.js'
-import { slabOnread } from './slab-reader.js'
+import { type Child, ServedChild, socketsOver } from './served-child.js'
 import { type Spawned, wireExtras } from './spawn.js'
 
-/** A spawned child as the runtime uses it: what Node's `ChildProcess` gives, and a served child too. */
-export interface Child {
-  readonly pid?: number | undefined
-  readonly stdin: Writable | null
-  readonly stdout: Readable | null
-  readonly stderr: Readable | null
-  on(event: 'error', listener: (error: Error) => void): this
-  once(event: 'close', listener: () => void): this
-  /** `why`: set when the runtime itself killed the process for a reason of its own (served children). */
-  once(
-    event: 'exit',
-    listener: (code: number | null, signal: NodeJS.Signals | null, why?: string) => void,
-  ): this
-}
+export type { Child }
 
 const signalNames = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]))
 /** The most a request may carry (the fork server's own bound is 64 MiB of base64). */
 const MAX_REQUEST = 40 * 1024 * 1024
-
-/**
- * How long a launch may wait for its exec before it fails alone: the bound `describe` and `check`
- * get too. A healthy launch takes a few milliseconds even under load; past this its child is stuck
- * before its exec (a working directory, an executable or a grant on a filesystem that does not
- * answer) or the server does not run, and the caller is better told than held.
- */
-export const LAUNCH_DEADLINE_MS = 10_000
 
 /** Options of a {@link ForkServer}. */
 export interface ForkServerOptions {
@@ -50,30 +26,6 @@ export interface LaunchOptions {
   readonly stdoutInSlabs?: boolean
   /** What errors name it by (the tool's path; default the launch's file). */
   readonly tool?: string
-}
-
-/** A child forked by the fork server: its pid known at once, its exit told by the server. */
-class ServedChild extends EventEmitter implements Child {
-  readonly pid: number
-  readonly stdin: Socket
-  readonly stdout: Socket
-  readonly stderr: Socket
-  readonly stdio: readonly (Socket | undefined)[]
-
-  constructor(pid: number, stdio: readonly (Socket | undefined)[]) {
-    super()
-    this.pid = pid
-    this.stdio = stdio
-    this.stdin = stdio[0]!
-    this.stdout = stdio[1]!
-    this.stderr = stdio[2]!
-  }
-
-  ended(code: number | null, signal: NodeJS.Signals | null, why?: string): void {
-    // As Node's own child: stdin is of no use once the process is gone.
-    this.stdin.destroy()
-    this.emit('exit', code, signal, why)
-  }
 }
 
 /** A launch sent, waiting for its pid and its descriptors. */
@@ -247,9 +199,7 @@ export class ForkServer {
     this.#server.send(`k ${pending.id}`, (error) => {
       if (error) this.#died(`the fork server cannot be reached: ${error.message}`)
     })
-    const seconds = this.#deadlineMs / 1000
-    const why = `the launch of ${pending.tool} did not start within ${seconds} s: the fork server had no word of its exec (its working directory, its executable or a grant on a filesystem that does not answer?); it was killed, and no other launch waited for it`
-    pending.reject(new RuntimeError('RUNTIME_ERR_LAUNCH_TIMEOUT', why))
+    pending.reject(launchTimeout(pending.tool, this.#deadlineMs))
   }
 
   /** A launch answered (or given up): no longer waited for. */
@@ -273,20 +223,7 @@ export class ForkServer {
     clearTimeout(pending.timer)
     this.#byId.delete(pending.id)
     const { launch, pid } = pending
-    const sockets: (Socket | undefined)[] = []
-    for (let i = 0; i < 3 + launch.extraFds.length; i++) {
-      const handle = pending.handles[i]
-      if (handle === undefined) {
-        sockets.push(undefined)
-        continue
-      }
-      // `handle` is Node's own option for a socket over a handle it received (what its spawn uses).
-      const slabs = i === 1 && pending.stdoutInSlabs ? slabOnread() : undefined
-      const options = { handle, readable: i !== 0, onread: slabs?.onread }
-      const socket = new Socket(options as ConstructorParameters<typeof Socket>[0])
-      slabs?.attach(socket)
-      sockets.push(socket)
-    }
+    const sockets = socketsOver(pending.handles, 3 + launch.extraFds.length, pending.stdoutInSlabs)
     const child = new ServedChild(pid, sockets)
     this.#children.set(pid, child)
     const written = (i: number) => pending.written[3 + i] ?? 0
