@@ -9,21 +9,31 @@
  * line), the only way Node can receive descriptors:
  *
  *   in:  "<base64 of a request>"            a launch (see read_request for its fields)
+ *        "k ID"                              the runtime gave up on launch ID (its deadline):
+ *                                            killed if still unanswered, and never answered
  *        {"cmd":"NODE_HANDLE_ACK"} ...       Node's own acknowledgements: ignored
  *   out: "s ID PID"                          launch ID started (its exec succeeded) as PID
  *        "e ID ERRNO WHERE"                  launch ID failed at WHERE (socketpair, open:I,
- *                                            pin:I, fork, chdir, exec, request); nothing runs
+ *                                            type:I:NAME, pin:I, fork, chdir, exec, request,
+ *                                            busy:MAX); nothing runs. ID 0: a request with
+ *                                            no readable id
  *        {"cmd":"NODE_HANDLE","type":"net.Native","msg":"f ID I N"} + one descriptor
  *                                            the runtime's end of descriptor I of launch ID,
  *                                            N bytes of its payload already written
  *        "x PID CODE SIGNAL"                 PID ended (CODE -1 when killed by SIGNAL)
  *
  * A launch: descriptors 0, 1, 2 and every `p`, `d` and `x` extra are socket pairs (what Node's
- * own spawn gives a child; `d` and `x` come with bytes to give the child first), an `f` extra is a path opened read-only here, refused when a pin is given and
- * the file is no longer that device:inode. The child gets its own session (setsid), default
+ * own spawn gives a child; `d` and `x` come with bytes to give the child first), an `f` extra is
+ * a path referred to here by an O_PATH descriptor (see open_grant: nothing is opened, no link is
+ * followed), refused when it is not a directory or a regular file, or, when a pin is given, no
+ * longer that device:inode. The child gets its own session (setsid), default
  * signal dispositions and an empty signal mask, its working directory, exactly the descriptors
  * of the launch (every other one is close-on-exec) and exactly the environment of the request.
- * "s" is sent once the exec succeeded (a close-on-exec pipe tells), as Node's spawn returns.
+ * "s" is sent once the exec succeeded (a close-on-exec pipe tells), as Node's spawn returns; the
+ * server does not wait for it: every launch in flight has its pipe in the poll loop (see struct
+ * flight), so answers come in the order the execs report, not the order of the requests, and a
+ * child stuck before its exec holds nothing but its own launch. Every path this process opens
+ * for a launch is opened without waiting (open_grant).
  *
  * It ignores SIGINT, SIGTERM, SIGHUP and SIGQUIT (a Ctrl-C in the runtime's terminal is the
  * runtime's to handle: it stops its tools with their declared cancel) and exits when the channel
@@ -106,6 +116,10 @@ static void say(const char *format, ...) {
   va_start(args, format);
   int n = vsnprintf(text + 1, sizeof text - 3, format, args);
   va_end(args);
+  /* vsnprintf returns the length it would have written: clamped to what it did write, the quote
+   * and the newline stay inside `text` (no message comes near the bound today). */
+  if (n < 0) n = 0;
+  if ((size_t)n > sizeof text - 4) n = (int)(sizeof text - 4);
   text[0] = '"';
   text[n + 1] = '"';
   text[n + 2] = '\n';
@@ -242,6 +256,87 @@ static int read_request(char *data, size_t length, struct request *r) {
   return c.at == c.end ? 0 : -1;
 }
 
+/* ---- a grant ----------------------------------------------------------------------------- */
+
+/* openat2(2) (Linux 5.6), carried here: the C library's headers may predate it. */
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+struct grant_how {
+  uint64_t flags, mode, resolve;
+};
+#define GRANT_RESOLVE_NO_MAGICLINKS 0x02
+#define GRANT_RESOLVE_NO_SYMLINKS 0x04
+
+/*
+ * A descriptor of `path` that opens nothing, never waits and follows no link. A tool may have
+ * replaced a grant since load (whatever lies inside its write grant is its own to change), and
+ * this process runs as root for every session: O_PATH does not open the object (no FIFO waits for
+ * a writer, no device's open runs, no automount of it is triggered), and RESOLVE_NO_SYMLINKS
+ * refuses a symlink on the way (ELOOP); one in the last component comes back as the link itself
+ * (O_NOFOLLOW), which its type refuses. The runtime passes realpath'd paths only, so a link there
+ * is one planted since load. What the descriptor serves needs no more than O_PATH: bwrap's
+ * --bind-fd, Landlock's rules, and an exec through /proc/self/fd/N.
+ */
+static int open_grant(const char *path) {
+  struct grant_how how = {O_PATH | O_NOFOLLOW | O_CLOEXEC, 0,
+                          GRANT_RESOLVE_NO_SYMLINKS | GRANT_RESOLVE_NO_MAGICLINKS};
+  int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+  /* A kernel before 5.6: a link in the last component is still refused (by its type), one on the
+   * way is followed, opening nothing, and the pin refuses what it leads to. */
+  if (fd < 0 && errno == ENOSYS) fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  return fd;
+}
+
+/* How "e ID 0 type:I:NAME" names what a path turned out to be, when no grant can be that. */
+static const char *type_name(mode_t mode) {
+  if (S_ISFIFO(mode)) return "fifo";
+  if (S_ISCHR(mode)) return "chr";
+  if (S_ISBLK(mode)) return "blk";
+  if (S_ISSOCK(mode)) return "sock";
+  if (S_ISLNK(mode)) return "link";
+  return "other";
+}
+
+/* ---- launches in flight ------------------------------------------------------------------ */
+
+/*
+ * A launch forked and not answered yet: its child has not reported its exec (the close-on-exec
+ * report pipe is still open: the child is in chdir, in exec, or on its way there). It stays in the
+ * poll loop instead of being waited for, so a child stuck on a filesystem that does not answer
+ * holds its own launch and nothing else. Each holds its socket ends and a pipe: past the bound a
+ * launch is refused at once ("busy"), never queued behind the stuck ones; the runtime's deadline
+ * fails those, and the kill it then asks for ("k ID") frees their slots.
+ */
+#define MAX_IN_FLIGHT 64
+
+struct flight {
+  unsigned long id;
+  pid_t pid; /* 0: the slot is free */
+  int report; /* the read end of the child's report pipe; -1 once read */
+  int n;
+  int ours[MAX_FDS];
+  size_t written[MAX_FDS];
+  int abandoned; /* the runtime gave up on it (its deadline): nothing more is told of it */
+  int reaped;    /* its child ended before its report was read */
+  int status;
+};
+
+static struct flight flights[MAX_IN_FLIGHT];
+static int in_flight;
+
+static struct flight *flight_of(pid_t pid) {
+  for (int i = 0; i < MAX_IN_FLIGHT; i++) {
+    if (flights[i].pid == pid) return &flights[i];
+  }
+  return NULL;
+}
+
+static void tell_exit(pid_t pid, int status) {
+  if (WIFEXITED(status)) say("x %d %d 0", (int)pid, WEXITSTATUS(status));
+  else if (WIFSIGNALED(status)) say("x %d -1 %d", (int)pid, WTERMSIG(status));
+}
+
 /* ---- a launch ---------------------------------------------------------------------------- */
 
 static void close_all(int *fds, int n) {
@@ -264,6 +359,14 @@ static void become(struct request *r, int *theirs, int n, int report) {
   }
   sigprocmask(SIG_SETMASK, &none, NULL);
   setsid();
+  /* Close-on-exec all of them, but a child that hangs before its exec would hold them until then:
+   * the runtime's ends of the other launches in flight, and the channel. */
+  for (int k = 0; k < MAX_IN_FLIGHT; k++) {
+    if (flights[k].pid == 0) continue;
+    close(flights[k].report);
+    close_all(flights[k].ours, flights[k].n);
+  }
+  close(channel);
   /* code[1]: 1 when the working directory failed, 0 for the rest (descriptors, exec). */
   int code[2] = {0, 0};
   int moved_report = fcntl(report, F_DUPFD_CLOEXEC, n + 3);
@@ -302,6 +405,10 @@ fail:
 }
 
 static void launch(struct request *r) {
+  if (in_flight == MAX_IN_FLIGHT) {
+    say("e %lu %d busy:%d", r->id, EAGAIN, MAX_IN_FLIGHT);
+    return;
+  }
   int n = 3 + r->extras;
   int ours[MAX_FDS], theirs[MAX_FDS];
   size_t written[MAX_FDS];
@@ -312,18 +419,19 @@ static void launch(struct request *r) {
   for (int i = 0; i < n; i++) {
     if (i >= 3 && r->kind[i - 3] == 'f') {
       const char *path = r->path[i - 3], *pin = r->pin[i - 3];
-      theirs[i] = open(path, O_RDONLY | O_CLOEXEC);
-      if (theirs[i] < 0) {
+      struct stat st;
+      theirs[i] = open_grant(path);
+      if (theirs[i] < 0 || fstat(theirs[i], &st) != 0) {
         say("e %lu %d open:%d", r->id, errno, i - 3);
         goto done;
       }
+      /* Only what a grant can be: anything else was put there since load (a FIFO, a device). */
+      if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+        say("e %lu 0 type:%d:%s", r->id, i - 3, type_name(st.st_mode));
+        goto done;
+      }
       if (pin[0] != '\0') {
-        struct stat st;
         char identity[64];
-        if (fstat(theirs[i], &st) != 0) {
-          say("e %lu %d open:%d", r->id, errno, i - 3);
-          goto done;
-        }
         snprintf(identity, sizeof identity, "%llu:%llu", (unsigned long long)st.st_dev,
                  (unsigned long long)st.st_ino);
         if (strcmp(identity, pin) != 0) {
@@ -353,7 +461,7 @@ static void launch(struct request *r) {
     if (payload != NULL && written[i] == length) shutdown(ours[i], SHUT_WR);
   }
   int report[2];
-  if (pipe2(report, O_CLOEXEC) != 0) {
+  if (pipe2(report, O_CLOEXEC | O_NONBLOCK) != 0) {
     say("e %lu %d socketpair", r->id, errno);
     goto done;
   }
@@ -367,34 +475,91 @@ static void launch(struct request *r) {
     say("e %lu %d fork", r->id, fork_errno);
     goto done;
   }
-  int code[2] = {0, 0};
-  ssize_t got;
-  do got = read(report[0], code, sizeof code);
-  while (got < 0 && errno == EINTR);
-  close(report[0]);
-  if (got > 0) {
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-    }
-    say("e %lu %d %s", r->id, code[0], code[1] ? "chdir" : "exec");
-    goto done;
-  }
-  say("s %lu %d", r->id, (int)pid);
+  /* Answered when its report comes (settle): the loop goes on serving meanwhile. */
+  struct flight *f = flight_of(0);
+  memset(f, 0, sizeof *f);
+  f->id = r->id;
+  f->pid = pid;
+  f->report = report[0];
+  f->n = n;
   for (int i = 0; i < n; i++) {
-    if (ours[i] >= 0) pass_fd(r->id, i, written[i], ours[i]);
+    f->ours[i] = ours[i];
+    f->written[i] = written[i];
+    ours[i] = -1;
   }
+  in_flight++;
 done:
   close_all(ours, n);
   close_all(theirs, n);
 }
 
+static void free_flight(struct flight *f) {
+  f->pid = 0;
+  in_flight--;
+}
+
+/*
+ * Launch f's report can be read: its child failed before or at its exec (an errno on the pipe:
+ * "e"), or the pipe closed at a successful exec ("s", then its descriptors). A child that also
+ * ended already is told ended after that ("x"). The slot of a child that started frees at once (its
+ * end is the reaper's to tell); the one of a failed or abandoned child waits for its reaping, so
+ * that its end is told to nobody.
+ */
+static void settle(struct flight *f) {
+  int code[2] = {0, 0};
+  ssize_t got;
+  do got = read(f->report, code, sizeof code);
+  while (got < 0 && errno == EINTR);
+  if (got < 0 && errno == EAGAIN && !f->reaped) return;
+  if (got < 0) got = 0; /* an error on our own pipe: only its end tells anything, as for EOF */
+  close(f->report);
+  f->report = -1;
+  int started = got == 0 && !f->abandoned;
+  if (got > 0 && !f->abandoned) say("e %lu %d %s", f->id, code[0], code[1] ? "chdir" : "exec");
+  if (started) {
+    say("s %lu %d", f->id, (int)f->pid);
+    for (int i = 0; i < f->n; i++) {
+      if (f->ours[i] >= 0) pass_fd(f->id, i, f->written[i], f->ours[i]);
+    }
+    if (f->reaped) tell_exit(f->pid, f->status);
+  }
+  close_all(f->ours, f->n);
+  if (started || f->reaped) free_flight(f);
+}
+
+/* "k ID": the runtime gave up on launch ID (its deadline passed): its child is killed, unanswered. */
+static void abandon(unsigned long id) {
+  for (int i = 0; i < MAX_IN_FLIGHT; i++) {
+    struct flight *f = &flights[i];
+    if (f->pid == 0 || f->id != id || f->report < 0) continue;
+    f->abandoned = 1;
+    /* Its own session (setsid) once it got that far; the pid itself in any case. */
+    kill(-f->pid, SIGKILL);
+    kill(f->pid, SIGKILL);
+  }
+}
+
 static void handle_line(char *line, size_t length) {
   /* Node's own messages (acknowledgements of the descriptors we passed) are objects. */
   if (length < 2 || line[0] != '"' || line[length - 1] != '"') return;
-  long decoded = unbase64(line + 1, length - 2);
+  /* Not base64 (a space): a kill of a launch in flight. */
+  if (length > 4 && line[1] == 'k' && line[2] == ' ') {
+    char *end;
+    line[length - 1] = '\0';
+    unsigned long id = strtoul(line + 3, &end, 10);
+    if (*end == '\0') abandon(id);
+    return;
+  }
+  /* Set before anything can fail: every path below frees what it holds. */
   struct request r;
-  if (decoded < 0 || read_request(line + 1, (size_t)decoded, &r) != 0) {
-    /* The id is unknown when the request cannot be read: the runtime fails what it waits for. */
+  memset(&r, 0, sizeof r);
+  long decoded = unbase64(line + 1, length - 2);
+  if (decoded < 0) {
+    /* Not base64: no id to answer with (0); the runtime stops trusting a server it cannot follow. */
     say("e 0 %d request", EINVAL);
+  } else if (read_request(line + 1, (size_t)decoded, &r) != 0) {
+    /* Its id, when that much could be read (else 0), fails that launch alone. */
+    say("e %lu %d request", r.id, EINVAL);
   } else {
     launch(&r);
   }
@@ -406,8 +571,16 @@ static void reap(void) {
   int status;
   pid_t pid;
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-    if (WIFEXITED(status)) say("x %d %d 0", (int)pid, WEXITSTATUS(status));
-    else if (WIFSIGNALED(status)) say("x %d -1 %d", (int)pid, WTERMSIG(status));
+    struct flight *f = flight_of(pid);
+    if (f == NULL) {
+      tell_exit(pid, status);
+      continue;
+    }
+    /* Ended before its report was read: the report is whole now (its writer is gone). */
+    f->reaped = 1;
+    f->status = status;
+    if (f->report >= 0) settle(f);
+    else free_flight(f);
   }
 }
 
@@ -444,10 +617,22 @@ int main(void) {
   char *buffer = malloc(capacity);
   if (buffer == NULL) die("malloc");
   for (;;) {
-    struct pollfd watch[2] = {{channel, POLLIN, 0}, {children, POLLIN, 0}};
-    if (poll(watch, 2, -1) < 0) {
+    /* The channel, the children's ends, and the report of every launch in flight. */
+    struct pollfd watch[2 + MAX_IN_FLIGHT] = {{channel, POLLIN, 0}, {children, POLLIN, 0}};
+    struct flight *of[2 + MAX_IN_FLIGHT] = {NULL, NULL};
+    nfds_t count = 2;
+    for (int i = 0; i < MAX_IN_FLIGHT; i++) {
+      if (flights[i].pid == 0 || flights[i].report < 0) continue;
+      watch[count] = (struct pollfd){flights[i].report, POLLIN, 0};
+      of[count++] = &flights[i];
+    }
+    if (poll(watch, count, -1) < 0) {
       if (errno == EINTR) continue;
       die("poll");
+    }
+    /* Reports first: a child that started and ended meanwhile is told started before ended. */
+    for (nfds_t i = 2; i < count; i++) {
+      if (watch[i].revents && of[i]->pid != 0 && of[i]->report == watch[i].fd) settle(of[i]);
     }
     if (watch[1].revents) {
       struct signalfd_siginfo info;

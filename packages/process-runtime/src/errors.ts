@@ -20,8 +20,10 @@ export const RuntimeErrorCodes = {
   RUNDIR: 'RUNTIME_ERR_RUNDIR',
   /** The process could not be spawned (missing executable, permission). */
   SPAWN_FAILED: 'RUNTIME_ERR_SPAWN_FAILED',
-  /** A granted path is no longer what was qualified at load (replaced, or swapped for a symlink). */
+  /** A granted path is no longer what was qualified at load (replaced, swapped for a symlink, a FIFO, a device). */
   GRANT_CHANGED: 'RUNTIME_ERR_GRANT_CHANGED',
+  /** A launch got no word of its exec within the fork server's deadline (it was killed; nothing else waited). */
+  LAUNCH_TIMEOUT: 'RUNTIME_ERR_LAUNCH_TIMEOUT',
   /** The user a tool runs as cannot reach what it declared (its directory, executable, fs grants). */
   ACCESS: 'RUNTIME_ERR_ACCESS',
   /** The sandbox user does not exist. */

@@ -1,4 +1,4 @@
-import { accessSync, constants, readFileSync } from 'node:fs'
+import { accessSync, constants, readFileSync, realpathSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { LaunchFacts } from './types.js'
@@ -14,7 +14,8 @@ const rebuild = 'install a C compiler (apt-get install gcc) and rebuild @toolvis
 /** Whether the helper at `path` can run, and if not why (the build's `UNAVAILABLE` record, when there is one). */
 export function execHelperStatus(path: string): LaunchFacts['execHelper'] {
   const missing = nativeProblem(path)
-  if (missing === undefined) return { available: true, path }
+  // Its real path: every launch refers to it by a descriptor opened without following any symlink.
+  if (missing === undefined) return { available: true, path: realpathSync(path) }
   return { available: false, path, reason: `toolvisor-exec is missing: ${missing.reason}`, fix: missing.fix }
 }
 

@@ -1,7 +1,7 @@
 import { constants } from 'node:os'
 import { RuntimeError } from './errors.js'
 import type { Launch } from './launchers.js'
-import { openFailure, pinFailure } from './spawn.js'
+import { openFailure, pinFailure, typeFailure } from './spawn.js'
 
 /** What the fork server's messages and requests are made of (see `native/toolvisor-spawnd.c`). */
 
@@ -41,13 +41,21 @@ export function encode(id: number, launch: Launch): Buffer {
   return Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(`${part}\0`) : part)))
 }
 
-/** The error of a launch the server refused, as Node's spawn (or spawnLaunch) would give it. */
-export function launchError(launch: Launch, errno: number, where: string): Error {
+/**
+ * The error of a launch the server refused, as Node's spawn (or spawnLaunch) would give it. `tool`:
+ * what names the launch (its file unless told).
+ */
+export function launchError(launch: Launch, errno: number, where: string, tool = launch.file): Error {
   const code = errnoNames.get(errno) ?? `errno ${errno}`
-  const [stage, index] = where.split(':')
+  const [stage, index, type] = where.split(':')
+  if (stage === 'busy') {
+    const why = `cannot start ${tool}: ${index} launches are already waiting for their exec in the fork server (a filesystem that does not answer?); try again once they fail at their deadline`
+    return new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', why)
+  }
   const extra = index === undefined ? undefined : launch.extraFds[Number(index)]
   if (extra?.kind === 'file' && stage === 'pin' && extra.pin) return pinFailure(extra.pin, extra.path)
   if (extra?.kind === 'file' && stage === 'open') return openFailure(extra.path, extra.pin, code)
+  if (extra?.kind === 'file' && stage === 'type') return typeFailure(extra.path, extra.pin, type ?? 'other')
   const error = new Error(
     stage === 'chdir'
       ? `spawn ${launch.file} ${code} (working directory ${launch.cwd})`
@@ -56,4 +64,18 @@ export function launchError(launch: Launch, errno: number, where: string): Error
   error.code = code
   error.errno = -errno
   return error
+}
+
+/**
+ * How long a launch may wait for its exec before it fails alone: the bound `describe` and `check`
+ * get too. A healthy launch takes a few milliseconds even under load; past this its child is stuck
+ * before its exec (a working directory, an executable or a grant on a filesystem that does not
+ * answer) or the server does not run, and the caller is better told than held.
+ */
+export const LAUNCH_DEADLINE_MS = 10_000
+
+/** The error of a launch that got no answer within `deadlineMs` (the server is told to kill it). */
+export function launchTimeout(tool: string, deadlineMs: number): RuntimeError {
+  const why = `the launch of ${tool} did not start within ${deadlineMs / 1000} s: the fork server had no word of its exec (its working directory, its executable or a grant on a filesystem that does not answer?); it was killed, and no other launch waited for it`
+  return new RuntimeError('RUNTIME_ERR_LAUNCH_TIMEOUT', why)
 }

@@ -1,64 +1,41 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { EventEmitter } from 'node:events'
 import { accessSync, constants as fs } from 'node:fs'
-import { Socket } from 'node:net'
 import { constants } from 'node:os'
-import type { Readable, Writable } from 'node:stream'
 import { RuntimeError } from './errors.js'
-import { encode, launchError } from './fork-request.js'
+import { encode, LAUNCH_DEADLINE_MS, launchError, launchTimeout } from './fork-request.js'
 import type { Launch } from './launchers.js'
 import { signalGroup } from './process-util.js'
-import { slabOnread } from './slab-reader.js'
+import { type Child, ServedChild, socketsOver } from './served-child.js'
 import { type Spawned, wireExtras } from './spawn.js'
 
-/** A spawned child as the runtime uses it: what Node's `ChildProcess` gives, and a served child too. */
-export interface Child {
-  readonly pid?: number | undefined
-  readonly stdin: Writable | null
-  readonly stdout: Readable | null
-  readonly stderr: Readable | null
-  on(event: 'error', listener: (error: Error) => void): this
-  once(event: 'close', listener: () => void): this
-  /** `why`: set when the runtime itself killed the process for a reason of its own (served children). */
-  once(
-    event: 'exit',
-    listener: (code: number | null, signal: NodeJS.Signals | null, why?: string) => void,
-  ): this
-}
+export type { Child }
 
 const signalNames = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]))
 /** The most a request may carry (the fork server's own bound is 64 MiB of base64). */
 const MAX_REQUEST = 40 * 1024 * 1024
 
-/** A child forked by the fork server: its pid known at once, its exit told by the server. */
-class ServedChild extends EventEmitter implements Child {
-  readonly pid: number
-  readonly stdin: Socket
-  readonly stdout: Socket
-  readonly stderr: Socket
-  readonly stdio: readonly (Socket | undefined)[]
+/** Options of a {@link ForkServer}. */
+export interface ForkServerOptions {
+  /** How long a launch may wait for its exec (default {@link LAUNCH_DEADLINE_MS}). */
+  readonly deadlineMs?: number
+}
 
-  constructor(pid: number, stdio: readonly (Socket | undefined)[]) {
-    super()
-    this.pid = pid
-    this.stdio = stdio
-    this.stdin = stdio[0]!
-    this.stdout = stdio[1]!
-    this.stderr = stdio[2]!
-  }
-
-  ended(code: number | null, signal: NodeJS.Signals | null, why?: string): void {
-    // As Node's own child: stdin is of no use once the process is gone.
-    this.stdin.destroy()
-    this.emit('exit', code, signal, why)
-  }
+/** Options of one {@link ForkServer.launch}. */
+export interface LaunchOptions {
+  /** Its stdout is read into slabs (decision 0083: bulk binary output). */
+  readonly stdoutInSlabs?: boolean
+  /** What errors name it by (the tool's path; default the launch's file). */
+  readonly tool?: string
 }
 
 /** A launch sent, waiting for its pid and its descriptors. */
 interface Pending {
   readonly id: number
   readonly launch: Launch
+  readonly tool: string
   readonly stdoutInSlabs: boolean
+  /** Its deadline (see `#expire`). */
+  timer?: NodeJS.Timeout
   readonly handles: (object | undefined)[]
   /** Bytes of each descriptor's payload the server wrote already. */
   readonly written: number[]
@@ -72,20 +49,23 @@ interface Pending {
 
 /**
  * The runtime's side of the fork server (see `native/toolvisor-spawnd.c`): one per Node process
- * and binary, started by the first `Runtime` (`forkServer()`), started again after it died. The channel holds the event
- * loop open only while a launch is pending or a child it forked runs, as a child of Node's own
- * spawn would.
+ * and binary, started by the first `Runtime` (`forkServer()`), started again after it died. The
+ * channel holds the event loop open only while a launch is pending or a child it forked runs, as a
+ * child of Node's own spawn would. Answers are matched to launches by id (the server answers each
+ * when its exec reports); a launch not answered within its deadline fails alone, and the server is
+ * told to kill it.
  */
 export class ForkServer {
   readonly #server: ChildProcess
-  readonly #sent: Pending[] = []
   readonly #byId = new Map<number, Pending>()
   readonly #children = new Map<number, ServedChild | Pending>()
+  readonly #deadlineMs: number
   #nextId = 1
   #busy = 0
   #alive = true
 
-  constructor(binary: string) {
+  constructor(binary: string, options: ForkServerOptions = {}) {
+    this.#deadlineMs = options.deadlineMs ?? LAUNCH_DEADLINE_MS
     this.#server = spawn(binary, [], {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       env: { PATH: '/usr/bin:/bin' },
@@ -115,9 +95,10 @@ export class ForkServer {
 
   /**
    * Forks `launch` from the server; resolves once its exec succeeded, with its descriptors.
-   * `stdoutInSlabs`: its stdout is read into slabs (decision 0083: bulk binary output).
+   * Rejects as `spawnLaunch` throws, with the exec's own error, or with `RUNTIME_ERR_LAUNCH_TIMEOUT`
+   * when no answer came within the deadline (nothing of it runs then).
    */
-  launch(launch: Launch, stdoutInSlabs = false): Promise<Spawned> {
+  launch(launch: Launch, options: LaunchOptions = {}): Promise<Spawned> {
     if (!this.#alive) return Promise.reject(new Error('the fork server ended'))
     const id = this.#nextId++
     let request: string
@@ -135,7 +116,8 @@ export class ForkServer {
       const pending: Pending = {
         id,
         launch,
-        stdoutInSlabs,
+        tool: options.tool ?? launch.file,
+        stdoutInSlabs: options.stdoutInSlabs ?? false,
         handles: [],
         written: [],
         expected,
@@ -143,8 +125,8 @@ export class ForkServer {
         resolve,
         reject,
       }
-      this.#sent.push(pending)
       this.#byId.set(id, pending)
+      pending.timer = setTimeout(() => this.#expire(pending), this.#deadlineMs)
       this.#hold()
       this.#server.send(request, (error) => {
         if (error) this.#died(`the fork server cannot be reached: ${error.message}`)
@@ -157,7 +139,7 @@ export class ForkServer {
     const [kind, a, b, c] = message.split(' ')
     if (kind === 'f') this.#descriptor(Number(a), Number(b), Number(c), handle)
     else if (kind === 's') this.#started(Number(a), Number(b))
-    else if (kind === 'e') this.#failed(Number(b), c ?? '')
+    else if (kind === 'e') this.#failed(Number(a), Number(b), c ?? '')
     else if (kind === 'x') this.#exited(Number(a), Number(b), Number(c))
   }
 
@@ -174,11 +156,13 @@ export class ForkServer {
   }
 
   #started(id: number, pid: number): void {
-    const pending = this.#sent.shift()
-    // Answers come in the order of the launches: anything else is a server to stop trusting.
-    if (pending === undefined || pending.id !== id) {
+    const pending = this.#byId.get(id)
+    // A launch that failed at its deadline meanwhile (the kill asked for crossed this answer):
+    // nothing of it may run. An id never sent, or told twice, is a server to stop trusting.
+    if (pending === undefined || pending.pid !== undefined) {
       if (pid > 0) signalGroup(pid, 'SIGKILL')
-      this.#died(`the fork server answered launch ${id} out of order`)
+      if (id >= this.#nextId || pending !== undefined)
+        this.#died(`the fork server answered launch ${id} twice, or unasked`)
       return
     }
     pending.pid = pid
@@ -186,12 +170,43 @@ export class ForkServer {
     this.#complete(pending)
   }
 
-  #failed(errno: number, where: string): void {
-    const pending = this.#sent.shift()
+  #failed(id: number, errno: number, where: string): void {
+    // A request it could not read at all: the server and the runtime no longer agree on the
+    // protocol, and no answer can be matched any more.
+    if (id === 0) {
+      this.#died(`the fork server could not read a launch request (${where})`)
+      return
+    }
+    const pending = this.#byId.get(id)
+    // Failed at its deadline already.
     if (pending === undefined) return
+    this.#settle(pending)
+    pending.reject(launchError(pending.launch, errno, where, pending.tool))
+  }
+
+  /**
+   * No answer within the deadline: the launch fails alone (what the server sends for it later is
+   * dropped, anything of it that runs killed) and the server is told to kill its child.
+   */
+  #expire(pending: Pending): void {
+    if (this.#byId.get(pending.id) !== pending) return
+    this.#settle(pending)
+    if (pending.pid !== undefined) {
+      signalGroup(pending.pid, 'SIGKILL')
+      this.#children.delete(pending.pid)
+    }
+    for (const handle of pending.handles) (handle as { close?: () => void } | undefined)?.close?.()
+    this.#server.send(`k ${pending.id}`, (error) => {
+      if (error) this.#died(`the fork server cannot be reached: ${error.message}`)
+    })
+    pending.reject(launchTimeout(pending.tool, this.#deadlineMs))
+  }
+
+  /** A launch answered (or given up): no longer waited for. */
+  #settle(pending: Pending): void {
+    clearTimeout(pending.timer)
     this.#byId.delete(pending.id)
     this.#release()
-    pending.reject(launchError(pending.launch, errno, where))
   }
 
   #exited(pid: number, code: number, signal: number): void {
@@ -205,22 +220,10 @@ export class ForkServer {
 
   #complete(pending: Pending): void {
     if (pending.pid === undefined || pending.received < pending.expected) return
+    clearTimeout(pending.timer)
     this.#byId.delete(pending.id)
     const { launch, pid } = pending
-    const sockets: (Socket | undefined)[] = []
-    for (let i = 0; i < 3 + launch.extraFds.length; i++) {
-      const handle = pending.handles[i]
-      if (handle === undefined) {
-        sockets.push(undefined)
-        continue
-      }
-      // `handle` is Node's own option for a socket over a handle it received (what its spawn uses).
-      const slabs = i === 1 && pending.stdoutInSlabs ? slabOnread() : undefined
-      const options = { handle, readable: i !== 0, onread: slabs?.onread }
-      const socket = new Socket(options as ConstructorParameters<typeof Socket>[0])
-      slabs?.attach(socket)
-      sockets.push(socket)
-    }
+    const sockets = socketsOver(pending.handles, 3 + launch.extraFds.length, pending.stdoutInSlabs)
     const child = new ServedChild(pid, sockets)
     this.#children.set(pid, child)
     const written = (i: number) => pending.written[3 + i] ?? 0
@@ -257,6 +260,7 @@ export class ForkServer {
     // Launches not complete yet (sent, or started with descriptors still on their way) fail, what
     // of them runs killed; every child it forked is killed and told so.
     for (const pending of this.#byId.values()) {
+      clearTimeout(pending.timer)
       if (pending.pid !== undefined) signalGroup(pending.pid, 'SIGKILL')
       for (const handle of pending.handles) (handle as { close?: () => void } | undefined)?.close?.()
       pending.reject(new Error(why))
@@ -270,7 +274,6 @@ export class ForkServer {
         `killed by toolvisor: ${why}, and what it forked cannot be followed`,
       )
     }
-    this.#sent.length = 0
     this.#byId.clear()
     this.#children.clear()
     this.#server.kill('SIGKILL')

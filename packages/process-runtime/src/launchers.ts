@@ -35,10 +35,13 @@ export interface Launch {
  * An extra descriptor: `pipe` gives the mechanism a stream it reads after spawn (bwrap's
  * `--info-fd`); `data` is written to the child then closed (a seccomp program); `exchange` is
  * written to the child (its write side then closed) and read after spawn: the child answers on the
- * same descriptor (the final exec stage: the tool's environment in, a failed exec out); `file` is a path the runtime opens read-only at spawn and passes as the descriptor
- * itself (a grant bwrap binds with `--bind-fd`, a Landlock rule), after checking it is still the
- * object qualified at load (`pin`): a grant swapped for a symlink or replaced is refused, naming
- * its field, and the tool is not started.
+ * same descriptor (the final exec stage: the tool's environment in, a failed exec out); `file` is a
+ * path the runtime refers to at spawn by an O_PATH descriptor (it opens nothing and follows no
+ * symlink: the path must be real, as load makes every grant) and passes as the descriptor itself (a
+ * grant bwrap binds with `--bind-fd`, a Landlock rule, the final exec stage run through
+ * `/proc/self/fd/N`; read it by opening `/proc/self/fd/N`), after checking it is a directory or a
+ * regular file and still the object qualified at load (`pin`): a grant swapped for a symlink, a
+ * FIFO, a device or anything else is refused, naming its field, and the tool is not started.
  */
 export type ExtraFd =
   | { readonly kind: 'pipe' }

@@ -2,6 +2,7 @@ import { realpathSync, statSync } from 'node:fs'
 import { isAbsolute, relative, resolve, sep } from 'node:path'
 import type { SandboxDeclaration } from '@toolvisor/describe-v2'
 import type { RuntimeErrorCode } from './errors.js'
+import { typeDescription, typeOf } from './grant-type.js'
 import type { Pin, SandboxField, SandboxPolicy } from './launchers.js'
 
 /** Throws the LoadingError of one field (see `prepare.ts`). */
@@ -30,34 +31,7 @@ export function resolvePolicy(
   const resolveList = (list: readonly string[], kind: 'read' | 'write') =>
     list.map((path, i) => {
       const field = `$.runtime.sandbox.fs.${kind}[${i}]`
-      const absolute = resolve(tool.dir, path)
-      let real: string
-      try {
-        real = realpathSync(absolute)
-      } catch {
-        return fail(
-          'RUNTIME_ERR_SANDBOX_PATH',
-          field,
-          `"${path}" does not exist (${absolute}); create it or remove it`,
-        )
-      }
-      // A relative path declares a place in the tool's own tree: a symlink out of it would grant
-      // something else than what the tool declared.
-      if (!isAbsolute(path) && !isInside(real, toolDir)) {
-        return fail(
-          'RUNTIME_ERR_SANDBOX_PATH',
-          field,
-          `"${path}" is a symlink to ${real}, outside the tool's directory; declare the target itself`,
-        )
-      }
-      const kernel = NEVER_WRITABLE.find((root) => isInside(real, root))
-      if (kind === 'write' && kernel !== undefined) {
-        return fail(
-          'RUNTIME_ERR_SANDBOX_PATH',
-          field,
-          `"${path}" is under ${kernel}, which is never writable inside a sandbox (kernel settings: writing there changes the host)`,
-        )
-      }
+      const real = realGrant({ path, field, kind, dir: tool.dir, toolDir }, fail)
       pin(pins, real, field)
       return real
     })
@@ -71,6 +45,59 @@ export function resolvePolicy(
     declared: [...declaration.declared, ...(declaredRunAs ? (['run_as'] as const) : [])],
     pins,
   }
+}
+
+/** One declared grant, realpath'd, or its refusal (see `resolvePolicy`). */
+function realGrant(
+  grant: {
+    readonly path: string
+    readonly field: string
+    readonly kind: 'read' | 'write'
+    readonly dir: string
+    readonly toolDir: string
+  },
+  fail: Fail,
+): string {
+  const { path, field } = grant
+  const absolute = resolve(grant.dir, path)
+  let real: string
+  try {
+    real = realpathSync(absolute)
+  } catch {
+    return fail(
+      'RUNTIME_ERR_SANDBOX_PATH',
+      field,
+      `"${path}" does not exist (${absolute}); create it or remove it`,
+    )
+  }
+  // A relative path declares a place in the tool's own tree: a symlink out of it would grant
+  // something else than what the tool declared.
+  if (!isAbsolute(path) && !isInside(real, grant.toolDir)) {
+    return fail(
+      'RUNTIME_ERR_SANDBOX_PATH',
+      field,
+      `"${path}" is a symlink to ${real}, outside the tool's directory; declare the target itself`,
+    )
+  }
+  const kernel = NEVER_WRITABLE.find((root) => isInside(real, root))
+  if (grant.kind === 'write' && kernel !== undefined) {
+    return fail(
+      'RUNTIME_ERR_SANDBOX_PATH',
+      field,
+      `"${path}" is under ${kernel}, which is never writable inside a sandbox (kernel settings: writing there changes the host)`,
+    )
+  }
+  // O_PATH makes a FIFO or a device harmless to refer to, but nothing a grant means (a tree to
+  // bind or to rule) is one: refused here rather than at every start.
+  const type = typeOf(statSync(real))
+  if (type !== undefined) {
+    return fail(
+      'RUNTIME_ERR_SANDBOX_PATH',
+      field,
+      `"${path}" is ${typeDescription(type)} (${real}); a grant is a directory or a regular file: grant the directory that holds it, or remove it`,
+    )
+  }
+  return real
 }
 
 /**

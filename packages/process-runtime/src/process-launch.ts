@@ -64,7 +64,10 @@ export async function launchProcess(
   const { launch, status } = assemble(tool, base, host.execHelper)
   // The spec the process runs with (a start may give its own), as its output reads it.
   const slabs = bulkStdout(start.process ?? tool.process)
-  const { child, pipes } = await spawnServed(launch, host.forkServer(), slabs).catch((error: unknown) => {
+  const { child, pipes } = await spawnServed(launch, host.forkServer(), {
+    stdoutInSlabs: slabs,
+    tool: tool.path,
+  }).catch((error: unknown) => {
     launch.release?.()
     throw error
   })

@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { closeSync, fstatSync, openSync, realpathSync } from 'node:fs'
+import { type BigIntStats, closeSync, constants, fstatSync, openSync, realpathSync } from 'node:fs'
 import { environmentBlock } from './environment.js'
 import { RuntimeError } from './errors.js'
-import type { Child, ForkServer } from './fork-server.js'
+import type { Child, ForkServer, LaunchOptions } from './fork-server.js'
+import { typeDescription, typeOf } from './grant-type.js'
 import { CLEAN_ENVIRONMENT, type ExtraFd, type Launch, type Pin } from './launchers.js'
 import { MARKER_VARIABLE } from './state.js'
 import type { PreparedTool } from './types.js'
@@ -78,8 +79,9 @@ export interface Spawned {
 }
 
 /**
- * Spawns a launch in its own process group: `file` descriptors are opened (and checked against
- * their pins) first, passed, and closed here once the child has them; `data` and `exchange` ones
+ * Spawns a launch in its own process group: `file` descriptors are referred to (O_PATH: nothing is
+ * opened; checked for their type and against their pins) first, passed, and closed here once the
+ * child has them; `data` and `exchange` ones
  * are written and their write side closed (an `exchange` stays readable). Throws a RuntimeError when a pinned grant changed (nothing is spawned then).
  */
 export function spawnLaunch(launch: Launch): Spawned & { readonly child: ChildProcess } {
@@ -107,15 +109,15 @@ export function spawnLaunch(launch: Launch): Spawned & { readonly child: ChildPr
 /**
  * Spawns a launch through the fork server when there is one (`spawnLaunch`'s contract, its pid
  * known once the promise resolves), else from this process. Rejects as `spawnLaunch` throws, and
- * with the spawn's own error when the exec failed. `stdoutInSlabs`: see `ForkServer.launch`.
+ * with the spawn's own error when the exec failed. `options`: see `ForkServer.launch`.
  */
 export async function spawnServed(
   launch: Launch,
   server: ForkServer | undefined,
-  stdoutInSlabs = false,
+  options: LaunchOptions = {},
 ): Promise<Spawned> {
   if (server === undefined) return spawnLaunch(launch)
-  return server.launch(launch, stdoutInSlabs)
+  return server.launch(launch, options)
 }
 
 type Duplex = NodeJS.ReadableStream & NodeJS.WritableStream
@@ -142,37 +144,81 @@ export function wireExtras(
   })
 }
 
-/** Opens `path` read-only; with a pin, it must still be the object qualified at load. */
+/**
+ * O_PATH (Linux): a descriptor that refers to an object without opening it. Node passes open flags
+ * through to open(2) (adding O_CLOEXEC) but does not name this one.
+ */
+const O_PATH = 0o10000000
+
+/**
+ * A descriptor of `path` that opens nothing and never waits (O_PATH | O_NOFOLLOW: no FIFO waits
+ * for a writer, no device's open runs, a symlink in the last component comes back as the link),
+ * refused unless it is a directory or a regular file and, with a pin, still the object qualified
+ * at load. What consumes it needs no more: bwrap's --bind-fd, Landlock's rules, an exec through
+ * /proc/self/fd/N. (A symlink on the way is followed here, opening nothing: the pin refuses what
+ * it leads to. The fork server refuses it outright, with openat2.)
+ */
 function openPinned(path: string, pin: Pin | undefined): number {
   let descriptor: number
+  let stat: BigIntStats
   try {
-    descriptor = openSync(path, 'r')
+    descriptor = openSync(path, O_PATH | constants.O_NOFOLLOW)
+    stat = fstatSync(descriptor, { bigint: true })
   } catch (error) {
     throw openFailure(path, pin, (error as NodeJS.ErrnoException).code ?? (error as Error).message)
   }
-  if (pin === undefined) return descriptor
-  const stat = fstatSync(descriptor, { bigint: true })
-  if (`${stat.dev}:${stat.ino}` === pin.identity) return descriptor
+  const type = typeOf(stat)
+  if (type !== undefined) {
+    closeSync(descriptor)
+    throw typeFailure(path, pin, type)
+  }
+  if (pin === undefined || `${stat.dev}:${stat.ino}` === pin.identity) return descriptor
   closeSync(descriptor)
   throw pinFailure(pin, path)
 }
 
-/** A `file` descriptor that could not be opened (`code`: its errno name). */
+/**
+ * A `file` descriptor whose path is neither a directory nor a regular file (`type`: what it is).
+ * A pinned one was replaced since load: said as `pinFailure` says it when a symlink leads
+ * elsewhere, else by what is there now.
+ */
+export function typeFailure(path: string, pin: Pin | undefined, type: string): RuntimeError {
+  const what = typeDescription(type)
+  if (pin === undefined) {
+    return new RuntimeError(
+      'RUNTIME_ERR_SPAWN_FAILED',
+      `cannot open ${path}: it is ${what}, not a directory or a regular file`,
+    )
+  }
+  return changed(pin, path, symlinkedTo(path) ?? `it is now ${what}`)
+}
+
+/**
+ * A `file` descriptor that could not be opened (`code`: its errno name). ELOOP is a symlink on its
+ * way, which the fork server never follows: for a pinned grant, said as `pinFailure` says it.
+ */
 export function openFailure(path: string, pin: Pin | undefined, code: string): RuntimeError {
-  if (pin === undefined) return new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', `cannot open ${path}: ${code}`)
+  if (pin === undefined) {
+    const why = code === 'ELOOP' ? `${code} (a symlink on its way: only real paths are opened)` : code
+    return new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', `cannot open ${path}: ${why}`)
+  }
+  if (code === 'ELOOP') return pinFailure(pin, path)
   return changed(pin, path, `it cannot be opened any more (${code})`)
 }
 
 /** A pinned `file` descriptor that is no longer the object qualified at load. */
 export function pinFailure(pin: Pin, path: string): RuntimeError {
-  let now = 'it was replaced'
+  return changed(pin, path, symlinkedTo(path) ?? 'it was replaced')
+}
+
+/** "it now leads to X (a symlink)" when `path` resolves elsewhere now; undefined if not (or gone). */
+function symlinkedTo(path: string): string | undefined {
   try {
     const real = realpathSync(path)
-    if (real !== path) now = `it now leads to ${real} (a symlink)`
+    return real === path ? undefined : `it now leads to ${real} (a symlink)`
   } catch {
-    // gone meanwhile: "replaced" says enough
+    return undefined
   }
-  return changed(pin, path, now)
 }
 
 function changed(pin: Pin, path: string, now: string): RuntimeError {

@@ -138,13 +138,17 @@ describe('the fork server', () => {
     const stat = statSync(granted, { bigint: true })
     const pin = { identity: `${stat.dev}:${stat.ino}`, field: '$.runtime.sandbox.fs.read[0]' }
     const forks = server()
-    const read = await forks.launch(sh('cat <&3', { extraFds: [{ kind: 'file', path: granted, pin }] }))
+    // An O_PATH descriptor: read by opening it again through /proc (what bwrap and Landlock need is
+    // the reference itself).
+    const read = await forks.launch(
+      sh('cat /proc/self/fd/3', { extraFds: [{ kind: 'file', path: granted, pin }] }),
+    )
     expect((await finished(read.child)).stdout).toBe('mine\n')
     const { rmSync } = await import('node:fs')
     rmSync(granted)
     symlinkSync(other, granted)
     await expect(
-      forks.launch(sh('cat <&3', { extraFds: [{ kind: 'file', path: granted, pin }] })),
+      forks.launch(sh('cat /proc/self/fd/3', { extraFds: [{ kind: 'file', path: granted, pin }] })),
     ).rejects.toMatchObject({
       code: 'RUNTIME_ERR_GRANT_CHANGED',
       message: expect.stringContaining(

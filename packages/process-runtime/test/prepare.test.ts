@@ -5,6 +5,7 @@ import {
   existsSync,
   mkdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -351,6 +352,26 @@ describe('sandbox declarations', () => {
     )
     expect(ok.sandbox?.policy.write).toEqual([target])
     expect(readFileSync(path).length).toBeGreaterThan(0)
+  })
+
+  it('refuses a grant that is neither a directory nor a regular file (a FIFO, a device), naming the field', async () => {
+    const launchers: Launchers = withSetpriv(createLaunchers())
+    launchers.registerSandbox(stubMechanism([]))
+    const runtime = makeRuntime({ sandbox: 'logged' }, launchers)
+    const { dir, path } = toolDir()
+    execFileSync('mkfifo', [join(dir, 'pipe')])
+    const fifo = await loadError(
+      runtime.prepare(input(path, dir, { sandbox: sandbox({ fs: { read: ['.', './pipe'], write: [] } }) })),
+    )
+    expect(fifo.message).toBe(
+      `${path}: $.runtime.sandbox.fs.read[1]: "./pipe" is a FIFO (${realpathSync(join(dir, 'pipe'))}); a grant is a directory or a regular file: grant the directory that holds it, or remove it`,
+    )
+    const device = await loadError(
+      runtime.prepare(input(path, dir, { sandbox: sandbox({ fs: { read: [], write: ['/dev/null'] } }) })),
+    )
+    expect(device.message).toBe(
+      `${path}: $.runtime.sandbox.fs.write[0]: "/dev/null" is a character device (/dev/null); a grant is a directory or a regular file: grant the directory that holds it, or remove it`,
+    )
   })
 
   it('auto takes the first of bwrap, landlock that qualifies, and names every refusal otherwise', async () => {

@@ -112,7 +112,7 @@ describe('the slab reader', () => {
       cwd: '/',
       extraFds: [],
     }
-    const { child } = await server.launch(launch, true)
+    const { child } = await server.launch(launch, { stdoutInSlabs: true })
     // Nobody reads until the child is gone: what it wrote waits in the stream (read into slabs
     // meanwhile as far as the stream's buffer lets it), none of it dropped.
     await new Promise((resolve) => child.once('exit', resolve))

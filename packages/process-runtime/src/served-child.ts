@@ -1,0 +1,70 @@
+import { EventEmitter } from 'node:events'
+import { Socket } from 'node:net'
+import type { Readable, Writable } from 'node:stream'
+import { slabOnread } from './slab-reader.js'
+
+/** A spawned child as the runtime uses it: what Node's `ChildProcess` gives, and a served child too. */
+export interface Child {
+  readonly pid?: number | undefined
+  readonly stdin: Writable | null
+  readonly stdout: Readable | null
+  readonly stderr: Readable | null
+  on(event: 'error', listener: (error: Error) => void): this
+  once(event: 'close', listener: () => void): this
+  /** `why`: set when the runtime itself killed the process for a reason of its own (served children). */
+  once(
+    event: 'exit',
+    listener: (code: number | null, signal: NodeJS.Signals | null, why?: string) => void,
+  ): this
+}
+
+/** A child forked by the fork server (see `fork-server.ts`): its pid known at once, its exit told by the server. */
+export class ServedChild extends EventEmitter implements Child {
+  readonly pid: number
+  readonly stdin: Socket
+  readonly stdout: Socket
+  readonly stderr: Socket
+  readonly stdio: readonly (Socket | undefined)[]
+
+  constructor(pid: number, stdio: readonly (Socket | undefined)[]) {
+    super()
+    this.pid = pid
+    this.stdio = stdio
+    this.stdin = stdio[0]!
+    this.stdout = stdio[1]!
+    this.stderr = stdio[2]!
+  }
+
+  ended(code: number | null, signal: NodeJS.Signals | null, why?: string): void {
+    // As Node's own child: stdin is of no use once the process is gone.
+    this.stdin.destroy()
+    this.emit('exit', code, signal, why)
+  }
+}
+
+/**
+ * Sockets over the runtime's ends of a served launch's descriptors (`handles` by descriptor
+ * number, `count` of them; undefined where the descriptor is no socket pair). `stdoutInSlabs`: see
+ * `LaunchOptions`.
+ */
+export function socketsOver(
+  handles: readonly (object | undefined)[],
+  count: number,
+  stdoutInSlabs: boolean,
+): (Socket | undefined)[] {
+  const sockets: (Socket | undefined)[] = []
+  for (let i = 0; i < count; i++) {
+    const handle = handles[i]
+    if (handle === undefined) {
+      sockets.push(undefined)
+      continue
+    }
+    // `handle` is Node's own option for a socket over a handle it received (what its spawn uses).
+    const slabs = i === 1 && stdoutInSlabs ? slabOnread() : undefined
+    const options = { handle, readable: i !== 0, onread: slabs?.onread }
+    const socket = new Socket(options as ConstructorParameters<typeof Socket>[0])
+    slabs?.attach(socket)
+    sockets.push(socket)
+  }
+  return sockets
+}

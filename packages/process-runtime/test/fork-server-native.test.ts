@@ -1,0 +1,70 @@
+// toolvisor-spawnd's own C, spoken to over a raw IPC channel (no ForkServer in between): it compiles
+// clean with -Werror, and requests it cannot read are answered without touching memory the
+// request never set. The second build fills every uninitialised local with a pattern
+// (-ftrivial-auto-var-init=pattern): a free of a pointer that was never set then crashes at once,
+// where the plain build frees whatever the stack held and may survive by luck.
+import { spawn, spawnSync } from 'node:child_process'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { encode } from '../src/fork-request.js'
+import { builtForkServer, type Launch } from '../src/index.js'
+import { eventually } from '../src/testing.js'
+import { fixtures, tempDir } from './helpers.js'
+
+const source = join(fixtures, '..', '..', 'native', 'toolvisor-spawnd.c')
+const hasCc = spawnSync('cc', ['--version']).status === 0
+
+const cleanups: Array<() => void> = []
+afterEach(() => {
+  while (cleanups.length > 0) cleanups.pop()!()
+})
+
+function build(flags: readonly string[]): string {
+  const out = join(tempDir(), 'toolvisor-spawnd')
+  const result = spawnSync(
+    'cc',
+    [...flags, '-std=gnu99', '-O2', '-Wall', '-Wextra', '-Werror', '-o', out, source],
+    { encoding: 'utf8' },
+  )
+  expect(result.stderr).toBe('')
+  expect(result.status).toBe(0)
+  return out
+}
+
+const exitTrue: Launch = { file: '/bin/true', args: [], env: {}, cwd: '/', extraFds: [] }
+
+const binaries = [
+  ['as built', () => builtForkServer, true],
+  [
+    'compiled with every uninitialised local set to a pattern',
+    () => build(['-ftrivial-auto-var-init=pattern']),
+    hasCc,
+  ],
+] as const
+
+describe.each(binaries)('the fork server %s', (_, binary, runs) => {
+  it.skipIf(!runs)(
+    'answers requests it cannot read with "e ID EINVAL request" and goes on serving',
+    async () => {
+      const raw = spawn(binary(), [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'json' })
+      cleanups.push(() => raw.kill('SIGKILL'))
+      let stderr = ''
+      raw.stderr!.on('data', (chunk: Buffer) => (stderr += chunk))
+      const answers: string[] = []
+      raw.on('message', (message: unknown, handle: unknown) => {
+        ;(handle as { close?: () => void } | undefined)?.close?.()
+        if (typeof message === 'string') answers.push(message)
+      })
+      const answered = (prefix: string) => eventually(() => answers.some((a) => a.startsWith(prefix)))
+      raw.send(encode(1, exitTrue).toString('base64'))
+      expect(await answered('s 1 ')).toBe(true)
+      // Not base64 at all (the id is unknown: 0), then base64 of a request with its id only.
+      raw.send('not base64')
+      raw.send(Buffer.from('2\0').toString('base64'))
+      raw.send(encode(3, exitTrue).toString('base64'))
+      await answered('s 3 ')
+      expect({ stderr, exit: raw.exitCode ?? raw.signalCode }).toEqual({ stderr: '', exit: null })
+      expect(answers.filter((a) => a.startsWith('e '))).toEqual(['e 0 22 request', 'e 2 22 request'])
+    },
+  )
+})
