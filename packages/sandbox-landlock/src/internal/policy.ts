@@ -64,8 +64,9 @@ export function launcherArgs(
   for (const path of policy.read) grant('ro', path)
   for (const path of policy.write) grant('rw', path)
   if (policy.tmp === 'shared') args.push('--rw', '/tmp')
-  // No socket of any family (the filter always refuses AF_UNIX); TCP rules too where the ABI has them.
-  if (policy.net === 'none') args.push(...(abi >= tcpRulesAbi ? ['--deny-tcp'] : []), '--no-inet')
+  // No socket of any family is the filter's net: none variant (given on --seccomp-fd); TCP rules
+  // too where the ABI has them, as a second wall.
+  if (policy.net === 'none' && abi >= tcpRulesAbi) args.push('--deny-tcp')
   if (runAs !== undefined) {
     args.push('--user', runAs.group === undefined ? runAs.user : `${runAs.user}:${runAs.group}`)
   }
