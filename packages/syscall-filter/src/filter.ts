@@ -124,7 +124,7 @@ export function syscallInstructions(options: FilterOptions): SockFilter[] {
 
 /**
  * The encoded program (`struct sock_filter[]`, 8 bytes per instruction) for `bwrap --seccomp FD`
- * or the Landlock launcher's `--seccomp-fd FD`. Built on each call (about a millisecond); a
+ * or the Landlock launcher's `--seccomp-fd FD`. Built on each call (a few milliseconds); a
  * mechanism keeps the variants it uses.
  *
  * @example
