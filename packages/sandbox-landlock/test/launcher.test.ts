@@ -2,16 +2,17 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
-import type { ExtraFd } from '@toolvisor/process-runtime'
 import { type UdpSink, udpSink } from '@toolvisor/process-runtime/testing'
-import { syscallFilter } from '@toolvisor/syscall-filter'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { builtLauncher } from '../src/internal/launcher.js'
 import { execMinimum } from '../src/internal/policy.js'
 import {
   createTestUser,
+  filters,
+  type Given,
   isRoot,
   killStarted,
+  launcherRun,
   node,
   nodeOutsideUsr,
   probeTool,
@@ -44,29 +45,9 @@ afterAll(() => {
   removeTempDirs()
 })
 
-/** The filter programs the mechanism gives the launcher (ipc: host, Landlock has no IPC namespace). */
-const filters = {
-  host: syscallFilter({ net: 'host', ipc: 'host' }),
-  none: syscallFilter({ net: 'none', ipc: 'host' }),
-}
-
-/** How a test gives the launcher its program: a variant, raw bytes, or nothing (no --seccomp-fd). */
-type Given = keyof typeof filters | Uint8Array | 'absent'
-
-/**
- * Runs the launcher with `args` (env: only what is given) and the filter on descriptor 3, as the
- * mechanism passes it (`--seccomp-fd 3`, after `--max-abi N`, which must come first).
- */
-function launch(args: string[], env: Record<string, string> = {}, given: Given = 'host') {
-  const extraFds: ExtraFd[] = []
-  let full = args
-  if (given !== 'absent') {
-    extraFds.push({ kind: 'data', data: typeof given === 'string' ? filters[given] : given })
-    const at = args[0] === '--max-abi' ? 2 : 0
-    full = [...args.slice(0, at), '--seccomp-fd', '3', ...args.slice(at)]
-  }
-  return run({ file: builtLauncher, args: full, env: { PATH: '/usr/bin:/bin', ...env }, cwd: '/', extraFds })
-}
+/** Runs the launcher with `args` and the filter on descriptor 3 (see `launcherRun`). */
+const launch = (args: string[], env: Record<string, string> = {}, given: Given = 'host') =>
+  run(launcherRun(builtLauncher, args, env, given))
 
 /** A file holding the host program, opened for a spawnSync caller to pass as descriptor 3. */
 function filterFile(): number {
