@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import type { Launch, SandboxPolicy } from '@toolvisor/process-runtime'
+import { syscallFilter } from '@toolvisor/syscall-filter'
 import { afterAll, describe, expect, it } from 'vitest'
 import { BwrapError, BwrapErrorCodes } from './errors.js'
 import { hostLayout } from './internal/host.js'
-import { sandboxProgram } from './internal/seccomp.js'
 import { bwrapMechanism } from './mechanism.js'
 
 const root = mkdtempSync(join(tmpdir(), 'tvbw-wrap-'))
@@ -92,7 +92,7 @@ describe('wrap', () => {
     ])
     expect(wrapped.extraFds).toEqual([
       ...[tool, data, out, sub].map((path) => ({ kind: 'file', path })),
-      { kind: 'data', data: sandboxProgram({ net: 'none' }) },
+      { kind: 'data', data: syscallFilter({ net: 'none', ipc: 'namespaced' }) },
       { kind: 'pipe' },
     ])
     expect(wrapped.env).toEqual({ PATH: '/usr/bin' })
@@ -114,7 +114,7 @@ describe('wrap', () => {
     expect(wrapped.extraFds).toEqual([
       { kind: 'pipe' },
       { kind: 'file', path: tool },
-      { kind: 'data', data: sandboxProgram({ net: 'host' }) },
+      { kind: 'data', data: syscallFilter({ net: 'host', ipc: 'namespaced' }) },
       { kind: 'pipe' },
     ])
   })

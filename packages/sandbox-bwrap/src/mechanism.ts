@@ -13,6 +13,7 @@ import type {
   SpawnedChild,
 } from '@toolvisor/process-runtime'
 import { grantFd, pinnedExecutable } from '@toolvisor/process-runtime'
+import { syscallFilter } from '@toolvisor/syscall-filter'
 import { BwrapError } from './errors.js'
 import type { Mount } from './internal/args.js'
 import { mountArgs, mounts, namespaceArgs, showsHost } from './internal/args.js'
@@ -23,7 +24,6 @@ import { kindOnHost } from './internal/own.js'
 import type { Ids, PreflightResult } from './internal/preflight.js'
 import { preflight, resolveIds } from './internal/preflight.js'
 import { type Placeholder, protection, removePlaceholder } from './internal/protect.js'
-import { sandboxProgram } from './internal/seccomp.js'
 
 /** Options of {@link bwrapMechanism}. */
 export interface BwrapOptions {
@@ -49,10 +49,12 @@ const ENFORCES: MechanismDescription['enforces'] = {
     'each path bound read-write (--bind) after the tmp mounts; the rest of the tree is read-only (--remount-ro /); ' +
     'files are owned on the host by the user bwrap runs as',
   net:
-    'net: none: a network namespace with only lo (--unshare-net) and a seccomp filter: socket() of every family ' +
-    '(AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_VSOCK, AF_UNIX...) gives EPERM; net: host: the host network ' +
-    'but no AF_UNIX socket; always: io_uring_setup and x32 calls ENOSYS, the keyring calls EPERM, a process of ' +
-    'another ABI (i386, arm32) killed; /proc/sys, /proc/sysrq-trigger, /proc/irq, /proc/bus read-only',
+    'net: none: a network namespace with only lo (--unshare-net), and socket() of every family EPERM; net: host: ' +
+    'the host network, socket() only for AF_INET, AF_INET6 and netlink route; always: the syscall allowlist of ' +
+    '@toolvisor/syscall-filter (a call not on it ENOSYS; namespaces, mounts, keyrings, bpf, perf_event_open, ' +
+    'userfaultfd, ptrace and the other refused families EPERM; clone3 and io_uring ENOSYS; no AF_UNIX socket and ' +
+    "no datagram socketpair; SysV IPC only in the sandbox's own IPC namespace; a process of another ABI, i386 or " +
+    'arm32, killed); /proc/sys, /proc/sysrq-trigger, /proc/irq, /proc/bus read-only',
   tmp: 'tmp: private: fresh tmpfs at /tmp and /var/tmp (mode 1777), gone when the tool exits; tmp: shared: the host /tmp bound read-write; /dev/shm is always a private tmpfs',
   run_as:
     'not switched by bwrap: the run_as mechanism starts bwrap as the user (unprivileged user namespace, ' +
@@ -60,7 +62,8 @@ const ENFORCES: MechanismDescription['enforces'] = {
 }
 
 const GAPS = [
-  'no unix socket at all (socket(AF_UNIX) is refused for every tool, so none outside the grants is reachable): a tool that talks to a local daemon by socket cannot run under bwrap',
+  'no unix socket at all (socket(AF_UNIX) and datagram socketpair() are refused for every tool, so none outside the grants is reachable): a tool that talks to a local daemon by socket cannot run under bwrap',
+  'syscalls: only the allowlist (a call not on it is ENOSYS, callers fall back); a tool that needs namespaces, mounts, ptrace, bpf or perf_event_open (a container runtime, a debugger, a profiler) cannot run under bwrap',
   'fs: paths outside the grants are hidden (ENOENT), not denied (EACCES) as under Landlock',
   "fs: /usr and /etc are readable whole: what the tool's user may read there (as root, tools run as the sandbox user unless they declare run_as)",
 ]
@@ -68,9 +71,10 @@ const GAPS = [
 /**
  * The bubblewrap mechanism (`--sandbox bwrap`): a mount namespace holding only the exec minimum,
  * the tool's directory and the declared paths, a pid and IPC namespace, `net: none` as a network
- * namespace plus a seccomp socket filter, every capability dropped, and a sandbox that dies with
- * the runtime. It never switches users (`handlesRunAs: false`): the run_as mechanism starts bwrap
- * itself as the user, so files are written with the user's uid on the host.
+ * namespace plus no socket at all, the syscall allowlist of `@toolvisor/syscall-filter`, every
+ * capability dropped, and a sandbox that dies with the runtime. It never switches users
+ * (`handlesRunAs: false`): the run_as mechanism starts bwrap itself as the user, so files are
+ * written with the user's uid on the host.
  *
  * @example
  * ```ts
@@ -90,6 +94,7 @@ class Bwrap implements SandboxMechanism {
   #bwrap: string | undefined
   #layout: HostEntry[] | undefined
   readonly #preflights = new Map<string, Promise<PreflightResult>>()
+  readonly #programs = new Map<SandboxPolicy['net'], Uint8Array>()
   /** The placeholders of protected paths that launches of this mechanism have, and how many have each. */
   readonly #placeholders = new Map<string, number>()
 
@@ -127,7 +132,7 @@ class Bwrap implements SandboxMechanism {
     })
     const release = this.#hold(protect.placeholders, launch.release)
     const fdArgs = ['--seccomp', String(3 + extraFds.length)]
-    extraFds.push({ kind: 'data', data: sandboxProgram({ net: policy.net }) })
+    extraFds.push({ kind: 'data', data: this.#program(policy.net) })
     // The info fd is the last pipe: control() finds it there.
     fdArgs.push('--info-fd', String(3 + extraFds.length))
     extraFds.push({ kind: 'pipe' })
@@ -205,6 +210,19 @@ class Bwrap implements SandboxMechanism {
     const net = await this.#check('none', undefined)
     const gaps = net.ok ? GAPS : [`net: none cannot be honoured here: ${net.reason}`, ...GAPS]
     return { name: 'bwrap', available: true, enforces: ENFORCES, gaps }
+  }
+
+  /**
+   * The syscall filter for `net` (ipc: namespaced, bwrap unshares IPC), built once per variant;
+   * each launch gets its own copy of the bytes.
+   */
+  #program(net: SandboxPolicy['net']): Uint8Array {
+    let program = this.#programs.get(net)
+    if (program === undefined) {
+      program = syscallFilter({ net, ipc: 'namespaced' })
+      this.#programs.set(net, program)
+    }
+    return program.slice()
   }
 
   #binary(): string {

@@ -164,10 +164,18 @@ describe('hardening', () => {
         'echo "pid $$"',
       ].join('\n'),
     )
-    const result = await run(bwrap.wrap(launchOf(sh, [], tool), policy(tool, sh), undefined), bwrap)
-    expect(result.stdout).toContain('unshare: unshare failed: No space left on device\nunshare rc=1\n')
+    const launch = bwrap.wrap(launchOf(sh, [], tool), policy(tool, sh), undefined)
+    const result = await run(launch, bwrap)
+    // The syscall filter refuses the namespace flag first (EPERM) ...
+    expect(result.stdout).toContain('unshare: unshare failed: Operation not permitted\nunshare rc=1\n')
     expect(result.stdout).toMatch(/kill: No such process\n+kill rc=1\n/)
     expect(result.stdout).toContain('pid 2\n')
+    // ... and without it --disable-userns still does (ENOSPC): two independent walls.
+    const at = launch.args.indexOf('--seccomp')
+    const unfiltered = { ...launch, args: launch.args.filter((_, i) => i !== at && i !== at + 1) }
+    expect((await run(unfiltered, bwrap)).stdout).toContain(
+      'unshare: unshare failed: No space left on device\nunshare rc=1\n',
+    )
   })
 })
 

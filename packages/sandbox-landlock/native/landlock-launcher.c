@@ -3,8 +3,8 @@
  * a user, then exec the command in place (same pid, so signals sent to the process or its group
  * reach the tool itself).
  *
- *   landlock-launcher [--expect-abi N] [--ro PATH]... [--rw PATH]... [--ro-fd FD]... [--rw-fd FD]...
- *                     [--exec-fd FD] [--deny-tcp] [--no-inet] [--user NAME[:GROUP]] -- CMD [ARGS...]
+ *   landlock-launcher --seccomp-fd FD [--expect-abi N] [--ro PATH]... [--rw PATH]... [--ro-fd FD]...
+ *                     [--rw-fd FD]... [--exec-fd FD] [--deny-tcp] [--user NAME[:GROUP]] -- CMD [ARGS...]
  *   landlock-launcher --abi        prints the Landlock ABI (0 when Landlock is missing)
  *   --max-abi N (before either)    lowers the ABI it works with: for degradation tests only
  *
@@ -17,20 +17,21 @@
  * --exec-fd: allow reading and executing the file behind that descriptor (the final exec stage
  * runs from /proc/self/fd/FD); it stays open for that exec.
  *
- * Always installed, whatever the flags: a seccomp filter refusing socket(AF_UNIX) (a unix socket
- * connects by path, and Landlock before the ABI that governs it cannot keep that inside the
- * grants; socketpair stays), the keyring calls (add_key, request_key, keyctl) and the SysV IPC
- * calls (host-wide: no IPC namespace here), io_uring_setup and x32 calls (ENOSYS), and killing a
- * process of another architecture. --no-inet adds: socket() and socketpair() of every family.
+ * --seccomp-fd FD (required): the seccomp program to install, a raw struct sock_filter[] read from
+ * FD to its end (the runtime writes it and closes its side); the descriptor is closed. The
+ * program is @toolvisor/syscall-filter's allowlist, built in TypeScript: the one source of truth
+ * for both mechanisms (the net: none variant is what refuses every socket family). It is
+ * installed right before landlock_restrict_self, after every other step, so nothing the launcher
+ * does itself needs to be on it but landlock_restrict_self, close and execve.
  *
  * Fails closed: when anything cannot be set up exactly as asked, it prints one line
  * "toolvisor-landlock: <what>: <why>" on stderr and exits 125 without running CMD.
  * Exec failure: 127 when CMD is not found, 126 otherwise.
  *
- * Order: parse, ask the ABI, build the ruleset (opening every rule path as the caller), look the
- * user up (NSS reads /etc), drop to the user, drop every capability when still uid 0,
- * PR_SET_PDEATHSIG (a uid change clears it), check the parent is still there, PR_SET_NO_NEW_PRIVS,
- * seccomp, landlock_restrict_self, execvp.
+ * Order: parse, read the seccomp program, ask the ABI, build the ruleset (opening every rule path
+ * as the caller), look the user up (NSS reads /etc), drop to the user, drop every capability when
+ * still uid 0, PR_SET_PDEATHSIG (a uid change clears it), check the parent is still there,
+ * PR_SET_NO_NEW_PRIVS, seccomp, landlock_restrict_self, execvp.
  *
  * C99 + GNU, no libraries. Build: cc -std=gnu99 -O2 -Wall -Wextra -Werror -o landlock-launcher this.c
  */
@@ -47,12 +48,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
-#include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -104,19 +103,10 @@ struct ll_path_beneath_attr {
 #define SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
 #define SCOPE_SIGNAL (1ULL << 1)               /* ABI 6 */
 
-/* ---- seccomp target architecture */
+/* ---- seccomp target architecture: the program is built for these two (and kills any other ABI) */
 
-#if defined(__x86_64__)
-#define SECCOMP_ARCH AUDIT_ARCH_X86_64
-#define X32_SYSCALL_BIT 0x40000000U
-#elif defined(__aarch64__) && defined(__AARCH64EL__)
-#define SECCOMP_ARCH AUDIT_ARCH_AARCH64
-#endif
-
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define ARG0_LOW offsetof(struct seccomp_data, args[0])
-#else
-#define ARG0_LOW (offsetof(struct seccomp_data, args[0]) + 4)
+#if defined(__x86_64__) || (defined(__aarch64__) && defined(__AARCH64EL__))
+#define SECCOMP_ARCH_SUPPORTED 1
 #endif
 
 /* ---- failing closed */
@@ -208,78 +198,43 @@ static int descriptor(const char *flag, const char *text) {
   return (int)fd;
 }
 
-/* ---- seccomp: no unix socket, no keyring, no SysV IPC, no io_uring, native ABI only */
+/* ---- seccomp: the program toolvisor gives, read whole and installed as it is */
 
-#ifndef __NR_io_uring_setup
-#define __NR_io_uring_setup 425 /* same number on every architecture */
-#endif
+#define MAX_INSTRUCTIONS 4096 /* BPF_MAXINSNS: the kernel refuses longer programs */
 
-/* Calls refused with EPERM whatever the flags: the keyrings and SysV IPC are host-wide. */
-static const int denied_calls[] = {
-  __NR_add_key, __NR_request_key, __NR_keyctl,
-  __NR_shmget, __NR_shmat, __NR_shmctl, __NR_shmdt,
-  __NR_semget, __NR_semop, __NR_semtimedop, __NR_semctl,
-  __NR_msgget, __NR_msgsnd, __NR_msgrcv, __NR_msgctl,
+struct filter {
+  struct sock_filter insns[MAX_INSTRUCTIONS];
+  unsigned short len;
 };
-#define DENIED (sizeof denied_calls / sizeof denied_calls[0])
 
-static void install_filter(int no_inet) {
-#ifdef SECCOMP_ARCH
-  /* Dispatch, then the terminal blocks at fixed places after it (jumps are forward only). */
-#ifdef X32_SYSCALL_BIT
-  const size_t x32 = 1;
-#else
-  const size_t x32 = 0;
-#endif
-  const size_t dispatch = 4 + x32 + 1 + DENIED + 2 + 1;
-  const size_t on_socket = dispatch, on_pair = dispatch + 3, eperm = dispatch + 6, enosys = dispatch + 7,
-               allow = dispatch + 8;
-  const unsigned other_families = no_inet ? SECCOMP_RET_ERRNO | EPERM : SECCOMP_RET_ALLOW;
-  struct sock_filter filter[4 + 1 + 1 + DENIED + 2 + 1 + 9];
-  size_t n = 0, k;
-#define AT(target) ((unsigned char)((target) - n - 1))
-  filter[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
-  filter[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_ARCH, 1, 0);
-  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS); /* i386/arm32: socketcall */
-  filter[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-#ifdef X32_SYSCALL_BIT
-  filter[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, AT(enosys), 0);
-  n++;
-#endif
-  filter[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, AT(enosys), 0);
-  n++;
-  for (k = 0; k < DENIED; k++) {
-    filter[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)denied_calls[k], AT(eperm), 0);
-    n++;
+/* Reads the program on the descriptor given to --seccomp-fd to its end, checks its size, closes it. */
+static void read_filter(const char *text, struct filter *f) {
+  int fd = descriptor("--seccomp-fd", text);
+  char *bytes = (char *)f->insns, extra;
+  size_t got = 0;
+  for (;;) {
+    ssize_t n = got < sizeof f->insns ? read(fd, bytes + got, sizeof f->insns - got) : read(fd, &extra, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail_on("--seccomp-fd", text, errno, NULL);
+    if (n == 0) break;
+    if (got == sizeof f->insns) fail_on("--seccomp-fd", text, 0, "longer than 4096 instructions (BPF_MAXINSNS)");
+    got += (size_t)n;
   }
-  filter[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, AT(on_socket), 0);
-  n++;
-  filter[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socketpair, AT(on_pair), 0);
-  n++;
-  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-  /* socket(domain): AF_UNIX never; other families unless --no-inet. The domain is an int. */
-  filter[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_LOW);
-  filter[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, AT(eperm), 0);
-  n++;
-  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, other_families);
-  /* socketpair(domain): an AF_UNIX pair reaches nothing; other families unless --no-inet. */
-  filter[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_LOW);
-  filter[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, AT(allow), 0);
-  n++;
-  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, other_families);
-  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
-  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
-  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-#undef AT
-  {
-    struct sock_fprog prog = { .len = (unsigned short)n, .filter = filter };
-    if (n != allow + 1) fail("seccomp", "internal error: the filter is not laid out as planned");
-    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) fail_errno("seccomp");
+  close(fd);
+  if (got == 0) fail_on("--seccomp-fd", text, 0, "empty: no filter program was written to it");
+  if (got % sizeof f->insns[0] != 0) {
+    fail_on("--seccomp-fd", text, 0, "not a whole number of 8-byte instructions (struct sock_filter)");
   }
-#else
-  (void)no_inet;
-  fail("seccomp", "no filter for this architecture (x86_64 and little-endian aarch64 only)");
-#endif
+  f->len = (unsigned short)(got / sizeof f->insns[0]);
+}
+
+/* Installs it (no_new_privs is set already); the kernel checks the program and refuses a malformed one. */
+static void install_filter(const char *text, struct filter *f) {
+  struct sock_fprog prog = { .len = f->len, .filter = f->insns };
+  char why[128];
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0) return;
+  snprintf(why, sizeof why, "the kernel refused the filter program: %s", strerror(errno));
+  fail_on("--seccomp-fd", text, 0, why);
 }
 
 /* ---- run_as */
@@ -359,9 +314,10 @@ static void drop_capabilities(void) {
 int main(int argc, char **argv) {
   pid_t parent = getppid();
   const char *missing_why = "unknown";
-  int abi, ruleset, cmd = -1, deny_tcp = 0, no_inet = 0, i, first = 1;
+  int abi, ruleset, cmd = -1, deny_tcp = 0, i, first = 1;
   long max_abi = -1, expect_abi = -1;
-  const char *user = NULL;
+  const char *user = NULL, *seccomp_fd = NULL;
+  static struct filter filter;
   struct ll_ruleset_attr attr;
   struct target target;
 
@@ -385,7 +341,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(a, "--ro") == 0 || strcmp(a, "--rw") == 0 || strcmp(a, "--user") == 0 ||
         strcmp(a, "--ro-fd") == 0 || strcmp(a, "--rw-fd") == 0 || strcmp(a, "--exec-fd") == 0 ||
-        strcmp(a, "--expect-abi") == 0) {
+        strcmp(a, "--expect-abi") == 0 || strcmp(a, "--seccomp-fd") == 0) {
       if (i + 1 >= argc) fail(a, "missing value");
       if (argv[i + 1][0] == '\0') fail(a, "empty value");
       if (strcmp(a, "--user") == 0) {
@@ -393,23 +349,26 @@ int main(int argc, char **argv) {
         user = argv[i + 1];
       } else if (strcmp(a, "--expect-abi") == 0) {
         expect_abi = number(a, argv[i + 1]);
+      } else if (strcmp(a, "--seccomp-fd") == 0) {
+        if (seccomp_fd != NULL) fail(a, "given twice");
+        seccomp_fd = argv[i + 1];
       } else if (strcmp(a, "--ro-fd") == 0 || strcmp(a, "--rw-fd") == 0 || strcmp(a, "--exec-fd") == 0) {
         descriptor(a, argv[i + 1]);
       }
       i++;
     } else if (strcmp(a, "--deny-tcp") == 0) {
       deny_tcp = 1;
-    } else if (strcmp(a, "--no-inet") == 0) {
-      no_inet = 1;
     } else {
       fail(a, "unknown option");
     }
   }
   if (cmd < 0) fail("usage", "missing -- before the command");
   if (cmd >= argc) fail("usage", "missing command after --");
-#ifndef SECCOMP_ARCH
-  install_filter(no_inet); /* refuses: no filter for this architecture */
+#ifndef SECCOMP_ARCH_SUPPORTED
+  fail("seccomp", "no filter for this architecture (x86_64 and little-endian aarch64 only)");
 #endif
+  if (seccomp_fd == NULL) fail("--seccomp-fd", "missing: the launcher installs only the filter program it is given");
+  read_filter(seccomp_fd, &filter);
 
   abi = effective_abi(max_abi, &missing_why);
   if (abi == 0) fail("Landlock", missing_why);
@@ -449,7 +408,7 @@ int main(int argc, char **argv) {
       snprintf(what, sizeof what, "%d", fd);
       add_fd_rule(ruleset, a, what, fd, access);
       if (strcmp(a, "--exec-fd") != 0) close(fd);
-    } else if (strcmp(a, "--user") == 0 || strcmp(a, "--expect-abi") == 0) {
+    } else if (strcmp(a, "--user") == 0 || strcmp(a, "--expect-abi") == 0 || strcmp(a, "--seccomp-fd") == 0) {
       i++;
     }
   }
@@ -464,7 +423,7 @@ int main(int argc, char **argv) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail_errno("PR_SET_PDEATHSIG");
   if (getppid() != parent) fail("PR_SET_PDEATHSIG", "the parent process already exited");
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail_errno("PR_SET_NO_NEW_PRIVS");
-  install_filter(no_inet);
+  install_filter(seccomp_fd, &filter);
   if (syscall(__NR_landlock_restrict_self, ruleset, 0) != 0) fail_errno("landlock_restrict_self");
   close(ruleset);
 

@@ -22,7 +22,14 @@ const policy = {
 }
 const direct = { file: '/bin/true', args: [], env: { PATH: '/usr/bin:/bin' }, cwd: '/', extraFds: [] }
 const wrapped = mechanism.wrap(direct, policy, undefined)
-const minimal = { ...direct, file: wrapped.file, args: ['--ro', '/usr', '--', '/bin/true'] }
+// The launcher refuses to run without its filter program: the minimal case gets the same one.
+const program = wrapped.extraFds.find((fd) => fd.kind === 'data')
+const minimal = {
+  ...direct,
+  file: wrapped.file,
+  args: ['--seccomp-fd', '3', '--ro', '/usr', '--', '/bin/true'],
+  extraFds: [program],
+}
 const cases = { direct, 'launcher --ro /usr': minimal, 'launcher, exec minimum + tool dir + /tmp': wrapped }
 
 function once(launch) {

@@ -8,6 +8,7 @@ import type {
   SandboxPolicy,
 } from '@toolvisor/process-runtime'
 import { executableFd, grantFd } from '@toolvisor/process-runtime'
+import { syscallFilter } from '@toolvisor/syscall-filter'
 import { LandlockError } from './errors.js'
 import { describeStatus } from './internal/describe.js'
 import { builtLauncher, type LauncherStatus, probeLauncher, probeLauncherSync } from './internal/launcher.js'
@@ -22,8 +23,9 @@ export interface LandlockOptions {
 
 /**
  * The `landlock` sandbox mechanism: the tool is spawned through a small native launcher that
- * restricts itself with Landlock and a seccomp filter (no unix socket, no keyring, no SysV IPC;
- * no socket at all for `net: none`), switches to the run_as or sandbox user, then execs the
+ * restricts itself with Landlock and the syscall allowlist of `@toolvisor/syscall-filter` (given
+ * on a descriptor: no unix socket, namespace, keyring or SysV IPC; no socket at all for `net:
+ * none`), switches to the run_as or sandbox user, then execs the
  * final exec stage in place: same pid, so the runtime's group signal reaches the tool's own TERM
  * handler and no `control` is needed.
  *
@@ -47,6 +49,7 @@ class Landlock implements SandboxMechanism {
   #status: LauncherStatus | undefined
   #probing: Promise<LauncherStatus> | undefined
   #minimum: ExecMinimum | undefined
+  readonly #programs = new Map<SandboxPolicy['net'], Uint8Array>()
 
   constructor(launcher: string) {
     this.#launcher = launcher
@@ -56,7 +59,8 @@ class Landlock implements SandboxMechanism {
     const found = await this.#probe()
     const refused = refusal(policy, runAs, found, process.geteuid?.())
     if (!refused.ok || !found.available) return refused
-    return preflight(found.launcher, launcherArgs(policy, runAs, found.abi, this.#exec()), policy)
+    const args = launcherArgs(policy, runAs, found.abi, this.#exec())
+    return preflight(found.launcher, args, policy, this.#program(policy.net))
   }
 
   wrap(launch: Launch, policy: SandboxPolicy, runAs: RunAsTarget | undefined): Launch {
@@ -83,10 +87,13 @@ class Landlock implements SandboxMechanism {
     // The final exec stage runs from a descriptor: allow executing what it holds.
     const stage = executableFd(launch)
     const execFd = stage === undefined ? [] : ['--exec-fd', String(stage)]
+    // The filter travels like bwrap's --seccomp program: a data descriptor the launcher reads whole.
+    const seccompFd = ['--seccomp-fd', String(3 + extraFds.length)]
+    extraFds.push({ kind: 'data', data: this.#program(policy.net) })
     return {
       ...launch,
       file: found.launcher,
-      args: [...execFd, ...args, launch.file, ...launch.args],
+      args: [...seccompFd, ...execFd, ...args, launch.file, ...launch.args],
       extraFds,
     }
   }
@@ -103,6 +110,19 @@ class Landlock implements SandboxMechanism {
       return this.#status
     })
     return this.#probing
+  }
+
+  /**
+   * The syscall filter for `net` (ipc: host, Landlock has no IPC namespace), built once per
+   * variant; each launch gets its own copy of the bytes.
+   */
+  #program(net: SandboxPolicy['net']): Uint8Array {
+    let program = this.#programs.get(net)
+    if (program === undefined) {
+      program = syscallFilter({ net, ipc: 'host' })
+      this.#programs.set(net, program)
+    }
+    return program.slice()
   }
 
   #exec(): ExecMinimum {

@@ -2,9 +2,10 @@ import type { ChildProcess } from 'node:child_process'
 import { chmodSync, existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import type { Launch, SandboxPolicy } from '@toolvisor/process-runtime'
+import type { ExtraFd, Launch, SandboxPolicy } from '@toolvisor/process-runtime'
 import { spawnLaunch } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
+import { syscallFilter } from '@toolvisor/syscall-filter'
 
 export { createTestUser, eventually, processesWith, type TestUser } from '@toolvisor/process-runtime/testing'
 
@@ -223,4 +224,33 @@ export async function killStarted(): Promise<number[]> {
   groups.clear()
   if (left.length > 0) throw new Error(`process groups still alive after SIGKILL: ${left.join(', ')}`)
   return alive
+}
+
+/** The filter programs the mechanism gives the launcher (ipc: host, Landlock has no IPC namespace). */
+export const filters = {
+  host: syscallFilter({ net: 'host', ipc: 'host' }),
+  none: syscallFilter({ net: 'none', ipc: 'host' }),
+}
+
+/** How a test gives the launcher its program: a variant, raw bytes, or nothing (no --seccomp-fd). */
+export type Given = keyof typeof filters | Uint8Array | 'absent'
+
+/**
+ * The launch of `launcher args` (env: only what is given) with the filter on descriptor 3, as the
+ * mechanism passes it: `--seccomp-fd 3`, after `--max-abi N`, which must come first.
+ */
+export function launcherRun(
+  launcher: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+  given: Given = 'host',
+): Launch {
+  const extraFds: ExtraFd[] = []
+  let full = [...args]
+  if (given !== 'absent') {
+    extraFds.push({ kind: 'data', data: typeof given === 'string' ? filters[given] : given })
+    const at = args[0] === '--max-abi' ? 2 : 0
+    full = [...args.slice(0, at), '--seccomp-fd', '3', ...args.slice(at)]
+  }
+  return { file: launcher, args: full, env: { PATH: '/usr/bin:/bin', ...env }, cwd: '/', extraFds }
 }

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { type UdpSink, udpSink } from '@toolvisor/process-runtime/testing'
@@ -8,8 +8,11 @@ import { builtLauncher } from '../src/internal/launcher.js'
 import { execMinimum } from '../src/internal/policy.js'
 import {
   createTestUser,
+  filters,
+  type Given,
   isRoot,
   killStarted,
+  launcherRun,
   node,
   nodeOutsideUsr,
   probeTool,
@@ -42,24 +45,25 @@ afterAll(() => {
   removeTempDirs()
 })
 
-/** Runs the launcher with `args` (env: only what is given). */
-function launch(args: string[], env: Record<string, string> = {}) {
-  return run({ file: builtLauncher, args, env: { PATH: '/usr/bin:/bin', ...env }, cwd: '/', extraFds: [] })
+/** Runs the launcher with `args` and the filter on descriptor 3 (see `launcherRun`). */
+const launch = (args: string[], env: Record<string, string> = {}, given: Given = 'host') =>
+  run(launcherRun(builtLauncher, args, env, given))
+
+/** A file holding the host program, opened for a spawnSync caller to pass as descriptor 3. */
+function filterFile(): number {
+  const file = join(tempDir(), 'filter.bpf')
+  writeFileSync(file, filters.host)
+  return openSync(file, 'r')
 }
 
 /** Runs the probe tool under the launcher with `flags`; returns its answer. */
-async function probe(flags: string[], ops: unknown[][], first: string[] = []) {
+async function probe(flags: string[], ops: unknown[][], first: string[] = [], given: Given = 'host') {
   const tool = probeTool()
-  const result = await launch([
-    ...first,
-    ...base,
-    '--ro',
-    tool.dir,
-    ...flags,
-    '--',
-    tool.file,
-    JSON.stringify(ops),
-  ])
+  const result = await launch(
+    [...first, ...base, '--ro', tool.dir, ...flags, '--', tool.file, JSON.stringify(ops)],
+    {},
+    given,
+  )
   expect(result.stderr).toBe('')
   expect(result.code).toBe(0)
   return JSON.parse(result.stdout) as Record<string, unknown>
@@ -174,11 +178,14 @@ describe('fails closed with 125 and one line', () => {
     const launcher = join(tempDir(), 'landlock-launcher')
     copyFileSync(builtLauncher, launcher)
     chmodSync(launcher, 0o755)
-    const result = spawnSync(launcher, [...base, '--user', u.user, '--', 'true'], {
+    const fd = filterFile()
+    const result = spawnSync(launcher, ['--seccomp-fd', '3', ...base, '--user', u.user, '--', 'true'], {
       encoding: 'utf8',
       uid: u.uid,
       gid: u.gid,
+      stdio: ['ignore', 'pipe', 'pipe', fd],
     })
+    closeSync(fd)
     expect(result.status).toBe(125)
     expect(result.stderr).toBe(`toolvisor-landlock: drop privileges to ${u.user}: Operation not permitted\n`)
   })
@@ -248,13 +255,78 @@ describe('network', () => {
     expect(await received()).toBe(1)
   })
 
-  it('--deny-tcp --no-inet: TCP and UDP are EPERM, the unix socket too: no socket at all', async () => {
-    expect(await probe(['--ro', unixDir, '--deny-tcp', '--no-inet'], ops())).toEqual({
+  it('--deny-tcp with the net: none program: TCP and UDP are EPERM, the unix socket too: no socket at all', async () => {
+    expect(await probe(['--ro', unixDir, '--deny-tcp'], ops(), [], 'none')).toEqual({
       tcp: 'EPERM',
       udp: 'EPERM',
       unix: 'EPERM',
     })
     expect(await received()).toBe(0)
+  })
+})
+
+describe('--seccomp-fd: the program it is given, and nothing else', () => {
+  /** A one-instruction program: BPF_RET | BPF_K, SECCOMP_RET_ALLOW. */
+  const allowAll = new Uint8Array([0x06, 0, 0, 0, 0x00, 0x00, 0xff, 0x7f])
+
+  it('installs exactly that program: one that allows everything lets the unix socket under a grant through', async () => {
+    const dir = tempDir()
+    const server = createServer((s) => s.end())
+    await new Promise<void>((r) => server.listen(join(dir, 'u.sock'), r))
+    try {
+      const op = [['unix', 'unix', join(dir, 'u.sock')]]
+      expect(await probe(['--ro', dir], op)).toEqual({ unix: 'EPERM' })
+      // Landlock below ABI 9 cannot deny it: only the filter did.
+      expect(await probe(['--ro', dir], op, [], allowAll)).toEqual({ unix: abi >= 9 ? 'EACCES' : 'ok' })
+    } finally {
+      await new Promise((r) => server.close(r))
+    }
+  })
+
+  const refused = (why: string) => ({
+    code: 125,
+    signal: null,
+    stdout: '',
+    stderr: `toolvisor-landlock: ${why}\n`,
+  })
+  it.each([
+    [
+      'absent',
+      'absent' as const,
+      '--seccomp-fd: missing: the launcher installs only the filter program it is given',
+    ],
+    ['empty', new Uint8Array(0), '--seccomp-fd 3: empty: no filter program was written to it'],
+    [
+      '12 bytes',
+      new Uint8Array(12),
+      '--seccomp-fd 3: not a whole number of 8-byte instructions (struct sock_filter)',
+    ],
+    [
+      '4097 instructions',
+      new Uint8Array(4097 * 8),
+      '--seccomp-fd 3: longer than 4096 instructions (BPF_MAXINSNS)',
+    ],
+    // A load and no return: the kernel checks the program and refuses it.
+    [
+      'malformed',
+      new Uint8Array(8).fill(0),
+      '--seccomp-fd 3: the kernel refused the filter program: Invalid argument',
+    ],
+  ])('fails closed with 125 and the command not run: %s', async (_name, given, why) => {
+    const marker = join(tempDir(), 'ran')
+    expect(await launch([...base, '--', '/bin/sh', '-c', `echo > ${marker}`], {}, given)).toEqual(
+      refused(why),
+    )
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it('refuses it given twice, or a descriptor that is not open', async () => {
+    expect(await launch(['--seccomp-fd', '3', ...base, '--', 'true'])).toEqual(
+      refused('--seccomp-fd: given twice'),
+    )
+    expect(await launch(['--seccomp-fd', '77', ...base, '--', 'true'], {}, 'absent')).toEqual(
+      refused('--seccomp-fd 77: not an open descriptor (>= 3)'),
+    )
   })
 })
 

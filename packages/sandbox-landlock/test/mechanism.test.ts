@@ -12,6 +12,7 @@ import {
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { readableBy, unreachableCheckout } from '@toolvisor/process-runtime/testing'
+import { syscallFilter } from '@toolvisor/syscall-filter'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { builtLauncher, probeLauncher } from '../src/internal/launcher.js'
 import { execMinimum } from '../src/internal/policy.js'
@@ -357,9 +358,18 @@ describe('die with the runtime', () => {
     const launch = mechanism.wrap(launchOf(tool, [], { [marker[0]]: marker[1] }), policy, undefined)
     // The stand-in runtime starts the launcher in a process group of its own, so killing the
     // stand-in's group does not reach the tool: only PDEATHSIG can.
+    // Data descriptors (the filter program) cross as base64: JSON has no bytes.
+    const serial = {
+      ...launch,
+      extraFds: launch.extraFds.map((fd) =>
+        fd.kind === 'data' ? { kind: 'data', data: Buffer.from(fd.data).toString('base64') } : fd,
+      ),
+    }
     const standIn = `
       const { spawnLaunch } = require(${JSON.stringify(createRequire(import.meta.url).resolve('@toolvisor/process-runtime'))})
-      const { child } = spawnLaunch(${JSON.stringify(launch)})
+      const json = ${JSON.stringify(serial)}
+      const extraFds = json.extraFds.map((fd) => fd.kind === 'data' ? { kind: 'data', data: Buffer.from(fd.data, 'base64') } : fd)
+      const { child } = spawnLaunch({ ...json, extraFds })
       child.stdin.end()
       child.stderr.pipe(process.stderr)
       child.stdout.on('data', (d) => process.stdout.write(String(child.pid) + ' ' + d))
@@ -419,13 +429,21 @@ describe('refusals', () => {
     )
   })
 
-  it('net: none is honoured: no socket of any family, TCP rules too', async () => {
+  it("net: none is honoured: the filter's net: none variant (no socket of any family), TCP rules too", async () => {
     const tool = probeTool()
     const policy = policyFor(tool.dir, tool.file, { net: 'none', declared: ['net'] })
     expect(await mechanism.qualify(policy, undefined)).toEqual({ ok: true })
-    expect(mechanism.wrap(launchOf(tool.file), policy, undefined).args).toEqual(
-      expect.arrayContaining(['--deny-tcp', '--no-inet']),
-    )
+    const wrapped = mechanism.wrap(launchOf(tool.file), policy, undefined)
+    expect(wrapped.args).toContain('--deny-tcp')
+    const at = wrapped.args.indexOf('--seccomp-fd')
+    const fd = Number(wrapped.args[at + 1])
+    expect(wrapped.extraFds[fd - 3]).toEqual({
+      kind: 'data',
+      data: syscallFilter({ net: 'none', ipc: 'host' }),
+    })
+    const host = mechanism.wrap(launchOf(tool.file), { ...policy, net: 'host' }, undefined)
+    expect(host.args).not.toContain('--deny-tcp')
+    expect(host.extraFds).toContainEqual({ kind: 'data', data: syscallFilter({ net: 'host', ipc: 'host' }) })
   })
 
   it('tmp: private is always refused naming tmp', async () => {
@@ -505,7 +523,7 @@ describe('describe()', () => {
         '/etc holds whatever the tool user may read there',
     )
     expect(description.enforces.net).toMatch(
-      /^net: none: a seccomp filter refuses socket\(\) and socketpair\(\) of every family/,
+      /^net: none: the syscall filter refuses socket\(\) of every family and datagram socketpair\(\)/,
     )
     expect(description.gaps.some((gap) => gap.includes('(ABI < 3)'))).toBe(abi < 3)
     expect(description.gaps.some((gap) => gap.includes('(ABI < 6)'))).toBe(abi < 6)

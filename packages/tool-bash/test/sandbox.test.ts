@@ -1,7 +1,9 @@
 // Seed 001's sandbox modes under the real mechanisms: denials reported with the seed's marker and
 // hint, workspace-write's writable set, a once-only escalation, and an attacker's ways around them.
+import { randomUUID } from 'node:crypto'
 import { chmodSync, existsSync, readFileSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
+import { unixDatagramSink } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
 import { BashError } from '../src/index.js'
 import { ESCALATION_TEXTS } from '../src/modes.js'
@@ -9,6 +11,20 @@ import { compose, tempDir } from './helpers.js'
 import { answering, deniedTail, MECHANISMS, openDir } from './sandbox-helpers.js'
 
 const write = (path: string) => ({ command: `echo written > ${path}`, description: 'Write a file' })
+
+/** The attacker's dgsend.py (issue 26, F3): a datagram socket pair, then sendto() each target. */
+const DGSEND = [
+  'import errno, os, socket, sys',
+  'for t in sys.argv[1:]:',
+  '    addr = "\\0" + t[1:] if t.startswith("@") else t',
+  '    try:',
+  '        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)',
+  '    except OSError as e:',
+  '        print(t, "socketpair", errno.errorcode[e.errno]); continue',
+  '    try:',
+  '        a.sendto(b"from uid %d" % os.getuid(), addr); print(t, "SENT")',
+  '    except OSError as e: print(t, errno.errorcode[e.errno])',
+].join('\n')
 
 describe.each(MECHANISMS)('bash sandbox modes under %s', (mechanism) => {
   it('read-only denies a write in the working directory and reports the marker and the hint', async () => {
@@ -72,6 +88,23 @@ describe.each(MECHANISMS)('bash sandbox modes under %s', (mechanism) => {
     const again = await call('bash', write('twice'))
     expect(again.text.endsWith(deniedTail('read-only'))).toBe(true)
     expect(existsSync(join(work, 'twice'))).toBe(false)
+  })
+
+  it('F3 (issue 26): a read-only command reaches no host datagram socket through a socket pair, by path or abstract name', async () => {
+    const place = openDir('dgram')
+    const sink = await unixDatagramSink([join(place, 'dg.sock'), `@tv-bash-f3-${randomUUID()}`])
+    try {
+      const { call } = await compose(
+        { sandbox: 'read-only', workdir: openDir('work') },
+        { sandbox: mechanism },
+      )
+      const command = `/usr/bin/python3 -c '${DGSEND}' ${sink.targets.join(' ')}`
+      const sent = await call('bash', { command, description: 'Send datagrams' })
+      const expected = sink.targets.map((t) => `${t} socketpair EPERM\n`).join('')
+      expect({ text: sent.text, received: await sink.drain() }).toEqual({ text: expected, received: [] })
+    } finally {
+      await sink.close()
+    }
   })
 
   it('read-only: a symlink or a /proc/self/root path out of the writable set is denied', async () => {

@@ -2,9 +2,9 @@ import { execFile, spawn } from 'node:child_process'
 import type { Writable } from 'node:stream'
 import { promisify } from 'node:util'
 import type { RunAsTarget, SandboxPolicy } from '@toolvisor/process-runtime'
+import { syscallFilter } from '@toolvisor/syscall-filter'
 import { baseMounts, mountArgs, namespaceArgs } from './args.js'
 import type { HostEntry } from './host.js'
-import { sandboxProgram } from './seccomp.js'
 
 const run = promisify(execFile)
 
@@ -56,7 +56,7 @@ export function preflight(
     })
     const data = child.stdio[3] as Writable | null | undefined
     data?.on('error', () => {})
-    data?.end(sandboxProgram({ net }))
+    data?.end(syscallFilter({ net, ipc: 'namespaced' }))
     child.on('error', (error) => {
       resolve({ ok: false, spawned: false, reason: `${bwrap} could not be run${who}: ${error.message}` })
     })

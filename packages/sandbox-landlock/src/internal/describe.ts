@@ -9,8 +9,12 @@ export function enforcement(abi: number): Partial<Record<SandboxField, string>> 
     'fs.read': `Landlock rule: execute, read file, read directory (ABI ${abi}); anything else is EACCES`,
     'fs.write': `Landlock rule with every filesystem right ABI ${abi} handles; a write grant of / (above /proc and /sys) is refused`,
     net:
-      `net: none: a seccomp filter refuses socket() and socketpair() of every family (AF_UNIX always, ` +
-      `whatever net says) and io_uring${tcp}; net: host: TCP and UDP as the host has them`,
+      `net: none: the syscall filter refuses socket() of every family and datagram socketpair()${tcp}; ` +
+      'net: host: TCP and UDP as the host has them, socket() only for AF_INET, AF_INET6 and netlink route; ' +
+      'always: the syscall allowlist of @toolvisor/syscall-filter (a call not on it ENOSYS; no AF_UNIX socket ' +
+      'and no datagram socketpair; unshare and clone with a namespace flag, setns, mounts, keyrings, SysV IPC ' +
+      'and POSIX queues, bpf, perf_event_open, userfaultfd and ptrace EPERM; clone3 and io_uring ENOSYS; a ' +
+      'process of another ABI, i386 or arm32, killed)',
     tmp: 'tmp: shared: /tmp granted read-write; tmp: private: refused (Landlock has no mount namespace)',
     run_as:
       'the launcher switches user itself (initgroups, setgid, setuid; supplementary groups kept) ' +
@@ -30,8 +34,11 @@ export function gaps(abi: number, minimum: ExecMinimum): string[] {
       'writable; /etc holds whatever the tool user may read there',
     '/proc is not granted: a tool that reads it (ps, os.cpus(), /proc/self) must declare it in fs.read, ' +
       "which also shows every process's command line",
-    'no unix socket at all (a seccomp filter refuses socket(AF_UNIX) for every tool): a tool that talks to a ' +
-      'local daemon by socket cannot, under Landlock or bwrap',
+    'no unix socket at all (the syscall filter refuses socket(AF_UNIX) and datagram socketpair() for every ' +
+      'tool): a tool that talks to a local daemon by socket cannot, under Landlock or bwrap',
+    'syscalls: only the allowlist (a call not on it is ENOSYS, callers fall back); no namespace (so no nested ' +
+      "sandbox), no SysV IPC or POSIX message queue (they would be the host's), no ptrace, bpf or perf: a " +
+      'container runtime, a debugger or a profiler cannot run under Landlock',
     'PR_SET_PDEATHSIG reaches the tool only: its children die with the process group kill, and ' +
       'a child that calls setsid escapes both',
   ]

@@ -35,9 +35,10 @@ describe('launcherArgs', () => {
     } as const
     expect(launcherArgs(none, undefined, 7, minimum)).toEqual([
       ...['--expect-abi', '7', '--ro', '/usr', '--ro', '/etc', '--rw', '/dev/null', '--ro', '/opt/tools/t'],
-      ...['--ro', '/usr/local/lib/t/run', '--deny-tcp', '--no-inet', '--'],
+      ...['--ro', '/usr/local/lib/t/run', '--deny-tcp', '--'],
     ])
-    expect(launcherArgs(none, undefined, 3, minimum).slice(-2)).toEqual(['--no-inet', '--'])
+    // Below ABI 4 the filter's net: none variant (chosen by the mechanism) is the only wall.
+    expect(launcherArgs(none, undefined, 3, minimum).slice(-2)).toEqual(['/usr/local/lib/t/run', '--'])
   })
 
   it('passes grants as descriptors when asked, numbered in order', () => {

@@ -137,8 +137,9 @@ export function launcherArgs(
       args.push(`--${rule.mode}`, rule.path)
     }
   }
-  // No socket of any family (the filter always refuses AF_UNIX); TCP rules too where the ABI has them.
-  if (policy.net === 'none') args.push(...(abi >= tcpRulesAbi ? ['--deny-tcp'] : []), '--no-inet')
+  // No socket of any family is the filter's net: none variant (given on --seccomp-fd); TCP rules
+  // too where the ABI has them, as a second wall.
+  if (policy.net === 'none' && abi >= tcpRulesAbi) args.push('--deny-tcp')
   if (runAs !== undefined) {
     args.push('--user', runAs.group === undefined ? runAs.user : `${runAs.user}:${runAs.group}`)
   }
