@@ -310,9 +310,9 @@ describe.skipIf(!hasBwrap || !isRoot)('real programs still run under the filter 
           const box = dir('tv-filter-programs-')
           const work = dir('tv-filter-work-', 0o777) // the sandbox user writes it
           writeFileSync(join(work, 'probe.cjs'), NODE_PROBE)
-          // git reads /dev/urandom, which Landlock's exec minimum does not grant (only /dev/null);
-          // bwrap's own /dev has it, and a bind of the host's node there would be nodev
-          const read = mechanism === 'landlock' ? ['/proc', '/dev/urandom'] : ['/proc']
+          // git reads /dev/urandom: both mechanisms' exec minimum has it (bwrap's own /dev, a
+          // Landlock rule of its own)
+          const read = ['/proc']
           sandboxedTool(box, 'probe', { sandbox: { fs: { read, write: [work] }, net: 'host' } })
           const server = createServer((socket) => socket.once('data', () => socket.end('pong')))
           await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

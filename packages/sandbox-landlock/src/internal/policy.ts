@@ -1,4 +1,4 @@
-import { readdirSync, realpathSync } from 'node:fs'
+import { existsSync, readdirSync, realpathSync } from 'node:fs'
 import type { Qualification, RunAsTarget, SandboxPolicy } from '@toolvisor/process-runtime'
 import type { LauncherStatus } from './launcher.js'
 
@@ -12,7 +12,7 @@ export interface ExecMinimum {
 }
 
 /**
- * `/usr` and `/etc` read-only, `/dev/null` writable. `/bin`, `/sbin`, `/lib*` are added only when
+ * `/usr` and `/etc` read-only, `/dev/zero`, `/dev/random` and `/dev/urandom` readable, `/dev/null` writable. `/bin`, `/sbin`, `/lib*` are added only when
  * they are real directories: on a usr-merged host they are links into `/usr`, which Landlock
  * follows, so `/usr` already covers them. `/etc` is there for the dynamic loader cache, users and
  * groups, name resolution and TLS configuration (node refuses to start without
@@ -30,6 +30,11 @@ export function execMinimum(): ExecMinimum {
     if (real !== '/usr' && !real.startsWith('/usr/')) read.push(dir)
   }
   read.push('/etc')
+  // The character devices every program may expect, as bwrap's own /dev has them: randomness (git
+  // reads /dev/urandom), zeroes; each a rule of its own, never /dev whole (disks, the console).
+  for (const device of ['/dev/zero', '/dev/random', '/dev/urandom']) {
+    if (existsSync(device)) read.push(device)
+  }
   return { read, write: ['/dev/null'] }
 }
 
