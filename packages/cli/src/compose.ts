@@ -152,6 +152,7 @@ function runtimeOptions(config: Config, stateDir: string, ownPaths: OwnPathOptio
     ...(config.sandboxUser ? { sandboxUser: config.sandboxUser } : {}),
     ...(config.runAs ? { runAs: config.runAs } : {}),
     ...(config.environment ? { environment: config.environment } : {}),
+    ...(config.protectedPaths ? { protectedPaths: config.protectedPaths } : {}),
     ...defined({
       ringEvents: config.ringEvents,
       ringBytes: config.ringBytes,

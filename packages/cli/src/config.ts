@@ -116,6 +116,9 @@ export const ConfigFile = z
     maxLineBytes: RuntimeConfig.shape.maxLineBytes.describe(
       'The longest output line kept whole; a longer one is an invalid event. Default 1 MiB.',
     ),
+    protectedPaths: RuntimeConfig.shape.protectedPaths.describe(
+      'More paths kept read-only inside every writable grant, beside the defaults (git hooks and config, shell rc files, .envrc, editor and agent-client folders): relative to the grant, a directory ending in / (decision 0096).',
+    ),
     streamResultEvents: ToolboxConfig.shape.streamResultEvents
       .unwrap()
       .optional()

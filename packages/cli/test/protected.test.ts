@@ -138,3 +138,35 @@ describe.skipIf(!hasBwrap)('protected paths in a writable workspace (bwrap)', ()
     await attack(run, ws)
   })
 })
+
+describe.skipIf(!hasBwrap || !isRoot)('protected paths the operator adds', () => {
+  it('--protect keeps one more path read-only (missing: masked; there: bound read-only)', async () => {
+    const root = dir('tv-protect-op-')
+    const ws = repository(root, 65534, 65534)
+    const run = await bash({
+      command: process.execPath,
+      args: [
+        bin,
+        'mcp',
+        '--bash',
+        '--sandbox',
+        'bwrap',
+        '--bash-sandbox',
+        'workspace-write',
+        '--protect',
+        'Makefile',
+        '--protect',
+        'README',
+        '--state-dir',
+        dir('tv-protect-state-', 0o700),
+      ],
+      cwd: ws,
+      env: process.env as Record<string, string>,
+    })
+    expect(await run('echo "all:; id > /tmp/pwned" > Makefile')).toContain(DENIED)
+    expect(await run('echo changed > README')).toContain(DENIED)
+    expect(readFileSync(join(ws, 'README'), 'utf8')).toBe('hello\n')
+    expect(existsSync(join(ws, 'Makefile'))).toBe(false)
+    expect(await run('echo fine > other && cat other')).toBe('fine\n')
+  })
+})
