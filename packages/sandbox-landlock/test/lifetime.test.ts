@@ -1,0 +1,108 @@
+/**
+ * F5 of the 2026-12-01 review at the mechanism's own level: what a Landlock tool starts ends when
+ * the tool ends, or when the launcher is killed, whatever it shed (the run's marker, its process
+ * group, its session), with the report's life.sh. Under a pid namespace where the launcher can
+ * make one (this host), and under the child subreaper where it cannot: a seccomp filter refusing
+ * unshare(2), as a container's profile does. No group kill and no sweep here: the runtime does
+ * those, and they are what the strays escape.
+ */
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { builtLauncher } from '../src/internal/launcher.js'
+import { landlockMechanism } from '../src/mechanism.js'
+import {
+  eventually,
+  exitOf,
+  hasPython,
+  killSleeps,
+  killStarted,
+  launchOf,
+  lifeTag,
+  lifeTool,
+  policyFor,
+  removeTempDirs,
+  run,
+  sleepsAlive,
+  start,
+  unshareRefused,
+  writeTool,
+} from './helpers.js'
+
+afterEach(async () => {
+  killSleeps()
+  await killStarted()
+})
+afterAll(() => removeTempDirs())
+
+const ALL = [1, 2, 3, 4, 5, 6, 7]
+
+const modes = [
+  ['under its pid namespace', () => landlockMechanism()],
+  [
+    'under the subreaper (unshare refused by a seccomp filter)',
+    () => landlockMechanism({ launcher: unshareRefused(builtLauncher) }),
+  ],
+] as const
+
+/** Starts life.sh under `mechanism` and waits until its seven sleeps run. */
+async function lifeUnder(mechanism: ReturnType<typeof landlockMechanism>, extra: string[] = []) {
+  const tool = lifeTool()
+  const policy = policyFor(tool.dir, tool.file)
+  expect(await mechanism.qualify(policy, undefined)).toEqual({ ok: true })
+  const tag = lifeTag()
+  const go = join(tool.dir, 'go')
+  const child = start(mechanism.wrap(launchOf(tool.file, [tag, go, ...extra]), policy, undefined))
+  const exit = exitOf(child)
+  const up = await eventually(() => sleepsAlive(tag).length === 7 || child.exitCode !== null, 15_000)
+  expect(up && sleepsAlive(tag), 'the seven sleeps of life.sh run').toEqual(ALL)
+  return { child, exit, tag, go }
+}
+
+describe.skipIf(!hasPython)('F5: a Landlock tool leaves nothing behind (needs /usr/bin/python3)', () => {
+  for (const [mode, mechanismOf] of modes) {
+    describe(mode, () => {
+      it('when the tool ends, every process it started ends with it', async () => {
+        const { exit, tag, go } = await lifeUnder(mechanismOf())
+        writeFileSync(go, '')
+        expect(await exit).toEqual({ code: 0, signal: null })
+        await eventually(() => sleepsAlive(tag).length === 0, 2_000)
+        expect(sleepsAlive(tag), 'sleeps alive after the tool ended').toEqual([])
+      })
+
+      it('SIGKILL of the launcher alone (the process the runtime knows) kills them all', async () => {
+        const { child, exit, tag } = await lifeUnder(mechanismOf())
+        process.kill(child.pid!, 'SIGKILL')
+        expect(await exit).toEqual({ code: null, signal: 'SIGKILL' })
+        await eventually(() => sleepsAlive(tag).length === 0, 2_000)
+        expect(sleepsAlive(tag), 'sleeps alive after the launcher was killed').toEqual([])
+      })
+
+      it("SIGKILL of the group (a tool ignoring TERM, killed after the runtime's stop timeout) kills them all", async () => {
+        const { child, exit, tag } = await lifeUnder(mechanismOf(), ['term'])
+        process.kill(-child.pid!, 'SIGTERM')
+        process.kill(-child.pid!, 'SIGKILL')
+        expect(await exit).toEqual({ code: null, signal: 'SIGKILL' })
+        await eventually(() => sleepsAlive(tag).length === 0, 2_000)
+        expect(sleepsAlive(tag), 'sleeps alive after the group was killed').toEqual([])
+      })
+    })
+  }
+})
+
+describe('/proc under the pid namespace', () => {
+  it("a tool that reads /proc sees only its own processes, not the host's", async () => {
+    const mechanism = landlockMechanism()
+    const dir = lifeTool().dir
+    const tool = writeTool(join(dir, 'ps.sh'), "#!/bin/sh\nls /proc | grep -E '^[0-9]+$' | sort -n\n")
+    const policy = policyFor(dir, tool, { read: ['/proc'], declared: ['fs.read'] })
+    expect(await mechanism.qualify(policy, undefined)).toEqual({ ok: true })
+    const result = await run(mechanism.wrap(launchOf(tool), policy, undefined))
+    expect(result.stderr).toBe('')
+    const pids = result.stdout.trim().split('\n').map(Number)
+    expect(pids).not.toContain(process.pid)
+    // The launcher as the namespace's pid 1, the tool (sh), ls, grep and sort: nothing else.
+    expect(pids.length, `pids seen: ${pids.join(' ')}`).toBeLessThanOrEqual(5)
+    expect(pids[0]).toBe(1)
+  })
+})

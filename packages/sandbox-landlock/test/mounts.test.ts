@@ -1,0 +1,209 @@
+/**
+ * Issue 26 point 7 at the launcher: a writable workspace arms code that runs later, outside
+ * (`.git/hooks/pre-commit`, `.envrc`). Inside the launcher's mount namespace, `--ro-over PATH`
+ * makes an existing PATH read-only and `--null-over PATH` puts an empty read-only placeholder where
+ * PATH is missing, so it cannot be created; the rest of the write grant stays writable. A symlink
+ * swapped into the path cannot redirect the mount. As root (the tool as root and as a run_as user)
+ * and as an ordinary user (the launcher in a user namespace).
+ */
+import { spawnSync } from 'node:child_process'
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { builtLauncher } from '../src/internal/launcher.js'
+import { execMinimum } from '../src/internal/policy.js'
+import {
+  createTestUser,
+  isRoot,
+  killStarted,
+  node,
+  nodeOutsideUsr,
+  probeTool,
+  removeTempDirs,
+  run,
+  type TestUser,
+  tempDir,
+} from './helpers.js'
+
+const minimum = execMinimum()
+const base = [
+  ...minimum.read.flatMap((p) => ['--ro', p]),
+  ...minimum.write.flatMap((p) => ['--rw', p]),
+  ...(nodeOutsideUsr ? ['--ro', node] : []),
+]
+let user: TestUser | undefined
+
+beforeAll(() => {
+  if (isRoot) user = createTestUser('tvmo')
+})
+afterEach(async () => {
+  await killStarted()
+})
+afterAll(() => {
+  if (user !== undefined) user.remove()
+  removeTempDirs()
+})
+
+/** A write grant W holding W/.git/hooks (with a sample hook) and W/.git/config, and no W/.envrc. */
+function workspace(owner?: { uid: number; gid: number }): string {
+  const w = tempDir('tv-landlock-ws-')
+  mkdirSync(join(w, '.git', 'hooks'), { recursive: true })
+  writeFileSync(join(w, '.git', 'hooks', 'pre-commit.sample'), 'sample\n')
+  writeFileSync(join(w, '.git', 'config'), '[core]\n')
+  if (owner !== undefined) {
+    for (const path of [w, join(w, '.git'), join(w, '.git', 'hooks'), join(w, '.git', 'config')]) {
+      chownSync(path, owner.uid, owner.gid)
+    }
+  }
+  return w
+}
+
+/** What the tool tries in W: the protected paths, then an ordinary file. */
+const attempts = (w: string) => [
+  ['hook', 'write', join(w, '.git', 'hooks', 'pre-commit'), '#!/bin/sh\necho armed\n'],
+  ['sample', 'write', join(w, '.git', 'hooks', 'pre-commit.sample'), 'changed'],
+  ['envrc', 'write', join(w, '.envrc'), 'echo armed'],
+  ['envrcRead', 'read', join(w, '.envrc')],
+  ['envrcSize', 'stat', join(w, '.envrc')],
+  ['envrcAway', 'rename', join(w, '.envrc'), join(w, 'moved')],
+  ['hooksAway', 'rename', join(w, '.git', 'hooks'), join(w, '.git', 'hooks-moved')],
+  ['config', 'write', join(w, '.git', 'config'), '[core]\n\tfsmonitor = true\n'],
+  ['other', 'write', join(w, 'other'), 'work'],
+]
+
+const expected = {
+  hook: 'EROFS',
+  sample: 'EROFS',
+  envrc: 'EROFS',
+  envrcRead: '',
+  envrcSize: 0,
+  envrcAway: 'EBUSY',
+  hooksAway: 'EBUSY',
+  config: 'ok',
+  other: 'ok',
+}
+
+/** The host's view after the run: nothing armed, the placeholder an empty regular file. */
+function expectUnarmed(w: string): void {
+  expect(existsSync(join(w, '.git', 'hooks', 'pre-commit'))).toBe(false)
+  expect(readFileSync(join(w, '.git', 'hooks', 'pre-commit.sample'), 'utf8')).toBe('sample\n')
+  const placeholder = lstatSync(join(w, '.envrc'))
+  expect(placeholder.isFile() && placeholder.size).toBe(0)
+  expect(readFileSync(join(w, 'other'), 'utf8')).toBe('work')
+}
+
+function overs(w: string): string[] {
+  return ['--pid-ns', '--ro-over', join(w, '.git', 'hooks'), '--null-over', join(w, '.envrc')]
+}
+
+describe('--ro-over and --null-over inside a write grant', () => {
+  it('as root: hooks read-only, .envrc an empty read-only placeholder, the rest writable', async () => {
+    const w = workspace()
+    const tool = probeTool()
+    const result = await run({
+      file: builtLauncher,
+      args: [...base, '--ro', tool.dir, '--rw', w, ...overs(w), '--', tool.file, JSON.stringify(attempts(w))],
+      env: { PATH: '/usr/bin:/bin' },
+      cwd: '/',
+      extraFds: [],
+    })
+    expect(result.stderr).toBe('')
+    expect(result.code).toBe(0)
+    expect(JSON.parse(result.stdout)).toEqual(expected)
+    expectUnarmed(w)
+  })
+
+  it.skipIf(!isRoot)('as root, the tool as a run_as user (needs root to make the user)', async () => {
+    const u = user!
+    const w = workspace(u)
+    const tool = probeTool()
+    const result = await run({
+      file: builtLauncher,
+      args: [
+        ...base,
+        '--ro',
+        tool.dir,
+        '--rw',
+        w,
+        ...overs(w),
+        '--user',
+        u.user,
+        '--',
+        tool.file,
+        JSON.stringify(attempts(w)),
+      ],
+      env: { PATH: '/usr/bin:/bin' },
+      cwd: '/',
+      extraFds: [],
+    })
+    expect(result.stderr).toBe('')
+    expect(JSON.parse(result.stdout)).toEqual(expected)
+    expectUnarmed(w)
+  })
+
+  it.skipIf(!isRoot)(
+    'as an ordinary user: the same, in the user namespace the launcher makes (needs root to make the user)',
+    () => {
+      const u = user!
+      const w = workspace(u)
+      const tool = probeTool()
+      // A copy the user can reach: the checkout may lie under a directory other users cannot enter.
+      const launcher = join(tempDir(), 'landlock-launcher')
+      copyFileSync(builtLauncher, launcher)
+      chmodSync(launcher, 0o755)
+      const result = spawnSync(
+        launcher,
+        [...base, '--ro', tool.dir, '--rw', w, ...overs(w), '--', tool.file, JSON.stringify(attempts(w))],
+        { encoding: 'utf8', uid: u.uid, gid: u.gid, cwd: '/', env: { PATH: '/usr/bin:/bin' } },
+      )
+      expect(result.stderr).toBe('')
+      expect(result.status).toBe(0)
+      expect(JSON.parse(result.stdout)).toEqual(expected)
+      expectUnarmed(w)
+    },
+  )
+
+  it('a symlink swapped into the path is refused: the mount never lands where it leads', async () => {
+    const w = workspace()
+    const elsewhere = tempDir('tv-landlock-elsewhere-')
+    mkdirSync(join(elsewhere, 'hooks'))
+    // The tool, in an earlier run, put a link to another directory where a protected path lies.
+    symlinkSync(elsewhere, join(w, 'linked'))
+    const marker = join(tempDir(), 'ran')
+    const result = await run({
+      file: builtLauncher,
+      args: [
+        ...base,
+        '--rw',
+        w,
+        '--rw',
+        elsewhere,
+        '--pid-ns',
+        '--ro-over',
+        join(w, 'linked', 'hooks'),
+        '--',
+        '/bin/sh',
+        '-c',
+        `echo > ${marker}`,
+      ],
+      env: { PATH: '/usr/bin:/bin' },
+      cwd: '/',
+      extraFds: [],
+    })
+    expect(result.code).toBe(125)
+    expect(result.stderr).toBe(
+      `toolvisor-landlock: --ro-over ${join(w, 'linked', 'hooks')}: Too many levels of symbolic links\n`,
+    )
+    expect(existsSync(marker)).toBe(false)
+  })
+})
