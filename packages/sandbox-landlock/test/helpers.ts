@@ -15,7 +15,13 @@ import type { Launch, SandboxPolicy } from '@toolvisor/process-runtime'
 import { spawnLaunch } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
 
-export { createTestUser, eventually, processesWith, type TestUser } from '@toolvisor/process-runtime/testing'
+export {
+  createTestUser,
+  eventually,
+  processesRunning,
+  processesWith,
+  type TestUser,
+} from '@toolvisor/process-runtime/testing'
 
 /** True when the tests run as root (needed for useradd and the launcher's --user). */
 export const isRoot = process.geteuid?.() === 0

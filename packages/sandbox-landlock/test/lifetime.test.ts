@@ -106,3 +106,35 @@ describe('/proc under the pid namespace', () => {
     expect(pids[0]).toBe(1)
   })
 })
+
+describe('describe() says which applies here, and it is what runs', () => {
+  it('here: the pid namespace, asked for in every launch (--pid-ns)', async () => {
+    const mechanism = landlockMechanism()
+    expect((await mechanism.describe()).gaps).toContain(
+      "pid namespace: strays die with the tool; /proc shows only the tool's processes",
+    )
+    const tool = lifeTool()
+    const policy = policyFor(tool.dir, tool.file)
+    expect(await mechanism.qualify(policy, undefined)).toEqual({ ok: true })
+    expect(mechanism.wrap(launchOf(tool.file), policy, undefined).args).toContain('--pid-ns')
+  })
+
+  it.skipIf(!hasPython)(
+    'with unshare refused: the subreaper, why, and /proc showing the host (a tool that reads it sees this test)',
+    async () => {
+      const mechanism = landlockMechanism({ launcher: unshareRefused(builtLauncher) })
+      const namespaces = `${process.geteuid?.() === 0 ? '' : 'CLONE_NEWUSER|'}CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC`
+      expect((await mechanism.describe()).gaps).toContain(
+        `no pid namespace here (unshare(${namespaces}): Operation not permitted): a child subreaper kills ` +
+          'what the tool left when it ends; /proc shows every process of the host',
+      )
+      const dir = lifeTool().dir
+      const tool = writeTool(join(dir, 'ps.sh'), `#!/bin/sh\ntest -d /proc/${process.pid} && echo seen\n`)
+      const policy = policyFor(dir, tool, { read: ['/proc'], declared: ['fs.read'] })
+      expect(await mechanism.qualify(policy, undefined)).toEqual({ ok: true })
+      const launch = mechanism.wrap(launchOf(tool), policy, undefined)
+      expect(launch.args).not.toContain('--pid-ns')
+      expect((await run(launch)).stdout).toBe('seen\n')
+    },
+  )
+})

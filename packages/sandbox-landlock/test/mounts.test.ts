@@ -207,3 +207,92 @@ describe('--ro-over and --null-over inside a write grant', () => {
     expect(existsSync(marker)).toBe(false)
   })
 })
+
+describe('--ro-over and --null-over refuse, with 125 and one line, the command not run', () => {
+  const refused = async (args: string[]) => {
+    const marker = join(tempDir(), 'ran')
+    const result = await run({
+      file: builtLauncher,
+      args: [...base, ...args, '--', '/bin/sh', '-c', `echo > ${marker}`],
+      env: { PATH: '/usr/bin:/bin' },
+      cwd: '/',
+      extraFds: [],
+    })
+    expect(existsSync(marker)).toBe(false)
+    expect(result.code).toBe(125)
+    return result.stderr
+  }
+
+  it('without the mount namespace of --pid-ns', async () => {
+    const w = workspace()
+    expect(await refused(['--ro-over', join(w, '.git')])).toBe(
+      'toolvisor-landlock: --ro-over: needs the mount namespace of --pid-ns\n',
+    )
+  })
+
+  it('a relative path, a missing one, a FIFO (opened without blocking), a link as the last component', async () => {
+    const w = workspace()
+    spawnSync('mkfifo', [join(w, 'fifo')])
+    symlinkSync(join(w, '.git'), join(w, 'link'))
+    expect(await refused(['--pid-ns', '--ro-over', '.git'])).toBe(
+      'toolvisor-landlock: --ro-over .git: not an absolute path\n',
+    )
+    expect(await refused(['--pid-ns', '--ro-over', join(w, 'missing')])).toBe(
+      `toolvisor-landlock: --ro-over ${join(w, 'missing')}: No such file or directory\n`,
+    )
+    expect(await refused(['--pid-ns', '--ro-over', join(w, 'fifo')])).toBe(
+      `toolvisor-landlock: --ro-over ${join(w, 'fifo')}: not a directory or a regular file\n`,
+    )
+    expect(await refused(['--pid-ns', '--ro-over', join(w, 'link')])).toBe(
+      `toolvisor-landlock: --ro-over ${join(w, 'link')}: Too many levels of symbolic links\n`,
+    )
+  })
+
+  it('--null-over: a missing parent, a planted link (never followed to create its target), no file name', async () => {
+    const w = workspace()
+    const target = join(tempDir(), 'created-through-the-link')
+    symlinkSync(target, join(w, '.envrc'))
+    expect(await refused(['--pid-ns', '--null-over', join(w, 'nope', '.envrc')])).toBe(
+      `toolvisor-landlock: --null-over ${join(w, 'nope', '.envrc')}: No such file or directory\n`,
+    )
+    expect(await refused(['--pid-ns', '--null-over', join(w, '.envrc')])).toBe(
+      `toolvisor-landlock: --null-over ${join(w, '.envrc')}: Too many levels of symbolic links\n`,
+    )
+    expect(existsSync(target)).toBe(false)
+    expect(await refused(['--pid-ns', '--null-over', `${w}/gone/..`])).toBe(
+      `toolvisor-landlock: --null-over ${w}/gone/..: not an absolute path to a file\n`,
+    )
+  })
+})
+
+describe('--null-over where PATH exists by the time the tool starts', () => {
+  it('protects what is there (read-only, content kept) instead of replacing it', async () => {
+    const w = workspace()
+    writeFileSync(join(w, '.envrc'), 'export A=1\n')
+    const tool = probeTool()
+    const result = await run({
+      file: builtLauncher,
+      args: [
+        ...base,
+        '--ro',
+        tool.dir,
+        '--rw',
+        w,
+        '--pid-ns',
+        '--null-over',
+        join(w, '.envrc'),
+        '--',
+        tool.file,
+        JSON.stringify([
+          ['read', 'read', join(w, '.envrc')],
+          ['write', 'write', join(w, '.envrc'), 'echo armed'],
+        ]),
+      ],
+      env: { PATH: '/usr/bin:/bin' },
+      cwd: '/',
+      extraFds: [],
+    })
+    expect(JSON.parse(result.stdout)).toEqual({ read: 'export A=1\n', write: 'EROFS' })
+    expect(readFileSync(join(w, '.envrc'), 'utf8')).toBe('export A=1\n')
+  })
+})

@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs'
 import type { Qualification, RunAsTarget, SandboxPolicy } from '@toolvisor/process-runtime'
-import type { LauncherStatus } from './launcher.js'
+import type { LauncherStatus, PidNamespace } from './launcher.js'
 
 /** The Landlock ABI from which TCP bind and connect can be denied (a second wall under `net: none`). */
 export const tcpRulesAbi = 4
@@ -43,14 +43,23 @@ function inside(path: string, dir: string): boolean {
  */
 export type GrantBy = 'path' | { readonly descriptor: (path: string) => number }
 
+/** What the launcher found of this kernel that shapes its arguments. */
+export interface KernelFeatures {
+  /** The Landlock ABI qualified (and required: `--expect-abi`). */
+  readonly abi: number
+  /** Whether each run gets a pid namespace (`--pid-ns`: required then, so what runs is what was qualified). */
+  readonly pidNamespace: PidNamespace
+}
+
 /** The launcher's arguments for a policy, up to and including `--`. */
 export function launcherArgs(
   policy: SandboxPolicy,
   runAs: RunAsTarget | undefined,
-  abi: number,
+  kernel: KernelFeatures,
   minimum: ExecMinimum,
   grants: GrantBy = 'path',
 ): string[] {
+  const { abi } = kernel
   const args: string[] = ['--expect-abi', String(abi)]
   const grant = (mode: 'ro' | 'rw', path: string) => {
     if (grants === 'path') args.push(`--${mode}`, path)
@@ -69,6 +78,8 @@ export function launcherArgs(
   if (runAs !== undefined) {
     args.push('--user', runAs.group === undefined ? runAs.user : `${runAs.user}:${runAs.group}`)
   }
+  // Where the probe made one: what the tool starts dies with it, and /proc shows only its own.
+  if (kernel.pidNamespace.available) args.push('--pid-ns')
   args.push('--')
   return args
 }
