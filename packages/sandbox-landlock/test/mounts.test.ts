@@ -296,3 +296,36 @@ describe('--null-over where PATH exists by the time the tool starts', () => {
     expect(readFileSync(join(w, '.envrc'), 'utf8')).toBe('export A=1\n')
   })
 })
+
+describe('a directory between the write grant and a protected path', () => {
+  it('cannot be renamed or removed to build a new one around the protection (EBUSY)', async () => {
+    const w = workspace()
+    const tool = probeTool()
+    const result = await run({
+      file: builtLauncher,
+      args: [
+        ...base,
+        '--ro',
+        tool.dir,
+        '--rw',
+        w,
+        ...overs(w),
+        '--',
+        tool.file,
+        JSON.stringify([
+          // The attacker's move: .git aside, a fresh .git/hooks in its place, armed.
+          ['aside', 'rename', join(w, '.git'), join(w, '.git-old')],
+          ['armed', 'write', join(w, '.git', 'hooks', 'pre-commit'), '#!/bin/sh\necho armed\n'],
+          ['config', 'write', join(w, '.git', 'config'), '[core]\n'],
+        ]),
+      ],
+      env: { PATH: '/usr/bin:/bin' },
+      cwd: '/',
+      extraFds: [],
+    })
+    expect(result.stderr).toBe('')
+    expect(JSON.parse(result.stdout)).toEqual({ aside: 'EBUSY', armed: 'EROFS', config: 'ok' })
+    expect(existsSync(join(w, '.git-old'))).toBe(false)
+    expectUnarmed(w)
+  })
+})
