@@ -26,8 +26,9 @@
  * --ro-over PATH: PATH (a directory or a regular file, reached without any symlink) is made
  * read-only inside the mount namespace, recursively. --null-over PATH: where PATH is missing, an
  * empty regular file is created there (left for the runtime to remove after the run) and made
- * read-only, so the tool cannot create PATH; an existing PATH is protected as --ro-over does. Both
- * need --pid-ns.
+ * read-only, so the tool cannot create PATH; an existing PATH is protected as --ro-over does. Every
+ * directory between a write grant and PATH is made a mount point first (EBUSY to rename or remove:
+ * the tool cannot move a parent aside and build a new PATH). Both need --pid-ns.
  *
  * Always installed, whatever the flags: a seccomp filter refusing socket(AF_UNIX) (a unix socket
  * connects by path, and Landlock before the ABI that governs it cannot keep that inside the
@@ -562,6 +563,20 @@ static void read_only_over(const char *flag, const char *path, int make_placehol
   close(fd);
 }
 
+/* `dir` bound onto itself (recursively, by descriptor): a mount point, which cannot be renamed or removed. */
+static void pin(const char *flag, const char *path, const char *dir) {
+  int fd = open_no_links(AT_FDCWD, dir, O_PATH | O_DIRECTORY, 0);
+  int tree;
+  if (fd < 0) fail_on(flag, path, errno, NULL);
+  tree = (int)syscall(__NR_open_tree, fd, "", LL_OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | LL_AT_RECURSIVE);
+  if (tree < 0) fail_on(flag, path, errno, NULL);
+  if (syscall(__NR_move_mount, tree, "", fd, "", LL_MOVE_MOUNT_F_EMPTY_PATH | LL_MOVE_MOUNT_T_EMPTY_PATH) != 0) {
+    fail_on(flag, path, errno, NULL);
+  }
+  close(tree);
+  close(fd);
+}
+
 /* ---- the plan every stage follows */
 
 /* A rule on an object of the host's proc, made again on the fresh /proc (see reanchor). */
@@ -571,16 +586,39 @@ struct proc_rule {
 };
 #define MAX_PROC_RULES 16
 
+#define MAX_WRITE_GRANTS 64
+
 struct plan {
   char **argv;
-  int first, cmd, ruleset, no_inet, pid_ns;
+  int first, cmd, ruleset, no_inet, pid_ns, overs;
   pid_t parent; /* P's parent (the runtime or its fork server) */
   pid_t group;  /* P's process group: the one the runtime signals */
   const char *user;
   struct target target;
   struct proc_rule proc_rules[MAX_PROC_RULES];
   int proc_rule_count;
+  /* The write grants' paths, when --ro-over or --null-over is given (see pin_between). */
+  char *write_grants[MAX_WRITE_GRANTS];
+  int write_grant_count;
 };
+
+/* Notes a write grant's path (`path`, or the descriptor's own) for pin_between. */
+static void note_write_grant(struct plan *p, int fd, const char *path) {
+  char link[64], target[PATH_MAX];
+  ssize_t n;
+  if (!p->overs) return;
+  if (p->write_grant_count == MAX_WRITE_GRANTS) fail("--rw", "more than 64 write grants");
+  if (path == NULL) {
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    n = readlink(link, target, sizeof target - 1);
+    if (n < 0) fail_errno("--rw-fd");
+    target[n] = '\0';
+    path = target;
+  }
+  p->write_grants[p->write_grant_count] = strdup(path);
+  if (p->write_grants[p->write_grant_count] == NULL) fail_errno("--rw");
+  p->write_grant_count++;
+}
 
 /*
  * A rule on something of the host's proc filesystem (a declared fs.read of /proc) names an inode
@@ -617,6 +655,37 @@ static void reanchor(const struct plan *p) {
     if (fd < 0) continue;
     add_fd_rule(p->ruleset, "/proc", p->proc_rules[i].path, fd, p->proc_rules[i].access);
     close(fd);
+  }
+}
+
+/*
+ * A protected path holds only while the directories above it stay where they are: inside a write
+ * grant the tool could rename `.git` aside (when `.git/hooks` is protected) and build a new one.
+ * Every directory strictly between a write grant and `path` is made a mount point (rename and
+ * rmdir of one are EBUSY); the grant itself cannot be renamed without a grant on its parent.
+ */
+static void pin_between(const struct plan *p, const char *flag, const char *path) {
+  static char pinned[MAX_WRITE_GRANTS][PATH_MAX];
+  static int pinned_count;
+  size_t length = strlen(path);
+  int g, k;
+  for (g = 0; g < p->write_grant_count; g++) {
+    const char *grant = p->write_grants[g];
+    size_t at = strcmp(grant, "/") == 0 ? 0 : strlen(grant);
+    if (strncmp(path, grant, at) != 0 || path[at] != '/') continue;
+    /* Each "/" after the grant's own ends a directory between the grant and the path. */
+    for (at = at + 1; at < length; at++) {
+      char dir[PATH_MAX];
+      int seen = 0;
+      if (path[at] != '/') continue;
+      if (at >= sizeof dir) fail_on(flag, path, ENAMETOOLONG, NULL);
+      memcpy(dir, path, at);
+      dir[at] = '\0';
+      for (k = 0; k < pinned_count; k++) seen = seen || strcmp(pinned[k], dir) == 0;
+      if (seen) continue;
+      pin(flag, path, dir);
+      if (pinned_count < MAX_WRITE_GRANTS) snprintf(pinned[pinned_count++], PATH_MAX, "%s", dir);
+    }
   }
 }
 
@@ -814,6 +883,7 @@ static void reaper(const struct plan *p, int status_fd) {
     if (mount_proc(why, sizeof why) != 0) fail("--pid-ns", why);
     for (i = p->first; i < p->cmd - 1; i++) {
       if (strcmp(p->argv[i], "--ro-over") == 0 || strcmp(p->argv[i], "--null-over") == 0) {
+        pin_between(p, p->argv[i], p->argv[i + 1]);
         read_only_over(p->argv[i], p->argv[i + 1], strcmp(p->argv[i], "--null-over") == 0);
         i++;
       }
@@ -1008,6 +1078,7 @@ int main(int argc, char **argv) {
       } else if (strcmp(a, "--ro-over") == 0 || strcmp(a, "--null-over") == 0) {
         if (argv[i + 1][0] != '/') fail_on(a, argv[i + 1], 0, "not an absolute path");
         overs = i;
+        plan.overs = 1;
       }
       i++;
     } else if (strcmp(a, "--deny-tcp") == 0) {
@@ -1060,6 +1131,7 @@ int main(int argc, char **argv) {
       if (fd < 0) fail_on(a, path, errno, NULL);
       add_fd_rule(plan.ruleset, a, path, fd, access);
       note_proc_rule(&plan, fd, path, access);
+      if (strcmp(a, "--rw") == 0) note_write_grant(&plan, fd, path);
       close(fd);
     } else if (strcmp(a, "--ro-fd") == 0 || strcmp(a, "--rw-fd") == 0 || strcmp(a, "--exec-fd") == 0) {
       int fd = descriptor(a, argv[++i]);
@@ -1068,6 +1140,7 @@ int main(int argc, char **argv) {
                                                     : FS_EXECUTE | FS_READ_FILE;
       snprintf(what, sizeof what, "%d", fd);
       add_fd_rule(plan.ruleset, a, what, fd, access);
+      if (strcmp(a, "--rw-fd") == 0) note_write_grant(&plan, fd, NULL);
       if (strcmp(a, "--exec-fd") != 0) {
         note_proc_rule(&plan, fd, NULL, access);
         close(fd);

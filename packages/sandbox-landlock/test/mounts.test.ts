@@ -326,6 +326,33 @@ describe('a directory between the write grant and a protected path', () => {
     expect(result.stderr).toBe('')
     expect(JSON.parse(result.stdout)).toEqual({ aside: 'EBUSY', armed: 'EROFS', config: 'ok' })
     expect(existsSync(join(w, '.git-old'))).toBe(false)
-    expectUnarmed(w)
+    expect(existsSync(join(w, '.git', 'hooks', 'pre-commit'))).toBe(false)
+  })
+
+  it('also when the write grant is a descriptor, as the runtime passes it (--rw-fd)', async () => {
+    const w = workspace()
+    const result = await run({
+      file: '/bin/sh',
+      args: [
+        '-c',
+        `exec 7<${w}; exec ${builtLauncher} "$@"`,
+        'sh',
+        ...base,
+        '--rw-fd',
+        '7',
+        ...overs(w),
+        '--',
+        '/bin/sh',
+        '-c',
+        `mv ${join(w, '.git')} ${join(w, '.git-old')} 2>&1; rmdir ${join(w, '.git')} 2>&1; echo end`,
+      ],
+      env: { PATH: '/usr/bin:/bin' },
+      cwd: '/',
+      extraFds: [],
+    })
+    expect(result.stdout).toBe(
+      `mv: cannot move '${join(w, '.git')}' to '${join(w, '.git-old')}': Device or resource busy\n` +
+        `rmdir: failed to remove '${join(w, '.git')}': Device or resource busy\nend\n`,
+    )
   })
 })
