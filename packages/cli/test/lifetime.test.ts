@@ -14,7 +14,7 @@
  * As root (tools run as the sandbox user) and as an ordinary user (as-user.ts: toolvisor under the
  * user's own login, tools as that user).
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomInt, randomUUID } from 'node:crypto'
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -321,4 +321,26 @@ describe('F5 and /proc: a read-only bash command under Landlock', () => {
       },
     )
   }
+})
+
+describe('toolvisor check --probe says which applies here', () => {
+  it('a Landlock tool: its runs get a pid namespace (this host allows one)', () => {
+    const box = dir('tv-life-box-')
+    sandboxedTool(box, 'plain', { sandbox: { fs: { read: [] } } })
+    const args = [
+      'check',
+      '--toolbox',
+      box,
+      '--sandbox',
+      'landlock',
+      '--probe',
+      '--state-dir',
+      dir('tv-life-state-'),
+    ]
+    const table = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8' })
+    expect(table.status).toBe(0)
+    expect(table.stdout).toContain(
+      "sandbox landlock (gaps: pid namespace: strays die with the tool; /proc shows only the tool's processes;",
+    )
+  })
 })

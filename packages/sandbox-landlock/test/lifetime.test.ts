@@ -6,15 +6,19 @@
  * unshare(2), as a container's profile does. No group kill and no sweep here: the runtime does
  * those, and they are what the strays escape.
  */
-import { writeFileSync } from 'node:fs'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { chmodSync, copyFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { builtLauncher } from '../src/internal/launcher.js'
+import { execMinimum } from '../src/internal/policy.js'
 import { landlockMechanism } from '../src/mechanism.js'
 import {
+  createTestUser,
   eventually,
   exitOf,
   hasPython,
+  isRoot,
   killSleeps,
   killStarted,
   launchOf,
@@ -25,6 +29,8 @@ import {
   run,
   sleepsAlive,
   start,
+  type TestUser,
+  tempDir,
   unshareRefused,
   writeTool,
 } from './helpers.js'
@@ -36,6 +42,7 @@ afterEach(async () => {
 afterAll(() => removeTempDirs())
 
 const ALL = [1, 2, 3, 4, 5, 6, 7]
+const kernelAbi = Number(execFileSync(builtLauncher, ['--abi'], { encoding: 'utf8' }))
 
 const modes = [
   ['under its pid namespace', () => landlockMechanism()],
@@ -89,6 +96,120 @@ describe.skipIf(!hasPython)('F5: a Landlock tool leaves nothing behind (needs /u
     })
   }
 })
+
+describe.skipIf(!hasPython || !isRoot)(
+  'F5 as an ordinary user under the subreaper (needs root to make the user)',
+  () => {
+    let user: TestUser | undefined
+    beforeAll(() => {
+      user = createTestUser('tvlf')
+    })
+    afterAll(() => user?.remove())
+
+    it('what the tool started dies when it ends, the launcher run as that user with unshare refused', async () => {
+      const u = user!
+      const launcher = join(tempDir(), 'landlock-launcher')
+      copyFileSync(builtLauncher, launcher)
+      chmodSync(launcher, 0o755)
+      const wrapper = unshareRefused(launcher)
+      const tool = lifeTool()
+      const tag = lifeTag()
+      const go = join(tempDir(), 'go')
+      const minimum = execMinimum()
+      const args = [
+        ...minimum.read.flatMap((path) => ['--ro', path]),
+        ...minimum.write.flatMap((path) => ['--rw', path]),
+        '--ro',
+        tool.dir,
+        '--ro',
+        join(go, '..'),
+        '--',
+        tool.file,
+        tag,
+        go,
+      ]
+      const child = spawn(wrapper, args, {
+        uid: u.uid,
+        gid: u.gid,
+        cwd: '/',
+        detached: true,
+        stdio: 'ignore',
+      })
+      try {
+        const exit = exitOf(child)
+        const up = await eventually(() => sleepsAlive(tag).length === 7 || child.exitCode !== null, 15_000)
+        expect(up && sleepsAlive(tag), 'the seven sleeps of life.sh run').toEqual(ALL)
+        writeFileSync(go, '')
+        expect(await exit).toEqual({ code: 0, signal: null })
+        await eventually(() => sleepsAlive(tag).length === 0, 2_000)
+        expect(sleepsAlive(tag), 'sleeps alive after the tool ended').toEqual([])
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL')
+      }
+    })
+  },
+)
+
+describe.skipIf(!hasPython || !isRoot)(
+  'the subreaper against its own tool (needs root to make the user)',
+  () => {
+    let user: TestUser | undefined
+    beforeAll(() => {
+      user = createTestUser('tvlk')
+    })
+    afterAll(() => user?.remove())
+
+    /**
+     * free.sh as the user under the subreaper: a stray that shed everything (and holds no pipe of the
+     * test's, which a survivor would keep open), then a SIGKILL of its parent.
+     */
+    function freeing(first: string[] = []) {
+      const u = user!
+      const launcher = join(tempDir(), 'landlock-launcher')
+      copyFileSync(builtLauncher, launcher)
+      chmodSync(launcher, 0o755)
+      const tag = lifeTag()
+      const dir = tempDir()
+      const tool = writeTool(
+        join(dir, 'free.sh'),
+        `#!/bin/sh\nsetsid env -i /usr/bin/sleep ${tag}4 >/dev/null 2>&1 &\nkill -KILL $PPID 2>/dev/null && echo killed || echo refused\n`,
+      )
+      const minimum = execMinimum()
+      const args = [
+        ...first,
+        ...minimum.read.flatMap((path) => ['--ro', path]),
+        ...minimum.write.flatMap((path) => ['--rw', path]),
+        '--ro',
+        dir,
+        '--',
+        tool,
+      ]
+      const result = spawnSync(unshareRefused(launcher), args, {
+        uid: u.uid,
+        gid: u.gid,
+        cwd: '/',
+        encoding: 'utf8',
+      })
+      return { tag, stdout: result.stdout }
+    }
+
+    it.skipIf(kernelAbi < 6)(
+      'a tool of the same user cannot SIGKILL the subreaper to free what it left (Landlock signal scoping, ABI >= 6)',
+      async () => {
+        const { tag, stdout } = freeing()
+        expect(stdout).toBe('refused\n')
+        await eventually(() => sleepsAlive(tag).length === 0, 2_000)
+        expect(sleepsAlive(tag)).toEqual([])
+      },
+    )
+
+    it('below ABI 6 (--max-abi 5) it can, and what it left lives on: the gap describe() and the README state', async () => {
+      const { tag, stdout } = freeing(['--max-abi', '5'])
+      expect(stdout).toBe('killed\n')
+      expect(await eventually(() => sleepsAlive(tag).length === 1, 2_000)).toBe(true)
+    })
+  },
+)
 
 describe('/proc under the pid namespace', () => {
   it("a tool that reads /proc sees only its own processes, not the host's", async () => {
