@@ -73,6 +73,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -152,10 +153,11 @@ struct ll_path_beneath_attr {
 
 /* ---- failing closed */
 
+/* _exit, not exit: Q and T share P's memory (see spawn_sharing), so no exit handler may run there. */
 static void fail(const char *what, const char *why) __attribute__((noreturn));
 static void fail(const char *what, const char *why) {
   fprintf(stderr, PROG ": %s: %s\n", what, why);
-  exit(EXIT_SETUP);
+  _exit(EXIT_SETUP);
 }
 
 static void fail_errno(const char *what) __attribute__((noreturn));
@@ -165,7 +167,7 @@ static void fail_errno(const char *what) { fail(what, strerror(errno)); }
 static void fail_on(const char *flag, const char *value, int err, const char *why) __attribute__((noreturn));
 static void fail_on(const char *flag, const char *value, int err, const char *why) {
   fprintf(stderr, PROG ": %s %s: %s\n", flag, value, err != 0 ? strerror(err) : why);
-  exit(EXIT_SETUP);
+  _exit(EXIT_SETUP);
 }
 
 /* ---- ABI */
@@ -792,23 +794,65 @@ static void tool(const struct plan *p, pid_t reaper) {
   {
     int err = errno;
     fprintf(stderr, PROG ": exec %s: %s\n", p->argv[p->cmd], strerror(err));
-    exit(err == ENOENT ? 127 : 126);
+    _exit(err == ENOENT ? 127 : 126);
   }
+}
+
+/* ---- the extra processes */
+
+/*
+ * Starts `run(arg)` as a child that shares this process's memory, on a stack of its own, while this
+ * process waits until the child execs or exits (clone with CLONE_VM | CLONE_VFORK, as posix_spawn
+ * does). Against fork, no page tables are copied and no address space is torn down when the child
+ * goes: measured, the larger part of what two extra processes cost a launch. P starts Q this way
+ * (P only waits for Q anyway), Q starts T. The rules that follow: only one of them runs at a time;
+ * Q and T end with _exit (never exit, whose handlers would run in the shared memory); once T is
+ * started, Q and then P call nothing that takes a lock T may have died holding (no malloc, no
+ * stdio but an unbuffered message on a failure).
+ */
+static pid_t spawn_sharing(int (*run)(void *), void *arg) {
+  const size_t size = 256 * 1024;
+  char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return -1;
+  return clone(run, stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
+}
+
+/* What Q hands T: the plan, the parent T must find (Q's pid, or 1 in the namespace), Q's pipe end. */
+struct tool_start {
+  const struct plan *p;
+  pid_t reaper;
+  int status_fd;
+};
+
+static int tool_main(void *arg) {
+  const struct tool_start *start = arg;
+  close(start->status_fd);
+  tool(start->p, start->reaper);
 }
 
 /* ---- Q: the reaper */
 
-/* The pids of this process's children (/proc/self/task/TID/children; else a scan of /proc). */
+/*
+ * The pids of this process's children (/proc/self/task/TID/children; else a scan of /proc), read
+ * with plain system calls: no stdio or malloc here, whose locks a killed T may have held.
+ */
 static size_t children_of(pid_t self, pid_t *out, size_t max) {
   char path[64], buffer[4096];
   size_t n = 0;
-  FILE *f;
+  int fd;
   snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)self);
-  f = fopen(path, "re");
-  if (f != NULL) {
-    long pid;
-    while (n < max && fscanf(f, "%ld", &pid) == 1) out[n++] = (pid_t)pid;
-    fclose(f);
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t got = read(fd, buffer, sizeof buffer - 1);
+    char *at = buffer, *end;
+    close(fd);
+    buffer[got > 0 ? got : 0] = '\0';
+    while (n < max) {
+      long pid = strtol(at, &end, 10);
+      if (end == at) break;
+      out[n++] = (pid_t)pid;
+      at = end;
+    }
     return n;
   }
   {
@@ -823,7 +867,6 @@ static size_t children_of(pid_t self, pid_t *out, size_t max) {
         const char *name = buffer + at + 19;
         char stat_path[64], stat[512];
         long pid = strtol(name, NULL, 10), ppid = 0;
-        int fd;
         at += size;
         if (pid <= 0) continue;
         snprintf(stat_path, sizeof stat_path, "/proc/%ld/stat", pid);
@@ -836,7 +879,9 @@ static size_t children_of(pid_t self, pid_t *out, size_t max) {
           if (length <= 0) continue;
           stat[length] = '\0';
           end = strrchr(stat, ')');
-          if (end == NULL || sscanf(end + 2, "%*c %ld", &ppid) != 1) continue;
+          /* ") S PPID": the state, then the parent. */
+          if (end == NULL || end[1] == '\0' || end[2] == '\0' || end[3] == '\0') continue;
+          ppid = strtol(end + 4, NULL, 10);
         }
         if (ppid == self) out[n++] = (pid_t)pid;
       }
@@ -893,11 +938,13 @@ static void reaper(const struct plan *p, int status_fd) {
     /* Out of the group the runtime signals: its SIGKILL of the tool must leave the one that cleans up. */
     if (setpgid(0, 0) != 0) fail_errno("leave the process group");
   }
-  child = fork();
-  if (child < 0) fail_errno("fork the tool");
-  if (child == 0) {
-    close(status_fd);
-    tool(p, p->pid_ns ? 1 : self);
+  {
+    static struct tool_start start;
+    start.p = p;
+    start.reaper = p->pid_ns ? 1 : self;
+    start.status_fd = status_fd;
+    child = spawn_sharing(tool_main, &start);
+    if (child < 0) fail_errno("fork the tool");
   }
   close(p->ruleset);
   keep_only(status_fd);
@@ -926,6 +973,18 @@ static void reaper(const struct plan *p, int status_fd) {
   _exit(0);
 }
 
+/* What P hands Q. */
+struct reaper_start {
+  const struct plan *p;
+  int status_fd, other_end;
+};
+
+static int reaper_main(void *arg) {
+  const struct reaper_start *start = arg;
+  close(start->other_end);
+  reaper(start->p, start->status_fd);
+}
+
 /* ---- P: the stand-in */
 
 static void stand_in(struct plan *p) __attribute__((noreturn));
@@ -946,11 +1005,13 @@ static void stand_in(struct plan *p) {
   /* Blocked until T is about to exec: a cancel sent meanwhile waits for the tool, as it always did. */
   sigfillset(&all);
   sigprocmask(SIG_BLOCK, &all, NULL);
-  child = fork();
-  if (child < 0) fail_errno("fork");
-  if (child == 0) {
-    close(status_pipe[0]);
-    reaper(p, status_pipe[1]);
+  {
+    static struct reaper_start start;
+    start.p = p;
+    start.status_fd = status_pipe[1];
+    start.other_end = status_pipe[0];
+    child = spawn_sharing(reaper_main, &start);
+    if (child < 0) fail_errno("fork");
   }
   close(status_pipe[1]);
   keep_only(status_pipe[0]);

@@ -23,7 +23,14 @@ const policy = {
 const direct = { file: '/bin/true', args: [], env: { PATH: '/usr/bin:/bin' }, cwd: '/', extraFds: [] }
 const wrapped = mechanism.wrap(direct, policy, undefined)
 const minimal = { ...direct, file: wrapped.file, args: ['--ro', '/usr', '--', '/bin/true'] }
-const cases = { direct, 'launcher --ro /usr': minimal, 'launcher, exec minimum + tool dir + /tmp': wrapped }
+// With and without the pid namespace: the subreaper is what runs where none can be made.
+const namespaced = { ...minimal, args: ['--ro', '/usr', '--pid-ns', '--', '/bin/true'] }
+const cases = {
+  direct,
+  'launcher --ro /usr (subreaper)': minimal,
+  'launcher --ro /usr --pid-ns': namespaced,
+  [`launcher as wrap() gives it (${wrapped.args.includes('--pid-ns') ? '--pid-ns' : 'subreaper'})`]: wrapped,
+}
 
 function once(launch) {
   return new Promise((resolve, reject) => {
