@@ -24,6 +24,7 @@ import { builtLauncher } from '../src/internal/launcher.js'
 import { execMinimum } from '../src/internal/policy.js'
 import {
   createTestUser,
+  hasPython,
   isRoot,
   killStarted,
   node,
@@ -355,4 +356,77 @@ describe('a directory between the write grant and a protected path', () => {
         `rmdir: failed to remove '${join(w, '.git')}': Device or resource busy\nend\n`,
     )
   })
+})
+
+describe.skipIf(!hasPython)('the tool cannot undo the protection (needs /usr/bin/python3)', () => {
+  /** umount2 and a read-write remount of the protected path and of the fresh /proc, after unshare. */
+  const undo = `import ctypes, errno, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def call(name, *args):
+    result = getattr(libc, name)(*args)
+    return "ok" if result == 0 else errno.errorcode[ctypes.get_errno()]
+out = {"unshare": call("unshare", 0x10000000 | 0x00020000)}  # CLONE_NEWUSER | CLONE_NEWNS: every capability there
+hooks = sys.argv[1].encode()
+out["umount"] = call("umount2", hooks, 2)  # MNT_DETACH
+out["remount"] = call("mount", None, hooks, None, 32 | 4096, None)  # MS_REMOUNT | MS_BIND, without MS_RDONLY
+out["proc"] = call("umount2", b"/proc", 2)
+try:
+    open(os.path.join(sys.argv[1], "pre-commit"), "w")
+    out["write"] = "ok"
+except OSError as e:
+    out["write"] = errno.errorcode[e.errno]
+print(out)
+`
+
+  function attempt(w: string, asUser?: TestUser) {
+    const dir = tempDir()
+    const script = join(dir, 'undo.py')
+    writeFileSync(script, undo)
+    let launcher = builtLauncher
+    if (asUser !== undefined) {
+      launcher = join(tempDir(), 'landlock-launcher')
+      copyFileSync(builtLauncher, launcher)
+      chmodSync(launcher, 0o755)
+    }
+    const args = [
+      ...base,
+      '--ro',
+      dir,
+      '--rw',
+      w,
+      ...overs(w),
+      '--',
+      '/usr/bin/python3',
+      script,
+      join(w, '.git', 'hooks'),
+    ]
+    const result = spawnSync(launcher, args, {
+      encoding: 'utf8',
+      cwd: '/',
+      env: { PATH: '/usr/bin:/bin' },
+      ...(asUser === undefined ? {} : { uid: asUser.uid, gid: asUser.gid }),
+    })
+    expect(result.stderr).toBe('')
+    return result.stdout.trim()
+  }
+
+  it('as root (the tool as root, no capability): umount and a read-write remount are refused', () => {
+    const w = workspace()
+    expect(attempt(w)).toMatch(
+      /^\{'unshare': '\w+', 'umount': 'E\w+', 'remount': 'E\w+', 'proc': 'E\w+', 'write': 'EROFS'\}$/,
+    )
+    expect(existsSync(join(w, '.git', 'hooks', 'pre-commit'))).toBe(false)
+  })
+
+  it.skipIf(!isRoot)(
+    'as an ordinary user, even in a user namespace of its own: the mounts are locked, and Landlock refuses mount changes (needs root to make the user)',
+    () => {
+      const u = user!
+      const w = workspace(u)
+      expect(attempt(w, u)).toBe(
+        "{'unshare': 'ok', 'umount': 'EINVAL', 'remount': 'EPERM', 'proc': 'EINVAL', 'write': 'EROFS'}",
+      )
+      expect(existsSync(join(w, '.git', 'hooks', 'pre-commit'))).toBe(false)
+    },
+  )
 })
