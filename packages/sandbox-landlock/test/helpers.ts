@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { Launch, SandboxPolicy } from '@toolvisor/process-runtime'
 import { spawnLaunch } from '@toolvisor/process-runtime'
-import { eventually } from '@toolvisor/process-runtime/testing'
+import { eventually, processesRunning } from '@toolvisor/process-runtime/testing'
 
 export {
   createTestUser,
@@ -308,10 +308,13 @@ function sleepPids(tag: string): Array<[number, number]> {
   return found
 }
 
-/** Kills (by pid) every sleep a life.sh run of this file left: one failing test must not leak. */
+/**
+ * Kills (by pid) every sleep a life.sh run of this file left, and whatever names its tag (a loop
+ * that starts them): one failing test must not leak.
+ */
 export function killSleeps(): void {
   for (const tag of tags.splice(0)) {
-    for (const [pid] of sleepPids(tag)) {
+    for (const pid of [...processesRunning(tag), ...sleepPids(tag).map(([pid]) => pid)]) {
       try {
         process.kill(pid, 'SIGKILL')
       } catch {

@@ -25,6 +25,7 @@ import {
   lifeTag,
   lifeTool,
   policyFor,
+  processesRunning,
   removeTempDirs,
   run,
   sleepsAlive,
@@ -83,6 +84,28 @@ describe.skipIf(!hasPython)('F5: a Landlock tool leaves nothing behind (needs /u
         expect(await exit).toEqual({ code: null, signal: 'SIGKILL' })
         await eventually(() => sleepsAlive(tag).length === 0, 2_000)
         expect(sleepsAlive(tag), 'sleeps alive after the launcher was killed').toEqual([])
+      })
+
+      it('a stray that keeps starting new strays (each leaving group and marker) is gone with the tool', async () => {
+        const mechanism = mechanismOf()
+        const dir = lifeTool().dir
+        const tag = lifeTag()
+        const go = join(dir, 'go')
+        const tool = writeTool(
+          join(dir, 'breed.sh'),
+          `#!/bin/bash\nsetsid env -i /bin/bash -c 'while :; do setsid env -i /usr/bin/sleep ${tag}1 & sleep 0.02; done' &\n` +
+            `while [ ! -e ${go} ]; do sleep 0.05; done\n`,
+        )
+        const policy = policyFor(dir, tool)
+        expect(await mechanism.qualify(policy, undefined)).toEqual({ ok: true })
+        const child = start(mechanism.wrap(launchOf(tool), policy, undefined))
+        const exit = exitOf(child)
+        expect(await eventually(() => sleepsAlive(tag).length >= 5, 15_000)).toBe(true)
+        writeFileSync(go, '')
+        expect(await exit).toEqual({ code: 0, signal: null })
+        await eventually(() => sleepsAlive(tag).length === 0, 2_000)
+        expect(sleepsAlive(tag), 'strays alive after the tool ended').toEqual([])
+        expect(processesRunning(`${tag}1 & sleep 0.02`), 'the breeder alive after the tool ended').toEqual([])
       })
 
       it("SIGKILL of the group (a tool ignoring TERM, killed after the runtime's stop timeout) kills them all", async () => {
