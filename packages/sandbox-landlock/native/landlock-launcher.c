@@ -44,12 +44,12 @@
  * Three processes (signals and exit status as if the tool were the spawned process itself):
  * - P, the process the runtime spawned (its pid and process group are what the runtime knows):
  *   parses, asks the ABI, builds the ruleset (opening every rule path as the caller), looks the
- *   user up, makes the namespaces (--pid-ns), sets PR_SET_PDEATHSIG, then forks Q and stands in for
+ *   user up, makes the namespaces (--pid-ns), sets PR_SET_PDEATHSIG, then starts Q and stands in for
  *   the tool: a cancel signal does not end it (no-op handlers: SIG_IGN would reach the tool through
  *   exec), and once Q ends it ends as the tool did (its exit code, or its signal re-raised).
  * - Q, the reaper: under --pid-ns the namespace's pid 1 (mounts private, a fresh /proc, the
  *   --ro-over and --null-over mounts); else a child subreaper in a process group of its own (the
- *   runtime's group SIGKILL does not reach it). It forks T, reaps everything, and when T ends
+ *   runtime's group SIGKILL does not reach it). It starts T, reaps everything, and when T ends
  *   writes T's wait status to P, kills what is left (the kernel does it for a namespace's pid 1)
  *   and exits. It dies with P (PR_SET_PDEATHSIG), killing what is left first when it can.
  * - T, the tool, in P's process group (the runtime's group signals reach it directly): drops to
