@@ -403,6 +403,9 @@ static void drop_capabilities(void) {
 #ifndef __NR_move_mount
 #define __NR_move_mount 429
 #endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
 
 struct ll_open_how {
   uint64_t flags;
@@ -764,12 +767,16 @@ static int above_stdio(int fd) {
   return moved;
 }
 
-/* Only stderr and `keep` stay: what the stand-in and the reaper hold must not hold the tool's pipes. */
-static void keep_only(int keep) {
+/*
+ * Only stderr and the two ends of the status pipe stay (`low` < `high`, both >= 3): what the stand-in
+ * and the reaper hold must not hold the tool's pipes, or a pipe the tool closed would not end.
+ */
+static void keep_only(int low, int high) {
   close(0);
   close(1);
-  if (keep > 3) syscall(SYS_close_range, 3U, (unsigned)keep - 1, 0U);
-  syscall(SYS_close_range, (unsigned)keep + 1, ~0U, 0U);
+  if (low > 3) syscall(SYS_close_range, 3U, (unsigned)low - 1, 0U);
+  if (high > low + 1) syscall(SYS_close_range, (unsigned)low + 1, (unsigned)high - 1, 0U);
+  syscall(SYS_close_range, (unsigned)high + 1, ~0U, 0U);
 }
 
 /* ---- T: the tool */
@@ -808,13 +815,15 @@ static void tool(const struct plan *p, pid_t reaper) {
  * (P only waits for Q anyway), Q starts T. The rules that follow: only one of them runs at a time;
  * Q and T end with _exit (never exit, whose handlers would run in the shared memory); once T is
  * started, Q and then P call nothing that takes a lock T may have died holding (no malloc, no
- * stdio but an unbuffered message on a failure).
+ * stdio but an unbuffered message on a failure). Q also shares P's descriptor table
+ * (`share_descriptors`): when it closes its copies of the tool's pipes once T runs, P's go too,
+ * as when P closed them itself after a fork; T gets a copy of its own.
  */
-static pid_t spawn_sharing(int (*run)(void *), void *arg) {
+static pid_t spawn_sharing(int (*run)(void *), void *arg, int share_descriptors) {
   const size_t size = 256 * 1024;
   char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) return -1;
-  return clone(run, stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
+  return clone(run, stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD | (share_descriptors ? CLONE_FILES : 0), arg);
 }
 
 /* What Q hands T: the plan, the parent T must find (Q's pid, or 1 in the namespace), Q's pipe end. */
@@ -904,14 +913,17 @@ static void kill_descendants(void) {
   }
 }
 
-/* True when P is gone already (its end of the status pipe closed): PDEATHSIG came too late. */
-static int stand_in_gone(int status_fd) {
-  struct pollfd watch = { status_fd, POLLOUT, 0 };
-  return poll(&watch, 1, 0) == 1 && (watch.revents & POLLERR) != 0;
+/*
+ * True when P is gone already (its pidfd reads as ended): PDEATHSIG was set too late. A pidfd, not
+ * getppid(): in the pid namespace P has no pid, and getppid() is 0 either way.
+ */
+static int stand_in_gone(int stand_in_fd) {
+  struct pollfd watch = { stand_in_fd, POLLIN, 0 };
+  return poll(&watch, 1, 0) == 1 && (watch.revents & POLLIN) != 0;
 }
 
-static void reaper(const struct plan *p, int status_fd) __attribute__((noreturn));
-static void reaper(const struct plan *p, int status_fd) {
+static void reaper(const struct plan *p, int status_fd, int other_end, int stand_in_fd) __attribute__((noreturn));
+static void reaper(const struct plan *p, int status_fd, int other_end, int stand_in_fd) {
   pid_t stand_in = getppid(), self = getpid(), child;
   sigset_t wanted;
   siginfo_t info;
@@ -922,7 +934,8 @@ static void reaper(const struct plan *p, int status_fd) {
    * nobody's hand but its own: it hears P's death (SIGTERM, waited for below) and kills what is left.
    */
   if (prctl(PR_SET_PDEATHSIG, p->pid_ns ? SIGKILL : SIGTERM, 0, 0, 0) != 0) fail_errno("PR_SET_PDEATHSIG");
-  if (stand_in_gone(status_fd)) _exit(EXIT_SETUP);
+  if (stand_in_gone(stand_in_fd)) _exit(EXIT_SETUP);
+  close(stand_in_fd);
   if (p->pid_ns) {
     int i;
     if (mount_proc(why, sizeof why) != 0) fail("--pid-ns", why);
@@ -943,11 +956,11 @@ static void reaper(const struct plan *p, int status_fd) {
     start.p = p;
     start.reaper = p->pid_ns ? 1 : self;
     start.status_fd = status_fd;
-    child = spawn_sharing(tool_main, &start);
+    child = spawn_sharing(tool_main, &start, 0);
     if (child < 0) fail_errno("fork the tool");
   }
   close(p->ruleset);
-  keep_only(status_fd);
+  keep_only(status_fd < other_end ? status_fd : other_end, status_fd < other_end ? other_end : status_fd);
   /* Every signal stays blocked (inherited from P): SIGCHLD and P's death are waited for, the rest
    * (the runtime's group signals, which reach the subreaper until it left the group) stay pending. */
   sigemptyset(&wanted);
@@ -973,23 +986,22 @@ static void reaper(const struct plan *p, int status_fd) {
   _exit(0);
 }
 
-/* What P hands Q. */
+/* What P hands Q: the plan, both ends of the status pipe (Q writes one; the table is shared), P's pidfd. */
 struct reaper_start {
   const struct plan *p;
-  int status_fd, other_end;
+  int status_fd, other_end, stand_in_fd;
 };
 
 static int reaper_main(void *arg) {
   const struct reaper_start *start = arg;
-  close(start->other_end);
-  reaper(start->p, start->status_fd);
+  reaper(start->p, start->status_fd, start->other_end, start->stand_in_fd);
 }
 
 /* ---- P: the stand-in */
 
 static void stand_in(struct plan *p) __attribute__((noreturn));
 static void stand_in(struct plan *p) {
-  int status_pipe[2], status = 0, tool_status = 0;
+  int status_pipe[2], status = 0, tool_status = 0, stand_in_fd;
   sigset_t all, none;
   pid_t child;
   ssize_t got;
@@ -1001,6 +1013,8 @@ static void stand_in(struct plan *p) {
   if (pipe2(status_pipe, O_CLOEXEC) != 0) fail_errno("pipe");
   status_pipe[0] = above_stdio(status_pipe[0]);
   status_pipe[1] = above_stdio(status_pipe[1]);
+  stand_in_fd = (int)syscall(__NR_pidfd_open, getpid(), 0); /* close-on-exec */
+  if (stand_in_fd < 0) fail_errno("pidfd_open");
   outlive_signals();
   /* Blocked until T is about to exec: a cancel sent meanwhile waits for the tool, as it always did. */
   sigfillset(&all);
@@ -1010,11 +1024,14 @@ static void stand_in(struct plan *p) {
     start.p = p;
     start.status_fd = status_pipe[1];
     start.other_end = status_pipe[0];
-    child = spawn_sharing(reaper_main, &start);
+    start.stand_in_fd = stand_in_fd;
+    child = spawn_sharing(reaper_main, &start, 1);
     if (child < 0) fail_errno("fork");
   }
+  /* Q closed the rest of the shared table; the write end goes now, so that a Q that wrote nothing
+   * reads as the end of the pipe. */
   close(status_pipe[1]);
-  keep_only(status_pipe[0]);
+  close(stand_in_fd);
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
   while (waitpid(child, &status, 0) < 0) {

@@ -7,7 +7,15 @@
  * namespace mapping only that user).
  */
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chmodSync, copyFileSync, existsSync, readdirSync, readlinkSync, statSync } from 'node:fs'
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  readdirSync,
+  readlinkSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { builtLauncher } from '../src/internal/launcher.js'
@@ -186,6 +194,35 @@ describe('what the runtime sees is the tool itself', () => {
           expect(readdirSync(standIn)).toEqual([])
         },
       )
+
+      it('the stand-in and the reaper hold none of its pipes: a tool that closes its stdout ends the stream while it runs', async () => {
+        const dir = tempDir()
+        const go = join(dir, 'go')
+        const child = start({
+          file: builtLauncher,
+          args: [
+            ...base,
+            '--ro',
+            dir,
+            ...flags,
+            '--',
+            '/bin/sh',
+            '-c',
+            `echo out; exec >&-; while [ ! -e ${go} ]; do sleep 0.02; done`,
+          ],
+          env: { PATH: '/usr/bin:/bin' },
+          cwd: '/',
+          extraFds: [],
+        })
+        const exit = exitOf(child)
+        let out = ''
+        child.stdout!.on('data', (d: Buffer) => (out += d))
+        await new Promise((resolve) => child.stdout!.once('end', resolve))
+        expect(out).toBe('out\n')
+        expect(child.exitCode).toBeNull()
+        writeFileSync(go, '')
+        expect(await exit).toEqual({ code: 0, signal: null })
+      })
 
       it('a signal to the group reaches the tool once: its handler runs, the stand-in lives on', async () => {
         const child = start({
