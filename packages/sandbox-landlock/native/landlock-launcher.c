@@ -1,11 +1,14 @@
 /*
- * landlock-launcher: restrict this process with Landlock and a seccomp filter, optionally switch to
- * a user, then exec the command in place (same pid, so signals sent to the process or its group
- * reach the tool itself).
+ * landlock-launcher: restrict a tool with Landlock and a seccomp filter, optionally as another
+ * user, and keep everything the tool starts inside something it cannot shed: a pid namespace of
+ * its own, or (where none can be made) a child subreaper that kills what the tool left.
  *
  *   landlock-launcher --seccomp-fd FD [--expect-abi N] [--ro PATH]... [--rw PATH]... [--ro-fd FD]...
- *                     [--rw-fd FD]... [--exec-fd FD] [--deny-tcp] [--user NAME[:GROUP]] -- CMD [ARGS...]
+ *                     [--rw-fd FD]... [--exec-fd FD] [--deny-tcp] [--user NAME[:GROUP]]
+ *                     [--pid-ns [--ro-over PATH]... [--null-over PATH]...] -- CMD [ARGS...]
  *   landlock-launcher --abi        prints the Landlock ABI (0 when Landlock is missing)
+ *   landlock-launcher --features   one "name value" line per feature: "abi N", then "pid-ns yes" or
+ *                                  "pid-ns no: <why>" (found by making one, as a launch would)
  *   --max-abi N (before either)    lowers the ABI it works with: for degradation tests only
  *
  * Nothing is read from the environment: the launcher is started with a fixed clean one, and the
@@ -16,22 +19,44 @@
  * qualified at load (a grant swapped for a symlink is refused there); the descriptor is closed.
  * --exec-fd: allow reading and executing the file behind that descriptor (the final exec stage
  * runs from /proc/self/fd/FD); it stays open for that exec.
+ * --pid-ns: the tool runs in new pid, mount and IPC namespaces (and a user namespace mapping only
+ * the caller's own ids when the caller is not privileged); refused (125) when they cannot be made,
+ * so what runs is what was qualified. Without it the subreaper is used (no namespace is tried: one
+ * half made, the proc mount refused as in a container with a masked /proc, cannot be undone).
+ * --ro-over PATH: PATH (a directory or a regular file, reached without any symlink) is made
+ * read-only inside the mount namespace, recursively. --null-over PATH: where PATH is missing, an
+ * empty regular file is created there (left for the runtime to remove after the run) and made
+ * read-only, so the tool cannot create PATH; an existing PATH is protected as --ro-over does. Every
+ * directory between a write grant and PATH is made a mount point first (EBUSY to rename or remove:
+ * the tool cannot move a parent aside and build a new PATH). Both need --pid-ns.
  *
  * --seccomp-fd FD (required): the seccomp program to install, a raw struct sock_filter[] read from
- * FD to its end (the runtime writes it and closes its side); the descriptor is closed. The
+ * FD to its end by P (the runtime writes it and closes its side); the descriptor is closed. The
  * program is @toolvisor/syscall-filter's allowlist, built in TypeScript: the one source of truth
- * for both mechanisms (the net: none variant is what refuses every socket family). It is
- * installed right before landlock_restrict_self, after every other step, so nothing the launcher
- * does itself needs to be on it but landlock_restrict_self, close and execve.
+ * for both mechanisms (the net: none variant is what refuses every socket family). T installs it
+ * right before landlock_restrict_self, after every other step, so nothing the launcher does itself
+ * needs to be on it but landlock_restrict_self, close and execve; P's namespaces and clones come
+ * before it (the program refuses namespace flags).
  *
  * Fails closed: when anything cannot be set up exactly as asked, it prints one line
  * "toolvisor-landlock: <what>: <why>" on stderr and exits 125 without running CMD.
  * Exec failure: 127 when CMD is not found, 126 otherwise.
  *
- * Order: parse, read the seccomp program, ask the ABI, build the ruleset (opening every rule path
- * as the caller), look the user up (NSS reads /etc), drop to the user, drop every capability when
- * still uid 0, PR_SET_PDEATHSIG (a uid change clears it), check the parent is still there,
- * PR_SET_NO_NEW_PRIVS, seccomp, landlock_restrict_self, execvp.
+ * Three processes (signals and exit status as if the tool were the spawned process itself):
+ * - P, the process the runtime spawned (its pid and process group are what the runtime knows):
+ *   parses, asks the ABI, builds the ruleset (opening every rule path as the caller), looks the
+ *   user up, makes the namespaces (--pid-ns), sets PR_SET_PDEATHSIG, then starts Q and stands in for
+ *   the tool: a cancel signal does not end it (no-op handlers: SIG_IGN would reach the tool through
+ *   exec), and once Q ends it ends as the tool did (its exit code, or its signal re-raised).
+ * - Q, the reaper: under --pid-ns the namespace's pid 1 (mounts private, a fresh /proc, the
+ *   --ro-over and --null-over mounts); else a child subreaper in a process group of its own (the
+ *   runtime's group SIGKILL does not reach it). It starts T, reaps everything, and when T ends
+ *   writes T's wait status to P, kills what is left (the kernel does it for a namespace's pid 1)
+ *   and exits. It dies with P (PR_SET_PDEATHSIG), killing what is left first when it can.
+ * - T, the tool, in P's process group (the runtime's group signals reach it directly): drops to
+ *   the user, drops every capability (also inside a user namespace), PR_SET_PDEATHSIG, checks its
+ *   parent is still there, PR_SET_NO_NEW_PRIVS, the seccomp filter, landlock_restrict_self, default
+ *   signal dispositions and an empty mask, then execvp.
  *
  * C99 + GNU, no libraries. Build: cc -std=gnu99 -O2 -Wall -Wextra -Werror -o landlock-launcher this.c
  */
@@ -40,17 +65,25 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
@@ -111,10 +144,11 @@ struct ll_path_beneath_attr {
 
 /* ---- failing closed */
 
+/* _exit, not exit: Q and T share P's memory (see spawn_sharing), so no exit handler may run there. */
 static void fail(const char *what, const char *why) __attribute__((noreturn));
 static void fail(const char *what, const char *why) {
   fprintf(stderr, PROG ": %s: %s\n", what, why);
-  exit(EXIT_SETUP);
+  _exit(EXIT_SETUP);
 }
 
 static void fail_errno(const char *what) __attribute__((noreturn));
@@ -124,7 +158,7 @@ static void fail_errno(const char *what) { fail(what, strerror(errno)); }
 static void fail_on(const char *flag, const char *value, int err, const char *why) __attribute__((noreturn));
 static void fail_on(const char *flag, const char *value, int err, const char *why) {
   fprintf(stderr, PROG ": %s %s: %s\n", flag, value, err != 0 ? strerror(err) : why);
-  exit(EXIT_SETUP);
+  _exit(EXIT_SETUP);
 }
 
 /* ---- ABI */
@@ -182,13 +216,6 @@ static void add_fd_rule(int ruleset, const char *flag, const char *what, int fd,
   if (syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &rule, 0) != 0) {
     fail_on(flag, what, errno, NULL);
   }
-}
-
-static void add_path_rule(int ruleset, const char *flag, const char *path, uint64_t access) {
-  int fd = open(path, O_PATH | O_CLOEXEC);
-  if (fd < 0) fail_on(flag, path, errno, NULL);
-  add_fd_rule(ruleset, flag, path, fd, access);
-  close(fd);
 }
 
 /* A descriptor number given to `flag`; it must be open. */
@@ -286,11 +313,20 @@ static void become(const struct target *t) {
 
 /* ---- capabilities */
 
+/* True when this process holds capability `cap` in its effective set (of its user namespace). */
+static int holds(int cap) {
+  struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+  struct __user_cap_data_struct data[2];
+  if (syscall(SYS_capget, &header, data) != 0) return 0;
+  return (data[cap / 32].effective & (1U << (cap % 32))) != 0;
+}
+
 /*
  * A tool left running as uid 0 gets no capability: Landlock does not cover mknod of a device inside
  * a write grant (then opening it), module loading, raw I/O or network administration, and root
- * would otherwise get every capability back at exec. Emptying the bounding set makes exec grant
- * none; ambient capabilities are cleared for every caller.
+ * would otherwise get every capability back at exec. Inside the user namespace an ordinary caller
+ * gets, the tool holds every capability of that namespace until here: they go too. Emptying the
+ * bounding set makes exec grant none; ambient capabilities are cleared for every caller.
  */
 static void drop_capabilities(void) {
   struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
@@ -299,7 +335,7 @@ static void drop_capabilities(void) {
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
     fail_errno("clear ambient capabilities");
   }
-  if (geteuid() != 0) return;
+  if (geteuid() != 0 && !holds(CAP_SETPCAP)) return; /* nothing to drop: an ordinary process */
   for (cap = 0; cap < 64; cap++) {
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0) continue;
     if (errno == EINVAL) break; /* past the kernel's last capability */
@@ -309,66 +345,801 @@ static void drop_capabilities(void) {
   if (syscall(SYS_capset, &header, data) != 0) fail_errno("drop capabilities");
 }
 
+/* ---- namespaces and mounts (uAPI carried here, like Landlock's) */
+
+#ifndef __NR_open_tree
+#define __NR_open_tree 428 /* same number on every architecture */
+#endif
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
+#ifndef __NR_mount_setattr
+#define __NR_mount_setattr 442
+#endif
+#ifndef __NR_move_mount
+#define __NR_move_mount 429
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+
+struct ll_open_how {
+  uint64_t flags;
+  uint64_t mode;
+  uint64_t resolve;
+};
+#define LL_RESOLVE_NO_MAGICLINKS 0x02
+#define LL_RESOLVE_NO_SYMLINKS 0x04
+
+struct ll_mount_attr {
+  uint64_t attr_set;
+  uint64_t attr_clr;
+  uint64_t propagation;
+  uint64_t userns_fd;
+};
+#define LL_MOUNT_ATTR_RDONLY 0x1
+#define LL_OPEN_TREE_CLONE 1
+#define LL_AT_RECURSIVE 0x8000
+#define LL_MOVE_MOUNT_F_EMPTY_PATH 0x4
+#define LL_MOVE_MOUNT_T_EMPTY_PATH 0x40
+#define PROC_MAGIC 0x9fa0
+
+/* The namespaces of --pid-ns; CLONE_NEWIPC too: SysV IPC and POSIX queues are the run's own. */
+#define NAMESPACES (CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC)
+
+/* Writes `text` to the file at `path` (a /proc/self map); 0, or -1 with errno. */
+static int write_file(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  ssize_t n;
+  size_t length = strlen(text);
+  if (fd < 0) return -1;
+  n = write(fd, text, length);
+  if (n < 0) {
+    int err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  close(fd);
+  if ((size_t)n != length) {
+    errno = EIO;
+    return -1;
+  }
+  return 0;
+}
+
+/*
+ * Makes the namespaces this process's children start in (pid) or it is in now (mount, IPC, user):
+ * 0, or -1 with `why` filled. Root makes them directly (its --user switch needs the real root); any
+ * other caller gets a user namespace of its own mapping only its own uid and gid ("U U 1",
+ * setgroups denied first, which an unprivileged gid map needs), so its files stay its own and
+ * nothing else gets a name in it. The probe (--features) decides the same way, so it answers for
+ * the launches that follow.
+ */
+static int enter_namespaces(char *why, size_t size) {
+  uid_t uid = geteuid();
+  gid_t gid = getegid();
+  int own_user = uid != 0 && !holds(CAP_SYS_ADMIN);
+  char map[64];
+  if (unshare(NAMESPACES | (own_user ? CLONE_NEWUSER : 0)) != 0) {
+    snprintf(why, size, "unshare(%sCLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC): %s",
+             own_user ? "CLONE_NEWUSER|" : "", strerror(errno));
+    return -1;
+  }
+  if (!own_user) return 0;
+  if (write_file("/proc/self/setgroups", "deny") != 0) {
+    snprintf(why, size, "write /proc/self/setgroups: %s", strerror(errno));
+    return -1;
+  }
+  snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+  if (write_file("/proc/self/uid_map", map) != 0) {
+    snprintf(why, size, "write /proc/self/uid_map: %s", strerror(errno));
+    return -1;
+  }
+  snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+  if (write_file("/proc/self/gid_map", map) != 0) {
+    snprintf(why, size, "write /proc/self/gid_map: %s", strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/*
+ * In the new mount namespace, as the pid namespace's pid 1: nothing propagates back to the host,
+ * and a fresh proc (this namespace's processes only) covers the host's /proc. 0, or -1 with `why`.
+ */
+static int mount_proc(char *why, size_t size) {
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+    snprintf(why, size, "make / private: %s", strerror(errno));
+    return -1;
+  }
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
+    snprintf(why, size, "mount proc on /proc: %s", strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* openat2 refusing every symlink on the way, the last component included (and /proc magic links):
+ * a link swapped in cannot redirect what is opened. */
+static int open_no_links(int dir, const char *path, int flags, mode_t mode) {
+  struct ll_open_how how;
+  memset(&how, 0, sizeof how);
+  how.flags = (uint64_t)(flags | O_CLOEXEC);
+  how.mode = (flags & O_CREAT) ? mode : 0;
+  how.resolve = LL_RESOLVE_NO_SYMLINKS | LL_RESOLVE_NO_MAGICLINKS;
+  return (int)syscall(__NR_openat2, dir, path, &how, sizeof how);
+}
+
+/*
+ * --null-over: an empty regular file where PATH is missing (O_EXCL: never an existing one), or,
+ * when PATH exists by now, PATH itself. Returns a descriptor of what is to be made read-only.
+ */
+static int placeholder(const char *flag, const char *path) {
+  const char *slash = strrchr(path, '/');
+  const char *name = slash == NULL ? path : slash + 1;
+  char parent[PATH_MAX];
+  int dir, fd;
+  if (slash == NULL || *name == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+    fail_on(flag, path, 0, "not an absolute path to a file");
+  }
+  if ((size_t)(slash - path) >= sizeof parent) fail_on(flag, path, ENAMETOOLONG, NULL);
+  memcpy(parent, path, (size_t)(slash - path));
+  parent[slash - path] = '\0';
+  dir = open_no_links(AT_FDCWD, slash == path ? "/" : parent, O_PATH | O_DIRECTORY, 0);
+  if (dir < 0) fail_on(flag, path, errno, NULL);
+  fd = open_no_links(dir, name, O_CREAT | O_EXCL | O_WRONLY, 0444);
+  if (fd < 0 && errno == EEXIST) fd = open_no_links(dir, name, O_PATH, 0);
+  if (fd < 0) fail_on(flag, path, errno, NULL);
+  close(dir);
+  return fd;
+}
+
+/*
+ * PATH read-only inside this mount namespace, submounts included: a detached recursive copy of it
+ * is made read-only (mount_setattr: only MOUNT_ATTR_RDONLY is set, so flags a user namespace may
+ * not clear, nosuid or nodev of the host's mount, are left as they are) and mounted over it, all
+ * by descriptor. Anything but a directory or a regular file is refused.
+ */
+static void read_only_over(const char *flag, const char *path, int make_placeholder) {
+  struct ll_mount_attr attr;
+  struct stat st;
+  int fd = open_no_links(AT_FDCWD, path, O_PATH, 0);
+  int tree;
+  if (fd < 0 && errno == ENOENT && make_placeholder) fd = placeholder(flag, path);
+  if (fd < 0) fail_on(flag, path, errno, NULL);
+  if (fstat(fd, &st) != 0) fail_on(flag, path, errno, NULL);
+  if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) fail_on(flag, path, 0, "not a directory or a regular file");
+  tree = (int)syscall(__NR_open_tree, fd, "", LL_OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | LL_AT_RECURSIVE);
+  if (tree < 0) fail_on(flag, path, errno, NULL);
+  memset(&attr, 0, sizeof attr);
+  attr.attr_set = LL_MOUNT_ATTR_RDONLY;
+  if (syscall(__NR_mount_setattr, tree, "", AT_EMPTY_PATH | LL_AT_RECURSIVE, &attr, sizeof attr) != 0) {
+    fail_on(flag, path, errno, NULL);
+  }
+  if (syscall(__NR_move_mount, tree, "", fd, "", LL_MOVE_MOUNT_F_EMPTY_PATH | LL_MOVE_MOUNT_T_EMPTY_PATH) != 0) {
+    fail_on(flag, path, errno, NULL);
+  }
+  close(tree);
+  close(fd);
+}
+
+/* `dir` bound onto itself (recursively, by descriptor): a mount point, which cannot be renamed or removed. */
+static void pin(const char *flag, const char *path, const char *dir) {
+  int fd = open_no_links(AT_FDCWD, dir, O_PATH | O_DIRECTORY, 0);
+  int tree;
+  if (fd < 0) fail_on(flag, path, errno, NULL);
+  tree = (int)syscall(__NR_open_tree, fd, "", LL_OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | LL_AT_RECURSIVE);
+  if (tree < 0) fail_on(flag, path, errno, NULL);
+  if (syscall(__NR_move_mount, tree, "", fd, "", LL_MOVE_MOUNT_F_EMPTY_PATH | LL_MOVE_MOUNT_T_EMPTY_PATH) != 0) {
+    fail_on(flag, path, errno, NULL);
+  }
+  close(tree);
+  close(fd);
+}
+
+/* ---- the plan every stage follows */
+
+/* A rule on an object of the host's proc, made again on the fresh /proc (see reanchor). */
+struct proc_rule {
+  char path[256];
+  uint64_t access;
+};
+#define MAX_PROC_RULES 16
+
+#define MAX_WRITE_GRANTS 64
+
+struct plan {
+  char **argv;
+  int first, cmd, ruleset, pid_ns, overs;
+  /* The --seccomp-fd text (for messages) and the program P read from it, installed by T. */
+  const char *seccomp_fd;
+  struct filter *filter;
+  pid_t parent; /* P's parent (the runtime or its fork server) */
+  pid_t group;  /* P's process group: the one the runtime signals */
+  const char *user;
+  struct target target;
+  struct proc_rule proc_rules[MAX_PROC_RULES];
+  int proc_rule_count;
+  /* The write grants' paths, when --ro-over or --null-over is given (see pin_between). */
+  char *write_grants[MAX_WRITE_GRANTS];
+  int write_grant_count;
+};
+
+/* Notes a write grant's path (`path`, or the descriptor's own) for pin_between. */
+static void note_write_grant(struct plan *p, int fd, const char *path) {
+  char link[64], target[PATH_MAX];
+  ssize_t n;
+  if (!p->overs) return;
+  if (p->write_grant_count == MAX_WRITE_GRANTS) fail("--rw", "more than 64 write grants");
+  if (path == NULL) {
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    n = readlink(link, target, sizeof target - 1);
+    if (n < 0) fail_errno("--rw-fd");
+    target[n] = '\0';
+    path = target;
+  }
+  p->write_grants[p->write_grant_count] = strdup(path);
+  if (p->write_grants[p->write_grant_count] == NULL) fail_errno("--rw");
+  p->write_grant_count++;
+}
+
+/*
+ * A rule on something of the host's proc filesystem (a declared fs.read of /proc) names an inode
+ * the fresh /proc stacked over it does not contain: Landlock walks up from the fresh proc past the
+ * hidden mount point, so only a rule on / would still apply. The path is kept (`what`, or the
+ * descriptor's own path) so that T can make the same rule on the fresh proc.
+ */
+static void note_proc_rule(struct plan *p, int fd, const char *path, uint64_t access) {
+  struct statfs fs;
+  struct proc_rule *rule;
+  char link[64];
+  ssize_t n;
+  if (!p->pid_ns || fstatfs(fd, &fs) != 0 || fs.f_type != PROC_MAGIC) return;
+  if (p->proc_rule_count == MAX_PROC_RULES) fail("/proc", "more than 16 rules under /proc");
+  rule = &p->proc_rules[p->proc_rule_count];
+  if (path == NULL) {
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    n = readlink(link, rule->path, sizeof rule->path - 1);
+    if (n < 0) fail_errno("/proc");
+    rule->path[n] = '\0';
+  } else {
+    snprintf(rule->path, sizeof rule->path, "%s", path);
+  }
+  if (strcmp(rule->path, "/proc") != 0 && strncmp(rule->path, "/proc/", 6) != 0) return;
+  rule->access = access;
+  p->proc_rule_count++;
+}
+
+/* T, on the fresh /proc: the rules noted above again (a path that is not there is no grant). */
+static void reanchor(const struct plan *p) {
+  int i;
+  for (i = 0; i < p->proc_rule_count; i++) {
+    int fd = open(p->proc_rules[i].path, O_PATH | O_CLOEXEC);
+    if (fd < 0) continue;
+    add_fd_rule(p->ruleset, "/proc", p->proc_rules[i].path, fd, p->proc_rules[i].access);
+    close(fd);
+  }
+}
+
+/*
+ * A protected path holds only while the directories above it stay where they are: inside a write
+ * grant the tool could rename `.git` aside (when `.git/hooks` is protected) and build a new one.
+ * Every directory strictly between a write grant and `path` is made a mount point (rename and
+ * rmdir of one are EBUSY); the grant itself cannot be renamed without a grant on its parent.
+ */
+static void pin_between(const struct plan *p, const char *flag, const char *path) {
+  static char pinned[MAX_WRITE_GRANTS][PATH_MAX];
+  static int pinned_count;
+  size_t length = strlen(path);
+  int g, k;
+  for (g = 0; g < p->write_grant_count; g++) {
+    const char *grant = p->write_grants[g];
+    size_t at = strcmp(grant, "/") == 0 ? 0 : strlen(grant);
+    if (strncmp(path, grant, at) != 0 || path[at] != '/') continue;
+    /* Each "/" after the grant's own ends a directory between the grant and the path. */
+    for (at = at + 1; at < length; at++) {
+      char dir[PATH_MAX];
+      int seen = 0;
+      if (path[at] != '/') continue;
+      if (at >= sizeof dir) fail_on(flag, path, ENAMETOOLONG, NULL);
+      memcpy(dir, path, at);
+      dir[at] = '\0';
+      for (k = 0; k < pinned_count; k++) seen = seen || strcmp(pinned[k], dir) == 0;
+      if (seen) continue;
+      pin(flag, path, dir);
+      if (pinned_count < MAX_WRITE_GRANTS) snprintf(pinned[pinned_count++], PATH_MAX, "%s", dir);
+    }
+  }
+}
+
+/* ---- signals */
+
+/* Every signal back to its default and an empty mask: what the tool is exec'd with. */
+static void default_signals(void) {
+  sigset_t none;
+  int sig;
+  /* By the kernel's call with an all-zero action: the C library refuses its reserved ones. */
+  for (sig = 1; sig < 65; sig++) {
+    unsigned long none_action[4] = { 0, 0, 0, 0 };
+    syscall(SYS_rt_sigaction, sig, none_action, NULL, 8);
+  }
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/*
+ * P's handler: a signal sent to the group (the cancel) is the tool's to handle, P only outlives it.
+ * A fault of P itself (sent by the kernel) goes back to the default, so that it repeats and ends P.
+ */
+static void stand_in_signal(int sig, siginfo_t *info, void *context) {
+  (void)context;
+  if (info != NULL && info->si_code > 0 &&
+      (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP || sig == SIGSYS)) {
+    signal(sig, SIG_DFL);
+  }
+}
+
+/* No-op handlers (not SIG_IGN, which exec would pass on) for every signal that would end or stop P. */
+static void outlive_signals(void) {
+  struct sigaction action;
+  int sig;
+  memset(&action, 0, sizeof action);
+  action.sa_sigaction = stand_in_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  for (sig = 1; sig < 32; sig++) {
+    if (sig == SIGKILL || sig == SIGSTOP || sig == SIGCHLD || sig == SIGCONT) continue;
+    sigaction(sig, &action, NULL);
+  }
+  for (sig = SIGRTMIN; sig <= SIGRTMAX; sig++) sigaction(sig, &action, NULL);
+}
+
+/* Ends this process the way `status` (a wait status) says a process ended: code, or signal. */
+static void end_as(int status) __attribute__((noreturn));
+static void end_as(int status) {
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    struct rlimit no_core = { 0, 0 };
+    sigset_t only;
+    /* The tool's core, if it dumped one, was its own: P writes none for it. */
+    setrlimit(RLIMIT_CORE, &no_core);
+    signal(sig, SIG_DFL);
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    sigprocmask(SIG_UNBLOCK, &only, NULL);
+    kill(getpid(), sig);
+    _exit(128 + sig); /* a signal that does not end a process by default: as a shell reports it */
+  }
+  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_SETUP);
+}
+
+/* ---- descriptors */
+
+/* `fd` moved to 3 or above (a launcher started with 0, 1 or 2 closed gets them from pipe2). */
+static int above_stdio(int fd) {
+  int moved;
+  if (fd > 2) return fd;
+  moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  if (moved < 0) fail_errno("pipe");
+  close(fd);
+  return moved;
+}
+
+/*
+ * Only stderr and the two ends of the status pipe stay (`low` < `high`, both >= 3): what the stand-in
+ * and the reaper hold must not hold the tool's pipes, or a pipe the tool closed would not end.
+ */
+static void keep_only(int low, int high) {
+  close(0);
+  close(1);
+  if (low > 3) syscall(SYS_close_range, 3U, (unsigned)low - 1, 0U);
+  if (high > low + 1) syscall(SYS_close_range, (unsigned)low + 1, (unsigned)high - 1, 0U);
+  syscall(SYS_close_range, (unsigned)high + 1, ~0U, 0U);
+}
+
+/* ---- T: the tool */
+
+static void tool(const struct plan *p, pid_t reaper) __attribute__((noreturn));
+static void tool(const struct plan *p, pid_t reaper) {
+  /* The runtime signals P's group: the tool is in it (under --pid-ns it never left it). */
+  if (!p->pid_ns && setpgid(0, p->group) != 0) fail_errno("join the process group");
+  if (p->user != NULL) become(&p->target);
+  drop_capabilities();
+  /* After the uid change, which clears it; then make sure the parent did not die before it was set. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail_errno("PR_SET_PDEATHSIG");
+  if (getppid() != reaper) fail("PR_SET_PDEATHSIG", "the parent process already exited");
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail_errno("PR_SET_NO_NEW_PRIVS");
+  if (p->pid_ns) reanchor(p);
+  install_filter(p->seccomp_fd, p->filter);
+  if (syscall(__NR_landlock_restrict_self, p->ruleset, 0) != 0) fail_errno("landlock_restrict_self");
+  close(p->ruleset);
+  /* A signal sent while this was set up waited, blocked: it now reaches the tool as it would have. */
+  default_signals();
+  execvp(p->argv[p->cmd], p->argv + p->cmd);
+  {
+    int err = errno;
+    fprintf(stderr, PROG ": exec %s: %s\n", p->argv[p->cmd], strerror(err));
+    _exit(err == ENOENT ? 127 : 126);
+  }
+}
+
+/* ---- the extra processes */
+
+/*
+ * Starts `run(arg)` as a child that shares this process's memory, on a stack of its own, while this
+ * process waits until the child execs or exits (clone with CLONE_VM | CLONE_VFORK, as posix_spawn
+ * does). Against fork, no page tables are copied and no address space is torn down when the child
+ * goes: measured, the larger part of what two extra processes cost a launch. P starts Q this way
+ * (P only waits for Q anyway), Q starts T. The rules that follow: only one of them runs at a time;
+ * Q and T end with _exit (never exit, whose handlers would run in the shared memory); once T is
+ * started, Q and then P call nothing that takes a lock T may have died holding (no malloc, no
+ * stdio but an unbuffered message on a failure). Q also shares P's descriptor table
+ * (`share_descriptors`): when it closes its copies of the tool's pipes once T runs, P's go too,
+ * as when P closed them itself after a fork; T gets a copy of its own.
+ */
+static pid_t spawn_sharing(int (*run)(void *), void *arg, int share_descriptors) {
+  const size_t size = 256 * 1024;
+  char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return -1;
+  return clone(run, stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD | (share_descriptors ? CLONE_FILES : 0), arg);
+}
+
+/* What Q hands T: the plan, the parent T must find (Q's pid, or 1 in the namespace), Q's pipe end. */
+struct tool_start {
+  const struct plan *p;
+  pid_t reaper;
+  int status_fd;
+};
+
+static int tool_main(void *arg) {
+  const struct tool_start *start = arg;
+  close(start->status_fd);
+  tool(start->p, start->reaper);
+}
+
+/* ---- Q: the reaper */
+
+/*
+ * The pids of this process's children (/proc/self/task/TID/children; else a scan of /proc), read
+ * with plain system calls: no stdio or malloc here, whose locks a killed T may have held.
+ */
+static size_t children_of(pid_t self, pid_t *out, size_t max) {
+  char path[64], buffer[4096];
+  size_t n = 0;
+  int fd;
+  snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)self);
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t got = read(fd, buffer, sizeof buffer - 1);
+    char *at = buffer, *end;
+    close(fd);
+    buffer[got > 0 ? got : 0] = '\0';
+    while (n < max) {
+      long pid = strtol(at, &end, 10);
+      if (end == at) break;
+      out[n++] = (pid_t)pid;
+      at = end;
+    }
+    return n;
+  }
+  {
+    /* Without CONFIG_PROC_CHILDREN: the fourth field of every /proc/PID/stat is its parent. */
+    int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    long got;
+    if (dir < 0) return 0;
+    while ((got = syscall(SYS_getdents64, dir, buffer, sizeof buffer)) > 0) {
+      long at = 0;
+      while (at < got && n < max) {
+        unsigned short size = *(unsigned short *)(buffer + at + 16);
+        const char *name = buffer + at + 19;
+        char stat_path[64], stat[512];
+        long pid = strtol(name, NULL, 10), ppid = 0;
+        at += size;
+        if (pid <= 0) continue;
+        snprintf(stat_path, sizeof stat_path, "/proc/%ld/stat", pid);
+        fd = open(stat_path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        {
+          ssize_t length = read(fd, stat, sizeof stat - 1);
+          char *end;
+          close(fd);
+          if (length <= 0) continue;
+          stat[length] = '\0';
+          end = strrchr(stat, ')');
+          /* ") S PPID": the state, then the parent. */
+          if (end == NULL || end[1] == '\0' || end[2] == '\0' || end[3] == '\0') continue;
+          ppid = strtol(end + 4, NULL, 10);
+        }
+        if (ppid == self) out[n++] = (pid_t)pid;
+      }
+    }
+    close(dir);
+    return n;
+  }
+}
+
+/*
+ * The subreaper's last act: SIGKILL every child, wait for one, again, until none is left. What a
+ * killed child had started is orphaned to this process (a subreaper), so it is found next round.
+ */
+static void kill_descendants(void) {
+  pid_t self = getpid(), pids[256];
+  for (;;) {
+    size_t n = children_of(self, pids, sizeof pids / sizeof pids[0]), i;
+    for (i = 0; i < n; i++) kill(pids[i], SIGKILL);
+    if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD) return;
+  }
+}
+
+/*
+ * True when P is gone already (its pidfd reads as ended): PDEATHSIG was set too late. A pidfd, not
+ * getppid(): in the pid namespace P has no pid, and getppid() is 0 either way.
+ */
+static int stand_in_gone(int stand_in_fd) {
+  struct pollfd watch = { stand_in_fd, POLLIN, 0 };
+  return poll(&watch, 1, 0) == 1 && (watch.revents & POLLIN) != 0;
+}
+
+static void reaper(const struct plan *p, int status_fd, int other_end, int stand_in_fd) __attribute__((noreturn));
+static void reaper(const struct plan *p, int status_fd, int other_end, int stand_in_fd) {
+  pid_t stand_in = getppid(), self = getpid(), child;
+  sigset_t wanted;
+  siginfo_t info;
+  int tool_ended = 0, stand_in_ended = 0;
+  char why[320];
+  /*
+   * Under --pid-ns, SIGKILL: the kernel then kills the whole namespace. The subreaper is killed by
+   * nobody's hand but its own: it hears P's death (SIGTERM, waited for below) and kills what is left.
+   */
+  if (prctl(PR_SET_PDEATHSIG, p->pid_ns ? SIGKILL : SIGTERM, 0, 0, 0) != 0) fail_errno("PR_SET_PDEATHSIG");
+  if (stand_in_gone(stand_in_fd)) _exit(EXIT_SETUP);
+  close(stand_in_fd);
+  if (p->pid_ns) {
+    int i;
+    if (mount_proc(why, sizeof why) != 0) fail("--pid-ns", why);
+    for (i = p->first; i < p->cmd - 1; i++) {
+      if (strcmp(p->argv[i], "--ro-over") == 0 || strcmp(p->argv[i], "--null-over") == 0) {
+        pin_between(p, p->argv[i], p->argv[i + 1]);
+        read_only_over(p->argv[i], p->argv[i + 1], strcmp(p->argv[i], "--null-over") == 0);
+        i++;
+      }
+    }
+  } else {
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) fail_errno("PR_SET_CHILD_SUBREAPER");
+    /* Out of the group the runtime signals: its SIGKILL of the tool must leave the one that cleans up. */
+    if (setpgid(0, 0) != 0) fail_errno("leave the process group");
+  }
+  {
+    static struct tool_start start;
+    start.p = p;
+    start.reaper = p->pid_ns ? 1 : self;
+    start.status_fd = status_fd;
+    child = spawn_sharing(tool_main, &start, 0);
+    if (child < 0) fail_errno("fork the tool");
+  }
+  close(p->ruleset);
+  keep_only(status_fd < other_end ? status_fd : other_end, status_fd < other_end ? other_end : status_fd);
+  /* Every signal stays blocked (inherited from P): SIGCHLD and P's death are waited for, the rest
+   * (the runtime's group signals, which reach the subreaper until it left the group) stay pending. */
+  sigemptyset(&wanted);
+  sigaddset(&wanted, SIGCHLD);
+  if (!p->pid_ns) sigaddset(&wanted, SIGTERM);
+  while (!tool_ended && !stand_in_ended) {
+    int sig = sigwaitinfo(&wanted, &info), status;
+    pid_t pid;
+    if (sig < 0) continue; /* EINTR */
+    if (sig == SIGTERM) {
+      stand_in_ended = getppid() != stand_in;
+      continue;
+    }
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+      if (pid != child) continue;
+      tool_ended = 1;
+      while (write(status_fd, &status, sizeof status) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  /* Under --pid-ns the kernel kills what is left as this pid 1 exits. */
+  if (!p->pid_ns) kill_descendants();
+  _exit(0);
+}
+
+/* What P hands Q: the plan, both ends of the status pipe (Q writes one; the table is shared), P's pidfd. */
+struct reaper_start {
+  const struct plan *p;
+  int status_fd, other_end, stand_in_fd;
+};
+
+static int reaper_main(void *arg) {
+  const struct reaper_start *start = arg;
+  reaper(start->p, start->status_fd, start->other_end, start->stand_in_fd);
+}
+
+/* ---- P: the stand-in */
+
+static void stand_in(struct plan *p) __attribute__((noreturn));
+static void stand_in(struct plan *p) {
+  int status_pipe[2], status = 0, tool_status = 0, stand_in_fd;
+  sigset_t all, none;
+  pid_t child;
+  ssize_t got;
+  char why[320];
+  if (p->pid_ns && enter_namespaces(why, sizeof why) != 0) fail("--pid-ns", why);
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail_errno("PR_SET_PDEATHSIG");
+  if (getppid() != p->parent) fail("PR_SET_PDEATHSIG", "the parent process already exited");
+  p->group = getpgrp();
+  if (pipe2(status_pipe, O_CLOEXEC) != 0) fail_errno("pipe");
+  status_pipe[0] = above_stdio(status_pipe[0]);
+  status_pipe[1] = above_stdio(status_pipe[1]);
+  stand_in_fd = (int)syscall(__NR_pidfd_open, getpid(), 0); /* close-on-exec */
+  if (stand_in_fd < 0) fail_errno("pidfd_open");
+  outlive_signals();
+  /* Blocked until T is about to exec: a cancel sent meanwhile waits for the tool, as it always did. */
+  sigfillset(&all);
+  sigprocmask(SIG_BLOCK, &all, NULL);
+  {
+    static struct reaper_start start;
+    start.p = p;
+    start.status_fd = status_pipe[1];
+    start.other_end = status_pipe[0];
+    start.stand_in_fd = stand_in_fd;
+    child = spawn_sharing(reaper_main, &start, 1);
+    if (child < 0) fail_errno("fork");
+  }
+  /* Q closed the rest of the shared table; the write end goes now, so that a Q that wrote nothing
+   * reads as the end of the pipe. */
+  close(status_pipe[1]);
+  close(stand_in_fd);
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) end_as(EXIT_SETUP << 8);
+  }
+  do got = read(status_pipe[0], &tool_status, sizeof tool_status);
+  while (got < 0 && errno == EINTR);
+  /* No status: the reaper ended before the tool did (a setup failure, 125, or it was killed). */
+  end_as(got == (ssize_t)sizeof tool_status ? tool_status : status);
+}
+
+/* ---- --features */
+
+/*
+ * Whether --pid-ns can work here, found by doing what a launch does: a child makes the namespaces,
+ * its child (the new pid 1) mounts the fresh /proc. 0, or -1 with `why`.
+ */
+static int pid_ns_works(char *why, size_t size) {
+  int report[2], status;
+  pid_t child;
+  ssize_t got;
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    snprintf(why, size, "pipe: %s", strerror(errno));
+    return -1;
+  }
+  child = fork();
+  if (child < 0) {
+    snprintf(why, size, "fork: %s", strerror(errno));
+    return -1;
+  }
+  if (child == 0) {
+    pid_t init;
+    close(report[0]);
+    if (enter_namespaces(why, size) != 0) {
+      (void)!write(report[1], why, strlen(why));
+      _exit(1);
+    }
+    init = fork();
+    if (init == 0) {
+      if (mount_proc(why, size) != 0) {
+        (void)!write(report[1], why, strlen(why));
+        _exit(1);
+      }
+      _exit(0);
+    }
+    if (init < 0) {
+      snprintf(why, size, "fork pid 1: %s", strerror(errno));
+      (void)!write(report[1], why, strlen(why));
+      _exit(1);
+    }
+    while (waitpid(init, &status, 0) < 0 && errno == EINTR) {
+    }
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+  }
+  close(report[1]);
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  got = read(report[0], why, size - 1);
+  close(report[0]);
+  why[got > 0 ? got : 0] = '\0';
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+  if (got <= 0) snprintf(why, size, "the probe ended with status %d", status);
+  return -1;
+}
+
+static int features(long max_abi) {
+  const char *missing_why = "unknown";
+  char why[320];
+  int abi = effective_abi(max_abi, &missing_why);
+  if (abi == 0) fprintf(stderr, PROG ": Landlock: %s\n", missing_why);
+  printf("abi %d\n", abi);
+  if (pid_ns_works(why, sizeof why) == 0) printf("pid-ns yes\n");
+  else printf("pid-ns no: %s\n", why);
+  return fflush(stdout) == 0 ? 0 : EXIT_SETUP;
+}
+
 /* ---- main */
 
 int main(int argc, char **argv) {
-  pid_t parent = getppid();
   const char *missing_why = "unknown";
-  int abi, ruleset, cmd = -1, deny_tcp = 0, i, first = 1;
+  int abi, deny_tcp = 0, i, overs = 0;
   long max_abi = -1, expect_abi = -1;
-  const char *user = NULL, *seccomp_fd = NULL;
   static struct filter filter;
   struct ll_ruleset_attr attr;
-  struct target target;
+  static struct plan plan;
 
+  memset(&plan, 0, sizeof plan);
+  plan.argv = argv;
+  plan.parent = getppid();
+  plan.cmd = -1;
+  plan.first = 1;
   if (argc >= 3 && strcmp(argv[1], "--max-abi") == 0) {
     max_abi = number("--max-abi", argv[2]);
-    first = 3;
+    plan.first = 3;
   }
-  if (argc == first + 1 && strcmp(argv[first], "--abi") == 0) {
+  if (argc == plan.first + 1 && strcmp(argv[plan.first], "--abi") == 0) {
     abi = effective_abi(max_abi, &missing_why);
     if (abi == 0) fprintf(stderr, PROG ": Landlock: %s\n", missing_why);
     printf("%d\n", abi);
     return fflush(stdout) == 0 ? 0 : EXIT_SETUP;
   }
+  if (argc == plan.first + 1 && strcmp(argv[plan.first], "--features") == 0) return features(max_abi);
 
   /* First pass: flags, so every refusal happens before any rule is built. */
-  for (i = first; i < argc; i++) {
+  for (i = plan.first; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--") == 0) {
-      cmd = i + 1;
+      plan.cmd = i + 1;
       break;
     }
     if (strcmp(a, "--ro") == 0 || strcmp(a, "--rw") == 0 || strcmp(a, "--user") == 0 ||
         strcmp(a, "--ro-fd") == 0 || strcmp(a, "--rw-fd") == 0 || strcmp(a, "--exec-fd") == 0 ||
-        strcmp(a, "--expect-abi") == 0 || strcmp(a, "--seccomp-fd") == 0) {
+        strcmp(a, "--expect-abi") == 0 || strcmp(a, "--seccomp-fd") == 0 || strcmp(a, "--ro-over") == 0 ||
+        strcmp(a, "--null-over") == 0) {
       if (i + 1 >= argc) fail(a, "missing value");
       if (argv[i + 1][0] == '\0') fail(a, "empty value");
       if (strcmp(a, "--user") == 0) {
-        if (user != NULL) fail(a, "given twice");
-        user = argv[i + 1];
+        if (plan.user != NULL) fail(a, "given twice");
+        plan.user = argv[i + 1];
       } else if (strcmp(a, "--expect-abi") == 0) {
         expect_abi = number(a, argv[i + 1]);
       } else if (strcmp(a, "--seccomp-fd") == 0) {
-        if (seccomp_fd != NULL) fail(a, "given twice");
-        seccomp_fd = argv[i + 1];
+        if (plan.seccomp_fd != NULL) fail(a, "given twice");
+        plan.seccomp_fd = argv[i + 1];
       } else if (strcmp(a, "--ro-fd") == 0 || strcmp(a, "--rw-fd") == 0 || strcmp(a, "--exec-fd") == 0) {
         descriptor(a, argv[i + 1]);
+      } else if (strcmp(a, "--ro-over") == 0 || strcmp(a, "--null-over") == 0) {
+        if (argv[i + 1][0] != '/') fail_on(a, argv[i + 1], 0, "not an absolute path");
+        overs = i;
+        plan.overs = 1;
       }
       i++;
     } else if (strcmp(a, "--deny-tcp") == 0) {
       deny_tcp = 1;
+    } else if (strcmp(a, "--pid-ns") == 0) {
+      plan.pid_ns = 1;
     } else {
       fail(a, "unknown option");
     }
   }
-  if (cmd < 0) fail("usage", "missing -- before the command");
-  if (cmd >= argc) fail("usage", "missing command after --");
+  if (plan.cmd < 0) fail("usage", "missing -- before the command");
+  if (plan.cmd >= argc) fail("usage", "missing command after --");
+  if (overs > 0 && !plan.pid_ns) fail(argv[overs], "needs the mount namespace of --pid-ns");
 #ifndef SECCOMP_ARCH_SUPPORTED
   fail("seccomp", "no filter for this architecture (x86_64 and little-endian aarch64 only)");
 #endif
-  if (seccomp_fd == NULL) fail("--seccomp-fd", "missing: the launcher installs only the filter program it is given");
-  read_filter(seccomp_fd, &filter);
+  if (plan.seccomp_fd == NULL) fail("--seccomp-fd", "missing: the launcher installs only the filter program it is given");
+  read_filter(plan.seccomp_fd, &filter);
+  plan.filter = &filter;
 
   abi = effective_abi(max_abi, &missing_why);
   if (abi == 0) fail("Landlock", missing_why);
@@ -389,48 +1160,45 @@ int main(int argc, char **argv) {
   if (deny_tcp) attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP; /* no port rule: all denied */
   if (abi >= 6) attr.scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL;
   /* Older kernels accept the larger struct as long as the fields they do not know are zero. */
-  ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
-  if (ruleset < 0) fail_errno("landlock_create_ruleset");
+  plan.ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
+  if (plan.ruleset < 0) fail_errno("landlock_create_ruleset");
 
   /* Second pass: rules, from paths opened with the caller's rights or from descriptors, before any uid change. */
-  for (i = first; i < cmd - 1; i++) {
+  for (i = plan.first; i < plan.cmd - 1; i++) {
     const char *a = argv[i];
     char what[64];
-    if (strcmp(a, "--ro") == 0) {
-      add_path_rule(ruleset, a, argv[++i], FS_READ_RULE);
-    } else if (strcmp(a, "--rw") == 0) {
-      add_path_rule(ruleset, a, argv[++i], attr.handled_access_fs);
+    if (strcmp(a, "--ro") == 0 || strcmp(a, "--rw") == 0) {
+      uint64_t access = strcmp(a, "--rw") == 0 ? attr.handled_access_fs : FS_READ_RULE;
+      const char *path = argv[++i];
+      /* Rule paths are real (resolved by the runtime; a rule per entry around toolvisor's own paths
+       * lists no link): one that is a link now was swapped, and its target is not what was meant. */
+      int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      struct stat st;
+      if (fd < 0) fail_on(a, path, errno, NULL);
+      if (fstat(fd, &st) != 0) fail_on(a, path, errno, NULL);
+      if (S_ISLNK(st.st_mode)) fail_on(a, path, 0, "is a symbolic link (rules are made on real paths)");
+      add_fd_rule(plan.ruleset, a, path, fd, access);
+      note_proc_rule(&plan, fd, path, access);
+      if (strcmp(a, "--rw") == 0) note_write_grant(&plan, fd, path);
+      close(fd);
     } else if (strcmp(a, "--ro-fd") == 0 || strcmp(a, "--rw-fd") == 0 || strcmp(a, "--exec-fd") == 0) {
       int fd = descriptor(a, argv[++i]);
       uint64_t access = strcmp(a, "--rw-fd") == 0 ? attr.handled_access_fs
                         : strcmp(a, "--ro-fd") == 0 ? FS_READ_RULE
                                                     : FS_EXECUTE | FS_READ_FILE;
       snprintf(what, sizeof what, "%d", fd);
-      add_fd_rule(ruleset, a, what, fd, access);
-      if (strcmp(a, "--exec-fd") != 0) close(fd);
-    } else if (strcmp(a, "--user") == 0 || strcmp(a, "--expect-abi") == 0 || strcmp(a, "--seccomp-fd") == 0) {
+      add_fd_rule(plan.ruleset, a, what, fd, access);
+      if (strcmp(a, "--rw-fd") == 0) note_write_grant(&plan, fd, NULL);
+      if (strcmp(a, "--exec-fd") != 0) {
+        note_proc_rule(&plan, fd, NULL, access);
+        close(fd);
+      }
+    } else if (strcmp(a, "--user") == 0 || strcmp(a, "--expect-abi") == 0 || strcmp(a, "--seccomp-fd") == 0 ||
+               strcmp(a, "--ro-over") == 0 || strcmp(a, "--null-over") == 0) {
       i++;
     }
   }
 
-  if (user != NULL) {
-    lookup_user(user, &target);
-    become(&target);
-  }
-  drop_capabilities();
-
-  /* After the uid change, which clears it; then make sure the parent did not die before it was set. */
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail_errno("PR_SET_PDEATHSIG");
-  if (getppid() != parent) fail("PR_SET_PDEATHSIG", "the parent process already exited");
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail_errno("PR_SET_NO_NEW_PRIVS");
-  install_filter(seccomp_fd, &filter);
-  if (syscall(__NR_landlock_restrict_self, ruleset, 0) != 0) fail_errno("landlock_restrict_self");
-  close(ruleset);
-
-  execvp(argv[cmd], argv + cmd);
-  {
-    int err = errno;
-    fprintf(stderr, PROG ": exec %s: %s\n", argv[cmd], strerror(err));
-    return err == ENOENT ? 127 : 126;
-  }
+  if (plan.user != NULL) lookup_user(plan.user, &plan.target);
+  stand_in(&plan);
 }

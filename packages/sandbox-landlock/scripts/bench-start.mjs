@@ -22,7 +22,7 @@ const policy = {
 }
 const direct = { file: '/bin/true', args: [], env: { PATH: '/usr/bin:/bin' }, cwd: '/', extraFds: [] }
 const wrapped = mechanism.wrap(direct, policy, undefined)
-// The launcher refuses to run without its filter program: the minimal case gets the same one.
+// The launcher refuses to run without its filter program: the minimal cases get the same one.
 const program = wrapped.extraFds.find((fd) => fd.kind === 'data')
 const minimal = {
   ...direct,
@@ -30,7 +30,14 @@ const minimal = {
   args: ['--seccomp-fd', '3', '--ro', '/usr', '--', '/bin/true'],
   extraFds: [program],
 }
-const cases = { direct, 'launcher --ro /usr': minimal, 'launcher, exec minimum + tool dir + /tmp': wrapped }
+// With and without the pid namespace: the subreaper is what runs where none can be made.
+const namespaced = { ...minimal, args: ['--seccomp-fd', '3', '--ro', '/usr', '--pid-ns', '--', '/bin/true'] }
+const cases = {
+  direct,
+  'launcher --ro /usr (subreaper)': minimal,
+  'launcher --ro /usr --pid-ns': namespaced,
+  [`launcher as wrap() gives it (${wrapped.args.includes('--pid-ns') ? '--pid-ns' : 'subreaper'})`]: wrapped,
+}
 
 function once(launch) {
   return new Promise((resolve, reject) => {

@@ -23,11 +23,13 @@ export interface LandlockOptions {
 
 /**
  * The `landlock` sandbox mechanism: the tool is spawned through a small native launcher that
- * restricts itself with Landlock and the syscall allowlist of `@toolvisor/syscall-filter` (given
- * on a descriptor: no unix socket, namespace, keyring or SysV IPC; no socket at all for `net:
- * none`), switches to the run_as or sandbox user, then execs the
- * final exec stage in place: same pid, so the runtime's group signal reaches the tool's own TERM
- * handler and no `control` is needed.
+ * restricts it with Landlock and the syscall allowlist of `@toolvisor/syscall-filter` (given on
+ * a descriptor: no unix socket, namespace, keyring or SysV IPC; no socket at all for `net: none`)
+ * and switches to the run_as or sandbox user. The spawned process stands in for the tool (it ends
+ * as the tool ends, with its code or signal); the tool runs in its process group, so the
+ * runtime's group signal reaches its own TERM handler and no `control` is needed. What the tool
+ * starts cannot outlive it: a pid namespace per run where one can be made (probed once), else a
+ * child subreaper that kills what is left.
  *
  * @example
  * ```ts
@@ -59,7 +61,7 @@ class Landlock implements SandboxMechanism {
     const found = await this.#probe()
     const refused = refusal(policy, runAs, found, process.geteuid?.())
     if (!refused.ok || !found.available) return refused
-    const args = launcherArgs(policy, runAs, found.abi, this.#exec())
+    const args = launcherArgs(policy, runAs, found, this.#exec())
     return preflight(found.launcher, args, policy, this.#program(policy.net))
   }
 
@@ -78,7 +80,7 @@ class Landlock implements SandboxMechanism {
     if (!found.available) throw new Error('unreachable: refusal() refuses an unavailable launcher')
     // Grants become rules on descriptors the runtime opens and checks at each start.
     const extraFds: ExtraFd[] = [...launch.extraFds]
-    const args = launcherArgs(policy, runAs, found.abi, this.#exec(), {
+    const args = launcherArgs(policy, runAs, found, this.#exec(), {
       descriptor(path) {
         extraFds.push(grantFd(policy, path))
         return 2 + extraFds.length

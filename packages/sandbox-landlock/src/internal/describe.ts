@@ -1,6 +1,6 @@
 import type { MechanismDescription, SandboxField } from '@toolvisor/process-runtime'
-import type { LauncherStatus } from './launcher.js'
-import { type ExecMinimum, tcpRulesAbi } from './policy.js'
+import type { LauncherStatus, PidNamespace } from './launcher.js'
+import { type ExecMinimum, type KernelFeatures, tcpRulesAbi } from './policy.js'
 
 /** How each field is enforced at this ABI. */
 export function enforcement(abi: number): Partial<Record<SandboxField, string>> {
@@ -23,9 +23,25 @@ export function enforcement(abi: number): Partial<Record<SandboxField, string>> 
   }
 }
 
+/**
+ * What follows a run here: its pid namespace, or the subreaper where none can be made. Stated
+ * either way (among the gaps: what `check --probe` shows), since it decides what /proc shows.
+ */
+export function lifetime(pidNamespace: PidNamespace): string {
+  if (pidNamespace.available) {
+    return "pid namespace: strays die with the tool; /proc shows only the tool's processes"
+  }
+  return (
+    `no pid namespace here (${pidNamespace.why}): a child subreaper kills what the tool left when it ends; ` +
+    '/proc shows every process of the host'
+  )
+}
+
 /** The gaps of this kernel and of the exec minimum, stated so `check --probe` can show them. */
-export function gaps(abi: number, minimum: ExecMinimum): string[] {
+export function gaps(kernel: KernelFeatures, minimum: ExecMinimum): string[] {
+  const { abi, pidNamespace } = kernel
   const list = [
+    lifetime(pidNamespace),
     'Landlock denies, it does not hide: stat of an ungranted path works (existence, size, owner and times leak)',
     'chmod, chown, utime, setxattr, flock, fcntl and access are not restricted by Landlock: they are the ' +
       "tool user's own rights (the sandbox user when toolvisor is root; a run_as root tool could change " +
@@ -33,14 +49,14 @@ export function gaps(abi: number, minimum: ExecMinimum): string[] {
     `exec minimum granted to every tool: ${minimum.read.join(', ')} read-only, ${minimum.write.join(', ')} ` +
       'writable; /etc holds whatever the tool user may read there',
     '/proc is not granted: a tool that reads it (ps, os.cpus(), /proc/self) must declare it in fs.read, ' +
-      "which also shows every process's command line",
+      (pidNamespace.available
+        ? "which shows the run's own processes only"
+        : "which also shows every process's command line"),
     'no unix socket at all (the syscall filter refuses socket(AF_UNIX) and datagram socketpair() for every ' +
       'tool): a tool that talks to a local daemon by socket cannot, under Landlock or bwrap',
     'syscalls: only the allowlist (a call not on it is ENOSYS, callers fall back); no namespace (so no nested ' +
-      "sandbox), no SysV IPC or POSIX message queue (they would be the host's), no ptrace, bpf or perf: a " +
+      "sandbox), no SysV IPC or POSIX message queue, no ptrace, bpf or perf: a " +
       'container runtime, a debugger or a profiler cannot run under Landlock',
-    'PR_SET_PDEATHSIG reaches the tool only: its children die with the process group kill, and ' +
-      'a child that calls setsid escapes both',
   ]
   if (abi < 2)
     list.push('rename and link across directories fail with EXDEV even inside write grants (ABI < 2)')
@@ -68,5 +84,5 @@ export function describeStatus(
       gaps: [],
     }
   }
-  return { name, available: true, enforces: enforcement(status.abi), gaps: gaps(status.abi, minimum) }
+  return { name, available: true, enforces: enforcement(status.abi), gaps: gaps(status, minimum) }
 }

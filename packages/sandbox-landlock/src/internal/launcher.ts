@@ -10,9 +10,20 @@ import { fileURLToPath } from 'node:url'
  */
 export const builtLauncher = fileURLToPath(new URL('../../dist/native/landlock-launcher', import.meta.url))
 
-/** What running `launcher --abi` found. */
+/**
+ * Whether the launcher can give each run a pid namespace of its own here (with its mount and IPC
+ * namespaces, and a user namespace when toolvisor is not root), and why not: found by making one.
+ */
+export type PidNamespace = { readonly available: true } | { readonly available: false; readonly why: string }
+
+/** What running `launcher --features` found. */
 export type LauncherStatus =
-  | { readonly available: true; readonly launcher: string; readonly abi: number }
+  | {
+      readonly available: true
+      readonly launcher: string
+      readonly abi: number
+      readonly pidNamespace: PidNamespace
+    }
   | { readonly available: false; readonly launcher: string; readonly reason: string; readonly fix: string }
 
 const rebuild =
@@ -35,16 +46,19 @@ function buildFailure(launcher: string): { reason: string; fix: string } | undef
   }
 }
 
-/** What running `launcher --abi` gave: a spawn error (ENOENT, EACCES), or an exit status and output. */
-export interface AbiOutcome {
+/** What running `launcher --features` gave: a spawn error (ENOENT, EACCES), or an exit status and output. */
+export interface FeaturesOutcome {
   readonly spawnError?: { readonly code?: string | undefined; readonly message: string } | undefined
   readonly status: number | null
   readonly stdout: string
   readonly stderr: string
 }
 
-/** Turns what `--abi` did into a status. */
-export function interpretAbi(launcher: string, outcome: AbiOutcome): LauncherStatus {
+/**
+ * Turns what `--features` did into a status. Its answer is one `name value` line per feature:
+ * `abi N`, then `pid-ns yes` or `pid-ns no: <why>`.
+ */
+export function interpretFeatures(launcher: string, outcome: FeaturesOutcome): LauncherStatus {
   const { spawnError, status, stdout, stderr } = outcome
   if (spawnError?.code === 'ENOENT') {
     const failure = buildFailure(launcher)
@@ -67,12 +81,13 @@ export function interpretAbi(launcher: string, outcome: AbiOutcome): LauncherSta
       fix: spawnError?.code === 'EACCES' ? `make ${launcher} executable, or ${rebuild}` : rebuild,
     }
   }
-  const abi = /^(\d+)\n?$/.exec(stdout)?.[1]
-  if (abi === undefined) {
+  const answer = /^abi (\d+)\npid-ns (yes|no: (.+))\n$/.exec(stdout)
+  const abi = answer?.[1]
+  if (answer === null || abi === undefined) {
     return {
       available: false,
       launcher,
-      reason: `the Landlock launcher ${launcher} answered "${stdout.trim()}" to --abi instead of a number`,
+      reason: `the Landlock launcher ${launcher} answered "${stdout.trim()}" to --features instead of "abi N" and "pid-ns yes|no: why"`,
       fix: rebuild,
     }
   }
@@ -80,29 +95,36 @@ export function interpretAbi(launcher: string, outcome: AbiOutcome): LauncherSta
     const why = stderr.replace(/^toolvisor-landlock: Landlock: /, '').trim() || 'the kernel does not offer it'
     return { available: false, launcher, reason: `Landlock is not available: ${why}`, fix: kernelFix }
   }
-  return { available: true, launcher, abi: Number(abi) }
+  const pidNamespace: PidNamespace =
+    answer[2] === 'yes' ? { available: true } : { available: false, why: answer[3] ?? 'unknown' }
+  return { available: true, launcher, abi: Number(abi), pidNamespace }
 }
 
 const probeTimeoutMs = 10_000
 
-/** Runs `launcher --abi`. */
+/** Runs `launcher --features`. */
 export function probeLauncher(launcher: string): Promise<LauncherStatus> {
   return new Promise((resolve) => {
-    execFile(launcher, ['--abi'], { encoding: 'utf8', timeout: probeTimeoutMs }, (error, stdout, stderr) => {
-      const code = error?.code
-      const spawnError = typeof code === 'string' ? { code, message: error?.message ?? code } : undefined
-      const status = error === null ? 0 : typeof code === 'number' ? code : null
-      resolve(interpretAbi(launcher, { spawnError, status, stdout, stderr }))
-    })
+    execFile(
+      launcher,
+      ['--features'],
+      { encoding: 'utf8', timeout: probeTimeoutMs },
+      (error, stdout, stderr) => {
+        const code = error?.code
+        const spawnError = typeof code === 'string' ? { code, message: error?.message ?? code } : undefined
+        const status = error === null ? 0 : typeof code === 'number' ? code : null
+        resolve(interpretFeatures(launcher, { spawnError, status, stdout, stderr }))
+      },
+    )
   })
 }
 
-/** Runs `launcher --abi` synchronously (for `wrap`, which is synchronous, when `qualify` never ran). */
+/** Runs `launcher --features` synchronously (for `wrap`, which is synchronous, when `qualify` never ran). */
 export function probeLauncherSync(launcher: string): LauncherStatus {
-  const run = spawnSync(launcher, ['--abi'], { encoding: 'utf8', timeout: probeTimeoutMs })
+  const run = spawnSync(launcher, ['--features'], { encoding: 'utf8', timeout: probeTimeoutMs })
   const error = run.error as NodeJS.ErrnoException | undefined
   const spawnError = error === undefined ? undefined : { code: error.code, message: error.message }
-  return interpretAbi(launcher, {
+  return interpretFeatures(launcher, {
     spawnError,
     status: run.status,
     stdout: run.stdout ?? '',

@@ -1,10 +1,15 @@
 import type { SandboxPolicy } from '@toolvisor/process-runtime'
 import { describe, expect, it } from 'vitest'
-import { interpretAbi } from './launcher.js'
+import { interpretFeatures } from './launcher.js'
 import { type DirEntry, launcherArgs, readAround, refusal } from './policy.js'
 import { fieldOf } from './preflight.js'
 
 const minimum = { read: ['/usr', '/etc'], write: ['/dev/null'] }
+const noPidNs = { available: false, why: 'unshare: Operation not permitted' } as const
+const at = (abi: number, pidNamespace: { available: true } | typeof noPidNs = noPidNs) => ({
+  abi,
+  pidNamespace,
+})
 const policy: SandboxPolicy = {
   toolDir: '/opt/tools/t',
   executable: '/opt/tools/t/run',
@@ -18,7 +23,7 @@ const policy: SandboxPolicy = {
 
 describe('launcherArgs', () => {
   it('the ABI qualified, exec minimum, tool dir, declared paths, /tmp, user, in that order', () => {
-    expect(launcherArgs(policy, { user: 'svc', group: 'data' }, 7, minimum)).toEqual([
+    expect(launcherArgs(policy, { user: 'svc', group: 'data' }, at(7), minimum)).toEqual([
       ...['--expect-abi', '7', '--ro', '/usr', '--ro', '/etc', '--rw', '/dev/null', '--ro', '/opt/tools/t'],
       ...['--ro', '/data/in', '--rw', '/data/out', '--rw', '/tmp', '--user', 'svc:data', '--'],
     ])
@@ -33,32 +38,40 @@ describe('launcherArgs', () => {
       net: 'none',
       tmp: 'none',
     } as const
-    expect(launcherArgs(none, undefined, 7, minimum)).toEqual([
+    expect(launcherArgs(none, undefined, at(7), minimum)).toEqual([
       ...['--expect-abi', '7', '--ro', '/usr', '--ro', '/etc', '--rw', '/dev/null', '--ro', '/opt/tools/t'],
       ...['--ro', '/usr/local/lib/t/run', '--deny-tcp', '--'],
     ])
     // Below ABI 4 the filter's net: none variant (chosen by the mechanism) is the only wall.
-    expect(launcherArgs(none, undefined, 3, minimum).slice(-2)).toEqual(['/usr/local/lib/t/run', '--'])
+    expect(launcherArgs(none, undefined, at(3), minimum).slice(-2)).toEqual(['/usr/local/lib/t/run', '--'])
   })
 
   it('passes grants as descriptors when asked, numbered in order', () => {
     let next = 5
-    const args = launcherArgs(policy, undefined, 7, minimum, { descriptor: () => next++ })
+    const args = launcherArgs(policy, undefined, at(7), minimum, { descriptor: () => next++ })
     expect(args).toEqual([
       ...['--expect-abi', '7', '--ro', '/usr', '--ro', '/etc', '--rw', '/dev/null', '--ro-fd', '5'],
       ...['--ro-fd', '6', '--rw-fd', '7', '--rw', '/tmp', '--'],
     ])
   })
 
+  it('asks for the pid namespace where the probe made one (the launcher then requires it)', () => {
+    expect(launcherArgs(policy, undefined, at(7, { available: true }), minimum).slice(-2)).toEqual([
+      '--pid-ns',
+      '--',
+    ])
+    expect(launcherArgs(policy, undefined, at(7), minimum)).not.toContain('--pid-ns')
+  })
+
   it('does not treat a sibling sharing a prefix as inside the tool directory', () => {
-    expect(launcherArgs({ ...policy, executable: '/opt/tools/t2/run' }, undefined, 7, minimum)).toContain(
+    expect(launcherArgs({ ...policy, executable: '/opt/tools/t2/run' }, undefined, at(7), minimum)).toContain(
       '/opt/tools/t2/run',
     )
   })
 })
 
 describe('refusal', () => {
-  const available = { available: true, launcher: '/l', abi: 9 } as const
+  const available = { available: true, launcher: '/l', abi: 9, pidNamespace: { available: true } } as const
   it('accepts net: none, refuses a write grant above /proc and /sys, and run_as for non-root', () => {
     expect(refusal({ ...policy, net: 'none' }, undefined, available, 1000)).toEqual({ ok: true })
     expect(refusal({ ...policy, write: ['/'] }, undefined, available, 0)).toMatchObject({
@@ -85,25 +98,49 @@ describe('fieldOf', () => {
   })
 })
 
-describe('interpretAbi', () => {
-  it('reads the ABI, or says why the launcher is unusable', () => {
-    expect(interpretAbi('/l', { status: 0, stdout: '7\n', stderr: '' })).toEqual({
+describe('interpretFeatures', () => {
+  it('reads the ABI and whether a pid namespace can be made, or says why the launcher is unusable', () => {
+    expect(interpretFeatures('/l', { status: 0, stdout: 'abi 7\npid-ns yes\n', stderr: '' })).toEqual({
       available: true,
       launcher: '/l',
       abi: 7,
+      pidNamespace: { available: true },
     })
-    expect(interpretAbi('/l', { status: 0, stdout: 'hello\n', stderr: '' })).toMatchObject({
+    const refused =
+      'pid-ns no: unshare(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC): Operation not permitted\n'
+    expect(interpretFeatures('/l', { status: 0, stdout: `abi 6\n${refused}`, stderr: '' })).toEqual({
+      available: true,
+      launcher: '/l',
+      abi: 6,
+      pidNamespace: {
+        available: false,
+        why: 'unshare(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC): Operation not permitted',
+      },
+    })
+    expect(interpretFeatures('/l', { status: 0, stdout: '7\n', stderr: '' })).toMatchObject({
       available: false,
-      reason: 'the Landlock launcher /l answered "hello" to --abi instead of a number',
+      reason:
+        'the Landlock launcher /l answered "7" to --features instead of "abi N" and "pid-ns yes|no: why"',
     })
     expect(
-      interpretAbi('/l', {
+      interpretFeatures('/l', {
         spawnError: { code: 'EACCES', message: 'spawn /l EACCES' },
         status: null,
         stdout: '',
         stderr: '',
       }),
     ).toMatchObject({ available: false, reason: 'the Landlock launcher /l did not run: spawn /l EACCES' })
+    expect(
+      interpretFeatures('/l', {
+        status: 0,
+        stdout: 'abi 0\npid-ns yes\n',
+        stderr:
+          'toolvisor-landlock: Landlock: disabled at boot (add landlock to the lsm= kernel parameter)\n',
+      }),
+    ).toMatchObject({
+      available: false,
+      reason: 'Landlock is not available: disabled at boot (add landlock to the lsm= kernel parameter)',
+    })
   })
 })
 
@@ -143,7 +180,7 @@ describe("toolvisor's own paths (decision 0095)", () => {
     const args = launcherArgs(
       { ...policy, read: ['/'], write: [], tmp: 'none', own },
       undefined,
-      7,
+      at(7),
       minimum,
       'path',
       list,
@@ -156,7 +193,7 @@ describe("toolvisor's own paths (decision 0095)", () => {
   })
 
   it('refuses a writable rule holding a secret or the installation, naming the field; a read rule above the installation is fine', () => {
-    const available = { available: true, launcher: '/l', abi: 7 } as const
+    const available = { available: true, launcher: '/l', abi: 7, pidNamespace: noPidNs } as const
     const secret = { path: '/data/out/state', kind: 'secret', what: "toolvisor's state directory" } as const
     expect(refusal({ ...policy, own: [secret] }, undefined, available, 0)).toMatchObject({
       ok: false,

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs'
 import type { Qualification, RunAsTarget, SandboxPolicy } from '@toolvisor/process-runtime'
-import type { LauncherStatus } from './launcher.js'
+import type { LauncherStatus, PidNamespace } from './launcher.js'
 
 /** The Landlock ABI from which TCP bind and connect can be denied (a second wall under `net: none`). */
 export const tcpRulesAbi = 4
@@ -120,15 +120,24 @@ export function readAround(
   return rules
 }
 
+/** What the launcher found of this kernel that shapes its arguments. */
+export interface KernelFeatures {
+  /** The Landlock ABI qualified (and required: `--expect-abi`). */
+  readonly abi: number
+  /** Whether each run gets a pid namespace (`--pid-ns`: required then, so what runs is what was qualified). */
+  readonly pidNamespace: PidNamespace
+}
+
 /** The launcher's arguments for a policy, up to and including `--`. */
 export function launcherArgs(
   policy: SandboxPolicy,
   runAs: RunAsTarget | undefined,
-  abi: number,
+  kernel: KernelFeatures,
   minimum: ExecMinimum,
   grants: GrantBy = 'path',
   list: (dir: string) => readonly DirEntry[] = listHost,
 ): string[] {
+  const { abi } = kernel
   const args: string[] = ['--expect-abi', String(abi)]
   const secrets = (policy.own ?? []).filter((own) => own.kind === 'secret').map((own) => own.path)
   for (const rule of rulesOf(policy, minimum)) {
@@ -148,6 +157,8 @@ export function launcherArgs(
   if (runAs !== undefined) {
     args.push('--user', runAs.group === undefined ? runAs.user : `${runAs.user}:${runAs.group}`)
   }
+  // Where the probe made one: what the tool starts dies with it, and /proc shows only its own.
+  if (kernel.pidNamespace.available) args.push('--pid-ns')
   args.push('--')
   return args
 }
