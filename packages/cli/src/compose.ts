@@ -5,7 +5,13 @@ import { type Mailbox, MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
 import { journalMailboxPlugin } from '@toolvisor/mailbox-journal'
 import { McpApprovals, mcpApprovalPlugin } from '@toolvisor/mcp-server'
 import type { ProcessRuntime, TaskRegistry } from '@toolvisor/process-runtime'
-import { defaultStateDir, RuntimeToken, runtimePlugin, TasksToken } from '@toolvisor/process-runtime'
+import {
+  defaultStateDir,
+  RuntimeToken,
+  runtimePlugin,
+  TasksToken,
+  trustStateDir,
+} from '@toolvisor/process-runtime'
 import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
 import { landlockPlugin } from '@toolvisor/sandbox-landlock'
 import { bashPlugin } from '@toolvisor/tool-bash'
@@ -63,7 +69,8 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
   refuseUnknownMechanisms(config)
   const kernel = new Kernel()
   const yieldMs = options.yieldMs ?? config.yieldMs
-  const stateDir = config.stateDir ?? defaultStateDir()
+  // Before anything is written in it (the capability cache, the mail journal, the runs).
+  const stateDir = trustStateDir(config.stateDir ?? defaultStateDir())
   try {
     if (options.loadToolboxes !== false && config.capabilities.length > 0) {
       kernel.use(capabilitiesPlugin, {

@@ -44,6 +44,11 @@ export const RuntimeErrorCodes = {
   TASK_ID_TAKEN: 'RUNTIME_ERR_TASK_ID_TAKEN',
   /** A session touched another session's task. */
   FOREIGN_TASK: 'RUNTIME_ERR_FOREIGN_TASK',
+  /**
+   * The state directory (or its `runs/`, or a directory above it) is not toolvisor's alone: owned by
+   * another user, or writable by group or others (decision 0092).
+   */
+  STATE_DIR: 'RUNTIME_ERR_STATE_DIR',
 } as const
 
 /** A code of this package. */

@@ -1,4 +1,5 @@
-import { closeSync, openSync, readSync, writeSync } from 'node:fs'
+import { closeSync, constants, readSync, writeSync } from 'node:fs'
+import { fileAt, type HeldFile } from './held-dir.js'
 import { StagedWriter } from './spill-direct.js'
 
 /**
@@ -9,7 +10,8 @@ import { StagedWriter } from './spill-direct.js'
 export class SpillingOutput {
   readonly #limit: number
   readonly #tailBytes: number
-  readonly #spillPath: string
+  /** The spill file: opened through the run's held spill directory, never through a link. */
+  readonly #spill: HeldFile
   #head: Buffer[] = []
   #headLength = 0
   #tail: Buffer[] = []
@@ -27,12 +29,13 @@ export class SpillingOutput {
   constructor(options: {
     readonly limit: number
     readonly tailBytes: number
-    readonly spillPath: string
+    /** The spill file, or a path (opened without following a link at it). */
+    readonly spill: HeldFile | string
     readonly direct?: boolean
   }) {
     this.#limit = options.limit
     this.#tailBytes = options.tailBytes
-    this.#spillPath = options.spillPath
+    this.#spill = typeof options.spill === 'string' ? fileAt(options.spill) : options.spill
     this.#direct = options.direct ?? false
   }
 
@@ -43,7 +46,7 @@ export class SpillingOutput {
 
   /** The spill file, once the stream passed the limit. */
   get spillPath(): string | undefined {
-    return this.#spilled ? this.#spillPath : undefined
+    return this.#spilled ? this.#spill.path : undefined
   }
 
   /** Why spilling failed (disk full, ...): then bytes past the limit are lost, and reports say so. */
@@ -109,7 +112,7 @@ export class SpillingOutput {
     if (end <= offset) return Buffer.alloc(0)
     if (end <= this.#headLength && !this.#compacted) return this.head().subarray(offset, end)
     if (!this.#spilled || this.spillError) return Buffer.alloc(0)
-    const fd = openSync(this.#spillPath, 'r')
+    const fd = this.#spill.open(constants.O_RDONLY)
     try {
       const writer = this.#writer
       const buffer = writer ? Buffer.alloc(end - offset) : Buffer.allocUnsafe(end - offset)
@@ -137,7 +140,7 @@ export class SpillingOutput {
     if (!this.#spilled) {
       if (this.#total === 0) return true
       try {
-        const fd = openSync(this.#spillPath, 'w', 0o600)
+        const fd = this.#spill.open(constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC)
         try {
           writeSync(fd, this.head())
         } finally {
@@ -167,7 +170,7 @@ export class SpillingOutput {
 
   #startSpill(chunk: Buffer): void {
     try {
-      this.#fd = openSync(this.#spillPath, 'w+', 0o600)
+      this.#fd = this.#spill.open(constants.O_RDWR | constants.O_CREAT | constants.O_TRUNC)
       this.#spilled = true
       if (this.#direct) this.#writer = StagedWriter.open(this.#fd)
       // Everything before this chunk is in the head (the limit had not been passed yet).

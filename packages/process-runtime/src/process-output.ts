@@ -1,9 +1,9 @@
-import { join } from 'node:path'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
 import { createDecoder, type Decoder } from './decode.js'
 import { RuntimeError } from './errors.js'
 import { EventLog, type EventPage, type SequencedEvent } from './event-log.js'
 import { LineFramer } from './framing.js'
+import type { HeldDirectory } from './held-dir.js'
 import { SpillingOutput } from './output.js'
 import { Ring } from './ring.js'
 import type { CapturedOutput, ProcessCounters, ProcessRuntime } from './types.js'
@@ -14,7 +14,8 @@ const MAX_STDERR_LINE = 16 * 1024
 /** What a process's output needs to know. */
 export interface OutputOptions {
   readonly id: string
-  readonly spillDir: string
+  /** The run's spill directory, held: spill files are opened through it. */
+  readonly spillDir: HeldDirectory
   readonly options: ProcessRuntime['options']
   /** The in-memory bound of each stream before it spills, over `options.resultBytes`. */
   readonly resultBytes?: number
@@ -44,10 +45,10 @@ export class ProcessOutput {
 
   constructor(options: OutputOptions) {
     const { options: runtime, spec } = options
-    const spill = (stream: string) => join(options.spillDir, `${options.id}.${stream}`)
+    const spill = (stream: string) => options.spillDir.file(`${options.id}.${stream}`)
     const bounds = { limit: options.resultBytes ?? runtime.resultBytes, tailBytes: runtime.tailBytes }
-    this.stdout = new SpillingOutput({ ...bounds, spillPath: spill('stdout'), direct: bulkStdout(spec) })
-    this.stderr = new SpillingOutput({ ...bounds, spillPath: spill('stderr') })
+    this.stdout = new SpillingOutput({ ...bounds, spill: spill('stdout'), direct: bulkStdout(spec) })
+    this.stderr = new SpillingOutput({ ...bounds, spill: spill('stderr') })
     const decode = { output: spec.output, maxLine: runtime.maxLineBytes, ready: spec.ready }
     this.events = new EventLog({
       capacity: runtime.ringEvents,

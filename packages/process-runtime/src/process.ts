@@ -84,7 +84,7 @@ export class ToolProcess implements ManagedProcess {
     })
     this.#output = new ProcessOutput({
       id,
-      spillDir: host.state.spillDir,
+      spillDir: host.state.spill,
       options: host.options,
       ...(start.resultBytes !== undefined ? { resultBytes: start.resultBytes } : {}),
       spec: this.#spec,
