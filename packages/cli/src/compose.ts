@@ -135,6 +135,7 @@ function runtimeOptions(config: Config, stateDir: string) {
   return {
     stateDir,
     ...(config.envdirRoot ? { envdirRoot: config.envdirRoot } : {}),
+    ...(config.envdirPermissions ? { envdirPermissions: config.envdirPermissions } : {}),
     ...(config.sandbox ? { sandbox: config.sandbox } : {}),
     ...(config.sandboxUser ? { sandboxUser: config.sandboxUser } : {}),
     ...(config.runAs ? { runAs: config.runAs } : {}),
@@ -174,10 +175,13 @@ export function defined<T extends Record<string, unknown>>(
 }
 
 /**
- * Tells the operator (stderr) what this start found lost: processes an earlier run still had when
- * it died, now killed. The session that owned each sees it in `processes list` when it comes back.
+ * Tells the operator (stderr) what this start found: the runtime's warnings, and what it found
+ * lost (processes an earlier run still had when it died, now killed). The session that owned each
+ * sees it in `processes list` when it comes back.
  */
 export function reportLost(composed: Composed, say: (line: string) => void): void {
+  // The runtime's start-up warnings first (an envdir root others may read, accepted by warn).
+  for (const warning of composed.runtime.warnings()) say(`toolvisor: warning: ${warning}`)
   const lost = composed.runtime.lost()
   if (lost.length === 0) return
   const each = lost.map((p) => `${p.task ?? p.id} ${p.tool}${p.session ? ` (session ${p.session})` : ''}`)

@@ -73,6 +73,9 @@ export const ConfigFile = z
       "Which of toolvisor's own environment variables tools inherit (see EnvironmentPolicy).",
     ),
     envdirRoot: z.string().min(1).optional(),
+    envdirPermissions: RuntimeConfig.shape.envdirPermissions.describe(
+      'An envdir root that group or others may read or write: `refuse` it at start (default), or `warn` on stderr and use it.',
+    ),
     runAs: z.string().min(1).optional(),
     stateDir: z.string().min(1).optional(),
     backends: z.record(z.string(), z.string().min(1)).default({}),

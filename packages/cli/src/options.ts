@@ -103,6 +103,7 @@ export const KEY_FLAGS: readonly KeyFlag[] = [
   { flag: 'toolbox', key: 'toolboxes', commands: ALL, arg: 'DIR', multiple: true, path: 'file', help: 'a directory of tools (repeatable)' },
   { flag: 'state-dir', key: 'stateDir', commands: ALL, arg: 'DIR', path: 'file', help: 'where run records, spill files, the mail journal and the token go (default ~/.local/state/toolvisor)' },
   { flag: 'envdir-root', key: 'envdirRoot', commands: ALL, arg: 'DIR', path: 'file', help: 'where runtime.envdir subdirectories are found' },
+  { flag: 'envdir-permissions', key: 'envdirPermissions', commands: ALL, arg: 'refuse|warn', help: 'an envdir root that group or others may read or write: refuse it at start (default), or warn on stderr and use it' },
   { flag: 'sandbox', key: 'sandbox', commands: ALL, arg: 'MECHANISM', help: 'bwrap, landlock or auto: how runtime.sandbox declarations are enforced' },
   { flag: 'sandbox-user', key: 'sandboxUser', commands: ALL, arg: 'NAME', help: 'who sandboxed tools run as when toolvisor is root (default nobody)' },
   { flag: 'run-as', key: 'runAs', commands: ALL, arg: 'MECHANISM', help: 'setpriv or runuser: how runtime.run_as is honoured' },

@@ -49,6 +49,8 @@ export const RuntimeErrorCodes = {
    * another user, or writable by group or others (decision 0092).
    */
   STATE_DIR: 'RUNTIME_ERR_STATE_DIR',
+  /** The envdir root may be read or written by group or others, and `envdirPermissions` is `refuse`. */
+  ENVDIR_PERMISSIONS: 'RUNTIME_ERR_ENVDIR_PERMISSIONS',
 } as const
 
 /** A code of this package. */

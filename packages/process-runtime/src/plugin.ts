@@ -2,6 +2,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { definePlugin, type Token } from '@toolvisor/kernel'
 import { z } from 'zod'
+import { ENVDIR_PERMISSIONS, type EnvdirPermissions } from './envdir-root.js'
 import type { SandboxMechanism } from './launchers.js'
 import { AUTO_ORDER } from './mechanism-choice.js'
 import { createLaunchers } from './registry.js'
@@ -59,6 +60,7 @@ export const RuntimeConfig = z
     retentionMs: positive.optional(),
     oneshotTimeoutMs: positive.optional(),
     stateBytes: positive.optional(),
+    envdirPermissions: z.enum(ENVDIR_PERMISSIONS as [EnvdirPermissions, ...EnvdirPermissions[]]).optional(),
   })
   .strict()
 

@@ -2,6 +2,7 @@ import { mkdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { LoadingError } from '@toolvisor/describe-v2'
 import { type AccessNeed, type Account, lookupAccount, missingAccess } from './accounts.js'
+import type { EnvdirRootGuard } from './envdir-root.js'
 import { effectivePolicy } from './environment.js'
 import type { Launchers, RunAsTarget, SandboxPolicy } from './launchers.js'
 import { chooseMechanism, runAsMechanismOf } from './mechanism-choice.js'
@@ -16,6 +17,8 @@ export interface PrepareContext {
   readonly options: RuntimeOptions
   readonly launchers: Launchers
   readonly execHelper: LaunchFacts['execHelper']
+  /** The envdir root's permissions, checked again when a tool that declares an envdir loads. */
+  readonly envdirRoot?: EnvdirRootGuard
 }
 
 const isRoot = () => process.geteuid?.() === 0
@@ -27,7 +30,7 @@ export async function prepareTool(input: PrepareInput, context: PrepareContext):
   }
   const { options, launchers } = context
   const declared = input.runtime
-  const envdir = declared.envdir === undefined ? undefined : envdirOf(declared.envdir, options, fail)
+  const envdir = declared.envdir === undefined ? undefined : envdirOf(declared.envdir, context, fail)
   const rundir = declared.rundir === undefined ? undefined : rundirOf(declared.rundir, input.dir, fail)
   const runAsMechanism =
     declared.runAs === undefined
@@ -97,7 +100,8 @@ async function sandboxOf(
   return { mechanism, policy }
 }
 
-function envdirOf(name: string, options: RuntimeOptions, fail: Fail): string {
+function envdirOf(name: string, context: PrepareContext, fail: Fail): string {
+  const { options } = context
   if (options.envdirRoot === undefined) {
     fail(
       'RUNTIME_ERR_ENVDIR',
@@ -105,6 +109,8 @@ function envdirOf(name: string, options: RuntimeOptions, fail: Fail): string {
       'declared, but no envdir root is configured: start toolvisor with --envdir-root DIR',
     )
   }
+  const refused = context.envdirRoot?.refusal()
+  if (refused !== undefined) fail('RUNTIME_ERR_ENVDIR_PERMISSIONS', '$.runtime.envdir', refused)
   const envdir = join(options.envdirRoot as string, name)
   if (!isDirectory(envdir))
     fail(

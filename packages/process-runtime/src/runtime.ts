@@ -1,5 +1,6 @@
 import { confineTool } from './confine.js'
 import { DiskBudget } from './disk.js'
+import { EnvdirRootGuard } from './envdir-root.js'
 import { RuntimeError } from './errors.js'
 import { builtExecHelper, execHelperStatus, forkServerStatus } from './exec-helper.js'
 import { forkServer } from './fork-server.js'
@@ -39,6 +40,7 @@ export const RUNTIME_DEFAULTS = {
   sandboxUser: DEFAULT_SANDBOX_USER,
   oneshotTimeoutMs: 10 * 60 * 1000,
   stateBytes: 1024 * 1024 * KiB,
+  envdirPermissions: 'refuse',
 } as const
 
 export { RAW_ONESHOT }
@@ -57,18 +59,26 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   readonly #host: ProcessHost
   readonly #context: PrepareContext
   readonly #fork: LaunchFacts['forkServer']
+  readonly #warnings: string[] = []
   #counter = 0
   #disposed = false
 
   constructor(options: RuntimeOptions, launchers: Launchers) {
     this.options = { ...RUNTIME_DEFAULTS, ...stripUndefined(options) } as ProcessRuntime['options']
+    const envdirRoot = new EnvdirRootGuard({
+      root: this.options.envdirRoot,
+      permissions: this.options.envdirPermissions,
+      warn: (line) => this.#warnings.push(line),
+    })
+    const refused = envdirRoot.refusal()
+    if (refused !== undefined) throw new RuntimeError('RUNTIME_ERR_ENVDIR_PERMISSIONS', refused)
     this.#state = RunState.open(options.stateDir, this.options.retentionMs)
     const execHelper = execHelperStatus(options.execHelper ?? builtExecHelper)
     const fork = forkServerStatus(options.forkServer)
     const forkBinary = fork.available ? fork.path : undefined
     // Started now, while a host is usually still small, so no call pays for it.
     if (forkBinary !== undefined) forkServer(forkBinary)
-    this.#context = { options: this.options, launchers, execHelper }
+    this.#context = { options: this.options, launchers, execHelper, envdirRoot }
     this.#fork = fork
     this.#retention = new Retention(this.options.retainBytes)
     this.#sweeper = new Sweeper(this.#state.runId)
@@ -131,6 +141,10 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
 
   lost(): readonly LostProcess[] {
     return this.#state.lost
+  }
+
+  warnings(): readonly string[] {
+    return this.#warnings
   }
 
   keptLost(): readonly LostProcess[] {
