@@ -139,6 +139,7 @@ function runtimeOptions(config: Config, stateDir: string) {
     ...(config.sandbox ? { sandbox: config.sandbox } : {}),
     ...(config.sandboxUser ? { sandboxUser: config.sandboxUser } : {}),
     ...(config.runAs ? { runAs: config.runAs } : {}),
+    ...(config.runAsAllow ? { runAsAllow: config.runAsAllow } : {}),
     ...(config.environment ? { environment: config.environment } : {}),
     ...defined({
       ringEvents: config.ringEvents,

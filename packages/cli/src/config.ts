@@ -77,6 +77,9 @@ export const ConfigFile = z
       'An envdir root that group or others may read or write: `refuse` it at start (default), or `warn` on stderr and use it.',
     ),
     runAs: z.string().min(1).optional(),
+    runAsAllow: RuntimeConfig.shape.runAsAllow.describe(
+      'The users a tool’s own run_as may name; "*" is any user but root, which is allowed only by its name. Default none: a tool that declares run_as does not load.',
+    ),
     stateDir: z.string().min(1).optional(),
     backends: z.record(z.string(), z.string().min(1)).default({}),
     checkTtlMs: z

@@ -107,6 +107,7 @@ export const KEY_FLAGS: readonly KeyFlag[] = [
   { flag: 'sandbox', key: 'sandbox', commands: ALL, arg: 'MECHANISM', help: 'bwrap, landlock or auto: how runtime.sandbox declarations are enforced' },
   { flag: 'sandbox-user', key: 'sandboxUser', commands: ALL, arg: 'NAME', help: 'who sandboxed tools run as when toolvisor is root (default nobody)' },
   { flag: 'run-as', key: 'runAs', commands: ALL, arg: 'MECHANISM', help: 'setpriv or runuser: how runtime.run_as is honoured' },
+  { flag: 'run-as-allow', key: 'runAsAllow', commands: ALL, arg: 'USER', multiple: true, help: 'a user a tool may name in its runtime.run_as (repeatable); * is any user but root, which only its own name allows; none by default' },
   { flag: 'backend', key: 'backends', commands: ALL, arg: 'CAP=NAME', multiple: true, help: 'move backend NAME of capability CAP first (repeatable)' },
   { flag: 'mail-bytes', key: 'mailBytes', commands: SERVERS, arg: 'N', help: `the most bytes of the session's mail folded into each tool result (default ${MCP_DEFAULT_LIMITS.mailBytes}); 0 never folds, the model reads it with processes {"command":"wait"}` },
   { flag: 'bash', key: 'bash.enabled', commands: SERVERS, help: "serve the bash tools too (bash, bash_output, bash_kill), running commands as toolvisor's user in its working directory" },

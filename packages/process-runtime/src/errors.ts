@@ -51,6 +51,8 @@ export const RuntimeErrorCodes = {
   STATE_DIR: 'RUNTIME_ERR_STATE_DIR',
   /** The envdir root may be read or written by group or others, and `envdirPermissions` is `refuse`. */
   ENVDIR_PERMISSIONS: 'RUNTIME_ERR_ENVDIR_PERMISSIONS',
+  /** A tool's `run_as` names a user (or group) the operator's `runAsAllow` does not allow. */
+  RUN_AS_NOT_ALLOWED: 'RUNTIME_ERR_RUN_AS_NOT_ALLOWED',
 } as const
 
 /** A code of this package. */

@@ -12,6 +12,12 @@ export interface RuntimeOptions {
   /** `--run-as`: the run_as mechanism's name (`setpriv`, `runuser`). */
   readonly runAs?: string
   /**
+   * `--run-as-allow`: the users a tool's own `run_as` may name (decision 0092); `*` is any user
+   * but root, which is allowed only when listed by its name. Default none: a tool that declares
+   * run_as does not load. The operator's own processes (`preparePlain`) are not subject to it.
+   */
+  readonly runAsAllow?: readonly string[]
+  /**
    * `--sandbox-user`: who a sandboxed tool runs as when toolvisor runs as root and the tool does
    * not declare run_as (never host root unless the declaration asks for it). Default `nobody`.
    */

@@ -47,6 +47,7 @@ export const RuntimeConfig = z
     envdirRoot: z.string().min(1).optional(),
     sandbox: z.string().min(1).optional(),
     runAs: z.string().min(1).optional(),
+    runAsAllow: z.array(z.string().min(1)).optional(),
     sandboxUser: z.string().min(1).optional(),
     environment: EnvironmentPolicyConfig.optional(),
     execHelper: z.string().min(1).optional(),

@@ -7,6 +7,7 @@ import { effectivePolicy } from './environment.js'
 import type { Launchers, RunAsTarget, SandboxPolicy } from './launchers.js'
 import { chooseMechanism, runAsMechanismOf } from './mechanism-choice.js'
 import { type Fail, isInside, resolvePolicy } from './policy.js'
+import { refuseUnlistedRunAs } from './run-as-allow.js'
 import type { LaunchFacts, PreparedTool, PrepareInput, RuntimeOptions } from './types.js'
 
 /** The default `--sandbox-user`. */
@@ -23,8 +24,16 @@ export interface PrepareContext {
 
 const isRoot = () => process.geteuid?.() === 0
 
-/** Checks a tool's runtime declarations against the operator's configuration (see `ProcessRuntime.prepare`). */
-export async function prepareTool(input: PrepareInput, context: PrepareContext): Promise<PreparedTool> {
+/**
+ * Checks a tool's runtime declarations against the operator's configuration (see
+ * `ProcessRuntime.prepare`). `declaredBy`: a tool's declaration (its run_as must be in
+ * `runAsAllow`), or the operator's own process (`preparePlain`: the operator chose it).
+ */
+export async function prepareTool(
+  input: PrepareInput,
+  context: PrepareContext,
+  declaredBy: 'tool' | 'operator',
+): Promise<PreparedTool> {
   const fail: Fail = (code, field, reason) => {
     throw new LoadingError(code, { tool: input.path, field, reason })
   }
@@ -32,6 +41,13 @@ export async function prepareTool(input: PrepareInput, context: PrepareContext):
   const declared = input.runtime
   const envdir = declared.envdir === undefined ? undefined : envdirOf(declared.envdir, context, fail)
   const rundir = declared.rundir === undefined ? undefined : rundirOf(declared.rundir, input.dir, fail)
+  // Once the configured run_as mechanism is known to exist, before the user is even looked up.
+  if (
+    declared.runAs !== undefined &&
+    declaredBy === 'tool' &&
+    launchers.runAs(options.runAs ?? '') !== undefined
+  )
+    await refuseUnlistedRunAs(declared.runAs, options.runAsAllow ?? [], fail)
   const runAsMechanism =
     declared.runAs === undefined
       ? undefined

@@ -41,6 +41,7 @@ export const RUNTIME_DEFAULTS = {
   oneshotTimeoutMs: 10 * 60 * 1000,
   stateBytes: 1024 * 1024 * KiB,
   envdirPermissions: 'refuse',
+  runAsAllow: [] as readonly string[],
 } as const
 
 export { RAW_ONESHOT }
@@ -107,11 +108,11 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   }
 
   prepare(input: PrepareInput): Promise<PreparedTool> {
-    return prepareTool(input, this.#context)
+    return prepareTool(input, this.#context, 'tool')
   }
 
   preparePlain(spec: PlainProcessSpec): Promise<PreparedTool> {
-    return prepareTool(plainInput(spec), this.#context)
+    return prepareTool(plainInput(spec), this.#context, 'operator')
   }
 
   confined(path: string): Promise<PreparedTool> {

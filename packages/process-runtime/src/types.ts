@@ -190,14 +190,15 @@ export interface ProcessRuntime {
     Pick<RuntimeOptions, 'envdirRoot' | 'sandbox' | 'runAs' | 'environment' | 'execHelper' | 'forkServer'>
   /**
    * Checks a loaded tool's runtime declarations against the operator's configuration: envdir root,
-   * run_as mechanism, sandbox mechanism (qualified by running it), paths. Throws a LoadingError
-   * naming the field it cannot honour.
+   * run_as (a user `runAsAllow` allows, and the mechanism), sandbox mechanism (qualified by
+   * running it), paths. Throws a LoadingError naming the field it cannot honour.
    */
   prepare(spec: PrepareInput): Promise<PreparedTool>
   /**
-   * A process no describe document declared (`PlainProcessSpec`), checked exactly as a tool's
+   * A process no describe document declared (`PlainProcessSpec`), checked as a tool's
    * declarations are (the sandbox and run_as through the configured mechanisms, paths pinned,
-   * access as the user it runs as); start it with `start` like any prepared tool.
+   * access as the user it runs as), except that its run_as is the operator's own choice and not
+   * held to `runAsAllow`; start it with `start` like any prepared tool.
    */
   preparePlain(spec: PlainProcessSpec): Promise<PreparedTool>
   /**
