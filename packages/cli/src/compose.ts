@@ -147,6 +147,7 @@ function runtimeOptions(config: Config, stateDir: string) {
       ringStderrLines: config.ringStderrLines,
       maxLineBytes: config.maxLineBytes,
       stateBytes: config.stateBytes,
+      spillBytes: config.spillBytes,
     }),
   }
 }

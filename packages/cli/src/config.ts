@@ -117,7 +117,10 @@ export const ConfigFile = z
       'stderr lines kept per process (status shows the last ones). Default 256.',
     ),
     stateBytes: RuntimeConfig.shape.stateBytes.describe(
-      'The disk budget of the state directory: ended runs and unreferenced spill files are pruned past it. Default 1 GiB.',
+      'The disk budget of the state directory: ended runs and unreferenced spill files are pruned past it, and live spills count (once it is spent, a spill is cut and the result says so). Default 1 GiB.',
+    ),
+    spillBytes: RuntimeConfig.shape.spillBytes.describe(
+      "The most bytes one stream's spill file keeps (its first ones); past them the spill is cut and results say how much was not kept. Default 256 MiB.",
     ),
     maxLineBytes: RuntimeConfig.shape.maxLineBytes.describe(
       'The longest output line kept whole; a longer one is an invalid event. Default 1 MiB.',

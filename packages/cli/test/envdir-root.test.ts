@@ -5,10 +5,13 @@
  * Like the token file, a root that group or others may read or write is refused at start, unless
  * the operator accepts it with `--envdir-permissions warn` (then it says so on stderr).
  */
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
+import { chmodSync, chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { sandboxUserDir } from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
+import { asUser, asUserSkip, ordinaryUser, seenAs, userDir } from './as-user.js'
+import { bin, examples } from './helpers.js'
 import { rawMcp } from './raw-mcp.js'
 import { hasBwrap, isRoot } from './sandbox-helpers.js'
 
@@ -85,3 +88,40 @@ describe.skipIf(skip !== undefined)(`a world-readable envdir root (${skip ?? 'ro
     expect(await server.exited).toBe(0)
   }, 60_000)
 })
+
+function closed(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
+  let stderr = ''
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk))
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stderr })))
+}
+
+describe.skipIf(asUserSkip !== undefined)(
+  `as an ordinary user (${asUserSkip ?? 'root makes the user'})`,
+  () => {
+    it('its own envdir root that others may read is refused at start too', async () => {
+      const user = ordinaryUser()
+      const home = userDir('tv-envdir-')
+      made.push(home)
+      const root = join(home, 'env')
+      mkdirSync(join(root, 'vault'), { recursive: true })
+      writeFileSync(join(root, 'vault', 'API_KEY'), `${SECRET}\n`)
+      chmodSync(root, 0o755)
+      for (const path of [root, join(root, 'vault'), join(root, 'vault', 'API_KEY')])
+        chownSync(path, user.uid, user.gid)
+      const tool = seenAs(join(examples, 'echo-args'))
+      const run = await closed(
+        asUser(process.execPath, [
+          seenAs(bin),
+          'call',
+          tool,
+          '{}',
+          '--envdir-root',
+          root,
+          '--state-dir',
+          join(home, 'state'),
+        ]),
+      )
+      expect(run).toEqual({ code: 2, stderr: refused(root).replace('toolvisor mcp:', 'toolvisor call:') })
+    })
+  },
+)

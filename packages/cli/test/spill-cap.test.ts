@@ -6,14 +6,43 @@
  */
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { readdirSync, statSync } from 'node:fs'
+import { chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { bin, eventually, tagged } from './helpers.js'
-import { dir, hasBwrap, sandboxedTool } from './sandbox-helpers.js'
+import { dir, hasBwrap } from './sandbox-helpers.js'
 
 const MiB = 1024 * 1024
 const LINE = 1200 * MiB
+
+/** The report's probe (mk.sh, Appendix B): a oneshot `lines` tool that runs `bash -c CMD`, declaring `bw`. */
+function probe(box: string): string {
+  const runtime = { sandbox: { fs: { read: ['.'] }, net: 'none', tmp: 'private' } }
+  const describe = {
+    protocol: 2,
+    slug: 'probe',
+    description: 'd',
+    args: [
+      {
+        name: 'cmd',
+        description: 'c',
+        type: 'string',
+        backing_type: 'string',
+        arity: 'single',
+        mode: 'positional',
+      },
+    ],
+    process: { mode: 'oneshot', output: { framing: 'lines' } },
+    runtime,
+  }
+  const path = join(box, 'probe')
+  writeFileSync(
+    path,
+    `#!/bin/bash\nif [ "$1" = describe ]; then cat <<'JSON'\n${JSON.stringify(describe)}\nJSON\nexit 0; fi\nshift; bash -c "$1"\n`,
+  )
+  chmodSync(path, 0o755)
+  return path
+}
 
 /** Every file under `root`, with its size. */
 function filesUnder(root: string): Array<{ path: string; size: number }> {
@@ -29,11 +58,9 @@ describe.skipIf(!hasBwrap)('F7: a oneshot that writes 1.2 GB through a bwrap too
   it('spills at most the 256 MiB cap, and its result says what was not kept', async () => {
     const box = dir('tv-f7-box-')
     const stateDir = dir('tv-f7-state-', 0o700)
-    const tool = sandboxedTool(box, 'probe', {
-      sandbox: { fs: { read: ['.'] }, net: 'none', tmp: 'private' },
-    })
+    const tool = probe(box)
     const tag = randomUUID()
-    const args = JSON.stringify({ script: `head -c 1200M /dev/zero | tr "\\0" a; echo` })
+    const args = JSON.stringify({ cmd: `head -c 1200M /dev/zero | tr "\\0" a; echo` })
     const child = spawn(
       process.execPath,
       [bin, 'call', tool, args, '--sandbox', 'bwrap', '--state-dir', stateDir],

@@ -3,9 +3,6 @@ import { statSync } from 'node:fs'
 /** How an envdir root that group or others may read or write is met (`--envdir-permissions`). */
 export type EnvdirPermissions = 'refuse' | 'warn'
 
-/** The choices of `envdirPermissions`, the default first. */
-export const ENVDIR_PERMISSIONS: readonly EnvdirPermissions[] = ['refuse', 'warn']
-
 /**
  * The envdir root holds every tool's secrets, so, like the token file, nobody but its owner may
  * read or write it (decision 0092): one that group or others may is refused, or, when the operator

@@ -46,8 +46,17 @@ export interface RuntimeOptions {
   readonly retentionMs?: number
   /** The bound of a one-shot run whose caller gives none (a tool that never exits). Default 10 min. */
   readonly oneshotTimeoutMs?: number
-  /** The disk budget of the state directory (spill files, run records). Default 1 GiB. */
+  /**
+   * The disk budget of the state directory (spill files, run records). Live spills count: once
+   * it is spent (and nothing is left to prune), a stream's spill is cut. Default 1 GiB.
+   */
   readonly stateBytes?: number
+  /**
+   * The most bytes one stream's spill file keeps: its first ones; past them the spill is cut, the
+   * newest bytes stay in memory (`tailBytes`), and results say how much was not kept. Default
+   * 256 MiB (a quarter of the default `stateBytes`).
+   */
+  readonly spillBytes?: number
   /**
    * `--envdir-permissions`: an envdir root that group or others may read or write is refused at
    * start (`refuse`, the default), or accepted with a warning (`warn`, in `warnings()`).

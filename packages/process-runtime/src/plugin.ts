@@ -2,7 +2,6 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { definePlugin, type Token } from '@toolvisor/kernel'
 import { z } from 'zod'
-import { ENVDIR_PERMISSIONS, type EnvdirPermissions } from './envdir-root.js'
 import type { SandboxMechanism } from './launchers.js'
 import { AUTO_ORDER } from './mechanism-choice.js'
 import { createLaunchers } from './registry.js'
@@ -61,7 +60,15 @@ export const RuntimeConfig = z
     retentionMs: positive.optional(),
     oneshotTimeoutMs: positive.optional(),
     stateBytes: positive.optional(),
-    envdirPermissions: z.enum(ENVDIR_PERMISSIONS as [EnvdirPermissions, ...EnvdirPermissions[]]).optional(),
+    spillBytes: positive.optional(),
+    envdirPermissions: z
+      .enum({
+        /** An envdir root that group or others may read or write stops the start (the default). */
+        refuse: 'refuse',
+        /** It is used, and the start warns (`warnings()`, printed by the CLI on stderr). */
+        warn: 'warn',
+      })
+      .optional(),
   })
   .strict()
 

@@ -4,7 +4,7 @@ import { LoadingError } from '@toolvisor/describe-v2'
 import { type AccessNeed, type Account, lookupAccount, missingAccess } from './accounts.js'
 import type { EnvdirRootGuard } from './envdir-root.js'
 import { effectivePolicy } from './environment.js'
-import type { Launchers, RunAsTarget, SandboxPolicy } from './launchers.js'
+import type { Launchers, RunAsMechanism, RunAsTarget, SandboxPolicy } from './launchers.js'
 import { chooseMechanism, runAsMechanismOf } from './mechanism-choice.js'
 import { type Fail, isInside, resolvePolicy } from './policy.js'
 import { refuseUnlistedRunAs } from './run-as-allow.js'
@@ -41,17 +41,7 @@ export async function prepareTool(
   const declared = input.runtime
   const envdir = declared.envdir === undefined ? undefined : envdirOf(declared.envdir, context, fail)
   const rundir = declared.rundir === undefined ? undefined : rundirOf(declared.rundir, input.dir, fail)
-  // Once the configured run_as mechanism is known to exist, before the user is even looked up.
-  if (
-    declared.runAs !== undefined &&
-    declaredBy === 'tool' &&
-    launchers.runAs(options.runAs ?? '') !== undefined
-  )
-    await refuseUnlistedRunAs(declared.runAs, options.runAsAllow ?? [], fail)
-  const runAsMechanism =
-    declared.runAs === undefined
-      ? undefined
-      : await runAsMechanismOf(options, launchers, declared.runAs, fail)
+  const runAsMechanism = await declaredRunAs(declared.runAs, context, declaredBy, fail)
 
   // Who the tool runs as when it is not the runtime's user: its declaration, else (root only,
   // sandboxed only) the sandbox user: a sandboxed tool is never host root unless it asks for it.
@@ -93,6 +83,24 @@ export async function prepareTool(
     ...(envdir ? { envdir } : {}),
     ...(rundir ? { rundir } : {}),
   }
+}
+
+/**
+ * The run_as mechanism of a declared run_as, qualified for its user; a tool's own run_as must
+ * name a user `runAsAllow` allows, checked once the configured mechanism is known to exist and
+ * before the user is even looked up.
+ */
+async function declaredRunAs(
+  target: RunAsTarget | undefined,
+  context: PrepareContext,
+  declaredBy: 'tool' | 'operator',
+  fail: Fail,
+): Promise<RunAsMechanism | undefined> {
+  if (target === undefined) return undefined
+  const { options, launchers } = context
+  if (declaredBy === 'tool' && launchers.runAs(options.runAs ?? '') !== undefined)
+    await refuseUnlistedRunAs(target, options.runAsAllow ?? [], fail)
+  return runAsMechanismOf(options, launchers, target, fail)
 }
 
 /** The declared sandbox's policy and the mechanism that honours it. */

@@ -85,6 +85,7 @@ export class ToolProcess implements ManagedProcess {
     this.#output = new ProcessOutput({
       id,
       spillDir: host.state.spill,
+      allowance: host.spillLedger(id),
       options: host.options,
       ...(start.resultBytes !== undefined ? { resultBytes: start.resultBytes } : {}),
       spec: this.#spec,

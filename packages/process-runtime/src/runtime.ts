@@ -1,5 +1,5 @@
 import { confineTool } from './confine.js'
-import { DiskBudget } from './disk.js'
+import { DiskBudget, type SpillLedger } from './disk.js'
 import { EnvdirRootGuard } from './envdir-root.js'
 import { RuntimeError } from './errors.js'
 import { builtExecHelper, execHelperStatus, forkServerStatus } from './exec-helper.js'
@@ -40,6 +40,7 @@ export const RUNTIME_DEFAULTS = {
   sandboxUser: DEFAULT_SANDBOX_USER,
   oneshotTimeoutMs: 10 * 60 * 1000,
   stateBytes: 1024 * 1024 * KiB,
+  spillBytes: 256 * 1024 * KiB,
   envdirPermissions: 'refuse',
   runAsAllow: [] as readonly string[],
 } as const
@@ -61,6 +62,8 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   readonly #context: PrepareContext
   readonly #fork: LaunchFacts['forkServer']
   readonly #warnings: string[] = []
+  /** The disk budget's account of each process not finished yet (handed to the budget at its end). */
+  readonly #ledgers = new Map<string, SpillLedger>()
   #counter = 0
   #disposed = false
 
@@ -91,15 +94,32 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     this.#host = {
       options: this.options,
       state: this.#state,
+      spillLedger: (id) => this.#spillLedger(id),
       execHelper: execHelper.available ? execHelper.path : undefined,
       forkServer: () => (forkBinary === undefined ? undefined : forkServer(forkBinary)),
-      finished: (process) => {
-        this.#running.delete(process)
-        this.#retention.add(process)
-        this.#disk.finished(process, spilled(process))
-      },
+      finished: (process) => this.#finished(process),
       sweep: (process, urgency) => this.#sweeper.sweep(process.id, process.pid, urgency),
     }
+  }
+
+  #spillLedger(id: string): SpillLedger {
+    const ledger = this.#disk.ledger()
+    this.#ledgers.set(id, ledger)
+    return ledger
+  }
+
+  #finished(process: ToolProcess): void {
+    this.#running.delete(process)
+    this.#retention.add(process)
+    // Nothing the budget keeps may hold the process: it would never see it collected.
+    const { spill } = this.#state
+    const id = process.id
+    const ledger = this.#ledgers.get(id)
+    this.#ledgers.delete(id)
+    const remove = () => {
+      for (const stream of ['stdout', 'stderr']) spill.file(`${id}.${stream}`).remove()
+    }
+    if (ledger !== undefined) this.#disk.finished(process, { ledger, remove })
   }
 
   /** This instance's run id: the prefix of the `TOOLVISOR_PROCESS` marker of every process it starts. */
@@ -175,15 +195,6 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.dispose()
-  }
-}
-
-/** The spill files a finished process wrote, and their size. */
-function spilled(process: ManagedProcess): { paths: string[]; bytes: number } {
-  const outputs = [process.stdout(), process.stderr()].filter((output) => output.spillPath !== undefined)
-  return {
-    paths: outputs.map((output) => output.spillPath!),
-    bytes: outputs.reduce((sum, output) => sum + output.totalBytes, 0),
   }
 }
 

@@ -6,6 +6,7 @@ import type { RunAsMechanism, RunAsTarget, SandboxMechanism, SandboxPolicy } fro
 import type { LostProcess } from './lost.js'
 import type { RuntimeOptions } from './options.js'
 import type { PlainProcessSpec } from './plain.js'
+import type { SpillCut } from './spill-cut.js'
 
 /** A tool after load: its declarations checked against what the operator configured. */
 export interface PreparedTool {
@@ -128,8 +129,10 @@ export interface CapturedOutput {
   readonly tail: Buffer
   readonly totalBytes: number
   readonly truncated: boolean
-  /** The file holding every byte, once the stream passed the bound. */
+  /** The spill file, once the stream passed the bound: every byte, unless `spillCut` says otherwise. */
   readonly spillPath?: string
+  /** Where the spill file stops short of the stream (its cap, or the disk budget), once it did. */
+  readonly spillCut?: SpillCut
 }
 
 /** A running or finished process. */

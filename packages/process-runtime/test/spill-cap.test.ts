@@ -25,15 +25,18 @@ describe('F7: spill files are bounded', () => {
     const first = runtime.start({ tool: sh, argv: ['-c', 'head -c 3000000 /dev/zero'] })
     expect(await first.exit).toMatchObject({ code: 0 })
     expect(spillBytes(stateDir, runtime.runId)).toBeLessThanOrEqual(budget)
-    expect(first.stdout()).toMatchObject({ totalBytes: 3_000_000, cut: { why: 'budget', bound: budget } })
+    expect(first.stdout()).toMatchObject({
+      totalBytes: 3_000_000,
+      spillCut: { why: 'budget', bound: budget },
+    })
     const next = runtime.start({ tool: sh, argv: ['-c', 'head -c 50000 /dev/zero'] })
     expect(await next.exit).toMatchObject({ code: 0 })
     expect(next.stdout()).toMatchObject({
       totalBytes: 50_000,
-      cut: { kept: 0, why: 'budget', bound: budget },
+      spillCut: { kept: 0, why: 'budget', bound: budget },
     })
     expect(spillBytes(stateDir, runtime.runId)).toBeLessThanOrEqual(budget)
-    expect(first.stdout().cut!.kept + next.stdout().cut!.kept).toBeLessThanOrEqual(budget)
+    expect(first.stdout().spillCut!.kept + next.stdout().spillCut!.kept).toBeLessThanOrEqual(budget)
   })
 
   it('a stream past its spillBytes cap keeps its first bytes on disk, and its newest in memory', async () => {
@@ -46,7 +49,7 @@ describe('F7: spill files are bounded', () => {
     expect(proc.stdout()).toMatchObject({
       totalBytes: all.length,
       truncated: true,
-      cut: { kept: 100_000, why: 'cap', bound: 100_000 },
+      spillCut: { kept: 100_000, why: 'cap', bound: 100_000 },
     })
     expect(proc.bytes('stdout', 99_990, 10).equals(all.subarray(99_990, 100_000))).toBe(true)
     // Past the cap and before the tail: not kept anywhere.

@@ -75,7 +75,8 @@ describe('F8: run and spill files are opened through the directories the run hol
 
   it('a link planted in the spill directory at the name of the next spill file is not followed', async () => {
     const stateDir = tempDir('tv-swap-')
-    const runtime = makeRuntime({ stateDir, resultBytes: 1024 })
+    // A small tail: the middle of the stream is then in memory nowhere (the newest 100 bytes are).
+    const runtime = makeRuntime({ stateDir, resultBytes: 1024, tailBytes: 100 })
     const spill = join(stateDir, 'runs', runtime.runId, 'spill')
     const target = tempDir('tv-target-')
     const victim = join(target, 'victim')
