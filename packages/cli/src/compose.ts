@@ -5,7 +5,13 @@ import { type Mailbox, MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
 import { journalMailboxPlugin } from '@toolvisor/mailbox-journal'
 import { McpApprovals, mcpApprovalPlugin } from '@toolvisor/mcp-server'
 import type { OwnPathOption, ProcessRuntime, TaskRegistry } from '@toolvisor/process-runtime'
-import { defaultStateDir, RuntimeToken, runtimePlugin, TasksToken } from '@toolvisor/process-runtime'
+import {
+  defaultStateDir,
+  RuntimeToken,
+  runtimePlugin,
+  TasksToken,
+  trustStateDir,
+} from '@toolvisor/process-runtime'
 import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
 import { landlockPlugin } from '@toolvisor/sandbox-landlock'
 import { bashPlugin } from '@toolvisor/tool-bash'
@@ -71,7 +77,8 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
   refuseUnknownMechanisms(config)
   const kernel = new Kernel()
   const yieldMs = options.yieldMs ?? config.yieldMs
-  const stateDir = config.stateDir ?? defaultStateDir()
+  // Before anything is written in it (the capability cache, the mail journal, the runs).
+  const stateDir = trustStateDir(config.stateDir ?? defaultStateDir())
   try {
     if (options.loadToolboxes !== false && config.capabilities.length > 0) {
       kernel.use(capabilitiesPlugin, {
@@ -148,9 +155,11 @@ function runtimeOptions(config: Config, stateDir: string, ownPaths: OwnPathOptio
     stateDir,
     ...(ownPaths.length > 0 ? { ownPaths } : {}),
     ...(config.envdirRoot ? { envdirRoot: config.envdirRoot } : {}),
+    ...(config.envdirPermissions ? { envdirPermissions: config.envdirPermissions } : {}),
     ...(config.sandbox ? { sandbox: config.sandbox } : {}),
     ...(config.sandboxUser ? { sandboxUser: config.sandboxUser } : {}),
     ...(config.runAs ? { runAs: config.runAs } : {}),
+    ...(config.runAsAllow ? { runAsAllow: config.runAsAllow } : {}),
     ...(config.environment ? { environment: config.environment } : {}),
     ...(config.protectedPaths ? { protectedPaths: config.protectedPaths } : {}),
     ...defined({
@@ -159,6 +168,7 @@ function runtimeOptions(config: Config, stateDir: string, ownPaths: OwnPathOptio
       ringStderrLines: config.ringStderrLines,
       maxLineBytes: config.maxLineBytes,
       stateBytes: config.stateBytes,
+      spillBytes: config.spillBytes,
     }),
   }
 }
@@ -188,10 +198,13 @@ export function defined<T extends Record<string, unknown>>(
 }
 
 /**
- * Tells the operator (stderr) what this start found lost: processes an earlier run still had when
- * it died, now killed. The session that owned each sees it in `processes list` when it comes back.
+ * Tells the operator (stderr) what this start found: the runtime's warnings, and what it found
+ * lost (processes an earlier run still had when it died, now killed). The session that owned each
+ * sees it in `processes list` when it comes back.
  */
 export function reportLost(composed: Composed, say: (line: string) => void): void {
+  // The runtime's start-up warnings first (an envdir root others may read, accepted by warn).
+  for (const warning of composed.runtime.warnings()) say(`toolvisor: warning: ${warning}`)
   const lost = composed.runtime.lost()
   if (lost.length === 0) return
   // Session names come from clients: each field stays on its line (`say` escapes the rest).

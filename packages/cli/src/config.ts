@@ -73,7 +73,13 @@ export const ConfigFile = z
       "Which of toolvisor's own environment variables tools inherit (see EnvironmentPolicy).",
     ),
     envdirRoot: z.string().min(1).optional(),
+    envdirPermissions: RuntimeConfig.shape.envdirPermissions.describe(
+      'An envdir root that group or others may read or write: `refuse` it at start (default), or `warn` on stderr and use it.',
+    ),
     runAs: z.string().min(1).optional(),
+    runAsAllow: RuntimeConfig.shape.runAsAllow.describe(
+      'The users a tool’s own run_as may name; "*" is any user but root, which is allowed only by its name. Default none: a tool that declares run_as does not load.',
+    ),
     stateDir: z.string().min(1).optional(),
     backends: z.record(z.string(), z.string().min(1)).default({}),
     checkTtlMs: z
@@ -111,7 +117,10 @@ export const ConfigFile = z
       'stderr lines kept per process (status shows the last ones). Default 256.',
     ),
     stateBytes: RuntimeConfig.shape.stateBytes.describe(
-      'The disk budget of the state directory: ended runs and unreferenced spill files are pruned past it. Default 1 GiB.',
+      'The disk budget of the state directory: ended runs and unreferenced spill files are pruned past it, and live spills count (once it is spent, a spill is cut and the result says so). Default 1 GiB.',
+    ),
+    spillBytes: RuntimeConfig.shape.spillBytes.describe(
+      "The most bytes one stream's spill file keeps (its first ones); past them the spill is cut and results say how much was not kept. Default 256 MiB.",
     ),
     maxLineBytes: RuntimeConfig.shape.maxLineBytes.describe(
       'The longest output line kept whole; a longer one is an invalid event. Default 1 MiB.',

@@ -248,7 +248,7 @@ describe.skipIf(!hasBwrap || !isRoot)('ways out of the sandbox (root, bwrap and 
         environment: { LL_MAX_ABI: '5' },
         sandbox: { fs: { read: [] } },
       })
-      const { call } = await load(box, { sandbox: 'landlock', runAs: 'setpriv' })
+      const { call } = await load(box, { sandbox: 'landlock', runAs: 'setpriv', runAsAllow: ['nobody'] })
       const result = await call(
         'lowered',
         `kill -0 ${outside.pid} 2>/dev/null && echo signalled || echo refused`,
@@ -286,7 +286,7 @@ describe.skipIf(!hasBwrap || !isRoot)('ways out of the sandbox (root, bwrap and 
         const so = preloadLibrary(lib, join(marks, 'loaded'))
         sandboxedTool(box, 'preload', { run_as: { user: 'nobody' }, environment: { LD_PRELOAD: so } })
         for (const runAs of ['setpriv', 'runuser']) {
-          const { call } = await load(box, { runAs })
+          const { call } = await load(box, { runAs, runAsAllow: ['nobody'] })
           expect(await call('preload', 'id -un')).toEqual({ isError: false, text: 'nobody\n' })
         }
         const loads = loadedBy(join(marks, 'loaded'))
@@ -299,7 +299,7 @@ describe.skipIf(!hasBwrap || !isRoot)('ways out of the sandbox (root, bwrap and 
       const box = dir('tv-esc-box-')
       sandboxedTool(box, 'who', { run_as: { user: 'nobody' } })
       for (const runAs of ['setpriv', 'runuser']) {
-        const { call } = await load(box, { runAs })
+        const { call } = await load(box, { runAs, runAsAllow: ['nobody'] })
         expect(await call('who', 'id -un; id -gn')).toEqual({ isError: false, text: 'nobody\nnogroup\n' })
       }
     })

@@ -22,13 +22,13 @@ export interface Message {
 }
 
 /**
- * `toolvisor mcp ARGS` with raw pipes, its own state dir and a tag in its environment: what a client
+ * `toolvisor mcp ARGS` with raw pipes, its own state dir (or `stateDir`) and a tag in its environment: what a client
  * that writes its own JSON-RPC sees. Its stdout is read at once, unless `read` is false (a client
  * that never reads). After the test, fails if any process carrying the tag is alive.
  */
-export function rawMcp(args: string[], { read = true } = {}) {
+export function rawMcp(args: string[], { read = true, stateDir = tempDir('tv-mcp-state-') } = {}) {
   const tag = randomUUID()
-  const child = spawn(process.execPath, [bin, 'mcp', ...args, '--state-dir', tempDir('tv-mcp-state-')], {
+  const child = spawn(process.execPath, [bin, 'mcp', ...args, '--state-dir', stateDir], {
     env: { ...process.env, TV_TEST_TAG: tag },
     stdio: ['pipe', 'pipe', 'pipe'],
   })

@@ -188,7 +188,8 @@ describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: need
           // Landlock grants no /proc by default (it would expose every process): grant it to read the status.
           const read = mechanism === 'landlock' ? [shared, '/proc'] : [shared]
           sandboxedTool(box, 'other', { run_as: { user }, sandbox: { fs: { read, write: [out] } } })
-          const { call } = await load(box, { sandbox: mechanism, runAs: 'setpriv' })
+          // The operator lets tools run as this user (decision 0092: none by default).
+          const { call } = await load(box, { sandbox: mechanism, runAs: 'setpriv', runAsAllow: [user] })
           const result = await call(
             'other',
             `id -un; cat ${shared}/group-only; touch ${out}/mine; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status`,

@@ -44,6 +44,11 @@ export interface DecodeOptions {
   readonly readyOffset?: number | undefined
   /** Where the bytes pushed start in stdout (replays start mid-stream). */
   readonly startOffset?: number
+  /**
+   * What the spill file holds of an overlong line (at `offset`, `length` bytes), for its note;
+   * default `the spill file holds it whole`.
+   */
+  readonly lineKept?: (offset: number, length: number) => string
 }
 
 /** Creates the decoder for a process's stdout. */
@@ -83,7 +88,7 @@ export function createDecoder(options: DecodeOptions, sink: DecodeSink): Decoder
       sink.event(
         invalid(
           `${preview.toString('utf8')}…`,
-          `line of ${length} bytes is longer than the ${options.maxLine}-byte bound: cut (the spill file holds it whole)`,
+          `line of ${length} bytes is longer than the ${options.maxLine}-byte bound: cut (${options.lineKept?.(offset, length) ?? 'the spill file holds it whole'})`,
         ),
         offset,
         true,

@@ -48,6 +48,15 @@ export const RuntimeErrorCodes = {
   TASK_ID_TAKEN: 'RUNTIME_ERR_TASK_ID_TAKEN',
   /** A session touched another session's task. */
   FOREIGN_TASK: 'RUNTIME_ERR_FOREIGN_TASK',
+  /**
+   * The state directory (or its `runs/`, or a directory above it) is not toolvisor's alone: owned by
+   * another user, or writable by group or others (decision 0092).
+   */
+  STATE_DIR: 'RUNTIME_ERR_STATE_DIR',
+  /** The envdir root may be read or written by group or others, and `envdirPermissions` is `refuse`. */
+  ENVDIR_PERMISSIONS: 'RUNTIME_ERR_ENVDIR_PERMISSIONS',
+  /** A tool's `run_as` names a user (or group) the operator's `runAsAllow` does not allow. */
+  RUN_AS_NOT_ALLOWED: 'RUNTIME_ERR_RUN_AS_NOT_ALLOWED',
 } as const
 
 /** A code of this package. */

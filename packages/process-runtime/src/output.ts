@@ -1,15 +1,20 @@
-import { closeSync, openSync, readSync, writeSync } from 'node:fs'
+import { closeSync, constants, readSync, writeSync } from 'node:fs'
+import { fileAt, type HeldFile } from './held-dir.js'
+import type { SpillAllowance, SpillCut } from './spill-cut.js'
 import { StagedWriter } from './spill-direct.js'
 
 /**
  * One output stream of a process: the first `limit` bytes in memory (for results), a rolling tail
- * (for error reports), and, once the stream passes `limit`, a spill file (mode 0600) holding every
- * byte from the first one. Nothing is lost and memory stays bounded.
+ * (for error reports, and the newest bytes a reader asks for), and, once the stream passes
+ * `limit`, a spill file (mode 0600) holding its bytes from the first one. The spill keeps at most
+ * `cap` bytes, and only what the disk budget grants (`allowance`): past either it is cut, and
+ * `spillCut` says where and why (decision 0092). Memory and disk stay bounded.
  */
 export class SpillingOutput {
   readonly #limit: number
   readonly #tailBytes: number
-  readonly #spillPath: string
+  /** The spill file: opened through the run's held spill directory, never through a link. */
+  readonly #spill: HeldFile
   #head: Buffer[] = []
   #headLength = 0
   #tail: Buffer[] = []
@@ -23,17 +28,40 @@ export class SpillingOutput {
   /** Spill writes past the page cache, for a bulk stream (spill-direct.ts), where the file system allows. */
   readonly #direct: boolean
   #writer: StagedWriter | undefined
+  /** The most bytes the spill file may hold (`spillBytes`). */
+  readonly #cap: number
+  /** The disk budget each spill write asks first, when there is one. */
+  readonly #allowance: SpillAllowance | undefined
+  /** Bytes handed to the spill file (what the budget granted): bytes 0 to `#kept` of the stream. */
+  #kept = 0
+  #cut: SpillCut | undefined
 
   constructor(options: {
     readonly limit: number
     readonly tailBytes: number
-    readonly spillPath: string
+    /** The spill file, or a path (opened without following a link at it). */
+    readonly spill: HeldFile | string
     readonly direct?: boolean
+    /** The most bytes the spill file may hold. Default: no cap. */
+    readonly cap?: number
+    readonly allowance?: SpillAllowance
   }) {
     this.#limit = options.limit
     this.#tailBytes = options.tailBytes
-    this.#spillPath = options.spillPath
+    this.#spill = typeof options.spill === 'string' ? fileAt(options.spill) : options.spill
     this.#direct = options.direct ?? false
+    this.#cap = options.cap ?? Number.POSITIVE_INFINITY
+    this.#allowance = options.allowance
+  }
+
+  /** Where the spill file stops short of the stream, once it did (its cap, or the disk budget). */
+  get spillCut(): SpillCut | undefined {
+    return this.#cut
+  }
+
+  /** Bytes the spill file was given (at most the cap). */
+  get spilledBytes(): number {
+    return this.#kept
   }
 
   /** Bytes written so far. */
@@ -43,7 +71,7 @@ export class SpillingOutput {
 
   /** The spill file, once the stream passed the limit. */
   get spillPath(): string | undefined {
-    return this.#spilled ? this.#spillPath : undefined
+    return this.#spilled ? this.#spill.path : undefined
   }
 
   /** Why spilling failed (disk full, ...): then bytes past the limit are lost, and reports say so. */
@@ -102,14 +130,26 @@ export class SpillingOutput {
 
   /**
    * Reads `length` bytes from `offset` of everything written: from memory when the head holds them,
-   * else from the spill file. Returns fewer bytes at the end, none when they are not available.
+   * else from the spill file (up to where it was cut), else from the tail in memory. Returns fewer
+   * bytes at the end (of the stream, or of what the spill file holds), none when they are not
+   * available (not kept anywhere).
    */
   read(offset: number, length: number): Buffer {
     const end = Math.min(offset + length, this.#total)
     if (end <= offset) return Buffer.alloc(0)
     if (end <= this.#headLength && !this.#compacted) return this.head().subarray(offset, end)
-    if (!this.#spilled || this.spillError) return Buffer.alloc(0)
-    const fd = openSync(this.#spillPath, 'r')
+    if (this.#spilled && !this.spillError && offset < this.#kept)
+      return this.#readFile(offset, Math.min(end, this.#kept))
+    // The newest bytes are still in memory, past a cut (or with no spill file at all): the tail's
+    // bound of them, whatever its chunks happen to hold beyond it.
+    const tail = this.tail()
+    const tailStart = this.#total - tail.length
+    if (offset >= tailStart) return tail.subarray(offset - tailStart, end - tailStart)
+    return Buffer.alloc(0)
+  }
+
+  #readFile(offset: number, end: number): Buffer {
+    const fd = this.#spill.open(constants.O_RDONLY)
     try {
       const writer = this.#writer
       const buffer = writer ? Buffer.alloc(end - offset) : Buffer.allocUnsafe(end - offset)
@@ -131,25 +171,30 @@ export class SpillingOutput {
   /**
    * Moves everything to the spill file (writing it now if the stream never passed the bound) and
    * drops the head from memory; reads then come from the file. Keeps the small tail. Returns false
-   * (and keeps the head) when the file cannot be written.
+   * (and keeps the head) when the file cannot be written, or does not hold the head (its cap, or
+   * the budget, cut it before): past a cut the events are not readable back from the file either.
    */
   compact(): boolean {
     if (!this.#spilled) {
       if (this.#total === 0) return true
+      const head = this.head()
+      if (head.length > this.#cap || (this.#allowance?.take(head.length) ?? head.length) < head.length)
+        return false
       try {
-        const fd = openSync(this.#spillPath, 'w', 0o600)
+        const fd = this.#spill.open(constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC)
         try {
-          writeSync(fd, this.head())
+          writeSync(fd, head)
         } finally {
           closeSync(fd)
         }
         this.#spilled = true
+        this.#kept = head.length
       } catch (error) {
         this.#spillError = error as Error
         return false
       }
     }
-    if (this.#spillError) return false
+    if (this.#spillError || this.#kept < Math.min(this.#total, this.#limit)) return false
     this.#head = []
     this.#headLength = 0
     this.#compacted = true
@@ -167,7 +212,7 @@ export class SpillingOutput {
 
   #startSpill(chunk: Buffer): void {
     try {
-      this.#fd = openSync(this.#spillPath, 'w+', 0o600)
+      this.#fd = this.#spill.open(constants.O_RDWR | constants.O_CREAT | constants.O_TRUNC)
       this.#spilled = true
       if (this.#direct) this.#writer = StagedWriter.open(this.#fd)
       // Everything before this chunk is in the head (the limit had not been passed yet).
@@ -179,8 +224,10 @@ export class SpillingOutput {
     }
   }
 
-  #write(bytes: Buffer): void {
-    if (this.#fd === undefined || this.#spillError) return
+  #write(all: Buffer): void {
+    if (this.#fd === undefined || this.#spillError || this.#cut !== undefined) return
+    const bytes = this.#granted(all)
+    if (bytes.length === 0) return
     if (this.#writer) {
       this.#writer.write(bytes)
       return
@@ -192,5 +239,24 @@ export class SpillingOutput {
     } catch (error) {
       this.#spillError = error as Error
     }
+  }
+
+  /**
+   * What of `bytes` the spill file may take: within its cap, and what the budget grants. Short of
+   * all of it, the spill is cut there for good (a later, smaller write would leave a hole).
+   */
+  #granted(bytes: Buffer): Buffer {
+    const room = Math.min(bytes.length, this.#cap - this.#kept)
+    const granted = this.#allowance === undefined ? room : this.#allowance.take(room)
+    this.#kept += granted
+    if (granted < bytes.length) {
+      const budget = granted < room && this.#allowance !== undefined
+      this.#cut = {
+        kept: this.#kept,
+        why: budget ? 'budget' : 'cap',
+        bound: budget ? this.#allowance!.budget : this.#cap,
+      }
+    }
+    return granted === bytes.length ? bytes : bytes.subarray(0, granted)
   }
 }

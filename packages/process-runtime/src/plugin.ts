@@ -46,6 +46,7 @@ export const RuntimeConfig = z
     envdirRoot: z.string().min(1).optional(),
     sandbox: z.string().min(1).optional(),
     runAs: z.string().min(1).optional(),
+    runAsAllow: z.array(z.string().min(1)).optional(),
     sandboxUser: z.string().min(1).optional(),
     environment: EnvironmentPolicyConfig.optional(),
     execHelper: z.string().min(1).optional(),
@@ -75,6 +76,15 @@ export const RuntimeConfig = z
             'expected a path relative to a writable grant (.git/hooks/, .bashrc), without . or .. parts',
           ),
       )
+      .optional(),
+    spillBytes: positive.optional(),
+    envdirPermissions: z
+      .enum({
+        /** An envdir root that group or others may read or write stops the start (the default). */
+        refuse: 'refuse',
+        /** It is used, and the start warns (`warnings()`, printed by the CLI on stderr). */
+        warn: 'warn',
+      })
       .optional(),
   })
   .strict()

@@ -9,11 +9,13 @@ import {
   missingAccess,
   selfAccount,
 } from './accounts.js'
+import type { EnvdirRootGuard } from './envdir-root.js'
 import { effectivePolicy } from './environment.js'
-import type { Launchers, OwnPath, RunAsTarget, SandboxPolicy } from './launchers.js'
+import type { Launchers, OwnPath, RunAsMechanism, RunAsTarget, SandboxPolicy } from './launchers.js'
 import { chooseMechanism, runAsMechanismOf } from './mechanism-choice.js'
 import { overlap, reachableOwn } from './own-paths.js'
 import { type Fail, isInside, resolvePolicy } from './policy.js'
+import { refuseUnlistedRunAs } from './run-as-allow.js'
 import type { LaunchFacts, PreparedTool, PrepareInput, RuntimeOptions } from './types.js'
 
 /** The default `--sandbox-user`. */
@@ -28,23 +30,30 @@ export interface PrepareContext {
   readonly own: readonly OwnPath[]
   /** What every writable grant keeps read-only (`protectedPaths`). */
   readonly protect: readonly string[]
+  /** The envdir root's permissions, checked again when a tool that declares an envdir loads. */
+  readonly envdirRoot?: EnvdirRootGuard
 }
 
 const isRoot = () => process.geteuid?.() === 0
 
-/** Checks a tool's runtime declarations against the operator's configuration (see `ProcessRuntime.prepare`). */
-export async function prepareTool(input: PrepareInput, context: PrepareContext): Promise<PreparedTool> {
+/**
+ * Checks a tool's runtime declarations against the operator's configuration (see
+ * `ProcessRuntime.prepare`). `declaredBy`: a tool's declaration (its run_as must be in
+ * `runAsAllow`), or the operator's own process (`preparePlain`: the operator chose it).
+ */
+export async function prepareTool(
+  input: PrepareInput,
+  context: PrepareContext,
+  declaredBy: 'tool' | 'operator',
+): Promise<PreparedTool> {
   const fail: Fail = (code, field, reason) => {
     throw new LoadingError(code, { tool: input.path, field, reason })
   }
   const { options, launchers } = context
   const declared = input.runtime
-  const envdir = declared.envdir === undefined ? undefined : envdirOf(declared.envdir, options, fail)
+  const envdir = declared.envdir === undefined ? undefined : envdirOf(declared.envdir, context, fail)
   const rundir = declared.rundir === undefined ? undefined : rundirOf(declared.rundir, input.dir, fail)
-  const runAsMechanism =
-    declared.runAs === undefined
-      ? undefined
-      : await runAsMechanismOf(options, launchers, declared.runAs, fail)
+  const runAsMechanism = await declaredRunAs(declared.runAs, context, declaredBy, fail)
 
   // Who the tool runs as when it is not the runtime's user: its declaration, else (root only,
   // sandboxed only) the sandbox user: a sandboxed tool is never host root unless it asks for it.
@@ -87,6 +96,24 @@ export async function prepareTool(input: PrepareInput, context: PrepareContext):
     ...(envdir ? { envdir } : {}),
     ...(rundir ? { rundir } : {}),
   }
+}
+
+/**
+ * The run_as mechanism of a declared run_as, qualified for its user; a tool's own run_as must
+ * name a user `runAsAllow` allows, checked once the configured mechanism is known to exist and
+ * before the user is even looked up.
+ */
+async function declaredRunAs(
+  target: RunAsTarget | undefined,
+  context: PrepareContext,
+  declaredBy: 'tool' | 'operator',
+  fail: Fail,
+): Promise<RunAsMechanism | undefined> {
+  if (target === undefined) return undefined
+  const { options, launchers } = context
+  if (declaredBy === 'tool' && launchers.runAs(options.runAs ?? '') !== undefined)
+    await refuseUnlistedRunAs(target, options.runAsAllow ?? [], fail)
+  return runAsMechanismOf(options, launchers, target, fail)
 }
 
 /** The declared sandbox's policy and the mechanism that honours it. */
@@ -182,7 +209,8 @@ export function refuseOwn(
   }
 }
 
-function envdirOf(name: string, options: RuntimeOptions, fail: Fail): string {
+function envdirOf(name: string, context: PrepareContext, fail: Fail): string {
+  const { options } = context
   if (options.envdirRoot === undefined) {
     fail(
       'RUNTIME_ERR_ENVDIR',
@@ -190,6 +218,8 @@ function envdirOf(name: string, options: RuntimeOptions, fail: Fail): string {
       'declared, but no envdir root is configured: start toolvisor with --envdir-root DIR',
     )
   }
+  const refused = context.envdirRoot?.refusal()
+  if (refused !== undefined) fail('RUNTIME_ERR_ENVDIR_PERMISSIONS', '$.runtime.envdir', refused)
   const envdir = join(options.envdirRoot as string, name)
   if (!isDirectory(envdir))
     fail(

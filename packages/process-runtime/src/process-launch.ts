@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import type { Readable, Writable } from 'node:stream'
 import type { InputSpec } from '@toolvisor/describe-v2'
+import type { SpillLedger } from './disk.js'
 import { buildEnvironment } from './environment.js'
 import { RuntimeError } from './errors.js'
 import type { Child, ForkServer } from './fork-server.js'
@@ -17,6 +18,11 @@ import type { ProcessRuntime, StartOptions } from './types.js'
 export interface ProcessHost {
   readonly options: ProcessRuntime['options']
   readonly state: RunState
+  /**
+   * The account of process `id` with the disk budget (`stateBytes`): each of its spill writes asks
+   * it first; the runtime releases it once the process, finished, is collected.
+   */
+  spillLedger(id: string): SpillLedger
   /** The final-exec helper, when it could be built here. */
   readonly execHelper: string | undefined
   /** The fork server launches go through, when there is one (else they are spawned from Node). */

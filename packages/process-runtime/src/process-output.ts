@@ -1,11 +1,12 @@
-import { join } from 'node:path'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
 import { createDecoder, type Decoder } from './decode.js'
 import { RuntimeError } from './errors.js'
 import { EventLog, type EventPage, type SequencedEvent } from './event-log.js'
 import { LineFramer } from './framing.js'
+import type { HeldDirectory } from './held-dir.js'
 import { SpillingOutput } from './output.js'
 import { Ring } from './ring.js'
+import { lineKeptText, type SpillAllowance } from './spill-cut.js'
 import type { CapturedOutput, ProcessCounters, ProcessRuntime } from './types.js'
 
 /** Longest stderr line kept whole in the stderr ring. */
@@ -14,7 +15,10 @@ const MAX_STDERR_LINE = 16 * 1024
 /** What a process's output needs to know. */
 export interface OutputOptions {
   readonly id: string
-  readonly spillDir: string
+  /** The run's spill directory, held: spill files are opened through it. */
+  readonly spillDir: HeldDirectory
+  /** The disk budget every spill write asks first (the runtime's `DiskBudget`). */
+  readonly allowance?: SpillAllowance
   readonly options: ProcessRuntime['options']
   /** The in-memory bound of each stream before it spills, over `options.resultBytes`. */
   readonly resultBytes?: number
@@ -44,11 +48,24 @@ export class ProcessOutput {
 
   constructor(options: OutputOptions) {
     const { options: runtime, spec } = options
-    const spill = (stream: string) => join(options.spillDir, `${options.id}.${stream}`)
-    const bounds = { limit: options.resultBytes ?? runtime.resultBytes, tailBytes: runtime.tailBytes }
-    this.stdout = new SpillingOutput({ ...bounds, spillPath: spill('stdout'), direct: bulkStdout(spec) })
-    this.stderr = new SpillingOutput({ ...bounds, spillPath: spill('stderr') })
-    const decode = { output: spec.output, maxLine: runtime.maxLineBytes, ready: spec.ready }
+    const spill = (stream: string) => options.spillDir.file(`${options.id}.${stream}`)
+    const bounds = {
+      limit: options.resultBytes ?? runtime.resultBytes,
+      tailBytes: runtime.tailBytes,
+      cap: runtime.spillBytes,
+      ...(options.allowance ? { allowance: options.allowance } : {}),
+    }
+    this.stdout = new SpillingOutput({ ...bounds, spill: spill('stdout'), direct: bulkStdout(spec) })
+    this.stderr = new SpillingOutput({ ...bounds, spill: spill('stderr') })
+    const stdout = this.stdout
+    const decode = {
+      output: spec.output,
+      maxLine: runtime.maxLineBytes,
+      ready: spec.ready,
+      // An overlong line says what the spill file holds of it (its bytes are all appended by then).
+      lineKept: (offset: number, length: number) =>
+        lineKeptText({ cut: stdout.spillCut, failed: stdout.spillError !== undefined }, offset, length),
+    }
     this.events = new EventLog({
       capacity: runtime.ringEvents,
       maxBytes: runtime.ringBytes,
@@ -182,11 +199,13 @@ export function capture(output: SpillingOutput): CapturedOutput {
   // Whoever asks may read the spill file next: what waits in memory for it goes there first.
   output.flush()
   const spillPath = output.spillPath
+  const spillCut = output.spillCut
   return {
     head: output.head(),
     tail: output.tail(),
     totalBytes: output.total,
     truncated: output.truncated,
     ...(spillPath ? { spillPath } : {}),
+    ...(spillCut ? { spillCut } : {}),
   }
 }

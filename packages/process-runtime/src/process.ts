@@ -86,7 +86,8 @@ export class ToolProcess implements ManagedProcess {
     })
     this.#output = new ProcessOutput({
       id,
-      spillDir: host.state.spillDir,
+      spillDir: host.state.spill,
+      allowance: host.spillLedger(id),
       options: host.options,
       ...(start.resultBytes !== undefined ? { resultBytes: start.resultBytes } : {}),
       spec: this.#spec,

@@ -1,12 +1,14 @@
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import type { HeldDirectory } from './held-dir.js'
 import type { LostProcess } from './lost.js'
+import { eachRun, keepLost } from './lost-records.js'
 import { hasVariable, isSameProcess, pidsWithEnv } from './procfs.js'
 
 /**
  * What a run leaves on disk (`<stateDir>/runs/<runId>/processes.log`, one JSON record per line)
  * and what the next start, or the watchdog, makes of it when the run died: the processes it
- * still had, killed, and reported lost.
+ * still had, killed, and reported lost. Every run directory is held while it is read or written
+ * (held-dir.ts): its files are opened through it, never through a link (decision 0092), and a
+ * link in `runs/` is no run at all.
  */
 
 /** The environment variable that marks every process a run started (and its descendants). */
@@ -50,11 +52,11 @@ interface LiveRecord {
 }
 
 /** The records of a run's log that have no end record. */
-function liveRecords(runDir: string): LiveRecord[] {
+function liveRecords(run: HeldDirectory): LiveRecord[] {
   const live = new Map<string, LiveRecord>()
   let text = ''
   try {
-    text = readFileSync(join(runDir, 'processes.log'), 'utf8')
+    text = run.read('processes.log').toString('utf8')
   } catch {
     return []
   }
@@ -98,8 +100,8 @@ export const SCAN_PASSES = 10
  * group of each recorded leader that is provably the same process (pid and start time), and every
  * process carrying the run's marker in its environment (descendants that left the group).
  */
-export function reapRun(runDir: string, runId: string): Map<string, number> {
-  const live = liveRecords(runDir)
+export function reapRun(run: HeldDirectory, runId: string): Map<string, number> {
+  const live = liveRecords(run)
   const killed = new Map<string, number>()
   if (live.length === 0) return killed
   for (const record of live) {
@@ -147,124 +149,59 @@ export function reapRun(runDir: string, runId: string): Map<string, number> {
   return killed
 }
 
-const LOST_FILE = 'lost.json'
-
-/**
- * Writes what a dead run lost into its directory (atomically), so that later starts, the owner
- * sessions that come back and `toolvisor check --probe` still know it, for as long as the run
- * directory is kept (`retentionMs`).
- */
-function keepLost(dir: string, lost: readonly LostProcess[]): void {
-  if (lost.length === 0) return
-  try {
-    writeFileSync(join(dir, `${LOST_FILE}.tmp`), JSON.stringify(lost))
-    renameSync(join(dir, `${LOST_FILE}.tmp`), join(dir, LOST_FILE))
-  } catch {
-    // a full or read-only disk: this start still reports them
-  }
-}
-
-const TOLD_FILE = 'told.json'
-
-/**
- * Records that the owner session of a lost process was told: the ids of a run's `told.json`,
- * rewritten whole (write, rename) so a crash leaves the old list or the new one, never half.
- */
-export function markTold(stateDir: string, lost: Pick<LostProcess, 'run' | 'id'>): void {
-  const dir = join(stateDir, 'runs', lost.run)
-  const told = toldIn(dir)
-  if (told.has(lost.id)) return
-  told.add(lost.id)
-  try {
-    writeFileSync(join(dir, `${TOLD_FILE}.tmp`), JSON.stringify([...told]))
-    renameSync(join(dir, `${TOLD_FILE}.tmp`), join(dir, TOLD_FILE))
-  } catch {
-    // the run's directory was pruned meanwhile: nothing keeps the loss to tell again either
-  }
-}
-
-/** The ids of a run's lost processes whose owners were told. */
-function toldIn(dir: string): Set<string> {
-  try {
-    const ids = JSON.parse(readFileSync(join(dir, TOLD_FILE), 'utf8')) as unknown
-    return new Set(Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [])
-  } catch {
-    return new Set()
-  }
-}
-
-/** Every lost process the state directory still keeps a record of, oldest run first. */
-export function keptLost(stateDir: string): LostProcess[] {
-  const runs = join(stateDir, 'runs')
-  let names: string[]
-  try {
-    names = readdirSync(runs)
-  } catch {
-    return []
-  }
-  const found: LostProcess[] = []
-  for (const runId of names) {
-    try {
-      const records = JSON.parse(readFileSync(join(runs, runId, LOST_FILE), 'utf8')) as LostProcess[]
-      const told = toldIn(join(runs, runId))
-      if (Array.isArray(records))
-        found.push(...records.map((lost) => (told.has(lost.id) ? { ...lost, told: true } : lost)))
-    } catch {
-      // no record, or a torn one
-    }
-  }
-  return found.sort((a, b) => a.startedAt.localeCompare(b.startedAt))
-}
-
 /** Recovers what dead runs left: kills their processes, reports them lost, prunes old runs. */
 export function recoverDeadRuns(stateDir: string, retentionMs: number): LostProcess[] {
-  const runs = join(stateDir, 'runs')
   const lost: LostProcess[] = []
-  for (const runId of readdirSync(runs)) {
-    const dir = join(runs, runId)
-    const ownerFile = join(dir, 'owner.json')
-    if (existsSync(ownerFile)) {
-      let owner: OwnerRecord | undefined
-      try {
-        owner = JSON.parse(readFileSync(ownerFile, 'utf8')) as OwnerRecord
-      } catch {
-        owner = undefined
-      }
-      if (owner && isSameProcess(owner.pid, owner.start)) continue // a live runtime
-      // Claim it atomically: two runtimes starting together must not both report it.
-      const claimed = join(dir, 'closed.json')
-      try {
-        renameSync(ownerFile, claimed)
-      } catch {
-        continue
-      }
-      const records = liveRecords(dir)
-      const killed = reapRun(dir, runId)
-      const reportedAt = new Date().toISOString()
-      const found: LostProcess[] = []
-      for (const record of records) {
-        found.push({
-          id: record.id,
-          run: runId,
-          tool: record.tool,
-          pid: record.pid,
-          startedAt: record.at,
-          killed: killed.get(record.id) ?? 0,
-          ...(record.task ? { task: record.task } : {}),
-          ...(record.session ? { session: record.session } : {}),
-          ...(record.kind ? { kind: record.kind } : {}),
-          reportedAt,
-        })
-      }
-      keepLost(dir, found)
-      lost.push(...found)
-      continue
+  eachRun(stateDir, (run, runId) => {
+    let text: string | undefined
+    try {
+      text = run.read('owner.json').toString('utf8')
+    } catch {
+      text = undefined // closed (or never opened): only its age matters
+    }
+    if (text !== undefined) {
+      lost.push(...recoverRun(run, runId, text))
+      return
     }
     try {
-      if (Date.now() - statSync(dir).mtimeMs > retentionMs) rmSync(dir, { recursive: true, force: true })
+      if (Date.now() - run.stat().mtimeMs > retentionMs) run.removeWhole()
     } catch {
       // another runtime removed it
     }
-  }
+  })
   return lost
+}
+
+/** A run whose owner record is still there: nothing when its owner lives, else what it lost. */
+function recoverRun(run: HeldDirectory, runId: string, ownerText: string): LostProcess[] {
+  let owner: OwnerRecord | undefined
+  try {
+    owner = JSON.parse(ownerText) as OwnerRecord
+  } catch {
+    owner = undefined
+  }
+  if (owner && isSameProcess(owner.pid, owner.start)) return [] // a live runtime
+  // Claim it atomically: two runtimes starting together must not both report it.
+  try {
+    run.rename('owner.json', 'closed.json')
+  } catch {
+    return []
+  }
+  const records = liveRecords(run)
+  const killed = reapRun(run, runId)
+  const reportedAt = new Date().toISOString()
+  const found: LostProcess[] = records.map((record) => ({
+    id: record.id,
+    run: runId,
+    tool: record.tool,
+    pid: record.pid,
+    startedAt: record.at,
+    killed: killed.get(record.id) ?? 0,
+    ...(record.task ? { task: record.task } : {}),
+    ...(record.session ? { session: record.session } : {}),
+    ...(record.kind ? { kind: record.kind } : {}),
+    reportedAt,
+  }))
+  keepLost(run, found)
+  return found
 }

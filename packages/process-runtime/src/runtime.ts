@@ -1,9 +1,11 @@
 import { confineTool } from './confine.js'
-import { DiskBudget } from './disk.js'
+import { DiskBudget, type SpillLedger } from './disk.js'
+import { EnvdirRootGuard } from './envdir-root.js'
 import { RuntimeError } from './errors.js'
 import { builtExecHelper, execHelperStatus, forkServerStatus } from './exec-helper.js'
 import { forkServer } from './fork-server.js'
 import type { Launchers } from './launchers.js'
+import { keptLost, markTold } from './lost-records.js'
 import { ownPathsOf } from './own-paths.js'
 import { type PlainProcessSpec, plainInput } from './plain.js'
 import { DEFAULT_SANDBOX_USER, type PrepareContext, prepareTool } from './prepare.js'
@@ -11,7 +13,6 @@ import { ToolProcess } from './process.js'
 import type { ProcessHost } from './process-launch.js'
 import { protectedPaths } from './protected.js'
 import { RAW_ONESHOT } from './raw.js'
-import { keptLost, markTold } from './recovery.js'
 import { Retention } from './retention.js'
 import { RunState } from './state.js'
 import { Sweeper } from './sweeper.js'
@@ -41,6 +42,9 @@ export const RUNTIME_DEFAULTS = {
   sandboxUser: DEFAULT_SANDBOX_USER,
   oneshotTimeoutMs: 10 * 60 * 1000,
   stateBytes: 1024 * 1024 * KiB,
+  spillBytes: 256 * 1024 * KiB,
+  envdirPermissions: 'refuse',
+  runAsAllow: [] as readonly string[],
 } as const
 
 export { RAW_ONESHOT }
@@ -59,11 +63,21 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   readonly #host: ProcessHost
   readonly #context: PrepareContext
   readonly #fork: LaunchFacts['forkServer']
+  readonly #warnings: string[] = []
+  /** The disk budget's account of each process not finished yet (handed to the budget at its end). */
+  readonly #ledgers = new Map<string, SpillLedger>()
   #counter = 0
   #disposed = false
 
   constructor(options: RuntimeOptions, launchers: Launchers) {
     this.options = { ...RUNTIME_DEFAULTS, ...stripUndefined(options) } as ProcessRuntime['options']
+    const envdirRoot = new EnvdirRootGuard({
+      root: this.options.envdirRoot,
+      permissions: this.options.envdirPermissions,
+      warn: (line) => this.#warnings.push(line),
+    })
+    const refused = envdirRoot.refusal()
+    if (refused !== undefined) throw new RuntimeError('RUNTIME_ERR_ENVDIR_PERMISSIONS', refused)
     this.#state = RunState.open(options.stateDir, this.options.retentionMs)
     const execHelper = execHelperStatus(options.execHelper ?? builtExecHelper)
     const fork = forkServerStatus(options.forkServer)
@@ -74,6 +88,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       options: this.options,
       launchers,
       execHelper,
+      envdirRoot,
       own: ownPathsOf(this.options),
       protect: protectedPaths(this.options.protectedPaths),
     }
@@ -88,15 +103,32 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     this.#host = {
       options: this.options,
       state: this.#state,
+      spillLedger: (id) => this.#spillLedger(id),
       execHelper: execHelper.available ? execHelper.path : undefined,
       forkServer: () => (forkBinary === undefined ? undefined : forkServer(forkBinary)),
-      finished: (process) => {
-        this.#running.delete(process)
-        this.#retention.add(process)
-        this.#disk.finished(process, spilled(process))
-      },
+      finished: (process) => this.#finished(process),
       sweep: (process, urgency) => this.#sweeper.sweep(process.id, process.pid, urgency),
     }
+  }
+
+  #spillLedger(id: string): SpillLedger {
+    const ledger = this.#disk.ledger()
+    this.#ledgers.set(id, ledger)
+    return ledger
+  }
+
+  #finished(process: ToolProcess): void {
+    this.#running.delete(process)
+    this.#retention.add(process)
+    // Nothing the budget keeps may hold the process: it would never see it collected.
+    const { spill } = this.#state
+    const id = process.id
+    const ledger = this.#ledgers.get(id)
+    this.#ledgers.delete(id)
+    const remove = () => {
+      for (const stream of ['stdout', 'stderr']) spill.file(`${id}.${stream}`).remove()
+    }
+    if (ledger !== undefined) this.#disk.finished(process, { ledger, remove })
   }
 
   /** This instance's run id: the prefix of the `TOOLVISOR_PROCESS` marker of every process it starts. */
@@ -105,11 +137,11 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   }
 
   prepare(input: PrepareInput): Promise<PreparedTool> {
-    return prepareTool(input, this.#context)
+    return prepareTool(input, this.#context, 'tool')
   }
 
   preparePlain(spec: PlainProcessSpec): Promise<PreparedTool> {
-    return prepareTool(plainInput(spec), this.#context)
+    return prepareTool(plainInput(spec), this.#context, 'operator')
   }
 
   confined(path: string): Promise<PreparedTool> {
@@ -141,6 +173,10 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     return this.#state.lost
   }
 
+  warnings(): readonly string[] {
+    return this.#warnings
+  }
+
   keptLost(): readonly LostProcess[] {
     return keptLost(this.options.stateDir)
   }
@@ -168,15 +204,6 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.dispose()
-  }
-}
-
-/** The spill files a finished process wrote, and their size. */
-function spilled(process: ManagedProcess): { paths: string[]; bytes: number } {
-  const outputs = [process.stdout(), process.stderr()].filter((output) => output.spillPath !== undefined)
-  return {
-    paths: outputs.map((output) => output.spillPath!),
-    bytes: outputs.reduce((sum, output) => sum + output.totalBytes, 0),
   }
 }
 

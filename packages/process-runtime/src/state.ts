@@ -1,22 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFile,
-  renameSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs'
+import { closeSync, constants, existsSync, readFile, writeSync } from 'node:fs'
 import type { Socket } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { HeldDirectory } from './held-dir.js'
 import { procStat, startTimeOf } from './procfs.js'
 import { type LogRecord, MARKER_VARIABLE, type OwnerRecord, recoverDeadRuns } from './recovery.js'
+import { trustStateDir } from './state-dir.js'
 import type { LostProcess } from './types.js'
 
 export { MARKER_VARIABLE }
@@ -31,15 +22,20 @@ const START_TIME_DELAY_MS = 100
  * processes are running (an append-only log), and spill files. A watchdog process (spawned at
  * open, detached) holds a pipe from this process: when this process dies, even by SIGKILL, the
  * pipe closes and the watchdog kills every process the log says is still running.
+ *
+ * The run directory and its spill directory are held open from the moment they are made, and
+ * every file of the run is opened through them without following a link (held-dir.ts): a run
+ * directory renamed, and a link put at its path, take none of its writes (decision 0092).
  */
 export class RunState {
   readonly runId: string
+  /** The run directory's path (as reported; the files are opened through `#run`). */
   readonly dir: string
-  readonly spillDir: string
-  readonly #log: string
+  /** Where the run's spill files are made. */
+  readonly spill: HeldDirectory
+  readonly #run: HeldDirectory
   /** The log, open for appending: one write per record, no open/close on the launch path. */
   readonly #logFd: number
-  readonly #owner: string
   readonly #watchdog: ChildProcess | undefined
   readonly #lost: LostProcess[]
   /** Ids tracked and not yet untracked. */
@@ -52,26 +48,32 @@ export class RunState {
     // count their instances apart, and a shared id would let one's sweep kill the other's tools.
     this.runId = `${process.pid}-${self?.startTime ?? Date.now()}-${++instances}-${randomBytes(4).toString('hex')}`
     this.dir = join(stateDir, 'runs', this.runId)
-    this.spillDir = join(this.dir, 'spill')
-    this.#log = join(this.dir, 'processes.log')
-    this.#owner = join(this.dir, 'owner.json')
-    mkdirSync(this.spillDir, { recursive: true, mode: 0o700 })
+    const runs = HeldDirectory.open(join(stateDir, 'runs'))
+    try {
+      this.#run = runs.makeChild(this.runId)
+    } finally {
+      runs.close()
+    }
+    this.spill = this.#run.makeChild('spill')
     const owner: OwnerRecord = {
       pid: process.pid,
       start: self?.startTime ?? '',
       at: new Date().toISOString(),
     }
-    writeFileSync(this.#owner, JSON.stringify(owner))
-    this.#logFd = openSync(this.#log, 'a')
+    this.#run.write('owner.json', JSON.stringify(owner))
+    this.#logFd = this.#run.open('processes.log', constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT)
     this.#lost = lost
-    this.#watchdog = startWatchdog(this.dir)
+    this.#watchdog = startWatchdog(this.dir, this.#run)
   }
 
-  /** Recovers what dead runs left behind, then opens a new run. */
+  /**
+   * Checks that the state directory is toolvisor's alone (state-dir.ts: a RuntimeError when it is
+   * not), recovers what dead runs left behind, then opens a new run.
+   */
   static open(stateDir: string, retentionMs: number): RunState {
-    mkdirSync(join(stateDir, 'runs'), { recursive: true, mode: 0o700 })
-    const lost = recoverDeadRuns(stateDir, retentionMs)
-    return new RunState(stateDir, lost)
+    const trusted = trustStateDir(stateDir)
+    const lost = recoverDeadRuns(trusted, retentionMs)
+    return new RunState(trusted, lost)
   }
 
   /** Processes of previous runs that were running when those runs died. */
@@ -128,7 +130,7 @@ export class RunState {
     if (this.#closed) return
     this.#closed = true
     try {
-      renameSync(this.#owner, join(this.dir, 'closed.json'))
+      this.#run.rename('owner.json', 'closed.json')
     } catch {
       // already gone: nothing to mark
     }
@@ -138,13 +140,20 @@ export class RunState {
 
   /**
    * Removes the run's directory when nothing of it is worth keeping: it closed cleanly and spilled
-   * nothing (its log then says nothing a later start needs).
+   * nothing (its log then says nothing a later start needs). Either way the directories are let
+   * go: a finished process's spill file is read by its path from then on (never through a link).
    */
   removeIfEmpty(): void {
     try {
-      if (readdirSync(this.spillDir).length === 0) rmSync(this.dir, { recursive: true, force: true })
+      if (this.spill.names().length === 0) {
+        this.spill.close()
+        this.#run.removeWhole()
+      }
     } catch {
       // already gone
+    } finally {
+      this.spill.close()
+      this.#run.close()
     }
   }
 
@@ -154,12 +163,13 @@ export class RunState {
   }
 }
 
-function startWatchdog(runDir: string): ChildProcess | undefined {
+/** The watchdog, handed the run directory held (its fd 3): it reads the log of that very directory. */
+function startWatchdog(runDir: string, held: HeldDirectory): ChildProcess | undefined {
   const script = fileURLToPath(new URL('./watchdog.js', import.meta.url))
-  if (!existsSync(script)) return undefined
+  if (!existsSync(script) || held.fd === undefined) return undefined
   const child = spawn(process.execPath, [script, runDir], {
     detached: true,
-    stdio: ['pipe', 'ignore', 'ignore'],
+    stdio: ['pipe', 'ignore', 'ignore', held.fd],
   })
   child.on('error', () => {})
   child.unref()

@@ -1,3 +1,4 @@
+import type { SpillCut } from './spill-cut.js'
 import type { ManagedProcess } from './types.js'
 
 /** Bytes of one output stream of a process, as a bounded read returns them. */
@@ -13,8 +14,10 @@ export interface StreamBytes {
   readonly skipped: number
   /** Bytes the stream wrote so far. */
   readonly total: number
-  /** The file holding every byte of the stream, once it spilled. */
+  /** The stream's spill file, once it spilled: every byte, unless `spillCut` says otherwise. */
   readonly spillPath?: string
+  /** Where the spill file stops short of the stream (its cap, or the disk budget), once it did. */
+  readonly spillCut?: SpillCut
 }
 
 /** What to read of a stream. */
@@ -49,7 +52,10 @@ export function newestBytes(
 ): StreamBytes {
   const captured = stream === 'stdout' ? process.stdout() : process.stderr()
   const total = captured.totalBytes
-  const spill = captured.spillPath !== undefined ? { spillPath: captured.spillPath } : {}
+  const spill = {
+    ...(captured.spillPath !== undefined ? { spillPath: captured.spillPath } : {}),
+    ...(captured.spillCut !== undefined ? { spillCut: captured.spillCut } : {}),
+  }
   const from = Math.min(Math.max(0, range.from), total)
   let end = total
   if (range.utf8 && !range.final && end > from) {
@@ -57,6 +63,12 @@ export function newestBytes(
   }
   let start = Math.max(from, end - Math.max(0, range.max))
   let bytes = process.bytes(stream, start, end - start)
+  if (bytes.length < end - start) {
+    // Not all of it is kept (past a cut spill file, or the file is gone): the newest bytes, from
+    // the tail in memory.
+    start = Math.max(start, total - captured.tail.length)
+    bytes = process.bytes(stream, start, end - start)
+  }
   if (bytes.length < end - start)
     return { bytes: Buffer.alloc(0), from: end, skipped: end - from, total, ...spill }
   if (range.utf8 && start > from) {

@@ -4,62 +4,9 @@ import type { EffectivePolicy, EnvironmentPolicy } from './environment.js'
 import type { EventPage, SequencedEvent } from './event-log.js'
 import type { RunAsMechanism, RunAsTarget, SandboxMechanism, SandboxPolicy } from './launchers.js'
 import type { LostProcess } from './lost.js'
-import type { OwnPathOption } from './own-paths.js'
+import type { RuntimeOptions } from './options.js'
 import type { PlainProcessSpec } from './plain.js'
-
-/** Operator options of the runtime. */
-export interface RuntimeOptions {
-  /** Where run records and spill files live (created if missing). */
-  readonly stateDir: string
-  /** `--envdir-root`: where `runtime.envdir` subdirectories are looked up. */
-  readonly envdirRoot?: string
-  /** `--sandbox`: `bwrap`, `landlock`, `auto`, or a third-party mechanism's name. */
-  readonly sandbox?: string
-  /** `--run-as`: the run_as mechanism's name (`setpriv`, `runuser`). */
-  readonly runAs?: string
-  /**
-   * `--sandbox-user`: who a sandboxed tool runs as when toolvisor runs as root and the tool does
-   * not declare run_as (never host root unless the declaration asks for it). Default `nobody`.
-   */
-  readonly sandboxUser?: string
-  /** Which of the runtime's own variables tools inherit (per toolbox, `PrepareInput.environment` overrides it). */
-  readonly environment?: EnvironmentPolicy
-  /** The final-exec helper to run (default: the one this package's build compiled). */
-  readonly execHelper?: string
-  /** The fork server launches are forked from (default: the one built here); `false`, `TOOLVISOR_FORK_SERVER=off` or none built: from this process. */
-  readonly forkServer?: string | false
-  /** Output events kept per process (ruling 16). Default 256. */
-  readonly ringEvents?: number
-  /** The most stdout bytes the events of a process's ring may stand for; older ones are read back from the spill file. Default 4 MiB. */
-  readonly ringBytes?: number
-  /** Memory (rings, heads) finished processes may hold together; past it the oldest move to their spill files. Default 64 MiB. */
-  readonly retainBytes?: number
-  /** stderr lines kept per process. Default 256. */
-  readonly ringStderrLines?: number
-  /** Bytes of stdout and of stderr kept in memory for results; the rest spills. Default 256 KiB. */
-  readonly resultBytes?: number
-  /** Longest stdout line kept whole. Default 1 MiB. */
-  readonly maxLineBytes?: number
-  /** Bytes kept of the end of each stream for error reports. Default 8 KiB. */
-  readonly tailBytes?: number
-  /** How long a previous run's spill files are kept. Default 24 h. */
-  readonly retentionMs?: number
-  /** The bound of a one-shot run whose caller gives none (a tool that never exits). Default 10 min. */
-  readonly oneshotTimeoutMs?: number
-  /** The disk budget of the state directory (spill files, run records). Default 1 GiB. */
-  readonly stateBytes?: number
-  /**
-   * The host's own paths no sandbox may reach, beside the state directory, the envdir root and the
-   * installation, which the runtime adds itself: a token file kept elsewhere, the socket it
-   * listens on, its configuration file (decision 0095).
-   */
-  readonly ownPaths?: readonly OwnPathOption[]
-  /**
-   * More paths kept read-only inside every writable grant, beside `PROTECTED_PATHS` (relative to
-   * the grant; a directory ends in `/`): decision 0096.
-   */
-  readonly protectedPaths?: readonly string[]
-}
+import type { SpillCut } from './spill-cut.js'
 
 /** A tool after load: its declarations checked against what the operator configured. */
 export interface PreparedTool {
@@ -182,8 +129,10 @@ export interface CapturedOutput {
   readonly tail: Buffer
   readonly totalBytes: number
   readonly truncated: boolean
-  /** The file holding every byte, once the stream passed the bound. */
+  /** The spill file, once the stream passed the bound: every byte, unless `spillCut` says otherwise. */
   readonly spillPath?: string
+  /** Where the spill file stops short of the stream (its cap, or the disk budget), once it did. */
+  readonly spillCut?: SpillCut
 }
 
 /** A running or finished process. */
@@ -232,6 +181,7 @@ export interface ManagedProcess {
 }
 
 export type { LostProcess } from './lost.js'
+export type { RuntimeOptions } from './options.js'
 
 /** The `runtime` service. */
 export interface ProcessRuntime {
@@ -239,7 +189,14 @@ export interface ProcessRuntime {
     Required<
       Omit<
         RuntimeOptions,
-        'envdirRoot' | 'sandbox' | 'runAs' | 'environment' | 'execHelper' | 'forkServer' | 'ownPaths'
+        | 'envdirRoot'
+        | 'sandbox'
+        | 'runAs'
+        | 'environment'
+        | 'execHelper'
+        | 'forkServer'
+        | 'ownPaths'
+        | 'protectedPaths'
       >
     >
   > &
@@ -256,14 +213,15 @@ export interface ProcessRuntime {
     >
   /**
    * Checks a loaded tool's runtime declarations against the operator's configuration: envdir root,
-   * run_as mechanism, sandbox mechanism (qualified by running it), paths. Throws a LoadingError
-   * naming the field it cannot honour.
+   * run_as (a user `runAsAllow` allows, and the mechanism), sandbox mechanism (qualified by
+   * running it), paths. Throws a LoadingError naming the field it cannot honour.
    */
   prepare(spec: PrepareInput): Promise<PreparedTool>
   /**
-   * A process no describe document declared (`PlainProcessSpec`), checked exactly as a tool's
+   * A process no describe document declared (`PlainProcessSpec`), checked as a tool's
    * declarations are (the sandbox and run_as through the configured mechanisms, paths pinned,
-   * access as the user it runs as); start it with `start` like any prepared tool.
+   * access as the user it runs as), except that its run_as is the operator's own choice and not
+   * held to `runAsAllow`; start it with `start` like any prepared tool.
    */
   preparePlain(spec: PlainProcessSpec): Promise<PreparedTool>
   /**
@@ -279,6 +237,12 @@ export interface ProcessRuntime {
   start(options: StartOptions): ManagedProcess
   /** What the previous run (crashed or killed) left running, found at start. */
   lost(): readonly LostProcess[]
+  /**
+   * What the operator should know of how this runtime was set up, one sentence each: an envdir
+   * root others may read, accepted by `envdirPermissions: warn`. Said at start (and once more
+   * when a tool's first use finds it), never repeated.
+   */
+  warnings(): readonly string[]
   /**
    * Every lost process the state directory still keeps (this start's and earlier starts' finds,
    * for `retentionMs`): what an owner that comes back, and the operator, are shown.

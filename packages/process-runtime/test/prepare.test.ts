@@ -186,7 +186,7 @@ describe('run_as', () => {
   it('refuses a user that does not exist', async () => {
     const launchers = createLaunchers()
     launchers.registerRunAs(setprivRunAs())
-    const runtime = makeRuntime({ runAs: 'setpriv' }, launchers)
+    const runtime = makeRuntime({ runAs: 'setpriv', runAsAllow: ['no-such-user-x'] }, launchers)
     const { dir, path } = toolDir()
     const error = await loadError(runtime.prepare(input(path, dir, { runAs: { user: 'no-such-user-x' } })))
     expect(error.message).toBe(
@@ -199,7 +199,8 @@ describe('run_as', () => {
     async () => {
       const launchers = createLaunchers()
       launchers.registerRunAs(setprivRunAs())
-      const runtime = makeRuntime({ runAs: 'setpriv' }, launchers)
+      const { user, group, uid } = account!
+      const runtime = makeRuntime({ runAs: 'setpriv', runAsAllow: [user] }, launchers)
       const dir = tempDir('tv-runas-')
       chmodSync(dir, 0o755)
       const path = join(dir, 'whoami.sh')
@@ -207,15 +208,17 @@ describe('run_as', () => {
       chmodSync(path, 0o755)
       const out = join(tempDir('tv-runas-out-'), 'written')
       chmodSync(join(out, '..'), 0o777)
-      const { user, group, uid } = account!
       // runuser with a group keeps the supplementary groups too, and both set HOME and USER.
       const runuser = createLaunchers()
       runuser.registerRunAs(runuserRunAs())
-      const viaRunuser = await makeRuntime({ runAs: 'runuser' }, runuser).prepare({
+      const viaRunuser = await makeRuntime({ runAs: 'runuser', runAsAllow: [user] }, runuser).prepare({
         ...input(path, dir, { runAs: { user, group: user } }),
         slug: 'whoami',
       })
-      const other = makeRuntime({ runAs: 'runuser' }, runuser).start({ tool: viaRunuser, argv: [`${out}-2`] })
+      const other = makeRuntime({ runAs: 'runuser', runAsAllow: [user] }, runuser).start({
+        tool: viaRunuser,
+        argv: [`${out}-2`],
+      })
       expect(await other.exit).toMatchObject({ code: 0 })
       const [, groups2, identity] = other.stdout().head.toString().trim().split('\n')
       expect(groups2?.split(' ')).toContain(group)

@@ -36,7 +36,7 @@ describe('the spill file written past the page cache', () => {
       const data = randomBytes(random, Math.floor(random() * 6 * STAGE))
       const limit = [0, 1, 4096, 256 * 1024][seed % 4]!
       const spillPath = join(dir, `${seed}.out`)
-      const output = new SpillingOutput({ limit, tailBytes: 4096, spillPath, direct: true })
+      const output = new SpillingOutput({ limit, tailBytes: 4096, spill: spillPath, direct: true })
       const where = `seed ${seed} (${data.length} bytes, limit ${limit})`
       feed(output, data, random, where)
       await output.drained()
@@ -55,7 +55,7 @@ describe('the spill file written past the page cache', () => {
     const quiet = new SpillingOutput({
       limit: 0,
       tailBytes: 100,
-      spillPath: join(dir, 'quiet'),
+      spill: join(dir, 'quiet'),
       direct: true,
     })
     quiet.append(data)
@@ -65,7 +65,7 @@ describe('the spill file written past the page cache', () => {
     const asked = new SpillingOutput({
       limit: 0,
       tailBytes: 100,
-      spillPath: join(dir, 'asked'),
+      spill: join(dir, 'asked'),
       direct: true,
     })
     asked.append(data.subarray(0, 1000))
@@ -80,7 +80,7 @@ describe('the spill file written past the page cache', () => {
     const random = generator(99)
     const streams = Array.from({ length: 40 }, (_, i) => ({
       data: randomBytes(random, 2 * STAGE + Math.floor(random() * STAGE)),
-      output: new SpillingOutput({ limit: 0, tailBytes: 100, spillPath: join(dir, `${i}`), direct: true }),
+      output: new SpillingOutput({ limit: 0, tailBytes: 100, spill: join(dir, `${i}`), direct: true }),
       at: 0,
     }))
     // Interleaved, as concurrent tools would be read: every stream holds a stage while it spills.
@@ -101,7 +101,7 @@ describe('the spill file written past the page cache', () => {
 
   it('holds at most 4 MiB for a stream ahead of the disk: past 3 stages in flight it writes at once', async () => {
     const file = join(tempDir('tv-spill-direct-'), 'out')
-    const output = new SpillingOutput({ limit: 0, tailBytes: 1, spillPath: file, direct: true })
+    const output = new SpillingOutput({ limit: 0, tailBytes: 1, spill: file, direct: true })
     const data = randomBytes(generator(3), 20 * STAGE)
     let most = 0
     // One synchronous loop: no write in flight can land meanwhile.
@@ -148,7 +148,7 @@ describe('the spill file written past the page cache', () => {
       import { readFileSync } from 'node:fs'
       import { SpillingOutput } from ${JSON.stringify(new URL('../dist/output.js', import.meta.url).href)}
       const data = Buffer.alloc(3 * 1024 * 1024 + 5).map((_, i) => i % 251)
-      const output = new SpillingOutput({ limit: 10, tailBytes: 10, spillPath: ${JSON.stringify(file)}, direct: true })
+      const output = new SpillingOutput({ limit: 10, tailBytes: 10, spill: ${JSON.stringify(file)}, direct: true })
       for (let at = 0; at < data.length; at += 70_000) output.append(data.subarray(at, at + 70_000))
       await output.drained()
       output.close()

@@ -27,7 +27,7 @@ describe('the spill file, for random chunk boundaries and sizes', () => {
       const limit = [0, 1, 4096, 256 * 1024, Math.floor(random() * data.length)][seed % 5]!
       const tailBytes = 1 + Math.floor(random() * 8192)
       const spillPath = join(dir, `${seed}.out`)
-      const output = new SpillingOutput({ limit, tailBytes, spillPath })
+      const output = new SpillingOutput({ limit, tailBytes, spill: spillPath })
       const where = `seed ${seed} (${data.length} bytes, limit ${limit})`
       // Reads while the stream grows, and after it ended.
       const reads = () => {

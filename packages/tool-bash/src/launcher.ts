@@ -146,7 +146,8 @@ export class Launcher {
   /**
    * A foreground command, bounded by `timeoutMs` (then the group gets SIGTERM, the grace, SIGKILL)
    * and by the call's signal. A stream past `outputBytes` spills, so a cut result names a file that
-   * holds all of it.
+   * holds it (up to the runtime's `spillBytes` cap and disk budget; past them the result says how
+   * much was not kept).
    */
   foreground(command: Command, timeoutMs: number): ManagedProcess {
     return this.#runtime.start({
@@ -163,7 +164,9 @@ export class Launcher {
   /**
    * A background command: a task of `tasks` owned by the calling session, named `name` when given
    * (refused, nothing started, while another task holds it). No timeout unless `timeoutMs`. Every
-   * byte goes to its spill files from the first one: the full output is always on disk.
+   * byte goes to its spill files from the first one: the full output is on disk up to the runtime's
+   * `spillBytes` cap and disk budget; past them `bash_output` says how much was not kept, and the
+   * newest bytes are still read from memory.
    */
   async background(
     tasks: TaskRegistry,

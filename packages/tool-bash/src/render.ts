@@ -2,7 +2,13 @@
  * Seed 001's result texts (deepseek-harness `dsh-tool-bash`), exactly: the interface a model
  * written against that harness reads. The toolnexus profile shows foreground results the same way.
  */
-import type { ProcessExit, StreamBytes, TaskBytes, TaskInfo } from '@toolvisor/process-runtime'
+import {
+  type ProcessExit,
+  type StreamBytes,
+  spillCutText,
+  type TaskBytes,
+  type TaskInfo,
+} from '@toolvisor/process-runtime'
 import type { Renderer } from '@toolvisor/toolbox'
 import type { Launch } from './launcher.js'
 import { DENIAL_TAIL_BYTES, denialMarker, deniedBy, ESCALATION_HINT } from './modes.js'
@@ -19,10 +25,15 @@ export interface RunEnd {
   readonly killedBecause?: string
 }
 
-/** A stream's text (control codes escaped unless kept), and the truncation marker when cut. */
+/**
+ * A stream's text (control codes escaped unless kept), and the truncation marker when cut: it
+ * names the spill file, and says how much of the output that file did not keep when it was cut.
+ */
 export function streamText(read: StreamBytes, render: Renderer): string {
   const text = render.text(read.bytes.toString('utf8'))
   if (read.skipped === 0) return text
+  if (read.spillCut !== undefined && read.spillPath !== undefined)
+    return `${text}\n[output truncated; part of it is in ${read.spillPath}: ${spillCutText(read.spillCut, read.total)}]`
   return `${text}\n[output truncated; full output: ${read.spillPath ?? '(unavailable)'}]`
 }
 
@@ -105,14 +116,18 @@ export function statusLine(task: TaskInfo): string {
 export interface Delta {
   /** Stdout, then `[stderr]` and stderr; empty when neither has anything new. */
   readonly text: string
-  /** `[some output was dropped from memory; full output: <paths>]`, when a stream was cut. */
+  /**
+   * `[some output was dropped from memory; full output: <paths>]`, when a stream was cut (past a
+   * spill file cut short: `what is kept of it: <paths>; N bytes past the first K were not kept: <why>`).
+   */
   readonly dropped: string | undefined
 }
 
 /**
  * Output produced since the reader's previous read. A read keeps the newest bytes of each stream;
  * when it left any out, the drop marker names the spill files of the streams it cut (each holds
- * every byte), or `(unavailable)`.
+ * every byte unless its spill was cut short, and then the marker says how much it lacks), or
+ * `(unavailable)`.
  */
 export function delta(read: TaskBytes, render: Renderer): Delta {
   const out = render.text(read.stdout.bytes.toString('utf8'))
@@ -126,6 +141,13 @@ export function delta(read: TaskBytes, render: Renderer): Delta {
   if (cut.length === 0) return { text, dropped: undefined }
   const paths = cut.map((stream) => stream.spillPath).filter((path) => path !== undefined)
   const where = paths.length === cut.length ? paths.join(', ') : '(unavailable)'
+  // A spill file cut short (its cap, the disk budget) does not hold the full output: say how much it lacks.
+  const lost = cut.flatMap((stream) => (stream.spillCut ? [spillCutText(stream.spillCut, stream.total)] : []))
+  if (lost.length > 0)
+    return {
+      text,
+      dropped: `[some output was dropped from memory; what is kept of it: ${where}; ${lost.join('; ')}]`,
+    }
   return { text, dropped: `[some output was dropped from memory; full output: ${where}]` }
 }
 

@@ -170,6 +170,26 @@ describe('bash (seed 001), background tasks', () => {
     expect(existsSync(match![2]!)).toBe(true)
   })
 
+  it('a read that fell behind a spill cut at its cap says how much the file did not keep (decision 0092)', async () => {
+    const { call, tasks } = await compose({ outputBytes: 1000 }, { runtime: { spillBytes: 5000 } })
+    const dir = tempDir()
+    await call('bash', bg(`seq 1 3000; ${until(join(dir, 'end'))}`))
+    const process = tasks.process('t1', 'alice')
+    const first = Array.from({ length: 3000 }, (_, i) => `${i + 1}\n`).join('')
+    expect(await eventually(() => process.counters().stdoutBytes === first.length)).toBe(true)
+    const read = await call('bash_output', { task_id: 't1' })
+    const match =
+      /^([\s\S]*)\n\[some output was dropped from memory; what is kept of it: (\/\S+); (\d+) bytes past the first 5000 were not kept: the spill file's cap is 5000 bytes\]\n\[status: running\]$/.exec(
+        read.text,
+      )
+    expect(match, read.text).not.toBeNull()
+    expect(first.endsWith(match![1]!)).toBe(true)
+    expect(Number(match![3])).toBe(first.length - 5000)
+    expect(readFileSync(match![2]!, 'utf8')).toBe(first.slice(0, 5000))
+    writeFileSync(join(dir, 'end'), '')
+    expect(await eventually(() => tasks.get('t1', 'alice').exit !== undefined, 20_000)).toBe(true)
+  })
+
   it('mails nothing when the owner has no open mailbox, or there is no mailbox at all', async () => {
     const withMailbox = await compose()
     withMailbox.sessions.open({ id: 'carol' })

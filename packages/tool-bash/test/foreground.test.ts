@@ -81,6 +81,23 @@ describe('bash (seed 001), foreground', () => {
     expect(result.result.meta).toMatchObject({ stdoutSpill: match![1], exitCode: 2 })
   })
 
+  it('past the spill cap, names the file with what it keeps and says how much it did not (decision 0092)', async () => {
+    const { call } = await compose({ outputBytes: 1000 }, { runtime: { spillBytes: 5000 } })
+    const result = await call('bash', bash('for i in $(seq 1 2000); do echo "line $i"; done'))
+    const all = Array.from({ length: 2000 }, (_, i) => `line ${i + 1}\n`).join('')
+    const match =
+      /\n\[output truncated; part of it is in (\/\S+): (\d+) bytes past the first 5000 were not kept: the spill file's cap is 5000 bytes\]$/.exec(
+        result.text,
+      )
+    expect(match, result.text).not.toBeNull()
+    expect(Number(match![2])).toBe(all.length - 5000)
+    expect(readFileSync(match![1]!, 'utf8')).toBe(all.slice(0, 5000))
+    // The newest output, from memory.
+    const kept = result.text.slice(0, match!.index)
+    expect(kept.endsWith('line 2000\n')).toBe(true)
+    expect(all.endsWith(kept)).toBe(true)
+  })
+
   it('escapes terminal control codes (decision 0013) unless the operator keeps them', async () => {
     const escaping = await compose()
     expect((await escaping.call('bash', bash("printf '\\033[31mred\\033[0m'"))).text).toBe(

@@ -58,12 +58,19 @@ export async function compose(
     mailbox = true,
     sandbox,
     approval,
-  }: { mailbox?: boolean; sandbox?: 'bwrap' | 'landlock'; approval?: Approval } = {},
+    runtime: runtimeOptions = {},
+  }: {
+    mailbox?: boolean
+    sandbox?: 'bwrap' | 'landlock'
+    approval?: Approval
+    /** More options of the runtime plugin (`spillBytes`, ...). */
+    runtime?: Record<string, unknown>
+  } = {},
 ) {
   const stateDir = tempDir('tv-bash-state-')
   const kernel = new Kernel()
   kernel.use(describePlugin)
-  kernel.use(runtimePlugin, { stateDir, ...(sandbox ? { sandbox } : {}) })
+  kernel.use(runtimePlugin, { stateDir, ...(sandbox ? { sandbox } : {}), ...runtimeOptions })
   if (sandbox === 'bwrap') kernel.use(bwrapPlugin, {})
   if (sandbox === 'landlock') kernel.use(landlockPlugin, {})
   // A host's own approval service (as a host library provides one): the seam, not a stand-in.

@@ -1,5 +1,5 @@
 import type { ManagedProcess, TaskRegistry } from '@toolvisor/process-runtime'
-import { RuntimeError } from '@toolvisor/process-runtime'
+import { RuntimeError, spillCutText } from '@toolvisor/process-runtime'
 import { fitBytes, IN_JSON, type Oneshots, type ToolResult } from '@toolvisor/toolbox'
 import { answer } from './answers.js'
 
@@ -46,12 +46,13 @@ export function output(context: OutputContext, request: OutputRequest): ToolResu
   // The runtime's read: from memory what is still there (the head, a staged spill write), else the file.
   const bytes = process.bytes(request.stream, request.offset, length)
   if (bytes.length === 0 && request.offset < captured.totalBytes) {
-    return answer(
-      {
-        error: `bytes ${request.offset} on of ${request.process} ${request.stream} are no longer readable (their spill file is gone)`,
-      },
-      true,
-    )
+    const cut = captured.spillCut
+    const newest = captured.totalBytes - captured.tail.length
+    const error =
+      cut !== undefined && request.offset >= cut.kept
+        ? `bytes ${request.offset} on of ${request.process} ${request.stream} are past what its spill file kept (${spillCutText(cut, captured.totalBytes)}); the newest ${captured.tail.length} are readable from offset ${newest}`
+        : `bytes ${request.offset} on of ${request.process} ${request.stream} are no longer readable (their spill file is gone)`
+    return answer({ error }, true)
   }
   // Measured as the text will stand in the JSON answer (escapes included), then given raw to it.
   const shown = fitBytes(bytes, context.resultBytes - ENVELOPE, IN_JSON)

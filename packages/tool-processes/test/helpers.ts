@@ -24,11 +24,12 @@ export async function compose(
   processes: Record<string, unknown> = {},
   toolbox: Record<string, unknown> = {},
   mailbox: Record<string, unknown> = {},
+  runtime: Record<string, unknown> = {},
 ) {
   const stateDir = mkdtempSync(join(tmpdir(), 'tv-proc-'))
   const kernel = new Kernel()
   kernel.use(describePlugin)
-  kernel.use(runtimePlugin, { stateDir })
+  kernel.use(runtimePlugin, { stateDir, ...runtime })
   kernel.use(mailboxPlugin, mailbox)
   kernel.use(toolboxPlugin, { toolboxes: [fixtures], yieldMs: 100, ...toolbox })
   await kernel.use(processesPlugin, processes)

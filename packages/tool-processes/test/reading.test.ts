@@ -94,6 +94,33 @@ describe('reading everything a task produced', () => {
 })
 
 describe('the output of a oneshot call, by the process its result names', () => {
+  it('says which bytes a spill file cut at its cap did not keep, and where the newest are read (decision 0092)', async () => {
+    const { raw, call } = await compose({}, {}, {}, { spillBytes: 100_000, tailBytes: 1000 })
+    const result = await raw('flood', { size: 300000 })
+    const process = result.meta?.process as string
+    expect(
+      (await call('processes', { command: 'output', process, offset: 99_990, length: 10 })).body,
+    ).toEqual({
+      process,
+      stream: 'stdout',
+      offset: 99_990,
+      bytes: 10,
+      total: 300000,
+      next: 100_000,
+      text: 'x'.repeat(10),
+    })
+    expect(await call('processes', { command: 'output', process, offset: 100_000 })).toEqual({
+      isError: true,
+      body: {
+        error: `bytes 100000 on of ${process} stdout are past what its spill file kept (200000 bytes past the first 100000 were not kept: the spill file's cap is 100000 bytes); the newest 1000 are readable from offset 299000`,
+      },
+    })
+    expect((await call('processes', { command: 'output', process, offset: 299_000 })).body).toMatchObject({
+      bytes: 1000,
+      total: 300000,
+    })
+  })
+
   it('pages stdout from the offset the cut result names, for its session only', async () => {
     const { raw, call } = await compose()
     const result = await raw('flood', { size: 300000 })

@@ -1,5 +1,11 @@
 import type { ToolSpec } from '@toolvisor/describe-v2'
-import type { ManagedProcess, ProcessExit, ProcessRuntime, SequencedEvent } from '@toolvisor/process-runtime'
+import {
+  type ManagedProcess,
+  type ProcessExit,
+  type ProcessRuntime,
+  type SequencedEvent,
+  spillCutText,
+} from '@toolvisor/process-runtime'
 import { eventValue, fitBytes, fitForward, type Renderer, rendererFor } from './budget.js'
 import type { ModeCall, ModeHandler } from './modes.js'
 import type { Oneshots } from './oneshots.js'
@@ -76,9 +82,10 @@ function oneshotResult({ call, process, exit, collector, render }: Finished): An
   if (collector === undefined) {
     const shown = fitBytes(stdout.head, call.rules.resultBytes, render)
     const cut = shown.used < stdout.totalBytes
+    const lost = stdout.spillCut ? `; ${spillCutText(stdout.spillCut, stdout.totalBytes)}` : ''
     const note = cut
       ? `\n[output truncated: showing the first ${shown.used} of ${stdout.totalBytes} bytes; ` +
-        `read on with ${outputCall(process.id, 'stdout', shown.used)}]`
+        `read on with ${outputCall(process.id, 'stdout', shown.used)}${lost}]`
       : ''
     return { result: text(bytesText(shown) + note, false, meta), cut }
   }
@@ -95,10 +102,11 @@ function oneshotResult({ call, process, exit, collector, render }: Finished): An
 }
 
 function elisionNote(collector: EventCollector, process: ManagedProcess, budget: number): string {
-  const total = process.stdout().totalBytes
+  const { totalBytes: total, spillCut } = process.stdout()
+  const lost = spillCut ? `; ${spillCutText(spillCut, total)}` : ''
   return (
     `[${collector.elided} more events elided: an answer holds ${budget} bytes at most; ` +
-    `stdout is ${total} bytes, read it with ${outputCall(process.id)}]`
+    `stdout is ${total} bytes, read it with ${outputCall(process.id)}${lost}]`
   )
 }
 

@@ -1,5 +1,11 @@
 import type { ToolSpec } from '@toolvisor/describe-v2'
-import type { CapturedOutput, ManagedProcess, ProcessExit, SequencedEvent } from '@toolvisor/process-runtime'
+import {
+  type CapturedOutput,
+  type ManagedProcess,
+  type ProcessExit,
+  type SequencedEvent,
+  spillCutText,
+} from '@toolvisor/process-runtime'
 import { ESCAPING, eventValue, type FittedBytes, type Renderer } from './budget.js'
 import type { ToolResult } from './types.js'
 
@@ -79,7 +85,15 @@ export function failure(
   const section = (name: 'stdout' | 'stderr', output: CapturedOutput) => {
     if (output.totalBytes === 0) return
     const tail = output.tail.subarray(Math.max(0, output.tail.length - ERROR_TAIL_BYTES))
-    const whole = options.readAs ? `; all of it: ${outputCall(options.readAs, name)}` : ''
+    // Past a cut spill file, "all of it" is what was kept, and the note says how much was not.
+    const call = options.readAs ? outputCall(options.readAs, name) : undefined
+    const lost = output.spillCut ? `; ${spillCutText(output.spillCut, output.totalBytes)}` : ''
+    const whole =
+      call === undefined
+        ? lost
+        : output.spillCut
+          ? `; what is kept of it: ${call}${lost}`
+          : `; all of it: ${call}`
     const cut =
       output.totalBytes > tail.length ? ` (last ${tail.length} of ${output.totalBytes} bytes${whole})` : ''
     parts.push(`--- ${name}${cut} ---\n${render.text(tail.toString('utf8')).replace(/\n$/, '')}`)

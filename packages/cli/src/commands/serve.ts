@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { type Mailbox, MailboxToken } from '@toolvisor/mailbox'
 import { type Listen, serveHttp } from '@toolvisor/mcp-server'
 import { operatorPage } from '@toolvisor/operator-ui'
-import { defaultStateDir, type OwnPathOption } from '@toolvisor/process-runtime'
+import { defaultStateDir, type OwnPathOption, trustStateDir } from '@toolvisor/process-runtime'
 import { type Composed, compose, defined, reportLost } from '../compose.js'
 import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
@@ -41,7 +41,9 @@ export async function serveCommand(
   const config = configOf('serve', values)
   const serve = config.serve ?? {}
   const listen = listenOf(serve.listen, serve.allowRemote === true, io)
-  const tokenFile = serve.tokenFile ?? join(config.stateDir ?? defaultStateDir(), 'serve.token')
+  // Checked before the token is made in it (a RuntimeError naming what is wrong and the fix).
+  const stateDir = trustStateDir(config.stateDir ?? defaultStateDir())
+  const tokenFile = serve.tokenFile ?? join(stateDir, 'serve.token')
   const token = tokenIn(tokenFile, serve.tokenFile !== undefined)
   // Checked where it was written (the flag, serve.notify in the file): a target by now.
   const notify = serve.notify === undefined ? undefined : notifyTargetOf(serve.notify)
@@ -50,7 +52,7 @@ export async function serveCommand(
   // Listened for from here on: a signal during the start stops the daemon once it started, with 0.
   const stop = signalled(signals)
   const composed = await compose(config, {
-    mailJournal: join(config.stateDir ?? defaultStateDir(), 'mail'),
+    mailJournal: join(stateDir, 'mail'),
     configFile: configFileOf(values),
     ownPaths: servedPaths(tokenFile, listen, notify),
   }).catch((error: unknown) => {

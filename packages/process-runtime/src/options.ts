@@ -1,0 +1,77 @@
+import type { EnvdirPermissions } from './envdir-root.js'
+import type { EnvironmentPolicy } from './environment.js'
+import type { OwnPathOption } from './own-paths.js'
+
+/** Operator options of the runtime. */
+export interface RuntimeOptions {
+  /** Where run records and spill files live (created if missing). */
+  readonly stateDir: string
+  /** `--envdir-root`: where `runtime.envdir` subdirectories are looked up. */
+  readonly envdirRoot?: string
+  /** `--sandbox`: `bwrap`, `landlock`, `auto`, or a third-party mechanism's name. */
+  readonly sandbox?: string
+  /** `--run-as`: the run_as mechanism's name (`setpriv`, `runuser`). */
+  readonly runAs?: string
+  /**
+   * `--run-as-allow`: the users a tool's own `run_as` may name (decision 0092); `*` is any user
+   * but root, which is allowed only when listed by its name. Default none: a tool that declares
+   * run_as does not load. The operator's own processes (`preparePlain`) are not subject to it.
+   */
+  readonly runAsAllow?: readonly string[]
+  /**
+   * `--sandbox-user`: who a sandboxed tool runs as when toolvisor runs as root and the tool does
+   * not declare run_as (never host root unless the declaration asks for it). Default `nobody`.
+   */
+  readonly sandboxUser?: string
+  /** Which of the runtime's own variables tools inherit (per toolbox, `PrepareInput.environment` overrides it). */
+  readonly environment?: EnvironmentPolicy
+  /** The final-exec helper to run (default: the one this package's build compiled). */
+  readonly execHelper?: string
+  /** The fork server launches are forked from (default: the one built here); `false`, `TOOLVISOR_FORK_SERVER=off` or none built: from this process. */
+  readonly forkServer?: string | false
+  /** Output events kept per process (ruling 16). Default 256. */
+  readonly ringEvents?: number
+  /** The most stdout bytes the events of a process's ring may stand for; older ones are read back from the spill file. Default 4 MiB. */
+  readonly ringBytes?: number
+  /** Memory (rings, heads) finished processes may hold together; past it the oldest move to their spill files. Default 64 MiB. */
+  readonly retainBytes?: number
+  /** stderr lines kept per process. Default 256. */
+  readonly ringStderrLines?: number
+  /** Bytes of stdout and of stderr kept in memory for results; the rest spills. Default 256 KiB. */
+  readonly resultBytes?: number
+  /** Longest stdout line kept whole. Default 1 MiB. */
+  readonly maxLineBytes?: number
+  /** Bytes kept of the end of each stream for error reports. Default 8 KiB. */
+  readonly tailBytes?: number
+  /** How long a previous run's spill files are kept. Default 24 h. */
+  readonly retentionMs?: number
+  /** The bound of a one-shot run whose caller gives none (a tool that never exits). Default 10 min. */
+  readonly oneshotTimeoutMs?: number
+  /**
+   * The disk budget of the state directory (spill files, run records). Live spills count: once
+   * it is spent (and nothing is left to prune), a stream's spill is cut. Default 1 GiB.
+   */
+  readonly stateBytes?: number
+  /**
+   * The most bytes one stream's spill file keeps: its first ones; past them the spill is cut, the
+   * newest bytes stay in memory (`tailBytes`), and results say how much was not kept. Default
+   * 256 MiB (a quarter of the default `stateBytes`).
+   */
+  readonly spillBytes?: number
+  /**
+   * `--envdir-permissions`: an envdir root that group or others may read or write is refused at
+   * start (`refuse`, the default), or accepted with a warning (`warn`, in `warnings()`).
+   */
+  readonly envdirPermissions?: EnvdirPermissions
+  /**
+   * The host's own paths no sandbox may reach, beside the state directory, the envdir root and the
+   * installation, which the runtime adds itself: a token file kept elsewhere, the socket it
+   * listens on, its configuration file (decision 0095).
+   */
+  readonly ownPaths?: readonly OwnPathOption[]
+  /**
+   * More paths kept read-only inside every writable grant, beside `PROTECTED_PATHS` (relative to
+   * the grant; a directory ends in `/`): decision 0096.
+   */
+  readonly protectedPaths?: readonly string[]
+}
