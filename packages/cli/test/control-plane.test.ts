@@ -171,7 +171,12 @@ describe.skipIf(!isRoot || !hasBwrap)('F9: a grant of the state directory', () =
       const state = dir('tv-cp-state-', 0o700)
       writeFileSync(join(state, 'serve.token'), 'a-token-nobody-may-read\n', { mode: 0o600 })
       sandboxedTool(box, 'tokread', { sandbox: { fs: { read: ['.', state] } }, run_as: { user: 'root' } })
-      const { tools, call } = await load(box, { sandbox: mechanism, runAs: 'setpriv', stateDir: state })
+      const { tools, call } = await load(box, {
+        sandbox: mechanism,
+        runAs: 'setpriv',
+        runAsAllow: ['root'],
+        stateDir: state,
+      })
       const [report] = tools.loadErrors()
       expect(report?.field).toBe('$.runtime.sandbox.fs.read[1]')
       expect(report?.message).toContain(`${state} is toolvisor's state directory`)
