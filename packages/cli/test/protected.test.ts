@@ -15,7 +15,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { asUserSkip, ordinaryUser, seenAs, userCommand, userDir } from './as-user.js'
 import { bin } from './helpers.js'
-import { dir, hasBwrap, isRoot } from './sandbox-helpers.js'
+import { dir, hasBwrap, isRoot, mechanisms } from './sandbox-helpers.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
@@ -75,68 +75,52 @@ async function attack(run: (script: string) => Promise<string>, ws: string): Pro
   ).toBe('1\n')
 }
 
-describe.skipIf(!hasBwrap)('protected paths in a writable workspace (bwrap)', () => {
-  it.skipIf(!isRoot)(
-    'as root: the sandbox user writes its repository, never its hooks, config, rc files',
-    async () => {
-      const root = dir('tv-protect-')
-      const ws = repository(root, 65534, 65534)
-      const run = await bash({
-        command: process.execPath,
-        args: [
-          bin,
-          'mcp',
-          '--bash',
-          '--sandbox',
-          'bwrap',
-          '--bash-sandbox',
-          'workspace-write',
-          '--state-dir',
-          dir('tv-protect-state-', 0o700),
-        ],
-        cwd: ws,
-        env: process.env as Record<string, string>,
-      })
-      await attack(run, ws)
-    },
-  )
+/** `toolvisor mcp --bash --sandbox MECHANISM --bash-sandbox workspace-write --state-dir STATE`. */
+const served = (binary: string, mechanism: string, state: string) => [
+  binary,
+  'mcp',
+  '--bash',
+  '--sandbox',
+  mechanism,
+  '--bash-sandbox',
+  'workspace-write',
+  '--state-dir',
+  state,
+]
 
-  it.skipIf(asUserSkip !== undefined)('as an ordinary user: its own repository, the same', async () => {
-    const user = ordinaryUser()
-    const root = userDir('tv-protect-', user)
-    cleanups.push(() => rmSync(root, { recursive: true, force: true }))
-    const ws = repository(root, user.uid, user.gid)
-    const state = join(root, 'state')
-    spawnSync('setpriv', [
-      '--reuid',
-      String(user.uid),
-      '--regid',
-      String(user.gid),
-      '--init-groups',
-      'mkdir',
-      '-m',
-      '700',
-      state,
-    ])
-    const run = await bash(
-      userCommand(
-        process.execPath,
-        [
-          seenAs(bin),
-          'mcp',
-          '--bash',
-          '--sandbox',
-          'bwrap',
-          '--bash-sandbox',
-          'workspace-write',
-          '--state-dir',
-          state,
-        ],
-        { cwd: ws },
-      ),
+describe.skipIf(!hasBwrap)('protected paths in a writable workspace', () => {
+  for (const mechanism of mechanisms) {
+    it.skipIf(!isRoot)(
+      `${mechanism}, as root: the sandbox user writes its repository, never its hooks, config, rc files`,
+      async () => {
+        const ws = repository(dir('tv-protect-'), 65534, 65534)
+        const run = await bash({
+          command: process.execPath,
+          args: served(bin, mechanism, dir('tv-protect-state-', 0o700)),
+          cwd: ws,
+          env: process.env as Record<string, string>,
+        })
+        await attack(run, ws)
+      },
     )
-    await attack(run, ws)
-  })
+
+    it.skipIf(asUserSkip !== undefined)(
+      `${mechanism}, as an ordinary user: its own repository, the same`,
+      async () => {
+        const user = ordinaryUser()
+        const root = userDir('tv-protect-', user)
+        cleanups.push(() => rmSync(root, { recursive: true, force: true }))
+        const ws = repository(root, user.uid, user.gid)
+        const state = join(root, 'state')
+        const ids = ['--reuid', String(user.uid), '--regid', String(user.gid), '--init-groups']
+        spawnSync('setpriv', [...ids, 'mkdir', '-m', '700', state])
+        const run = await bash(
+          userCommand(process.execPath, served(seenAs(bin), mechanism, state), { cwd: ws }),
+        )
+        await attack(run, ws)
+      },
+    )
+  }
 })
 
 describe.skipIf(!hasBwrap || !isRoot)('protected paths the operator adds', () => {
