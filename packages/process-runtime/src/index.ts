@@ -37,6 +37,8 @@ export { defaultStateDir, EnvironmentPolicyConfig, RuntimeConfig, runtimePlugin 
 export { DEFAULT_SANDBOX_USER } from './prepare.js'
 export { markedProcesses } from './procfs.js'
 export { PROTECTED_PATHS } from './protected.js'
+export type { ProtectedTarget } from './protection.js'
+export { mayCreateIn, Placeholders, protectedTargets } from './protection.js'
 export { createLaunchers } from './registry.js'
 export { runuserRunAs, setprivRunAs } from './run-as.js'
 export { ANY_USER_BUT_ROOT } from './run-as-allow.js'

@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs'
-import type { SandboxPolicy } from '@toolvisor/process-runtime'
 import { describe, expect, it } from 'vitest'
-import { mayCreateIn, protection } from './protect.js'
+import type { SandboxPolicy } from './launchers.js'
+import { mayCreateIn, Placeholders, protectedTargets } from './protection.js'
 
 /** A fake lstat answer: a directory or file with these ids and mode, or a link. */
 const entry = (kind: 'dir' | 'file' | 'link', mode = 0o755, uid = 1000, gid = 1000): Stats =>
@@ -32,7 +32,7 @@ const policy = (over: Partial<SandboxPolicy> = {}): SandboxPolicy => ({
 })
 
 describe('protection (decision 0096)', () => {
-  it('binds what is there from a pinned descriptor, masks what is missing, leaves links alone', () => {
+  it('pins what is there, masks what is missing (a directory or a file), leaves links alone', () => {
     const host: Record<string, Stats> = {
       '/w': entry('dir'),
       '/w/.git': entry('dir'),
@@ -40,41 +40,36 @@ describe('protection (decision 0096)', () => {
       '/w/.git/config': entry('file', 0o644),
       '/w/.bashrc': entry('link'),
     }
-    const { mounts, placeholders } = protection(policy(), new Map(), (path) => host[path])
-    expect(mounts.map((m) => [m.path, m.from?.flag ?? m.args.join(' ')])).toEqual([
-      ['/w/.git/hooks', '--ro-bind-fd'],
-      ['/w/.git/config', '--ro-bind-fd'],
-      ['/w/.envrc', '--ro-bind-data'],
-      ['/w/.vscode', '--perms 0555 --tmpfs /w/.vscode --remount-ro /w/.vscode'],
+    const targets = protectedTargets(policy(), new Map(), (path) => host[path])
+    expect(targets.map((t) => [t.path, t.state, t.kind])).toEqual([
+      ['/w/.git/hooks', 'there', 'dir'],
+      ['/w/.git/config', 'there', 'file'],
+      ['/w/.envrc', 'missing', 'file'],
+      ['/w/.vscode', 'missing', 'dir'],
     ])
-    expect(mounts[0]?.from?.fd).toEqual({
-      kind: 'file',
-      path: '/w/.git/hooks',
-      pin: { identity: '8:42', field: 'the protected path .git/hooks/ of $.runtime.sandbox.fs.write[0]' },
+    expect(targets[0]?.pin).toEqual({
+      identity: '8:42',
+      field: 'the protected path .git/hooks/ of $.runtime.sandbox.fs.write[0]',
     })
-    expect(placeholders).toEqual([
-      { path: '/w/.envrc', kind: 'file' },
-      { path: '/w/.vscode', kind: 'dir' },
-    ])
   })
 
   it('masks the first missing part (.git for .git/hooks/), once; nothing the user cannot create', () => {
     const mine: Record<string, Stats> = { '/w': entry('dir') }
-    expect(protection(policy(), new Map(), (path) => mine[path]).placeholders.map((p) => p.path)).toEqual([
+    expect(protectedTargets(policy(), new Map(), (path) => mine[path]).map((p) => p.path)).toEqual([
       '/w/.git',
       '/w/.envrc',
       '/w/.vscode',
       '/w/.bashrc',
     ])
     const rootOwned: Record<string, Stats> = { '/w': entry('dir', 0o755, 0, 0) }
-    expect(protection(policy(), new Map(), (path) => rootOwned[path]).mounts).toEqual([])
+    expect(protectedTargets(policy(), new Map(), (path) => rootOwned[path])).toEqual([])
   })
 
   it("masks again what another run's placeholder holds, rather than binding it", () => {
     const host: Record<string, Stats> = { '/w': entry('dir'), '/w/.envrc': entry('file', 0o600) }
     const ours = new Map([['/w/.envrc', 1]])
-    const found = protection(policy({ protect: ['.envrc'] }), ours, (path) => host[path])
-    expect(found.mounts.map((m) => m.from?.flag)).toEqual(['--ro-bind-data'])
+    const found = protectedTargets(policy({ protect: ['.envrc'] }), ours, (path) => host[path])
+    expect(found.map((t) => t.state)).toEqual(['missing'])
   })
 
   it('mayCreateIn reads the class of the user: owner, group, others; root always', () => {
@@ -86,5 +81,21 @@ describe('protection (decision 0096)', () => {
     expect(mayCreateIn(entry('dir', 0o1777, 0, 0), user)).toBe(true)
     expect(mayCreateIn(entry('dir', 0o755, 0, 0), { uid: 0, gid: 0, groups: [0] })).toBe(true)
     expect(mayCreateIn(entry('file', 0o777), user)).toBe(false)
+  })
+
+  it('Placeholders: the last release of a shared placeholder runs the release it was given, once', () => {
+    const placeholders = new Placeholders()
+    let before = 0
+    const target = { path: '/nonexistent/tv-placeholder', state: 'missing', kind: 'file' } as const
+    const first = placeholders.hold([target], () => before++)
+    const second = placeholders.hold([target])
+    expect(placeholders.held.get(target.path)).toBe(2)
+    first?.()
+    first?.()
+    expect(placeholders.held.get(target.path)).toBe(1)
+    expect(before).toBe(1)
+    second?.()
+    expect(placeholders.held.has(target.path)).toBe(false)
+    expect(placeholders.hold([{ ...target, state: 'there' }])).toBeUndefined()
   })
 })

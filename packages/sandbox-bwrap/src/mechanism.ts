@@ -12,7 +12,7 @@ import type {
   SandboxPolicy,
   SpawnedChild,
 } from '@toolvisor/process-runtime'
-import { grantFd, pinnedExecutable } from '@toolvisor/process-runtime'
+import { grantFd, Placeholders, pinnedExecutable, protectedTargets } from '@toolvisor/process-runtime'
 import { syscallFilter } from '@toolvisor/syscall-filter'
 import { BwrapError } from './errors.js'
 import type { Mount } from './internal/args.js'
@@ -23,7 +23,7 @@ import { readChildPid } from './internal/info.js'
 import { kindOnHost } from './internal/own.js'
 import type { Ids, PreflightResult } from './internal/preflight.js'
 import { preflight, resolveIds } from './internal/preflight.js'
-import { type Placeholder, protection, removePlaceholder } from './internal/protect.js'
+import { protectMounts } from './internal/protect.js'
 
 /** Options of {@link bwrapMechanism}. */
 export interface BwrapOptions {
@@ -95,8 +95,8 @@ class Bwrap implements SandboxMechanism {
   #layout: HostEntry[] | undefined
   readonly #preflights = new Map<string, Promise<PreflightResult>>()
   readonly #programs = new Map<SandboxPolicy['net'], Uint8Array>()
-  /** The placeholders of protected paths that launches of this mechanism have, and how many have each. */
-  readonly #placeholders = new Map<string, number>()
+  /** The placeholders of protected paths that launches of this mechanism have. */
+  readonly #placeholders = new Placeholders()
 
   constructor(requested: string) {
     this.#requested = requested
@@ -123,14 +123,14 @@ class Bwrap implements SandboxMechanism {
   wrap(launch: Launch, policy: SandboxPolicy): Launch {
     checkPaths(policy)
     const extraFds: ExtraFd[] = [...launch.extraFds]
-    const protect = protection(policy, this.#placeholders)
-    const list = mounts(policy, this.#host(), kindOnHost, protect.mounts)
+    const targets = protectedTargets(policy, this.#placeholders.held)
+    const list = mounts(policy, this.#host(), kindOnHost, protectMounts(targets))
     // Grants are bound from descriptors the runtime opens and checks at spawn.
     const mountList = mountArgs(list, (mount) => {
       extraFds.push(mount.from?.fd ?? grantFd(policy, mount.path))
       return 2 + extraFds.length
     })
-    const release = this.#hold(protect.placeholders, launch.release)
+    const release = this.#placeholders.hold(targets, launch.release)
     const fdArgs = ['--seccomp', String(3 + extraFds.length)]
     extraFds.push({ kind: 'data', data: this.#program(policy.net) })
     // The info fd is the last pipe: control() finds it there.
@@ -149,29 +149,6 @@ class Bwrap implements SandboxMechanism {
       args: [...sandbox, '--', launch.file, ...launch.args],
       extraFds,
       ...(release ? { release } : {}),
-    }
-  }
-
-  /**
-   * Counts the launches that have each placeholder (concurrent runs in one workspace share it);
-   * the release of the last one removes it from the host.
-   */
-  #hold(placeholders: readonly Placeholder[], before: (() => void) | undefined): (() => void) | undefined {
-    if (placeholders.length === 0) return before
-    for (const { path } of placeholders) this.#placeholders.set(path, (this.#placeholders.get(path) ?? 0) + 1)
-    let released = false
-    return () => {
-      if (released) return
-      released = true
-      for (const placeholder of placeholders) {
-        const left = (this.#placeholders.get(placeholder.path) ?? 1) - 1
-        if (left > 0) this.#placeholders.set(placeholder.path, left)
-        else {
-          this.#placeholders.delete(placeholder.path)
-          removePlaceholder(placeholder)
-        }
-      }
-      before?.()
     }
   }
 

@@ -5,7 +5,8 @@
  *
  *   landlock-launcher --seccomp-fd FD [--expect-abi N] [--ro PATH]... [--rw PATH]... [--ro-fd FD]...
  *                     [--rw-fd FD]... [--exec-fd FD] [--deny-tcp] [--user NAME[:GROUP]]
- *                     [--pid-ns [--ro-over PATH]... [--null-over PATH]...] -- CMD [ARGS...]
+ *                     [--pid-ns [--ro-over PATH]... [--null-over PATH]... [--null-dir-over PATH]...]
+ *                     -- CMD [ARGS...]
  *   landlock-launcher --abi        prints the Landlock ABI (0 when Landlock is missing)
  *   landlock-launcher --features   one "name value" line per feature: "abi N", then "pid-ns yes" or
  *                                  "pid-ns no: <why>" (found by making one, as a launch would)
@@ -28,7 +29,9 @@
  * empty regular file is created there (left for the runtime to remove after the run) and made
  * read-only, so the tool cannot create PATH; an existing PATH is protected as --ro-over does. Every
  * directory between a write grant and PATH is made a mount point first (EBUSY to rename or remove:
- * the tool cannot move a parent aside and build a new PATH). Both need --pid-ns.
+ * the tool cannot move a parent aside and build a new PATH). --null-dir-over PATH: the same with an
+ * empty directory (mode 0555) where PATH is missing, for a path that would be a directory (.vscode):
+ * creating anything in it is EROFS. All three need --pid-ns.
  *
  * --seccomp-fd FD (required): the seccomp program to install, a raw struct sock_filter[] read from
  * FD to its end by P (the runtime writes it and closes its side); the descriptor is closed. The
@@ -471,11 +474,17 @@ static int open_no_links(int dir, const char *path, int flags, mode_t mode) {
   return (int)syscall(__NR_openat2, dir, path, &how, sizeof how);
 }
 
+/* --ro-over, --null-over, --null-dir-over: the flags that protect a path inside the mount namespace. */
+static int is_over(const char *flag) {
+  return strcmp(flag, "--ro-over") == 0 || strcmp(flag, "--null-over") == 0 || strcmp(flag, "--null-dir-over") == 0;
+}
+
 /*
- * --null-over: an empty regular file where PATH is missing (O_EXCL: never an existing one), or,
- * when PATH exists by now, PATH itself. Returns a descriptor of what is to be made read-only.
+ * --null-over: an empty regular file where PATH is missing (O_EXCL: never an existing one);
+ * --null-dir-over: an empty directory (mode 0555) there; or, when PATH exists by now, PATH itself.
+ * Returns a descriptor of what is to be made read-only.
  */
-static int placeholder(const char *flag, const char *path) {
+static int placeholder(const char *flag, const char *path, int as_dir) {
   const char *slash = strrchr(path, '/');
   const char *name = slash == NULL ? path : slash + 1;
   char parent[PATH_MAX];
@@ -488,8 +497,14 @@ static int placeholder(const char *flag, const char *path) {
   parent[slash - path] = '\0';
   dir = open_no_links(AT_FDCWD, slash == path ? "/" : parent, O_PATH | O_DIRECTORY, 0);
   if (dir < 0) fail_on(flag, path, errno, NULL);
-  fd = open_no_links(dir, name, O_CREAT | O_EXCL | O_WRONLY, 0444);
-  if (fd < 0 && errno == EEXIST) fd = open_no_links(dir, name, O_PATH, 0);
+  if (as_dir) {
+    /* mkdirat never follows a link in the last component: an existing entry is EEXIST. */
+    if (mkdirat(dir, name, 0555) != 0 && errno != EEXIST) fail_on(flag, path, errno, NULL);
+    fd = open_no_links(dir, name, O_PATH | O_DIRECTORY, 0);
+  } else {
+    fd = open_no_links(dir, name, O_CREAT | O_EXCL | O_WRONLY, 0444);
+    if (fd < 0 && errno == EEXIST) fd = open_no_links(dir, name, O_PATH, 0);
+  }
   if (fd < 0) fail_on(flag, path, errno, NULL);
   close(dir);
   return fd;
@@ -501,12 +516,13 @@ static int placeholder(const char *flag, const char *path) {
  * not clear, nosuid or nodev of the host's mount, are left as they are) and mounted over it, all
  * by descriptor. Anything but a directory or a regular file is refused.
  */
+/* `make_placeholder`: 0 (--ro-over), 1 (--null-over: a file), 2 (--null-dir-over: a directory). */
 static void read_only_over(const char *flag, const char *path, int make_placeholder) {
   struct ll_mount_attr attr;
   struct stat st;
   int fd = open_no_links(AT_FDCWD, path, O_PATH, 0);
   int tree;
-  if (fd < 0 && errno == ENOENT && make_placeholder) fd = placeholder(flag, path);
+  if (fd < 0 && errno == ENOENT && make_placeholder) fd = placeholder(flag, path, make_placeholder == 2);
   if (fd < 0) fail_on(flag, path, errno, NULL);
   if (fstat(fd, &st) != 0) fail_on(flag, path, errno, NULL);
   if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) fail_on(flag, path, 0, "not a directory or a regular file");
@@ -899,9 +915,10 @@ static void reaper(const struct plan *p, int status_fd, int other_end, int stand
     int i;
     if (mount_proc(why, sizeof why) != 0) fail("--pid-ns", why);
     for (i = p->first; i < p->cmd - 1; i++) {
-      if (strcmp(p->argv[i], "--ro-over") == 0 || strcmp(p->argv[i], "--null-over") == 0) {
+      if (is_over(p->argv[i])) {
         pin_between(p, p->argv[i], p->argv[i + 1]);
-        read_only_over(p->argv[i], p->argv[i + 1], strcmp(p->argv[i], "--null-over") == 0);
+        read_only_over(p->argv[i], p->argv[i + 1],
+                       strcmp(p->argv[i], "--null-over") == 0 ? 1 : strcmp(p->argv[i], "--null-dir-over") == 0 ? 2 : 0);
         i++;
       }
     }
@@ -1103,8 +1120,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(a, "--ro") == 0 || strcmp(a, "--rw") == 0 || strcmp(a, "--user") == 0 ||
         strcmp(a, "--ro-fd") == 0 || strcmp(a, "--rw-fd") == 0 || strcmp(a, "--exec-fd") == 0 ||
-        strcmp(a, "--expect-abi") == 0 || strcmp(a, "--seccomp-fd") == 0 || strcmp(a, "--ro-over") == 0 ||
-        strcmp(a, "--null-over") == 0) {
+        strcmp(a, "--expect-abi") == 0 || strcmp(a, "--seccomp-fd") == 0 || is_over(a)) {
       if (i + 1 >= argc) fail(a, "missing value");
       if (argv[i + 1][0] == '\0') fail(a, "empty value");
       if (strcmp(a, "--user") == 0) {
@@ -1117,7 +1133,7 @@ int main(int argc, char **argv) {
         plan.seccomp_fd = argv[i + 1];
       } else if (strcmp(a, "--ro-fd") == 0 || strcmp(a, "--rw-fd") == 0 || strcmp(a, "--exec-fd") == 0) {
         descriptor(a, argv[i + 1]);
-      } else if (strcmp(a, "--ro-over") == 0 || strcmp(a, "--null-over") == 0) {
+      } else if (is_over(a)) {
         if (argv[i + 1][0] != '/') fail_on(a, argv[i + 1], 0, "not an absolute path");
         overs = i;
         plan.overs = 1;
@@ -1194,7 +1210,7 @@ int main(int argc, char **argv) {
         close(fd);
       }
     } else if (strcmp(a, "--user") == 0 || strcmp(a, "--expect-abi") == 0 || strcmp(a, "--seccomp-fd") == 0 ||
-               strcmp(a, "--ro-over") == 0 || strcmp(a, "--null-over") == 0) {
+               is_over(a)) {
       i++;
     }
   }

@@ -7,12 +7,12 @@ import type {
   SandboxMechanism,
   SandboxPolicy,
 } from '@toolvisor/process-runtime'
-import { executableFd, grantFd } from '@toolvisor/process-runtime'
+import { executableFd, grantFd, Placeholders, protectedTargets } from '@toolvisor/process-runtime'
 import { syscallFilter } from '@toolvisor/syscall-filter'
 import { LandlockError } from './errors.js'
 import { describeStatus } from './internal/describe.js'
 import { builtLauncher, type LauncherStatus, probeLauncher, probeLauncherSync } from './internal/launcher.js'
-import { type ExecMinimum, execMinimum, launcherArgs, refusal } from './internal/policy.js'
+import { type ExecMinimum, execMinimum, launcherArgs, listHost, refusal } from './internal/policy.js'
 import { preflight } from './internal/preflight.js'
 
 /** Options of {@link landlockMechanism}. */
@@ -51,6 +51,8 @@ class Landlock implements SandboxMechanism {
   #status: LauncherStatus | undefined
   #probing: Promise<LauncherStatus> | undefined
   #minimum: ExecMinimum | undefined
+  /** The placeholders of protected paths that launches of this mechanism have (the launcher makes them). */
+  readonly #placeholders = new Placeholders()
   readonly #programs = new Map<SandboxPolicy['net'], Uint8Array>()
 
   constructor(launcher: string) {
@@ -80,12 +82,16 @@ class Landlock implements SandboxMechanism {
     if (!found.available) throw new Error('unreachable: refusal() refuses an unavailable launcher')
     // Grants become rules on descriptors the runtime opens and checks at each start.
     const extraFds: ExtraFd[] = [...launch.extraFds]
-    const args = launcherArgs(policy, runAs, found, this.#exec(), {
-      descriptor(path) {
+    // Protected paths are kept in the launcher's mount namespace, where the probe found one.
+    const targets = found.pidNamespace.available ? protectedTargets(policy, this.#placeholders.held) : []
+    const grants = {
+      descriptor(path: string) {
         extraFds.push(grantFd(policy, path))
         return 2 + extraFds.length
       },
-    })
+    }
+    const args = launcherArgs(policy, runAs, found, this.#exec(), grants, listHost, targets)
+    const release = this.#placeholders.hold(targets, launch.release)
     // The final exec stage runs from a descriptor: allow executing what it holds.
     const stage = executableFd(launch)
     const execFd = stage === undefined ? [] : ['--exec-fd', String(stage)]
@@ -97,6 +103,7 @@ class Landlock implements SandboxMechanism {
       file: found.launcher,
       args: [...seccompFd, ...execFd, ...args, launch.file, ...launch.args],
       extraFds,
+      ...(release ? { release } : {}),
     }
   }
 

@@ -55,8 +55,16 @@ export function gaps(kernel: KernelFeatures, minimum: ExecMinimum): string[] {
     'no unix socket at all (the syscall filter refuses socket(AF_UNIX) and datagram socketpair() for every ' +
       'tool): a tool that talks to a local daemon by socket cannot, under Landlock or bwrap',
     'syscalls: only the allowlist (a call not on it is ENOSYS, callers fall back); no namespace (so no nested ' +
-      "sandbox), no SysV IPC or POSIX message queue, no ptrace, bpf or perf: a " +
+      'sandbox), no SysV IPC or POSIX message queue, no ptrace, bpf or perf: a ' +
       'container runtime, a debugger or a profiler cannot run under Landlock',
+    pidNamespace.available
+      ? 'protected paths in a writable grant (.git/hooks, .git/config, shell rc files, .envrc, editor and agent ' +
+        "folders) are kept read-only in the launcher's mount namespace, a missing one masked by a placeholder"
+      : 'protected paths in a writable grant (.git/hooks, .git/config, shell rc files, .envrc, editor and agent ' +
+        'folders) are NOT kept here: they need the mount namespace the launcher cannot make (use bwrap, which ' +
+        'keeps them)',
+    "toolvisor's own paths: a read rule above one is narrowed to the entries around it; a writable rule above " +
+      'one that the tool user could reach is refused (decision 0095)',
   ]
   if (abi < 2)
     list.push('rename and link across directories fail with EXDEV even inside write grants (ABI < 2)')

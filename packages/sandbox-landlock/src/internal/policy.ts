@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs'
-import type { Qualification, RunAsTarget, SandboxPolicy } from '@toolvisor/process-runtime'
+import type { ProtectedTarget, Qualification, RunAsTarget, SandboxPolicy } from '@toolvisor/process-runtime'
 import type { LauncherStatus, PidNamespace } from './launcher.js'
 
 /** The Landlock ABI from which TCP bind and connect can be denied (a second wall under `net: none`). */
@@ -128,7 +128,11 @@ export interface KernelFeatures {
   readonly pidNamespace: PidNamespace
 }
 
-/** The launcher's arguments for a policy, up to and including `--`. */
+/**
+ * The launcher's arguments for a policy, up to and including `--`. `protect`: the protected paths
+ * of this launch (`protectedTargets`), kept read-only in the launcher's mount namespace; none for
+ * the preflight, whose masks would leave placeholders behind.
+ */
 export function launcherArgs(
   policy: SandboxPolicy,
   runAs: RunAsTarget | undefined,
@@ -136,6 +140,7 @@ export function launcherArgs(
   minimum: ExecMinimum,
   grants: GrantBy = 'path',
   list: (dir: string) => readonly DirEntry[] = listHost,
+  protect: readonly ProtectedTarget[] = [],
 ): string[] {
   const { abi } = kernel
   const args: string[] = ['--expect-abi', String(abi)]
@@ -158,9 +163,19 @@ export function launcherArgs(
     args.push('--user', runAs.group === undefined ? runAs.user : `${runAs.user}:${runAs.group}`)
   }
   // Where the probe made one: what the tool starts dies with it, and /proc shows only its own.
-  if (kernel.pidNamespace.available) args.push('--pid-ns')
+  if (kernel.pidNamespace.available) {
+    args.push('--pid-ns')
+    // Its mount namespace keeps the protected paths (decision 0096); without one they are a gap.
+    for (const target of protect) args.push(overFlag(target), target.path)
+  }
   args.push('--')
   return args
+}
+
+/** The launcher's flag that keeps a protected path: read-only over it, or a placeholder where it is missing. */
+function overFlag(target: ProtectedTarget): string {
+  if (target.state === 'there') return '--ro-over'
+  return target.kind === 'dir' ? '--null-dir-over' : '--null-over'
 }
 
 /**
