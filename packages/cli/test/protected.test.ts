@@ -7,7 +7,7 @@
  * owns the repository here) and as an ordinary user (the user's own repository).
  */
 import { spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -153,4 +153,24 @@ describe.skipIf(!hasBwrap || !isRoot)('protected paths the operator adds', () =>
     expect(existsSync(join(ws, 'Makefile'))).toBe(false)
     expect(await run('echo fine > other && cat other')).toBe('fine\n')
   })
+})
+
+describe.skipIf(!hasBwrap || !isRoot)('a protected path no mount can keep', () => {
+  for (const mechanism of mechanisms) {
+    it(`${mechanism}: a symbolic link at .envrc stops the command before it runs, saying why`, async () => {
+      const ws = repository(dir('tv-protect-link-'), 65534, 65534)
+      symlinkSync('/tmp/tv-somewhere-else', join(ws, '.envrc'))
+      const run = await bash({
+        command: process.execPath,
+        args: served(bin, mechanism, dir('tv-protect-state-', 0o700)),
+        cwd: ws,
+        env: process.env as Record<string, string>,
+      })
+      const text = await run('echo ran > ran')
+      expect(text).toContain(
+        `the protected path .envrc of $.runtime.sandbox.fs.write[0] is a symbolic link (${join(ws, '.envrc')})`,
+      )
+      expect(existsSync(join(ws, 'ran'))).toBe(false)
+    })
+  }
 })

@@ -5,9 +5,9 @@ import { type Account, lookupAccount, missingAccess, selfAccount } from './accou
 import { effectivePolicy } from './environment.js'
 import type { OwnPath, RunAsTarget, SandboxMechanism, SandboxPolicy } from './launchers.js'
 import { AUTO_ORDER, safeQualify, unknownRunAs, withFix } from './mechanism-choice.js'
-import { reachableOwn } from './own-paths.js'
+import { reachableOwn, refuseOwn } from './own-paths.js'
 import { confiningPolicy } from './policy.js'
-import { type PrepareContext, refuseOwn } from './prepare.js'
+import type { PrepareContext } from './prepare.js'
 import { RAW_ONESHOT } from './raw.js'
 import type { PreparedTool } from './types.js'
 

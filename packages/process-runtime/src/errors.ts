@@ -14,6 +14,8 @@ export const RuntimeErrorCodes = {
   SANDBOX_PATH: 'RUNTIME_ERR_SANDBOX_PATH',
   /** A grant reaches toolvisor's own paths: its state, a secret of its own, or its installation. */
   OWN_PATH: 'RUNTIME_ERR_OWN_PATH',
+  /** A protected path in a writable grant is a link, a FIFO, a socket or a device: it cannot be kept. */
+  PROTECTED_PATH: 'RUNTIME_ERR_PROTECTED_PATH',
   /** A start's working directory lies outside what the sandbox grants. */
   CWD: 'RUNTIME_ERR_CWD',
   /** `rundir` cannot be created or escapes the tool's directory. */

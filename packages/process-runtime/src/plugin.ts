@@ -63,7 +63,16 @@ export const RuntimeConfig = z
     ownPaths: z
       .array(
         z
-          .object({ path: z.string().min(1), kind: z.enum(['secret', 'code']), what: z.string().min(1) })
+          .object({
+            path: z.string().min(1),
+            kind: z.enum({
+              /** Never visible nor writable from a sandbox (a token file, a socket, a configuration). */
+              secret: 'secret',
+              /** Never writable from a sandbox (code toolvisor runs). */
+              code: 'code',
+            }),
+            what: z.string().min(1),
+          })
           .strict(),
       )
       .optional(),

@@ -13,7 +13,7 @@ import type { EnvdirRootGuard } from './envdir-root.js'
 import { effectivePolicy } from './environment.js'
 import type { Launchers, OwnPath, RunAsMechanism, RunAsTarget, SandboxPolicy } from './launchers.js'
 import { chooseMechanism, runAsMechanismOf } from './mechanism-choice.js'
-import { overlap, reachableOwn } from './own-paths.js'
+import { reachableOwn, refuseOwn } from './own-paths.js'
 import { type Fail, isInside, resolvePolicy } from './policy.js'
 import { refuseUnlistedRunAs } from './run-as-allow.js'
 import type { LaunchFacts, PreparedTool, PrepareInput, RuntimeOptions } from './types.js'
@@ -145,68 +145,6 @@ async function sandboxOf(
   }
   const mechanism = await chooseMechanism(name as string, policy, target, context.launchers, fail)
   return { mechanism, policy }
-}
-
-/** A grant as `refuseOwn` checks it. */
-interface Grant {
-  readonly path: string
-  readonly field: string
-  /** How an error names it ("$.runtime.sandbox.fs.read[1]" names itself). */
-  readonly label: string
-  readonly writable: boolean
-}
-
-/**
- * Refuses a policy whose grants reach toolvisor's own paths (decision 0095): a grant at or under a
- * secret (the state directory, a token file, the envdir root...), a writable grant at or under the
- * installation, and, unless the operator's policy asks for them to be masked (`around: 'mask'`:
- * a bash mode reads `/`), a grant above either. Masked ones are the mechanism's to keep out.
- */
-export function refuseOwn(
-  policy: Pick<SandboxPolicy, 'toolDir' | 'executable' | 'read' | 'write'>,
-  own: readonly OwnPath[],
-  around: 'refuse' | 'mask',
-  fail: Fail,
-): void {
-  const grants: Grant[] = [
-    { path: policy.toolDir, field: '$.runtime.sandbox', label: "the tool's directory ", writable: false },
-    { path: policy.executable, field: '$.runtime.sandbox', label: "the tool's executable ", writable: false },
-    ...policy.read.map((path, i) => ({
-      path,
-      field: `$.runtime.sandbox.fs.read[${i}]`,
-      label: '',
-      writable: false,
-    })),
-    ...policy.write.map((path, i) => ({
-      path,
-      field: `$.runtime.sandbox.fs.write[${i}]`,
-      label: '',
-      writable: true,
-    })),
-  ]
-  for (const grant of grants) {
-    for (const entry of own) {
-      const meets = overlap(grant.path, entry.path)
-      if (meets === undefined) continue
-      if (entry.kind === 'code' && !grant.writable) continue
-      if (meets === 'above' && around === 'mask') continue
-      const where =
-        meets === 'above'
-          ? `holds ${entry.path}, ${entry.what}`
-          : grant.path === entry.path
-            ? `is ${entry.what}`
-            : `lies in ${entry.path}, ${entry.what}`
-      const why =
-        entry.kind === 'secret'
-          ? "nothing of toolvisor's own is visible from a sandbox"
-          : 'a tool that could write it would change the code toolvisor runs'
-      fail(
-        'RUNTIME_ERR_OWN_PATH',
-        grant.field,
-        `${grant.label}${grant.path} ${where}: ${why}; grant narrower paths that leave it out${entry.kind === 'secret' ? ', or run toolvisor with its state elsewhere (--state-dir)' : ''}`,
-      )
-    }
-  }
 }
 
 function envdirOf(name: string, context: PrepareContext, fail: Fail): string {

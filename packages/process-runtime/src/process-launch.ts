@@ -42,7 +42,10 @@ export interface Launched {
   readonly control?: ProcessControl
   /** The final exec's status pipe (see `watchExec`). */
   readonly status?: Readable
-  /** What the mechanism left on the host for this launch, to undo once the process ended (`Launch.release`). */
+  /**
+   * What the mechanism left on the host for this launch (`Launch.release`): the process undoes it
+   * when its lifetime ends, with its timers and listeners.
+   */
   readonly release?: () => void
 }
 

@@ -49,8 +49,6 @@ export class ToolProcess implements ManagedProcess {
   #child: Child | undefined
   #execStatus: Readable | undefined
   #control: ProcessControl | undefined
-  /** Undoes what the mechanism left on the host for this launch (`Launch.release`), once, at the end. */
-  #release: (() => void) | undefined
   #lifecycle: Lifecycle = { status: 'starting' }
   #stdinEvents = 0
   #ready = false
@@ -201,7 +199,7 @@ export class ToolProcess implements ManagedProcess {
     const launched = await launchProcess(this.id, this.#start, this.#host)
     const { child } = launched
     this.#child = child
-    this.#release = launched.release
+    if (launched.release) this.#lifetime.signal.addEventListener('abort', launched.release, { once: true })
     let spawnError: Error | undefined
     child.on('error', (error) => {
       spawnError = error
@@ -277,8 +275,6 @@ export class ToolProcess implements ManagedProcess {
     this.#child?.stdin?.destroy()
     this.#output.close()
     this.#host.state.untrack(this.id)
-    this.#release?.()
-    this.#release = undefined
     const reason: EndReason = this.#endReason ?? (this.#failure ? 'spawn-failed' : 'exit')
     const failed = this.#failure !== undefined
     this.#setLifecycle(

@@ -4,11 +4,13 @@ import type { SandboxPolicy } from './launchers.js'
 import { mayCreateIn, Placeholders, protectedTargets } from './protection.js'
 
 /** A fake lstat answer: a directory or file with these ids and mode, or a link. */
-const entry = (kind: 'dir' | 'file' | 'link', mode = 0o755, uid = 1000, gid = 1000): Stats =>
+const entry = (kind: 'dir' | 'file' | 'link' | 'fifo', mode = 0o755, uid = 1000, gid = 1000): Stats =>
   ({
     isDirectory: () => kind === 'dir',
     isFile: () => kind === 'file',
     isSymbolicLink: () => kind === 'link',
+    isFIFO: () => kind === 'fifo',
+    isSocket: () => false,
     mode,
     uid,
     gid,
@@ -32,13 +34,13 @@ const policy = (over: Partial<SandboxPolicy> = {}): SandboxPolicy => ({
 })
 
 describe('protection (decision 0096)', () => {
-  it('pins what is there, masks what is missing (a directory or a file), leaves links alone', () => {
+  it('pins what is there, masks what is missing (a directory or a file)', () => {
     const host: Record<string, Stats> = {
       '/w': entry('dir'),
       '/w/.git': entry('dir'),
       '/w/.git/hooks': entry('dir'),
       '/w/.git/config': entry('file', 0o644),
-      '/w/.bashrc': entry('link'),
+      '/w/.bashrc': entry('file', 0o644),
     }
     const targets = protectedTargets(policy(), new Map(), (path) => host[path])
     expect(targets.map((t) => [t.path, t.state, t.kind])).toEqual([
@@ -46,11 +48,34 @@ describe('protection (decision 0096)', () => {
       ['/w/.git/config', 'there', 'file'],
       ['/w/.envrc', 'missing', 'file'],
       ['/w/.vscode', 'missing', 'dir'],
+      ['/w/.bashrc', 'there', 'file'],
     ])
     expect(targets[0]?.pin).toEqual({
       identity: '8:42',
       field: 'the protected path .git/hooks/ of $.runtime.sandbox.fs.write[0]',
     })
+  })
+
+  it("keeps a worktree's .git file (it names the hooks' directory); refuses a link or a FIFO, starting nothing", () => {
+    const worktree: Record<string, Stats> = { '/w': entry('dir'), '/w/.git': entry('file', 0o644) }
+    expect(
+      protectedTargets(
+        policy({ protect: ['.git/hooks/', '.git/config'] }),
+        new Map(),
+        (path) => worktree[path],
+      ).map((t) => [t.path, t.state, t.kind]),
+    ).toEqual([['/w/.git', 'there', 'file']])
+    for (const kind of ['link', 'fifo'] as const) {
+      const host: Record<string, Stats> = { '/w': entry('dir'), '/w/.bashrc': entry(kind) }
+      expect(() =>
+        protectedTargets(policy({ protect: ['.bashrc'] }), new Map(), (path) => host[path]),
+      ).toThrow(
+        expect.objectContaining({
+          code: 'RUNTIME_ERR_PROTECTED_PATH',
+          message: `the protected path .bashrc of $.runtime.sandbox.fs.write[0] is ${kind === 'link' ? 'a symbolic link' : 'a FIFO'} (/w/.bashrc), which a sandbox cannot keep from being replaced by something that runs later: remove it, or point it at a real file; nothing was started`,
+        }),
+      )
+    }
   })
 
   it('masks the first missing part (.git for .git/hooks/), once; nothing the user cannot create', () => {

@@ -6,6 +6,7 @@
  */
 import { lstatSync, rmdirSync, type Stats, unlinkSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { RuntimeError } from './errors.js'
 import type { Pin, SandboxPolicy } from './launchers.js'
 
 /** A protected path of one launch, and how it is to be kept. */
@@ -36,9 +37,11 @@ function lstatOrNone(path: string): Stats | undefined {
  *   `.git` for `.git/hooks/` in a folder that is no repository), else a file (`.envrc`); one that a
  *   placeholder of another run holds (`held`) counts as missing too, and is masked again;
  * - missing where the tool's user could not create it anyway (its parent's modes): nothing;
- * - a symbolic link, or below something that is not a directory (`.git` as a worktree's file):
- *   nothing (a mount lands on what a link leads to, never on the link); neither for a FIFO, a
- *   socket or a device there (nothing runs it as code, and it cannot be bound as a file).
+ * - a file where a directory of the path would be (`.git` of a worktree or a submodule: a file
+ *   that names the git directory): that file, `there`;
+ * - a symbolic link, a FIFO, a socket or a device on the way: refused (`RUNTIME_ERR_PROTECTED_PATH`):
+ *   a mount lands on what a link leads to, never on the link, and none of them can be bound over,
+ *   so the command could replace it with what runs later. Nothing is started.
  */
 export function protectedTargets(
   policy: SandboxPolicy,
@@ -62,12 +65,16 @@ export function protectedTargets(
           }
           break
         }
-        if (stat.isSymbolicLink()) break
-        if (last) {
-          // A FIFO or a socket under a protected name runs nothing; binding it would only fail the start.
-          if (!stat.isFile() && !stat.isDirectory()) break
+        if (stat.isSymbolicLink() || (!stat.isFile() && !stat.isDirectory())) {
+          // A mount lands on what a link leads to, never on the link; a FIFO, a socket or a device
+          // cannot be bound over as a file: either could be replaced by what runs later. Refused.
+          throw unprotectable(at, name, index, stat.isSymbolicLink() ? 'a symbolic link' : kindName(stat))
+        }
+        // A file where a directory of the path would be (`.git` of a worktree: "gitdir: ..."): it
+        // is what names the hooks then, so it is what is kept.
+        if (last || stat.isFile()) {
           if (!targets.has(at)) {
-            const field = `the protected path ${name} of $.runtime.sandbox.fs.write[${index}]`
+            const field = `the protected path ${name} of ${writeField(index)}`
             targets.set(at, {
               path: at,
               state: 'there',
@@ -77,11 +84,25 @@ export function protectedTargets(
           }
           break
         }
-        if (!stat.isDirectory()) break
       }
     }
   }
   return [...targets.values()]
+}
+
+const writeField = (index: number) => `$.runtime.sandbox.fs.write[${index}]`
+
+function kindName(stat: Stats): string {
+  if (stat.isFIFO()) return 'a FIFO'
+  if (stat.isSocket()) return 'a socket'
+  return 'a device'
+}
+
+function unprotectable(path: string, name: string, index: number, what: string): RuntimeError {
+  return new RuntimeError(
+    'RUNTIME_ERR_PROTECTED_PATH',
+    `the protected path ${name} of ${writeField(index)} is ${what} (${path}), which a sandbox cannot keep from being replaced by something that runs later: remove it, or point it at a real file; nothing was started`,
+  )
 }
 
 /**

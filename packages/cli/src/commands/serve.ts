@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { type Mailbox, MailboxToken } from '@toolvisor/mailbox'
-import { type Listen, serveHttp } from '@toolvisor/mcp-server'
-import { operatorPage } from '@toolvisor/operator-ui'
+import { type Listen, type ServeHttpOptions, serveHttp } from '@toolvisor/mcp-server'
+import { type OperatorPage, operatorPage } from '@toolvisor/operator-ui'
 import { defaultStateDir, type OwnPathOption, trustStateDir } from '@toolvisor/process-runtime'
 import { type Composed, compose, defined, reportLost } from '../compose.js'
 import type { Config } from '../config.js'
@@ -65,21 +65,7 @@ export async function serveCommand(
   const control = serve.uiControl === true
   const page = operatorPage({ token, control, log, ...composed, ...mailOf(composed) })
   try {
-    const http = await serveHttp(composed.tools, {
-      name: 'toolvisor',
-      version: VERSION,
-      listen,
-      token,
-      sessions: composed.sessions,
-      mailbox: composed.mailbox,
-      ...(composed.approvals ? { approvals: composed.approvals } : {}),
-      tasks: composed.tasks,
-      ...httpBounds(config),
-      allowedOrigins: serve.allowOrigins ?? [],
-      ownsRunning: (session) => composed.tasks.all().some((t) => t.owner === session && t.exit === undefined),
-      log,
-      routes: new Map([['/ui', page]]),
-    })
+    const http = await serveHttp(composed.tools, httpOptions(composed, config, { listen, token, log, page }))
     announce(io, { url: http.url, tools: composed.tools.list().length, tokenFile, control })
     await stop.signal
     io.err('toolvisor: stopping: every process gets its declared cancel\n')
@@ -91,6 +77,34 @@ export async function serveCommand(
     // After the processes' ends: their last items go before the exit (bounded).
     await notifier?.close()
     stop.off()
+  }
+}
+
+/** `serveHttp`'s options: the composed services, the listener, the bounds, the operator page at `/ui`. */
+function httpOptions(
+  composed: Composed,
+  config: Config,
+  at: {
+    readonly listen: Listen
+    readonly token: string
+    readonly log: (line: string) => void
+    readonly page: OperatorPage
+  },
+): ServeHttpOptions {
+  return {
+    name: 'toolvisor',
+    version: VERSION,
+    listen: at.listen,
+    token: at.token,
+    sessions: composed.sessions,
+    mailbox: composed.mailbox,
+    ...(composed.approvals ? { approvals: composed.approvals } : {}),
+    tasks: composed.tasks,
+    ...httpBounds(config),
+    allowedOrigins: config.serve?.allowOrigins ?? [],
+    ownsRunning: (session) => composed.tasks.all().some((t) => t.owner === session && t.exit === undefined),
+    log: at.log,
+    routes: new Map([['/ui', at.page]]),
   }
 }
 
