@@ -12,6 +12,10 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { afterAll } from 'vitest'
+
+/** What this file's tests made for the user (its folders, the view of the clone): removed after them. */
+const userDirs: string[] = []
 
 /** The user the tests run toolvisor as (made once by `ordinaryUser`). */
 export const ORDINARY_USER = 'tv-ordinary'
@@ -75,13 +79,13 @@ function reachable(path: string, user: OrdinaryUser): boolean {
   return check.status === 0
 }
 
-/** A place under /var/tmp where the clone is seen from inside the namespace, made once per process. */
+/** A place under /var/tmp where the clone is seen from inside the namespace, made once per test file. */
 let view: string | undefined
 function viewOfRoot(): string {
   if (view !== undefined) return view
   // Only a mount point: the bind brings the clone's own mode along.
   view = mkdtempSync(join('/var/tmp', 'tv-clone-view-'))
-  process.once('exit', () => rmSync(view!, { recursive: true, force: true }))
+  userDirs.push(view)
   return view
 }
 
@@ -171,9 +175,16 @@ export function asUser(file: string, args: readonly string[], options: AsUserOpt
   })
 }
 
-/** A folder the ordinary user owns (mode 0700), under its home; removed by the caller's cleanup. */
+// The user's home is shared by every run on this host: nothing of a test file's stays there.
+afterAll(() => {
+  for (const made of userDirs.splice(0)) rmSync(made, { recursive: true, force: true })
+  view = undefined
+})
+
+/** A folder the ordinary user owns (mode 0700), under its home; removed after the test file. */
 export function userDir(prefix: string, user: OrdinaryUser = ordinaryUser()): string {
   const made = mkdtempSync(join(user.home, prefix))
   spawnSync('chown', [`${user.uid}:${user.gid}`, made])
+  userDirs.push(made)
   return made
 }
