@@ -6,7 +6,7 @@
  * owned by the user the commands run as: toolvisor as root (commands as the sandbox user, who
  * owns the repository here) and as an ordinary user (the user's own repository).
  */
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -14,7 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { asUserSkip, ordinaryUser, seenAs, userCommand, userDir } from './as-user.js'
-import { bin } from './helpers.js'
+import { bin, eventually } from './helpers.js'
 import { dir, hasBwrap, isRoot, mechanisms } from './sandbox-helpers.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
@@ -171,6 +171,48 @@ describe.skipIf(!hasBwrap || !isRoot)('a protected path no mount can keep', () =
         `the protected path .envrc of $.runtime.sandbox.fs.write[0] is a symbolic link (${join(ws, '.envrc')})`,
       )
       expect(existsSync(join(ws, 'ran'))).toBe(false)
+    })
+  }
+})
+
+describe.skipIf(!hasBwrap || !isRoot)('placeholders when toolvisor is killed -9 mid-command', () => {
+  for (const mechanism of mechanisms) {
+    it(`${mechanism}: the watchdog removes them once it killed the command`, async () => {
+      const ws = repository(dir('tv-protect-kill-'), 65534, 65534)
+      const child = spawn(process.execPath, served(bin, mechanism, dir('tv-protect-state-', 0o700)), {
+        cwd: ws,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      })
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      cleanups.push(async () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+        await exited
+      })
+      const send = (message: object) => child.stdin!.write(`${JSON.stringify(message)}\n`)
+      send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'k', version: '0' } },
+      })
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+      send({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'bash', arguments: { command: 'sleep 30303', description: 'wait' } },
+      })
+      expect(
+        await eventually(() => existsSync(join(ws, '.envrc')) && existsSync(join(ws, '.vscode')), 20_000),
+      ).toBe(true)
+      child.kill('SIGKILL')
+      await exited
+      const left = () =>
+        ['.envrc', '.vscode', '.mcp.json', '.zshrc'].filter((name) => existsSync(join(ws, name)))
+      expect(await eventually(() => left().length === 0, 10_000), `left: ${left().join(', ')}`).toBe(true)
+      expect(await eventually(() => !spawnSync('pgrep', ['-f', 'sleep 30303']).stdout.length, 5000)).toBe(
+        true,
+      )
     })
   }
 })

@@ -19,6 +19,7 @@ export type {
   MechanismDescription,
   OwnPath,
   Pin,
+  Placeholder,
   ProcessControl,
   Qualification,
   RunAsMechanism,

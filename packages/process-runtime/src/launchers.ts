@@ -29,6 +29,18 @@ export interface Launch {
    * created, `SandboxPolicy.protect`). A wrapper keeps it (`{ ...launch, file, args }`).
    */
   readonly release?: () => void
+  /**
+   * The placeholders this launch may make on the host (`release` removes them): recorded in the
+   * run's log before the spawn, so that, should toolvisor die without releasing them, its watchdog
+   * (or the next start) removes them once their processes are killed.
+   */
+  readonly placeholders?: readonly Placeholder[]
+}
+
+/** A placeholder a mechanism makes where a protected path is missing: an empty directory or file. */
+export interface Placeholder {
+  readonly path: string
+  readonly kind: 'dir' | 'file'
 }
 
 /**

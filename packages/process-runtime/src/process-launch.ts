@@ -71,6 +71,7 @@ export async function launchProcess(
     extraFds: [],
   }
   const { launch, status } = assemble(tool, base, host.execHelper)
+  if (launch.placeholders) host.state.holding(id, launch.placeholders)
   // The spec the process runs with (a start may give its own), as its output reads it.
   const slabs = bulkStdout(start.process ?? tool.process)
   const { child, pipes } = await spawnServed(launch, host.forkServer(), {

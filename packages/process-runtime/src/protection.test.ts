@@ -112,8 +112,8 @@ describe('protection (decision 0096)', () => {
     const placeholders = new Placeholders()
     let before = 0
     const target = { path: '/nonexistent/tv-placeholder', state: 'missing', kind: 'file' } as const
-    const first = placeholders.hold([target], () => before++)
-    const second = placeholders.hold([target])
+    const first = placeholders.hold([target], () => before++).release
+    const second = placeholders.hold([target]).release
     expect(placeholders.held.get(target.path)).toBe(2)
     first?.()
     first?.()
@@ -121,6 +121,7 @@ describe('protection (decision 0096)', () => {
     expect(before).toBe(1)
     second?.()
     expect(placeholders.held.has(target.path)).toBe(false)
-    expect(placeholders.hold([{ ...target, state: 'there' }])).toBeUndefined()
+    expect(placeholders.hold([{ ...target, state: 'there' }])).toEqual({})
+    expect(placeholders.hold([target]).placeholders).toEqual([{ path: target.path, kind: 'file' }])
   })
 })

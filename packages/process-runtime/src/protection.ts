@@ -7,7 +7,7 @@
 import { lstatSync, rmdirSync, type Stats, unlinkSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { RuntimeError } from './errors.js'
-import type { Pin, SandboxPolicy } from './launchers.js'
+import type { Launch, Pin, Placeholder, SandboxPolicy } from './launchers.js'
 
 /** A protected path of one launch, and how it is to be kept. */
 export interface ProtectedTarget {
@@ -131,15 +131,15 @@ export class Placeholders {
   }
 
   /**
-   * Holds the `missing` targets of a launch; returns its release (which calls `before` too, a
-   * release the launch already had), or `before` itself when there is nothing to hold.
+   * Holds the `missing` targets of a launch: what the launch gets (`Launch.release`, which calls
+   * `before` too, a release the launch already had; `Launch.placeholders`).
    */
-  hold(targets: readonly ProtectedTarget[], before?: () => void): (() => void) | undefined {
+  hold(targets: readonly ProtectedTarget[], before?: () => void): Pick<Launch, 'release' | 'placeholders'> {
     const placeholders = targets.filter((target) => target.state === 'missing')
-    if (placeholders.length === 0) return before
+    if (placeholders.length === 0) return before ? { release: before } : {}
     for (const { path } of placeholders) this.#held.set(path, (this.#held.get(path) ?? 0) + 1)
     let released = false
-    return () => {
+    const release = () => {
       if (released) return
       released = true
       for (const placeholder of placeholders) {
@@ -152,11 +152,12 @@ export class Placeholders {
       }
       before?.()
     }
+    return { release, placeholders: placeholders.map(({ path, kind }) => ({ path, kind })) }
   }
 }
 
 /** Removes a placeholder if it still is one; anything else (content put there since) is left. */
-function removePlaceholder(placeholder: ProtectedTarget): void {
+export function removePlaceholder(placeholder: Placeholder): void {
   const stat = lstatOrNone(placeholder.path)
   if (stat === undefined) return
   try {

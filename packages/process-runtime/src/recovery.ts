@@ -1,7 +1,9 @@
 import type { HeldDirectory } from './held-dir.js'
+import type { Placeholder } from './launchers.js'
 import type { LostProcess } from './lost.js'
 import { eachRun, keepLost } from './lost-records.js'
 import { hasVariable, isSameProcess, pidsWithEnv } from './procfs.js'
+import { removePlaceholder } from './protection.js'
 
 /**
  * What a run leaves on disk (`<stateDir>/runs/<runId>/processes.log`, one JSON record per line)
@@ -25,6 +27,8 @@ export type LogRecord =
       readonly at: string
     }
   | { readonly op: '-'; readonly id: string }
+  /** A placeholder the launch of `id` may make (`Launch.placeholders`): removed when a dead run is reaped. */
+  | { readonly op: 'h'; readonly id: string; readonly path: string; readonly kind: 'dir' | 'file' }
   | { readonly op: '~'; readonly id: string; readonly start: string }
   | {
       readonly op: '@'
@@ -41,6 +45,8 @@ export interface OwnerRecord {
 }
 
 interface LiveRecord {
+  /** The placeholders its launch may have made. */
+  placeholders?: Placeholder[]
   id: string
   pid: number
   start: string
@@ -72,7 +78,10 @@ function liveRecords(run: HeldDirectory): LiveRecord[] {
     // annotated it meanwhile is kept.
     if (record.op === '+') live.set(record.id, { ...live.get(record.id), ...record })
     else if (record.op === '-') live.delete(record.id)
-    else if (record.op === '~') {
+    else if (record.op === 'h') {
+      const entry = live.get(record.id)
+      if (entry) (entry.placeholders ??= []).push({ path: record.path, kind: record.kind })
+    } else if (record.op === '~') {
       const entry = live.get(record.id)
       if (entry) entry.start = record.start
     } else {
@@ -146,6 +155,9 @@ export function reapRun(run: HeldDirectory, runId: string): Map<string, number> 
     }
     if (fresh === 0) break
   }
+  // Once nothing of the run lives, what its mechanisms left on the host for it is removed.
+  for (const record of live)
+    for (const placeholder of record.placeholders ?? []) removePlaceholder(placeholder)
   return killed
 }
 

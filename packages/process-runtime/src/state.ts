@@ -5,6 +5,7 @@ import type { Socket } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { HeldDirectory } from './held-dir.js'
+import type { Placeholder } from './launchers.js'
 import { procStat, startTimeOf } from './procfs.js'
 import { type LogRecord, MARKER_VARIABLE, type OwnerRecord, recoverDeadRuns } from './recovery.js'
 import { trustStateDir } from './state-dir.js'
@@ -118,6 +119,14 @@ export class RunState {
     info: { readonly task?: string; readonly session?: string; readonly kind?: string },
   ): void {
     this.#append({ op: '@', id, ...info })
+  }
+
+  /**
+   * Records the placeholders the launch of `id` may make (before its spawn): should the runtime die
+   * without releasing them, the watchdog removes them once it killed the run's processes.
+   */
+  holding(id: string, placeholders: readonly Placeholder[]): void {
+    for (const { path, kind } of placeholders) this.#append({ op: 'h', id, path, kind })
   }
 
   untrack(id: string): void {

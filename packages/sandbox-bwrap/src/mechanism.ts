@@ -130,7 +130,7 @@ class Bwrap implements SandboxMechanism {
       extraFds.push(mount.from?.fd ?? grantFd(policy, mount.path))
       return 2 + extraFds.length
     })
-    const release = this.#placeholders.hold(targets, launch.release)
+    const held = this.#placeholders.hold(targets, launch.release)
     const fdArgs = ['--seccomp', String(3 + extraFds.length)]
     extraFds.push({ kind: 'data', data: this.#program(policy.net) })
     // The info fd is the last pipe: control() finds it there.
@@ -148,7 +148,7 @@ class Bwrap implements SandboxMechanism {
       file: this.#binary(),
       args: [...sandbox, '--', launch.file, ...launch.args],
       extraFds,
-      ...(release ? { release } : {}),
+      ...held,
     }
   }
 

@@ -91,7 +91,7 @@ class Landlock implements SandboxMechanism {
       },
     }
     const args = launcherArgs(policy, runAs, found, this.#exec(), grants, listHost, targets)
-    const release = this.#placeholders.hold(targets, launch.release)
+    const held = this.#placeholders.hold(targets, launch.release)
     // The final exec stage runs from a descriptor: allow executing what it holds.
     const stage = executableFd(launch)
     const execFd = stage === undefined ? [] : ['--exec-fd', String(stage)]
@@ -103,7 +103,7 @@ class Landlock implements SandboxMechanism {
       file: found.launcher,
       args: [...seccompFd, ...execFd, ...args, launch.file, ...launch.args],
       extraFds,
-      ...(release ? { release } : {}),
+      ...held,
     }
   }
 
