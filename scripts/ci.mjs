@@ -24,14 +24,18 @@ function run(binary, script, args = []) {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     let tally
+    const failures = []
     let rest = ''
     child.stdout.on('data', (chunk) => {
       process.stdout.write(chunk)
       const lines = (rest + chunk).split('\n')
       rest = lines.pop() ?? ''
-      for (const line of lines) tally = tallyOf(line) ?? tally
+      for (const line of lines) {
+        tally = tallyOf(line) ?? tally
+        if (line.startsWith('failed: ')) failures.push(line.slice('failed: '.length))
+      }
     })
-    child.once('exit', (code) => resolve({ code, tally: tallyOf(rest) ?? tally }))
+    child.once('exit', (code) => resolve({ code, tally: tallyOf(rest) ?? tally, failures }))
   })
 }
 
@@ -50,18 +54,22 @@ const order = [ownMajor, ...CI_MAJORS.filter((major) => major !== ownMajor)]
 for (const [i, major] of order.entries()) {
   const { binary, remove } = sharedBinary(nodeFor(major))
   process.stdout.write(`\nci: the whole suite on Node ${major} (${binary})\n`)
-  const { code, tally } = await run(binary, 'scripts/setup.mjs', ['test'])
+  const { code, tally, failures } = await run(binary, 'scripts/setup.mjs', ['test'])
   remove()
-  runs.push({ what: `Node ${major}`, code, tally })
+  runs.push({ what: `Node ${major}`, code, tally, failures })
   if (i === 0) {
     process.stdout.write('\nci: the MCP conformance suite against toolvisor serve\n')
     const conformance = await run(process.execPath, 'scripts/conformance/run.mjs')
-    runs.push({ what: 'conformance', code: conformance.code, tally: conformance.tally })
+    runs.push({ what: 'conformance', code: conformance.code, tally: conformance.tally, failures: [] })
   }
 }
 
 process.stdout.write(`\nci: ${Math.round((Date.now() - started) / 1000)} s\n`)
 const total = { passed: 0, failed: 0, skipped: 0 }
+// The failed tests of every run, named again at the end: a long log is often seen by its tail only.
+for (const { what, failures } of runs) {
+  for (const name of failures) process.stdout.write(`ci: ${what}: failed: ${name}\n`)
+}
 for (const { what, code, tally } of runs) {
   // A run that printed no tally, or failed without counting a failure, counts as one failure.
   const counted = tally ?? { passed: 0, failed: 1, skipped: 0 }

@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { delimiter, dirname, join } from 'node:path'
+import { delimiter, dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -113,6 +113,7 @@ function summarise(expected) {
   let failed = 0
   let skipped = 0
   const missing = []
+  const names = []
   for (const dir of expected) {
     const file = join(dir, '.vitest-report.json')
     if (!existsSync(file)) {
@@ -125,10 +126,19 @@ function summarise(expected) {
     skipped += report.numPendingTests + report.numTodoTests
     // A test file that failed to load has no test results but counts as a failure.
     for (const result of report.testResults ?? []) {
-      if (result.status === 'failed' && (result.assertionResults ?? []).length === 0) failed += 1
+      const file = relative(root, result.name ?? dir)
+      if (result.status === 'failed' && (result.assertionResults ?? []).length === 0) {
+        failed += 1
+        names.push(`${file}: did not load`)
+      }
+      for (const test of result.assertionResults ?? []) {
+        if (test.status === 'failed') names.push(`${file} > ${test.fullName ?? test.title}`)
+      }
     }
   }
   for (const dir of missing) process.stdout.write(`no test report from ${dir}: its test run crashed\n`)
+  // Named again here, just above the tally, so the end of a long log says which ones failed.
+  for (const name of names) process.stdout.write(`failed: ${name}\n`)
   failed += missing.length
   return { passed, failed, skipped }
 }

@@ -12,7 +12,9 @@
  *        "k ID"                              the runtime gave up on launch ID (its deadline):
  *                                            killed if still unanswered, and never answered
  *        {"cmd":"NODE_HANDLE_ACK"} ...       Node's own acknowledgements: ignored
- *   out: "s ID PID"                          launch ID started (its exec succeeded) as PID
+ *   out: "s ID PID N"                        launch ID started (its exec succeeded) as PID; N of
+ *                                            its descriptors follow (a `d` extra whose bytes were
+ *                                            all given is not passed: nothing is left to write)
  *        "e ID ERRNO WHERE"                  launch ID failed at WHERE (socketpair, open:I,
  *                                            type:I:NAME, pin:I, fork, chdir, exec, request,
  *                                            busy:MAX); nothing runs. ID 0: a request with
@@ -457,8 +459,16 @@ static void launch(struct request *r) {
       if (sent <= 0) break;
       written[i] += (size_t)sent;
     }
-    /* All of it given: the child's end of file is told here too (the runtime writes nothing). */
-    if (payload != NULL && written[i] == length) shutdown(ours[i], SHUT_WR);
+    /* All of it given: the child's end of file is told here too (the runtime writes nothing). A
+     * data extra is then done with: our end closes (what was sent stays for the child to read),
+     * and the runtime is not handed a descriptor it would only close, one message less a launch. */
+    if (payload != NULL && written[i] == length) {
+      shutdown(ours[i], SHUT_WR);
+      if (r->kind[i - 3] == 'd') {
+        close(ours[i]);
+        ours[i] = -1;
+      }
+    }
   }
   int report[2];
   if (pipe2(report, O_CLOEXEC | O_NONBLOCK) != 0) {
@@ -517,7 +527,9 @@ static void settle(struct flight *f) {
   int started = got == 0 && !f->abandoned;
   if (got > 0 && !f->abandoned) say("e %lu %d %s", f->id, code[0], code[1] ? "chdir" : "exec");
   if (started) {
-    say("s %lu %d", f->id, (int)f->pid);
+    int passed = 0;
+    for (int i = 0; i < f->n; i++) passed += f->ours[i] >= 0;
+    say("s %lu %d %d", f->id, (int)f->pid, passed);
     for (int i = 0; i < f->n; i++) {
       if (f->ours[i] >= 0) pass_fd(f->id, i, f->written[i], f->ours[i]);
     }

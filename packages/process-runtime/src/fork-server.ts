@@ -39,7 +39,8 @@ interface Pending {
   readonly handles: (object | undefined)[]
   /** Bytes of each descriptor's payload the server wrote already. */
   readonly written: number[]
-  readonly expected: number
+  /** How many descriptors the server passes (told again by its `s` answer). */
+  expected: number
   received: number
   pid?: number
   exit?: [number | null, NodeJS.Signals | null]
@@ -138,7 +139,7 @@ export class ForkServer {
     if (typeof message !== 'string') return
     const [kind, a, b, c] = message.split(' ')
     if (kind === 'f') this.#descriptor(Number(a), Number(b), Number(c), handle)
-    else if (kind === 's') this.#started(Number(a), Number(b))
+    else if (kind === 's') this.#started(Number(a), Number(b), c === undefined ? undefined : Number(c))
     else if (kind === 'e') this.#failed(Number(a), Number(b), c ?? '')
     else if (kind === 'x') this.#exited(Number(a), Number(b), Number(c))
   }
@@ -155,7 +156,8 @@ export class ForkServer {
     this.#complete(pending)
   }
 
-  #started(id: number, pid: number): void {
+  /** `passed`: how many of its descriptors follow (a data extra the server wrote whole is not passed). */
+  #started(id: number, pid: number, passed: number | undefined): void {
     const pending = this.#byId.get(id)
     // A launch that failed at its deadline meanwhile (the kill asked for crossed this answer):
     // nothing of it may run. An id never sent, or told twice, is a server to stop trusting.
@@ -166,6 +168,7 @@ export class ForkServer {
       return
     }
     pending.pid = pid
+    if (passed !== undefined) pending.expected = passed
     this.#children.set(pid, pending)
     this.#complete(pending)
   }

@@ -61,7 +61,7 @@ class Landlock implements SandboxMechanism {
 
   async qualify(policy: SandboxPolicy, runAs: RunAsTarget | undefined): Promise<Qualification> {
     const found = await this.#probe()
-    const refused = refusal(policy, runAs, found, process.geteuid?.())
+    const refused = refusal(policy, runAs, found, process.geteuid?.(), this.#exec())
     if (!refused.ok || !found.available) return refused
     const args = launcherArgs(policy, runAs, found, this.#exec())
     return preflight(found.launcher, args, policy, this.#program(policy.net))
@@ -70,7 +70,7 @@ class Landlock implements SandboxMechanism {
   wrap(launch: Launch, policy: SandboxPolicy, runAs: RunAsTarget | undefined): Launch {
     this.#status ??= probeLauncherSync(this.#launcher)
     const found = this.#status
-    const refused = refusal(policy, runAs, found, process.geteuid?.())
+    const refused = refusal(policy, runAs, found, process.geteuid?.(), this.#exec())
     if (!refused.ok) {
       const code = refused.field === 'mechanism' ? 'LANDLOCK_ERR_UNAVAILABLE' : 'LANDLOCK_ERR_REFUSED'
       const fix = refused.fix === undefined ? '' : `; fix: ${refused.fix}`

@@ -217,6 +217,7 @@ export function refusal(
   runAs: RunAsTarget | undefined,
   status: LauncherStatus,
   euid: number | undefined,
+  minimum?: ExecMinimum,
 ): Qualification {
   if (!status.available) return { ok: false, field: 'mechanism', reason: status.reason, fix: status.fix }
   if (policy.tmp === 'private') {
@@ -238,7 +239,8 @@ export function refusal(
       fix: `${otherMechanism}, or grant narrower paths`,
     }
   }
-  const own = ownRefusal(policy, execMinimum())
+  // The exec minimum is what the mechanism computed once; the rules are only looked at for own paths.
+  const own = (policy.own ?? []).length === 0 ? undefined : ownRefusal(policy, minimum ?? execMinimum())
   if (own !== undefined) return own
   if (runAs !== undefined && euid !== 0) {
     return {
