@@ -142,9 +142,7 @@ const bareNone = percentile(bareTimes.none, 50)
 for (const name of ['bwrap', 'landlock']) {
   const throughRuntime = percentile(times[name], 50) - base
   const mechanism = percentile(bareTimes[name], 50) - bareNone
-  const perRound = times[name].map(
-    (t, i) => t - times.none[i] - (bareTimes[name][i] - bareTimes.none[i]),
-  )
+  const perRound = times[name].map((t, i) => t - times.none[i] - (bareTimes[name][i] - bareTimes.none[i]))
   const extra = percentile(perRound, 50)
   console.log(
     `sandbox cost ${name}: through the runtime +${throughRuntime.toFixed(2)} ms over an unsandboxed start, ` +

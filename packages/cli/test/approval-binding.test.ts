@@ -2,12 +2,13 @@
 // last attached the session's name"): two MCP clients of one `toolvisor serve` session name
 // (x-toolvisor-session), both declaring elicitation. The first calls bash with an escalation; the
 // question must reach the first connection only, and the second can neither see nor answer it.
-import { existsSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js'
-import { describe, expect, it } from 'vitest'
+import { sandboxUserDir } from '@toolvisor/process-runtime/testing'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { tempDir } from './helpers.js'
 import { hasBwrap, isRoot } from './sandbox-helpers.js'
 import { clients, serve, textOf } from './serve-helpers.js'
@@ -49,7 +50,15 @@ const escalation = (marker: string) => ({
 
 describe.skipIf(!hasBwrap || !isRoot)('approvals are answered by the connection that called', () => {
   it("two connections of one serve session name: only the caller is asked; the other's answer to that id does nothing", async () => {
-    const server = await serve(['--bash', '--sandbox', 'bwrap', '--bash-sandbox', 'read-only'])
+    // bash's read-only mode runs in serve's folder: one the sandbox user reads, wherever the checkout is.
+    const cwd = sandboxUserDir(import.meta.dirname, 'binding-work')
+    onTestFinished(() => rmSync(cwd, { recursive: true, force: true }))
+    const server = await serve(
+      ['--bash', '--sandbox', 'bwrap', '--bash-sandbox', 'read-only'],
+      undefined,
+      {},
+      { cwd },
+    )
     const marker = join(tempDir('tv-binding-'), 'ran')
     let second: Awaited<ReturnType<typeof elicitingClient>> | undefined
     const first = await elicitingClient(server.url, server.token, 'shared', async (asked) => {

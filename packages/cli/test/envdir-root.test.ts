@@ -31,6 +31,13 @@ function worldReadableRoot(): string {
   return root
 }
 
+/** Where bash's read-only mode can run: a folder the sandbox user reads, even when the checkout is out of its reach. */
+function workDir(): string {
+  const dir = sandboxUserDir(import.meta.dirname, 'secrev-work')
+  made.push(dir)
+  return dir
+}
+
 const refused = (root: string) =>
   `toolvisor mcp: --envdir-root ${root}: readable or writable by group or others (mode 0755), so any local user, and a bash command that reads /, can read every tool's secrets: chmod 700 ${root}, or start toolvisor with --envdir-permissions warn to accept it\n`
 
@@ -69,17 +76,20 @@ describe.skipIf(skip !== undefined)(`a world-readable envdir root (${skip ?? 'ro
 
   it('is accepted with --envdir-permissions warn, and the warning goes to stderr at start', async () => {
     const root = worldReadableRoot()
-    const server = rawMcp([
-      '--bash',
-      '--sandbox',
-      'bwrap',
-      '--bash-sandbox',
-      'read-only',
-      '--envdir-root',
-      root,
-      '--envdir-permissions',
-      'warn',
-    ])
+    const server = rawMcp(
+      [
+        '--bash',
+        '--sandbox',
+        'bwrap',
+        '--bash-sandbox',
+        'read-only',
+        '--envdir-root',
+        root,
+        '--envdir-permissions',
+        'warn',
+      ],
+      { cwd: workDir() },
+    )
     await server.initialize()
     expect(server.stderr()).toContain(
       `toolvisor: warning: --envdir-root ${root}: readable or writable by group or others (mode 0755), so any local user, and a bash command that reads /, can read every tool's secrets: chmod 700 ${root} (accepted: --envdir-permissions warn)\n`,

@@ -9,11 +9,12 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { closeSync, constants, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { hasReader, within } from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
 import { asUser, asUserSkip, type OrdinaryUser, ordinaryUser, seenAs, userDir } from './as-user.js'
 import { bin, eventually, fixtures, tagged, tempDir } from './helpers.js'
@@ -33,34 +34,6 @@ afterEach(async () => {
   for (const child of started.splice(0))
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
 })
-
-/** `promise`'s value, or 'no answer' when it takes longer than `ms`. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'no answer'> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<'no answer'>((done) => {
-    timer = setTimeout(() => done('no answer'), ms)
-  })
-  try {
-    return await Promise.race([promise, late])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-/**
- * Whether anything holds `fifo` open for reading, or waits in open(2) to: a writer's non-blocking
- * open then succeeds; with no reader it fails with ENXIO. (It also ends the wait of a reader stuck
- * in open(2): the unfixed fork server goes on, and the test can end.)
- */
-function hasReader(fifo: string): boolean {
-  try {
-    closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK))
-    return true
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENXIO') return false
-    throw error
-  }
-}
 
 /** A call's outcome: whether it failed, its text, how long it took. */
 async function callOf(client: Client, name: string, script: string) {

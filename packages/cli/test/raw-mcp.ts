@@ -26,9 +26,13 @@ export interface Message {
  * that writes its own JSON-RPC sees. Its stdout is read at once, unless `read` is false (a client
  * that never reads). After the test, fails if any process carrying the tag is alive.
  */
-export function rawMcp(args: string[], { read = true, stateDir = tempDir('tv-mcp-state-') } = {}) {
+export function rawMcp(
+  args: string[],
+  { read = true, stateDir = tempDir('tv-mcp-state-'), cwd = undefined as string | undefined } = {},
+) {
   const tag = randomUUID()
   const child = spawn(process.execPath, [bin, 'mcp', ...args, '--state-dir', stateDir], {
+    ...(cwd ? { cwd } : {}),
     env: { ...process.env, TV_TEST_TAG: tag },
     stdio: ['pipe', 'pipe', 'pipe'],
   })

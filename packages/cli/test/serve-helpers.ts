@@ -26,7 +26,7 @@ export async function serve(
   extra: string[] = [],
   listen = '127.0.0.1:0',
   node: { args?: string[]; env?: Record<string, string> } = {},
-  setup: { readonly config?: Record<string, unknown>; readonly state?: string } = {},
+  setup: { readonly config?: Record<string, unknown>; readonly state?: string; readonly cwd?: string } = {},
 ) {
   const tag = randomUUID()
   const state = setup.state ?? tempDir('tv-serve-state-')
@@ -46,7 +46,11 @@ export async function serve(
       state,
       ...extra,
     ],
-    { env: { ...process.env, ...node.env, TV_TEST_TAG: tag }, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      ...(setup.cwd ? { cwd: setup.cwd } : {}),
+      env: { ...process.env, ...node.env, TV_TEST_TAG: tag },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   )
   servers.push({ child, tag })
   let stderr = ''

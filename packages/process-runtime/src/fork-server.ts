@@ -39,7 +39,7 @@ interface Pending {
   readonly handles: (object | undefined)[]
   /** Bytes of each descriptor's payload the server wrote already. */
   readonly written: number[]
-  /** How many descriptors the server passes (told again by its `s` answer). */
+  /** How many descriptors the server passes (its `s` answer tells). */
   expected: number
   received: number
   pid?: number
@@ -113,7 +113,6 @@ export class ForkServer {
       return Promise.reject(new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', why))
     }
     return new Promise<Spawned>((resolve, reject) => {
-      const expected = 3 + launch.extraFds.filter((fd) => fd.kind !== 'file').length
       const pending: Pending = {
         id,
         launch,
@@ -121,7 +120,7 @@ export class ForkServer {
         stdoutInSlabs: options.stdoutInSlabs ?? false,
         handles: [],
         written: [],
-        expected,
+        expected: 0,
         received: 0,
         resolve,
         reject,
@@ -139,7 +138,7 @@ export class ForkServer {
     if (typeof message !== 'string') return
     const [kind, a, b, c] = message.split(' ')
     if (kind === 'f') this.#descriptor(Number(a), Number(b), Number(c), handle)
-    else if (kind === 's') this.#started(Number(a), Number(b), c === undefined ? undefined : Number(c))
+    else if (kind === 's') this.#started(Number(a), Number(b), Number(c))
     else if (kind === 'e') this.#failed(Number(a), Number(b), c ?? '')
     else if (kind === 'x') this.#exited(Number(a), Number(b), Number(c))
   }
@@ -157,7 +156,7 @@ export class ForkServer {
   }
 
   /** `passed`: how many of its descriptors follow (a data extra the server wrote whole is not passed). */
-  #started(id: number, pid: number, passed: number | undefined): void {
+  #started(id: number, pid: number, passed: number): void {
     const pending = this.#byId.get(id)
     // A launch that failed at its deadline meanwhile (the kill asked for crossed this answer):
     // nothing of it may run. An id never sent, or told twice, is a server to stop trusting.
@@ -168,7 +167,7 @@ export class ForkServer {
       return
     }
     pending.pid = pid
-    if (passed !== undefined) pending.expected = passed
+    pending.expected = passed
     this.#children.set(pid, pending)
     this.#complete(pending)
   }
@@ -268,14 +267,11 @@ export class ForkServer {
       for (const handle of pending.handles) (handle as { close?: () => void } | undefined)?.close?.()
       pending.reject(new Error(why))
     }
+    const killed = `killed by toolvisor: ${why}, and what it forked cannot be followed`
     for (const child of [...this.#children.values()]) {
       if (!(child instanceof ServedChild)) continue
       signalGroup(child.pid, 'SIGKILL')
-      this.#end(
-        child,
-        [null, 'SIGKILL'],
-        `killed by toolvisor: ${why}, and what it forked cannot be followed`,
-      )
+      this.#end(child, [null, 'SIGKILL'], killed)
     }
     this.#byId.clear()
     this.#children.clear()

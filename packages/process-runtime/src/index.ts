@@ -68,7 +68,9 @@ export type {
   ProcessCounters,
   ProcessExit,
   ProcessRuntime,
+  ResolvedRuntimeOptions,
   RunContext,
   RuntimeOptions,
   StartOptions,
+  UndefaultedRuntimeOption,
 } from './types.js'

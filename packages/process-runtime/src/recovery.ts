@@ -75,12 +75,16 @@ function liveRecords(run: HeldDirectory): LiveRecord[] {
       continue // a torn last line after a crash
     }
     // A second '+' gives the pid of a launch recorded (by `launching`) before it had one; what
-    // annotated it meanwhile is kept.
-    if (record.op === '+') live.set(record.id, { ...live.get(record.id), ...record })
-    else if (record.op === '-') live.delete(record.id)
+    // annotated it meanwhile is kept, and so is when it was asked for: launches answer in any order,
+    // the lost are listed in the order they were started.
+    if (record.op === '+') {
+      const earlier = live.get(record.id)
+      live.set(record.id, { ...earlier, ...record, ...(earlier ? { at: earlier.at } : {}) })
+    } else if (record.op === '-') live.delete(record.id)
     else if (record.op === 'h') {
       const entry = live.get(record.id)
-      if (entry) (entry.placeholders ??= []).push({ path: record.path, kind: record.kind })
+      if (entry)
+        entry.placeholders = [...(entry.placeholders ?? []), { path: record.path, kind: record.kind }]
     } else if (record.op === '~') {
       const entry = live.get(record.id)
       if (entry) entry.start = record.start

@@ -183,34 +183,25 @@ export interface ManagedProcess {
 export type { LostProcess } from './lost.js'
 export type { RuntimeOptions } from './options.js'
 
+/** The options a runtime may be given without a default: they stay optional once it resolved them. */
+export type UndefaultedRuntimeOption =
+  | 'envdirRoot'
+  | 'sandbox'
+  | 'runAs'
+  | 'environment'
+  | 'execHelper'
+  | 'forkServer'
+  | 'ownPaths'
+  | 'protectedPaths'
+
+/** A runtime's options as it runs with them: every default filled in (`ProcessRuntime.options`). */
+export type ResolvedRuntimeOptions = Readonly<
+  Required<Omit<RuntimeOptions, UndefaultedRuntimeOption>> & Pick<RuntimeOptions, UndefaultedRuntimeOption>
+>
+
 /** The `runtime` service. */
 export interface ProcessRuntime {
-  readonly options: Readonly<
-    Required<
-      Omit<
-        RuntimeOptions,
-        | 'envdirRoot'
-        | 'sandbox'
-        | 'runAs'
-        | 'environment'
-        | 'execHelper'
-        | 'forkServer'
-        | 'ownPaths'
-        | 'protectedPaths'
-      >
-    >
-  > &
-    Pick<
-      RuntimeOptions,
-      | 'envdirRoot'
-      | 'sandbox'
-      | 'runAs'
-      | 'environment'
-      | 'execHelper'
-      | 'forkServer'
-      | 'ownPaths'
-      | 'protectedPaths'
-    >
+  readonly options: ResolvedRuntimeOptions
   /**
    * Checks a loaded tool's runtime declarations against the operator's configuration: envdir root,
    * run_as (a user `runAsAllow` allows, and the mechanism), sandbox mechanism (qualified by

@@ -8,21 +8,13 @@
  * (`spawnLaunch`, in a process of its own: the open it tries may block that whole process).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import {
-  closeSync,
-  constants,
-  mkdirSync,
-  openSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs'
+import { mkdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Child, ForkServer } from '../src/fork-server.js'
 import { builtForkServer, type Launch, type Pin } from '../src/index.js'
+import { hasReader, within } from '../src/testing.js'
 import { fixture, tempDir } from './helpers.js'
 
 const isRoot = process.geteuid?.() === 0
@@ -65,34 +57,6 @@ const runners: Record<string, (launch: Launch) => Promise<Outcome>> = {
       createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line) as Outcome)),
     )
   },
-}
-
-/** `promise`'s value, or 'no answer' when it takes longer than `ms`. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'no answer'> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<'no answer'>((resolve) => {
-    timer = setTimeout(() => resolve('no answer'), ms)
-  })
-  try {
-    return await Promise.race([promise, late])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-/**
- * Whether anything holds `fifo` open for reading, or waits in open(2) to: a writer's non-blocking
- * open then succeeds; with no reader it fails with ENXIO. (Its open also ends the wait of a reader
- * stuck in open(2), which lets a launch blocked there go on.)
- */
-function hasReader(fifo: string): boolean {
-  try {
-    closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK))
-    return true
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENXIO') return false
-    throw error
-  }
 }
 
 /** What the runtime records of a grant at load. */

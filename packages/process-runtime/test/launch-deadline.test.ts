@@ -14,7 +14,7 @@ import { createInterface } from 'node:readline'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Child, ForkServer } from '../src/fork-server.js'
 import { builtForkServer, type Launch } from '../src/index.js'
-import { eventually, processesWith } from '../src/testing.js'
+import { eventually, processesWith, within } from '../src/testing.js'
 import { fixture, tempDir } from './helpers.js'
 
 const isRoot = process.geteuid?.() === 0
@@ -50,19 +50,6 @@ function stdoutOf(child: Child): Promise<string> {
     stdout += chunk
   })
   return new Promise((resolve) => child.stdout!.once('close', () => resolve(stdout)))
-}
-
-/** `promise`'s value, or 'no answer' when it takes longer than `ms`. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'no answer'> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<'no answer'>((resolve) => {
-    timer = setTimeout(() => resolve('no answer'), ms)
-  })
-  try {
-    return await Promise.race([promise, late])
-  } finally {
-    clearTimeout(timer)
-  }
 }
 
 /** A launch's error as code and message ('started' if it started). */

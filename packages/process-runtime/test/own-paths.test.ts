@@ -11,6 +11,7 @@ import { LoadingError } from '@toolvisor/describe-v2'
 import { describe, expect, it } from 'vitest'
 import { createLaunchers, installation, type SandboxMechanism, type SandboxPolicy } from '../src/index.js'
 import { overlap, ownPathsOf, resolvedOwn } from '../src/own-paths.js'
+import { readableBy } from '../src/testing.js'
 import { fixture, makeRuntime, output, processSpec, runtimeSpec, tempDir } from './helpers.js'
 
 const isRoot = process.geteuid?.() === 0
@@ -146,7 +147,11 @@ describe('own paths', () => {
     expect(error.reason).toContain(
       "toolvisor's installation: a tool that could write it would change the code toolvisor runs",
     )
-    await expect(runtime.prepare(input(at, declared({ read: [code!] })))).resolves.toBeDefined()
+    const read = runtime.prepare(input(at, declared({ read: [code!] })))
+    if (isRoot && !readableBy('nobody', code!)) {
+      // A checkout the sandbox user cannot enter (under a 0700 mktemp -d): refused for that alone.
+      expect((await refusal(read)).code).toBe('RUNTIME_ERR_ACCESS')
+    } else await expect(read).resolves.toBeDefined()
   })
 
   it('an operator policy that reads / loads with the state directory masked: the mechanism is handed it', async () => {

@@ -4,6 +4,7 @@ import {
   chownSync,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readFileSync,
   rmSync,
   statSync,
@@ -200,6 +201,50 @@ describe('tmp: shared', () => {
       rmSync(marker, { force: true })
       rmSync(written, { force: true })
     }
+  })
+})
+
+describe("toolvisor's installation in /tmp (a checkout there, tmp: shared)", () => {
+  const ns = status.available && status.pidNamespace.available
+  it.skipIf(!ns)(
+    `stays read-only where a mount namespace can be made: the tool reads it, cannot change, add to or move it (${ns ? 'here' : 'no namespace here'})`,
+    async () => {
+      const checkout = mkdtempSync(join('/tmp', 'tv-landlock-checkout-'))
+      try {
+        chmodSync(checkout, 0o777) // the attacker's user could write it, were it not kept
+        const code = join(checkout, 'dist')
+        mkdirSync(code, { mode: 0o777 })
+        writeFileSync(join(code, 'index.js'), 'export {}\n', { mode: 0o666 })
+        const tool = probeTool()
+        const own = [{ path: code, kind: 'code', what: "toolvisor's installation" }] as const
+        const policy = policyFor(tool.dir, tool.file, { tmp: 'shared', declared: ['tmp'], own: [...own] })
+        const { out } = await probe(policy, [
+          ['read', 'read', join(code, 'index.js')],
+          ['change', 'write', join(code, 'index.js'), 'process.exit(1)'],
+          ['add', 'write', join(code, 'evil.js')],
+          ['moveAside', 'rename', code, join(checkout, 'old')],
+          ['beside', 'write', join(checkout, 'note')],
+        ])
+        expect(out).toEqual({
+          read: 'export {}\n',
+          change: 'EROFS',
+          add: 'EROFS',
+          moveAside: 'EBUSY',
+          beside: 'ok',
+        })
+        expect(readFileSync(join(code, 'index.js'), 'utf8')).toBe('export {}\n')
+        expect(existsSync(join(code, 'evil.js'))).toBe(false)
+      } finally {
+        rmSync(checkout, { recursive: true, force: true })
+      }
+    },
+  )
+
+  it.skipIf(ns)('is refused where no mount namespace can be made, naming tmp and the fix', async () => {
+    const tool = probeTool()
+    const own = [{ path: '/tmp/tv-checkout/dist', kind: 'code', what: "toolvisor's installation" }] as const
+    const policy = policyFor(tool.dir, tool.file, { tmp: 'shared', declared: ['tmp'], own: [...own] })
+    expect(await mechanism.qualify(policy, undefined)).toMatchObject({ ok: false, field: 'tmp' })
   })
 })
 

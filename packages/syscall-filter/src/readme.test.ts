@@ -6,7 +6,10 @@ import { ARGUMENT_RULES, SYSCALL_FAMILIES } from './families.js'
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
 const section = readme.slice(readme.indexOf('## The families'), readme.indexOf('## Errors'))
 const security = readFileSync(new URL('../../../docs/security.md', import.meta.url), 'utf8')
-const securitySection = security.slice(security.indexOf('## The syscall filter'), security.indexOf('## The vectors'))
+const securitySection = security.slice(
+  security.indexOf('## The syscall filter'),
+  security.indexOf('## The vectors'),
+)
 
 /** The rows of the first table in `text`, cell by cell (the header and the rule left out). */
 function tableRows(text: string): string[][] {

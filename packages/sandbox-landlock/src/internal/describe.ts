@@ -64,7 +64,8 @@ export function gaps(kernel: KernelFeatures, minimum: ExecMinimum): string[] {
         'folders) are NOT kept here: they need the mount namespace the launcher cannot make (use bwrap, which ' +
         'keeps them)',
     "toolvisor's own paths: a read rule above one is narrowed to the entries around it; a writable rule above " +
-      'one that the tool user could reach is refused (decision 0095)',
+      'one that the tool user could reach is refused (decision 0095)' +
+      (pidNamespace.available ? ", but the installation's is kept read-only in the mount namespace" : ''),
   ]
   if (abi < 2)
     list.push('rename and link across directories fail with EXDEV even inside write grants (ABI < 2)')

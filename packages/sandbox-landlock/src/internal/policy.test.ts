@@ -215,4 +215,24 @@ describe("toolvisor's own paths (decision 0095)", () => {
       field: 'fs.write',
     })
   })
+
+  it('keeps the installation below a writable rule read-only where a mount namespace can be made; a secret is still refused', () => {
+    const withNs = { available: true, launcher: '/l', abi: 7, pidNamespace: { available: true } } as const
+    const code = { path: '/tmp/checkout/dist', kind: 'code', what: "toolvisor's installation" } as const
+    const read = { path: '/data/in/lib', kind: 'code', what: "toolvisor's installation" } as const
+    const own = { ...policy, own: [code, read] }
+    expect(refusal(own, undefined, withNs, 0)).toEqual({ ok: true })
+    const args = launcherArgs(own, undefined, at(7, { available: true }), minimum)
+    // Only the one a writable rule (here tmp: shared's /tmp) holds is mounted read-only over.
+    expect(args.slice(-4)).toEqual(['--pid-ns', '--ro-over', '/tmp/checkout/dist', '--'])
+    expect(refusal(own, undefined, { ...withNs, pidNamespace: noPidNs }, 0)).toMatchObject({
+      ok: false,
+      field: 'tmp',
+    })
+    const secret = { path: '/tmp/tv-state', kind: 'secret', what: 'state' } as const
+    expect(refusal({ ...policy, own: [secret] }, undefined, withNs, 0)).toMatchObject({
+      ok: false,
+      field: 'tmp',
+    })
+  })
 })

@@ -167,9 +167,19 @@ export function launcherArgs(
     args.push('--pid-ns')
     // Its mount namespace keeps the protected paths (decision 0096); without one they are a gap.
     for (const target of protect) args.push(overFlag(target), target.path)
+    // And the installation below a writable rule read-only (without one, `refusal` turned it away).
+    for (const path of writableCode(policy, minimum)) args.push('--ro-over', path)
   }
   args.push('--')
   return args
+}
+
+/** The paths of toolvisor's installation that a writable rule of the policy holds. */
+function writableCode(policy: SandboxPolicy, minimum: ExecMinimum): string[] {
+  const writable = rulesOf(policy, minimum).filter((rule) => rule.mode === 'rw')
+  return (policy.own ?? [])
+    .filter((own) => own.kind === 'code' && writable.some((rule) => inside(own.path, rule.path)))
+    .map((own) => own.path)
 }
 
 /** The launcher's flag that keeps a protected path: read-only over it, or a placeholder where it is missing. */
@@ -184,11 +194,17 @@ function overFlag(target: ProtectedTarget): string {
  * none takes a right back below a grant, and narrowing a writable rule around the path would take
  * away the right to create and remove entries on the way down to it.
  */
-function ownRefusal(policy: SandboxPolicy, minimum: ExecMinimum): Qualification | undefined {
+function ownRefusal(
+  policy: SandboxPolicy,
+  minimum: ExecMinimum,
+  mountNamespace: boolean,
+): Qualification | undefined {
   for (const rule of rulesOf(policy, minimum)) {
     for (const own of policy.own ?? []) {
       const holds = inside(own.path, rule.path)
       if (!holds || (rule.mode === 'ro' && (own.kind === 'code' || own.path !== rule.path))) continue
+      // The installation only needs to stay unchanged: a mount namespace keeps it read-only.
+      if (own.kind === 'code' && mountNamespace) continue
       const field = policy.write.includes(rule.path) ? 'fs.write' : rule.path === '/tmp' ? 'tmp' : 'mechanism'
       const what = field === 'tmp' ? '/tmp (tmp: shared makes it writable)' : `the write grant ${rule.path}`
       return {
@@ -240,7 +256,10 @@ export function refusal(
     }
   }
   // The exec minimum is what the mechanism computed once; the rules are only looked at for own paths.
-  const own = (policy.own ?? []).length === 0 ? undefined : ownRefusal(policy, minimum ?? execMinimum())
+  const own =
+    (policy.own ?? []).length === 0
+      ? undefined
+      : ownRefusal(policy, minimum ?? execMinimum(), status.pidNamespace.available)
   if (own !== undefined) return own
   if (runAs !== undefined && euid !== 0) {
     return {
