@@ -246,7 +246,7 @@ function alive(pid: number): boolean {
 function sandboxCwd(cwd: string, policy: SandboxPolicy, list: readonly Mount[]): string {
   let real: string
   try {
-    real = realpathSync(cwd)
+    real = realpathSync.native(cwd) // one syscall: the JS walk lstats every component, on every start
   } catch {
     return policy.toolDir
   }

@@ -144,7 +144,11 @@ export function mounts(
 
 /** Parents before children; at equal depth, the order given (a stable sort). */
 function byDepth(list: readonly Mount[]): Mount[] {
-  return [...list].sort((a, b) => depth(a.path) - depth(b.path))
+  // Each depth counted once, not at every comparison (this runs on every start).
+  return list
+    .map((mount) => ({ mount, depth: depth(mount.path) }))
+    .sort((a, b) => a.depth - b.depth)
+    .map(({ mount }) => mount)
 }
 
 /**
