@@ -38,6 +38,12 @@ function workDir(): string {
   return dir
 }
 
+/** `toolvisor mcp` with bash's read-only mode under bwrap and `root` as its envdir root, in {@link workDir}. */
+function bashReadOnly(root: string, ...extra: string[]) {
+  const args = ['--bash', '--sandbox', 'bwrap', '--bash-sandbox', 'read-only', '--envdir-root', root]
+  return rawMcp([...args, ...extra], { cwd: workDir() })
+}
+
 const refused = (root: string) =>
   `toolvisor mcp: --envdir-root ${root}: readable or writable by group or others (mode 0755), so any local user, and a bash command that reads /, can read every tool's secrets: chmod 700 ${root}, or start toolvisor with --envdir-permissions warn to accept it\n`
 
@@ -46,15 +52,7 @@ const skip = !isRoot ? 'needs root: bash runs as the sandbox user' : !hasBwrap ?
 describe.skipIf(skip !== undefined)(`a world-readable envdir root (${skip ?? 'root, bwrap'})`, () => {
   it("is refused at start: a bash read-only command never reads another tool's key", async () => {
     const root = worldReadableRoot()
-    const server = rawMcp([
-      '--bash',
-      '--sandbox',
-      'bwrap',
-      '--bash-sandbox',
-      'read-only',
-      '--envdir-root',
-      root,
-    ])
+    const server = bashReadOnly(root)
     const started = await Promise.race([
       server.exited.then(() => false),
       server.initialize().then(() => true),
@@ -76,20 +74,7 @@ describe.skipIf(skip !== undefined)(`a world-readable envdir root (${skip ?? 'ro
 
   it('is accepted with --envdir-permissions warn, and the warning goes to stderr at start', async () => {
     const root = worldReadableRoot()
-    const server = rawMcp(
-      [
-        '--bash',
-        '--sandbox',
-        'bwrap',
-        '--bash-sandbox',
-        'read-only',
-        '--envdir-root',
-        root,
-        '--envdir-permissions',
-        'warn',
-      ],
-      { cwd: workDir() },
-    )
+    const server = bashReadOnly(root, '--envdir-permissions', 'warn')
     await server.initialize()
     expect(server.stderr()).toContain(
       `toolvisor: warning: --envdir-root ${root}: readable or writable by group or others (mode 0755), so any local user, and a bash command that reads /, can read every tool's secrets: chmod 700 ${root} (accepted: --envdir-permissions warn)\n`,
