@@ -191,13 +191,14 @@ function groupOf(user: string): string {
 /**
  * A fresh directory `user` (default `nobody`, the sandbox user) can write (mode 0777), outside
  * /tmp and /var/tmp (a sandbox's private /tmp would hide those): in `near` when that user can
- * reach it; else, as root with the checkout out of its reach (a clone under a 0700 home or
- * `mktemp -d`), under the first of /srv, /opt and /var/lib that others may enter. The caller
+ * reach it and it lies outside both; else, as root (a clone under a 0700 home or `mktemp -d`, or
+ * one in /var/tmp), under the first of /srv, /opt and /var/lib that others may enter. The caller
  * removes it.
  */
 export function sandboxUserDir(near: string, prefix: string, user = 'nobody'): string {
   let base = near
-  if (process.getuid?.() === 0 && !readableBy(user, near)) {
+  const inTmp = ['/tmp', '/var/tmp'].some((tmp) => near === tmp || near.startsWith(`${tmp}/`))
+  if (process.getuid?.() === 0 && (inTmp || !readableBy(user, near))) {
     base =
       ['/srv', '/opt', '/var/lib'].find((dir) => {
         try {
