@@ -451,11 +451,24 @@ describe('cancel', () => {
     await waitForOutput(child, 'ready')
     // The spawned pid stands in for the tool; the tool runs in its process group, so the group
     // signal reaches it directly and no control() is needed.
-    const trap = processesRunning(`/bin/sh ${tool}`)
+    // (The shell's fork for each `sleep` runs as `/bin/sh TOOL` too until it execs: the tool is the
+    // one whose parent is not such a fork's shell.)
+    const fields = (pid: number) => {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    }
+    const shells = processesRunning(`/bin/sh ${tool}`)
+    const trap = shells.filter((pid) => {
+      try {
+        return !shells.includes(Number(fields(pid)[1]))
+      } catch {
+        return false // a fork that exited meanwhile
+      }
+    })
     expect(trap).toHaveLength(1)
     expect(trap[0]).not.toBe(child.pid)
-    const stat = readFileSync(`/proc/${trap[0]}/stat`, 'utf8')
-    expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2])).toBe(child.pid)
+    // In the spawned pid's process group.
+    expect(Number(fields(trap[0]!)[2])).toBe(child.pid)
     expect(mechanism.control).toBeUndefined()
     process.kill(-child.pid!, 'SIGTERM')
     const { code, signal, stdout } = await done
