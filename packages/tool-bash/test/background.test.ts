@@ -213,7 +213,17 @@ describe('bash (seed 001), background tasks', () => {
     const foreground = call('bash', { command: 'sleep 30', description: 'wait in the foreground' })
     // The foreground command runs once the server has forked it too.
     const children = () => readFileSync(`/proc/${server}/task/${server}/children`, 'utf8').trim().split(' ')
-    expect(await eventually(() => children().length === 2)).toBe(true)
+    // Forked and exec'd (both run sleep): the server answers a launch once its exec reports.
+    const comm = (pid: string) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+      } catch {
+        return ''
+      }
+    }
+    expect(
+      await eventually(() => children().length === 2 && children().every((pid) => comm(pid) === 'sleep')),
+    ).toBe(true)
     globalThis.process.kill(server, 'SIGKILL')
     const why =
       '[killed by toolvisor: the fork server ended (SIGKILL), and what it forked cannot be followed]'
