@@ -8,7 +8,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -91,6 +91,15 @@ async function stuckFilesystem(): Promise<string> {
   return mountpoint
 }
 
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')
+  } catch {
+    return true
+  }
+}
+
 /** Whether `pid` waits for an answer of a FUSE filesystem (the kernel function it sleeps in). */
 function waitsOnFuse(pid: number): boolean {
   try {
@@ -128,6 +137,23 @@ describe.skipIf(!isRoot || !hasFuse)(
           1000,
         ),
       ).toBe('after\n')
+    })
+
+    it('a child forked but not yet answered dies with the server when the server is SIGKILLed', async () => {
+      const mountpoint = await stuckFilesystem()
+      const forks = server(10_000)
+      const tag = randomUUID()
+      const stuck = settled(
+        forks.launch(sh('echo never', { cwd: join(mountpoint, 'sub'), env: { TV_STUCK: tag } }), {
+          tool: '/tools/hung/run',
+        }),
+      )
+      expect(await eventually(() => childrenOf(forks.pid!).some(waitsOnFuse))).toBe(true)
+      const [child] = childrenOf(forks.pid!)
+      process.kill(forks.pid!, 'SIGKILL')
+      expect(await within(stuck, 5000)).toMatchObject({ message: expect.stringContaining('fork server') })
+      // The runtime never learned its pid: only the kernel can take it down with the server.
+      expect(await eventually(() => !existsSync(`/proc/${child}`) || isZombie(child!), 3000)).toBe(true)
     })
 
     it('bounds the launches waiting for their exec: past the bound one is refused at once, saying why', async () => {
