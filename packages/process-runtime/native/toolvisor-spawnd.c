@@ -349,7 +349,7 @@ static void close_all(int *fds, int n) {
 }
 
 /* In the child, after fork: never returns. Failures go to `report` as an int errno, then exit 127. */
-static void become(struct request *r, int *theirs, int n, int report) {
+static void become(struct request *r, int *theirs, int n, int report, pid_t server) {
   sigset_t none;
   sigemptyset(&none);
   /* Every disposition back to the default, the C library's reserved real-time ones included (its
@@ -361,6 +361,10 @@ static void become(struct request *r, int *theirs, int n, int report) {
   }
   sigprocmask(SIG_SETMASK, &none, NULL);
   setsid();
+  /* Dies with the server: killed before it told the runtime this pid, the runtime could never
+   * kill it (its exec keeps this; a setuid one drops it). A server gone already: nothing runs. */
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != server) _exit(127);
   /* Close-on-exec all of them, but a child that hangs before its exec would hold them until then:
    * the runtime's ends of the other launches in flight, and the channel. */
   for (int k = 0; k < MAX_IN_FLIGHT; k++) {
@@ -475,8 +479,9 @@ static void launch(struct request *r) {
     say("e %lu %d socketpair", r->id, errno);
     goto done;
   }
+  pid_t server = getpid();
   pid_t pid = fork();
-  if (pid == 0) become(r, theirs, n, report[1]);
+  if (pid == 0) become(r, theirs, n, report[1], server);
   int fork_errno = errno;
   close(report[1]);
   close_all(theirs, n);
