@@ -2,6 +2,7 @@ export type { DescribeErrorCode, ErrorCode, LoadingErrorDetails } from './errors
 export { ArgumentError, DescribeErrorCodes, LoadingError } from './errors.js'
 export { compileEventSchema } from './event-schema.js'
 export { closeName } from './internal/similar.js'
+export { LIMIT_KEYS, limitKey, limitsSchema, parseSize } from './limits.js'
 export { envVariableName, internalName } from './naming.js'
 export { parseDescribe } from './parse.js'
 export type { DescribeService } from './plugin.js'
@@ -20,6 +21,7 @@ export type {
   InputSchema,
   InputSpec,
   JsonSchema,
+  LimitsSpec,
   OutputSpec,
   ProcessSpec,
   ReadySpec,

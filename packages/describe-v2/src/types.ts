@@ -115,6 +115,25 @@ export interface TimeoutSpec {
   readonly idle?: number | null
 }
 
+/**
+ * `runtime.limits` (decision 0097): what the tool's whole process tree may use. Absent fields
+ * take the operator's defaults; none may exceed the operator's ceilings.
+ */
+export interface LimitsSpec {
+  /** Bytes of memory for the whole tree (swap included where the host accounts for it). */
+  readonly memory?: number
+  /** Processes and threads the tree may hold at once. */
+  readonly pids?: number
+  /** CPU bandwidth: a share of one core (0.5: half a core). */
+  readonly cpu?: number
+  /** The largest file a process of the tree may write, in bytes. */
+  readonly fileSize?: number
+  /** Open descriptors per process. */
+  readonly openFiles?: number
+  /** Seconds of CPU time per process. */
+  readonly cpuTime?: number
+}
+
 /** `runtime`, validated, with defaults (`environment` {}, `onExit` report, `cancel` SIGTERM). */
 export interface RuntimeSpec {
   readonly runAs?: RunAsDeclaration
@@ -125,6 +144,8 @@ export interface RuntimeSpec {
   readonly timeout: TimeoutSpec
   readonly onExit: 'report' | 'restart' | 'fail'
   readonly cancel: CancelSpec
+  /** What the tree may use, as declared (the operator's defaults and ceilings apply at load). */
+  readonly limits?: LimitsSpec
 }
 
 /** One entry of `commands`: its own model-facing tool, run as `TOOL run <name> <args...>`. */

@@ -16,9 +16,9 @@
  *                                            its descriptors follow (a `d` extra whose bytes were
  *                                            all given is not passed: nothing is left to write)
  *        "e ID ERRNO WHERE"                  launch ID failed at WHERE (socketpair, open:I,
- *                                            type:I:NAME, pin:I, fork, chdir, exec, request,
- *                                            busy:MAX); nothing runs. ID 0: a request with
- *                                            no readable id
+ *                                            type:I:NAME, pin:I, fork, chdir, cgroup, rlimit,
+ *                                            exec, request, busy:MAX); nothing runs. ID 0: a
+ *                                            request with no readable id
  *        {"cmd":"NODE_HANDLE","type":"net.Native","msg":"f ID I N"} + one descriptor
  *                                            the runtime's end of descriptor I of launch ID,
  *                                            N bytes of its payload already written
@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <linux/close_range.h>
 #include <sys/signalfd.h>
@@ -68,6 +69,7 @@
 #define MAX_LINE (64 * 1024 * 1024)
 #define MAX_FDS 64
 #define MAX_STRINGS (1024 * 1024)
+#define MAX_LIMITS 16
 
 static int channel = -1;
 
@@ -183,6 +185,12 @@ struct request {
   /* What a `d` (data) or `x` (exchange) extra is to be given first. */
   char *payload[MAX_FDS];
   size_t payload_length[MAX_FDS];
+  /* The `cgroup.procs` files the child joins before anything else (one per hierarchy). */
+  char **cgroups;
+  /* The resource limits the child sets before its exec. */
+  int limits;
+  int limit_resource[MAX_LIMITS];
+  struct rlimit limit_value[MAX_LIMITS];
 };
 
 struct cursor {
@@ -224,10 +232,27 @@ static char **strings(struct cursor *c) {
   return list;
 }
 
+/* A limit's value: a decimal number, or "inf" (RLIM_INFINITY). */
+static int limit_number(struct cursor *c, rlim_t *out) {
+  char *s = next(c), *end;
+  if (s == NULL || *s == '\0') return -1;
+  if (strcmp(s, "inf") == 0) {
+    *out = RLIM_INFINITY;
+    return 0;
+  }
+  errno = 0;
+  unsigned long long n = strtoull(s, &end, 10);
+  if (errno != 0 || *end != '\0' || s[0] == '-') return -1;
+  *out = (rlim_t)n;
+  return 0;
+}
+
 /*
  * ID \0 CWD \0 FILE \0 ARGC \0 ARG... \0 ENVC \0 ENV... \0 EXTRAS \0, then for each extra:
  * "p" \0 (a socket pair), "d" or "x" \0 LENGTH \0 and LENGTH bytes (a socket pair given those
- * bytes first), or "f" \0 PATH \0 PIN \0 (PIN empty: not pinned). ARGV includes argv[0].
+ * bytes first), or "f" \0 PATH \0 PIN \0 (PIN empty: not pinned); then CGROUPS \0 PATH... \0
+ * (the cgroup.procs files to join) and LIMITS \0, then for each RESOURCE \0 SOFT \0 HARD \0
+ * (RLIMIT_* numbers; a value is a number or "inf"). ARGV includes argv[0].
  */
 static int read_request(char *data, size_t length, struct request *r) {
   struct cursor c = {data, data + length};
@@ -254,6 +279,16 @@ static int read_request(char *data, size_t length, struct request *r) {
     } else if (kind[0] != 'p') {
       return -1;
     }
+  }
+  if ((r->cgroups = strings(&c)) == NULL) return -1;
+  if (number(&c, MAX_LIMITS, &n) != 0) return -1;
+  r->limits = (int)n;
+  for (int i = 0; i < r->limits; i++) {
+    long resource;
+    if (number(&c, RLIM_NLIMITS - 1, &resource) != 0) return -1;
+    r->limit_resource[i] = (int)resource;
+    if (limit_number(&c, &r->limit_value[i].rlim_cur) != 0) return -1;
+    if (limit_number(&c, &r->limit_value[i].rlim_max) != 0) return -1;
   }
   return c.at == c.end ? 0 : -1;
 }
@@ -373,10 +408,29 @@ static void become(struct request *r, int *theirs, int n, int report, pid_t serv
     close_all(flights[k].ours, flights[k].n);
   }
   close(channel);
-  /* code[1]: 1 when the working directory failed, 0 for the rest (descriptors, exec). */
+  /* code[1]: where it failed (see stage_name): 0 descriptors or exec, 1 the working directory,
+   * 2 joining a cgroup, 3 a resource limit. */
   int code[2] = {0, 0};
   int moved_report = fcntl(report, F_DUPFD_CLOEXEC, n + 3);
   if (moved_report >= 0) report = moved_report;
+  /* Into its cgroups first, before anything of the tool runs: whatever it starts is born inside
+   * (each hierarchy's `cgroup.procs`; "0" is the writer itself). */
+  for (int i = 0; r->cgroups[i] != NULL; i++) {
+    int procs = open(r->cgroups[i], O_WRONLY | O_CLOEXEC);
+    if (procs < 0 || write(procs, "0", 1) != 1) {
+      code[0] = errno;
+      code[1] = 2;
+      goto fail;
+    }
+    close(procs);
+  }
+  for (int i = 0; i < r->limits; i++) {
+    if (setrlimit(r->limit_resource[i], &r->limit_value[i]) != 0) {
+      code[0] = errno;
+      code[1] = 3;
+      goto fail;
+    }
+  }
   if (chdir(r->cwd) != 0) {
     code[0] = errno;
     code[1] = 1;
@@ -530,7 +584,9 @@ static void settle(struct flight *f) {
   close(f->report);
   f->report = -1;
   int started = got == 0 && !f->abandoned;
-  if (got > 0 && !f->abandoned) say("e %lu %d %s", f->id, code[0], code[1] ? "chdir" : "exec");
+  static const char *stages[] = {"exec", "chdir", "cgroup", "rlimit"};
+  const char *stage = code[1] >= 0 && code[1] < 4 ? stages[code[1]] : "exec";
+  if (got > 0 && !f->abandoned) say("e %lu %d %s", f->id, code[0], stage);
   if (started) {
     int passed = 0;
     for (int i = 0; i < f->n; i++) passed += f->ours[i] >= 0;
@@ -582,6 +638,7 @@ static void handle_line(char *line, size_t length) {
   }
   free(r.argv);
   free(r.envp);
+  free(r.cgroups);
 }
 
 static void reap(void) {

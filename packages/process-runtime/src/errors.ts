@@ -20,6 +20,8 @@ export const RuntimeErrorCodes = {
   CWD: 'RUNTIME_ERR_CWD',
   /** `rundir` cannot be created or escapes the tool's directory. */
   RUNDIR: 'RUNTIME_ERR_RUNDIR',
+  /** A declared limit is above the operator's ceiling, or nothing here can enforce it (decision 0097). */
+  LIMIT: 'RUNTIME_ERR_LIMIT',
   /** The process could not be spawned (missing executable, permission). */
   SPAWN_FAILED: 'RUNTIME_ERR_SPAWN_FAILED',
   /** A granted path is no longer what was qualified at load (replaced, swapped for a symlink, a FIFO, a device). */

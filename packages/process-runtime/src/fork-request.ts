@@ -9,8 +9,8 @@ const errnoNames = new Map(Object.entries(constants.errno).map(([name, number]) 
 
 /**
  * ID, CWD, FILE, ARGC, ARGV (argv[0] = FILE), ENVC, NAME=VALUE..., EXTRAS, then for each `p`;
- * `d` or `x`, LENGTH and the bytes; or `f`, PATH, PIN: NUL-separated, as toolvisor-spawnd reads
- * it. A NUL inside any string of it is refused here, as Node's spawn refuses it.
+ * `d` or `x`, LENGTH and the bytes; or `f`, PATH, PIN; then CGROUPS, the `cgroup.procs` files to
+ * join, and LIMITS, RESOURCE SOFT HARD for each: NUL-separated, as toolvisor-spawnd reads it. A NUL inside any string of it is refused here, as Node's spawn refuses it.
  */
 export function encode(id: number, launch: Launch): Buffer {
   const env = Object.entries(launch.env).map(([name, value]) => `${name}=${value}`)
@@ -37,8 +37,18 @@ export function encode(id: number, launch: Launch): Buffer {
     else if (fd.kind === 'pipe') parts.push('p')
     else parts.push(fd.kind === 'data' ? 'd' : 'x', String(fd.data.length), fd.data)
   }
+  const cgroups = launch.cgroups ?? []
+  parts.push(String(cgroups.length), ...cgroups)
+  const limits = launch.rlimits ?? []
+  parts.push(String(limits.length))
+  for (const limit of limits) parts.push(String(limit.resource), value(limit.soft), value(limit.hard))
   // A payload is not NUL-terminated: its length says where it ends.
   return Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(`${part}\0`) : part)))
+}
+
+/** A limit's value as the server reads it. */
+function value(n: number): string {
+  return Number.isFinite(n) ? String(Math.floor(n)) : 'inf'
 }
 
 /**
@@ -56,6 +66,13 @@ export function launchError(launch: Launch, errno: number, where: string, tool =
   if (extra?.kind === 'file' && stage === 'pin' && extra.pin) return pinFailure(extra.pin, extra.path)
   if (extra?.kind === 'file' && stage === 'open') return openFailure(extra.path, extra.pin, code)
   if (extra?.kind === 'file' && stage === 'type') return typeFailure(extra.path, extra.pin, type ?? 'other')
+  if (stage === 'cgroup' || stage === 'rlimit') {
+    const what = stage === 'cgroup' ? 'could not join its cgroup' : 'could not set its resource limits'
+    return new RuntimeError(
+      'RUNTIME_ERR_SPAWN_FAILED',
+      `cannot start ${tool}: it ${what} (${code}); nothing ran`,
+    )
+  }
   const error = new Error(
     stage === 'chdir'
       ? `spawn ${launch.file} ${code} (working directory ${launch.cwd})`

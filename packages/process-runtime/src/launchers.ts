@@ -35,6 +35,21 @@ export interface Launch {
    * (or the next start) removes them once their processes are killed.
    */
   readonly placeholders?: readonly Placeholder[]
+  /**
+   * The `cgroup.procs` files (one per cgroup hierarchy) the launched process joins before its
+   * exec, so that everything it starts is born inside (the runtime's containment, decision 0097).
+   * A wrapper keeps them.
+   */
+  readonly cgroups?: readonly string[]
+  /** The resource limits set before its exec (inherited by everything it starts). */
+  readonly rlimits?: readonly Rlimit[]
+}
+
+/** One resource limit: `resource` is the kernel's `RLIMIT_*` number; `Infinity` is unlimited. */
+export interface Rlimit {
+  readonly resource: number
+  readonly soft: number
+  readonly hard: number
 }
 
 /** A placeholder a mechanism makes where a protected path is missing: an empty directory or file. */

@@ -1,5 +1,6 @@
 import type { EnvdirPermissions } from './envdir-root.js'
 import type { EnvironmentPolicy } from './environment.js'
+import type { LimitsPolicy } from './limits.js'
 import type { OwnPathOption } from './own-paths.js'
 
 /** Operator options of the runtime. */
@@ -29,6 +30,15 @@ export interface RuntimeOptions {
   readonly execHelper?: string
   /** The fork server launches are forked from (default: the one built here); `false`, `TOOLVISOR_FORK_SERVER=off` or none built: from this process. */
   readonly forkServer?: string | false
+  /**
+   * Where every launch gets its own cgroup (decision 0097): a v2 directory delegated to toolvisor
+   * (`/sys/fs/cgroup/toolvisor.slice/...`), or, by default, `toolvisor` below this process's own
+   * v2 cgroup (with the controllers a hybrid host has in v1 taken from there); `false`: none, and
+   * a tool's leftovers are found by its marker only.
+   */
+  readonly cgroup?: string | false
+  /** Limits a launch gets and the most a tool may declare (decision 0097). Default `HOUSE_LIMITS`, ceilings the defaults. */
+  readonly limits?: LimitsPolicy
   /** Output events kept per process (ruling 16). Default 256. */
   readonly ringEvents?: number
   /** The most stdout bytes the events of a process's ring may stand for; older ones are read back from the spill file. Default 4 MiB. */

@@ -1,5 +1,5 @@
 import { dirname } from 'node:path'
-import type { CancelSpec, Framing, RunAsDeclaration, TimeoutSpec } from '@toolvisor/describe-v2'
+import type { CancelSpec, Framing, LimitsSpec, RunAsDeclaration, TimeoutSpec } from '@toolvisor/describe-v2'
 import type { EnvironmentPolicy } from './environment.js'
 import type { PrepareInput } from './types.js'
 
@@ -36,6 +36,8 @@ export interface PlainProcessSpec {
   }
   /** The environment policy, over the runtime's. */
   readonly environmentPolicy?: EnvironmentPolicy
+  /** The limits it runs under (the operator's: no ceiling applies); the rest are the runtime's defaults. */
+  readonly limits?: LimitsSpec
 }
 
 /** The PrepareInput of a plain process: a describe-free declaration, checked as any tool's. */
@@ -63,6 +65,7 @@ export function plainInput(spec: PlainProcessSpec): PrepareInput {
       onExit: 'report',
       cancel: spec.cancel ?? { signal: 'SIGTERM' },
       ...(spec.runAs ? { runAs: spec.runAs } : {}),
+      ...(spec.limits ? { limits: spec.limits } : {}),
       ...(sandbox
         ? {
             sandbox: {

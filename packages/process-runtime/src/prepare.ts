@@ -12,6 +12,7 @@ import {
 import type { EnvdirRootGuard } from './envdir-root.js'
 import { effectivePolicy } from './environment.js'
 import type { Launchers, OwnPath, RunAsMechanism, RunAsTarget, SandboxPolicy } from './launchers.js'
+import { applyLimits, HOUSE_LIMITS, type LimitFacts } from './limits.js'
 import { chooseMechanism, runAsMechanismOf } from './mechanism-choice.js'
 import { reachableOwn, refuseOwn } from './own-paths.js'
 import { type Fail, isInside, resolvePolicy } from './policy.js'
@@ -32,6 +33,8 @@ export interface PrepareContext {
   readonly protect: readonly string[]
   /** The envdir root's permissions, checked again when a tool that declares an envdir loads. */
   readonly envdirRoot?: EnvdirRootGuard
+  /** What enforces limits here (the cgroups, the fork server). */
+  readonly limitFacts: LimitFacts
 }
 
 const isRoot = () => process.geteuid?.() === 0
@@ -83,6 +86,14 @@ export async function prepareTool(
     )
   }
   await checkAccess(input, sandbox?.policy, account, sandboxUser, fail)
+  // The operator's own processes (a bash command) run under the limits it gave them, no ceiling.
+  const policy = options.limits ?? {}
+  const limits = applyLimits(
+    declared.limits,
+    declaredBy === 'operator' ? { defaults: policy.defaults ?? HOUSE_LIMITS, ceilings: {} } : policy,
+    context.limitFacts,
+    fail,
+  )
   return {
     path: input.path,
     dir: input.dir,
@@ -95,6 +106,7 @@ export async function prepareTool(
     ...(account && account.uid !== process.geteuid?.() ? { account } : {}),
     ...(envdir ? { envdir } : {}),
     ...(rundir ? { rundir } : {}),
+    limits,
   }
 }
 

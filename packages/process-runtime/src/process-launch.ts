@@ -1,13 +1,16 @@
 import { mkdirSync } from 'node:fs'
 import type { Readable, Writable } from 'node:stream'
 import type { InputSpec } from '@toolvisor/describe-v2'
+import type { CgroupLimits, Tree } from './cgroup.js'
 import type { SpillLedger } from './disk.js'
 import { buildEnvironment } from './environment.js'
 import { RuntimeError } from './errors.js'
 import type { Child, ForkServer } from './fork-server.js'
 import type { Launch, ProcessControl } from './launchers.js'
+import type { AppliedLimits } from './limits.js'
 import type { ToolProcess } from './process.js'
 import { bulkStdout } from './process-output.js'
+import { ProcessTree } from './process-tree.js'
 import { errnoText, workingDirectory } from './process-util.js'
 import { assemble, spawnServed } from './spawn.js'
 import { MARKER_VARIABLE, type RunState } from './state.js'
@@ -27,6 +30,10 @@ export interface ProcessHost {
   readonly execHelper: string | undefined
   /** The fork server launches go through, when there is one (else they are spawned from Node). */
   forkServer(): ForkServer | undefined
+  /** A cgroup tree for launch `id` (decision 0097), when this host has cgroups for it; throws when one cannot be made. */
+  tree(id: string, limits: CgroupLimits): Tree | undefined
+  /** The limits of a launch whose tool has none of its own (describe, check, help). */
+  readonly defaultLimits: AppliedLimits
   finished(process: ToolProcess): void
   /**
    * Kills what the process started that left its group (found by the run's marker); resolves when
@@ -47,6 +54,8 @@ export interface Launched {
    * when its lifetime ends, with its timers and listeners.
    */
   readonly release?: () => void
+  /** Its cgroup tree, when it has one. */
+  readonly tree?: ProcessTree
 }
 
 /**
@@ -58,7 +67,7 @@ export interface Launched {
 export async function launchProcess(
   id: string,
   start: StartOptions,
-  host: Pick<ProcessHost, 'state' | 'execHelper' | 'forkServer'>,
+  host: Pick<ProcessHost, 'state' | 'execHelper' | 'forkServer' | 'tree' | 'defaultLimits'>,
 ): Promise<Launched> {
   const { tool } = start
   if (tool.rundir !== undefined) ensureRundir(tool.rundir)
@@ -70,15 +79,26 @@ export async function launchProcess(
     cwd: workingDirectory(tool, start.cwd),
     extraFds: [],
   }
-  const { launch, status } = assemble(tool, base, host.execHelper)
+  const assembled = assemble(tool, base, host.execHelper)
+  const { status } = assembled
+  const limits = tool.limits ?? host.defaultLimits
+  const server = host.forkServer()
+  // The tree is made, its limits written, before anything is spawned: the launch joins it first.
+  const cgroups = server === undefined ? undefined : treeOf(host, id, limits)
+  const launch: Launch = {
+    ...assembled.launch,
+    ...(cgroups ? { cgroups: cgroups.procsFiles() } : {}),
+    ...(limits.rlimits.length > 0 ? { rlimits: limits.rlimits } : {}),
+  }
   if (launch.placeholders) host.state.holding(id, launch.placeholders)
   // The spec the process runs with (a start may give its own), as its output reads it.
   const slabs = bulkStdout(start.process ?? tool.process)
-  const { child, pipes } = await spawnServed(launch, host.forkServer(), {
+  const { child, pipes } = await spawnServed(launch, server, {
     stdoutInSlabs: slabs,
     tool: tool.path,
   }).catch((error: unknown) => {
     launch.release?.()
+    cgroups?.remove()
     throw error
   })
   const control =
@@ -91,6 +111,18 @@ export async function launchProcess(
     ...(control ? { control } : {}),
     ...(statusPipe ? { status: statusPipe } : {}),
     ...(launch.release ? { release: launch.release } : {}),
+    ...(cgroups ? { tree: new ProcessTree(cgroups, limits) } : {}),
+  }
+}
+
+function treeOf(host: Pick<ProcessHost, 'tree'>, id: string, limits: AppliedLimits): Tree | undefined {
+  try {
+    return host.tree(id, limits.cgroup)
+  } catch (error) {
+    throw new RuntimeError(
+      'RUNTIME_ERR_SPAWN_FAILED',
+      `cannot contain the launch: ${(error as Error).message}; nothing was started`,
+    )
   }
 }
 

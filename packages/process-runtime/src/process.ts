@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
+import type { TreeUsage } from './cgroup.js'
 import type { EventPage, SequencedEvent } from './event-log.js'
 import type { Child } from './fork-server.js'
 import type { ProcessControl } from './launchers.js'
@@ -13,6 +14,7 @@ import {
 } from './process-launch.js'
 import { capture, ProcessOutput } from './process-output.js'
 import { cancelSequence, ProcessTimers } from './process-timers.js'
+import { cleanUp, exitOf, type ProcessTree } from './process-tree.js'
 import { drained, signalGroup } from './process-util.js'
 import type {
   CapturedOutput,
@@ -23,9 +25,6 @@ import type {
   ProcessExit,
   StartOptions,
 } from './types.js'
-
-/** How long pipes may stay open after the exit before the sweep of what holds them is hurried. */
-const HELD_MS = 20
 
 /**
  * One spawned tool process (see `ManagedProcess`): its lifecycle, stdin, and how it stops. Its
@@ -49,6 +48,7 @@ export class ToolProcess implements ManagedProcess {
   #child: Child | undefined
   #execStatus: Readable | undefined
   #control: ProcessControl | undefined
+  #tree: ProcessTree | undefined
   #lifecycle: Lifecycle = { status: 'starting' }
   #stdinEvents = 0
   #ready = false
@@ -133,6 +133,10 @@ export class ToolProcess implements ManagedProcess {
     return this.#output[stream].read(offset, length)
   }
 
+  usage(): TreeUsage | undefined {
+    return this.#tree?.usage()
+  }
+
   heldBytes(): number {
     return this.#output.heldBytes()
   }
@@ -171,22 +175,18 @@ export class ToolProcess implements ManagedProcess {
       if (options.force) signalGroup(this.pid, 'SIGKILL')
       else if (!this.#stopping) {
         this.#stopping = true
-        await this.#cancel()
+        await cancelSequence({
+          runtime: this.#start.tool.runtime,
+          send: (event) => this.write(event),
+          signalTool: (signal) => this.#control?.signal(signal) || signalGroup(this.pid, signal),
+          kill: () => signalGroup(this.pid, 'SIGKILL'),
+          exited: () => (this.#finished ? undefined : this.exit),
+        })
       }
     }
     const exit = await this.exit
-    await this.#host.sweep(this)
+    await (this.#tree ? this.#tree.end() : this.#host.sweep(this))
     return exit
-  }
-
-  #cancel(): Promise<void> {
-    return cancelSequence({
-      runtime: this.#start.tool.runtime,
-      send: (event) => this.write(event),
-      signalTool: (signal) => this.#control?.signal(signal) || signalGroup(this.pid, signal),
-      kill: () => signalGroup(this.pid, 'SIGKILL'),
-      exited: () => (this.#finished ? undefined : this.exit),
-    })
   }
 
   async #launch(): Promise<void> {
@@ -212,6 +212,7 @@ export class ToolProcess implements ManagedProcess {
     }
     this.#host.state.track(this.id, child.pid, this.tool)
     this.#control = launched.control
+    this.#tree = launched.tree
     this.#execStatus = launched.status
     if (launched.status) {
       watchExec(launched.status, this.#start.tool.path, (why) => {
@@ -250,14 +251,13 @@ export class ToolProcess implements ManagedProcess {
 
   async #onExit(child: Child, code: number | null, signal: NodeJS.Signals | null, why?: string) {
     this.#killedBecause = why
-    // What the tool left in its group dies with it, and what left the group too (the sweep, which
-    // also lets pipes such a descendant held open close): nothing a tool starts outlives it.
+    const limit = this.#tree?.hit(code, signal)
+    // What the tool left in its group dies with it, and what left the group too.
     signalGroup(child.pid, 'SIGKILL')
-    void this.#host.sweep(this, 'lazy')
-    // Pipes still open a moment after the group is gone: something that left it holds them.
-    const held = setTimeout(() => void this.#host.sweep(this), HELD_MS)
-    await Promise.all([drained(child.stdout), drained(child.stderr), drained(this.#execStatus)])
-    clearTimeout(held)
+    const pipes = [drained(child.stdout), drained(child.stderr), drained(this.#execStatus)]
+    await cleanUp(this.#tree, (urgency) => this.#host.sweep(this, urgency), pipes)
+    if (limit?.field === 'pids')
+      this.#output.pushStderr(Buffer.from(`\n[toolvisor: ${limit.why}]\n`))
     this.#output.end()
     await this.#output.drained() // the exit is told once the spill files hold everything
     if (!this.#ready) {
@@ -275,20 +275,19 @@ export class ToolProcess implements ManagedProcess {
     this.#child?.stdin?.destroy()
     this.#output.close()
     this.#host.state.untrack(this.id)
-    const reason: EndReason = this.#endReason ?? (this.#failure ? 'spawn-failed' : 'exit')
-    const failed = this.#failure !== undefined
+    const exit = exitOf(code, signal, {
+      reason: this.#endReason,
+      failure: this.#failure,
+      why: this.#killedBecause,
+      limit: this.#tree?.limit,
+      usage: this.#tree?.usage(),
+    })
+    this.#failure = exit.status === 'failed' ? exit.why : undefined
     this.#setLifecycle(
-      failed ? { status: 'failed', why: this.#failure! } : { status: 'exited', code, signal },
+      exit.status === 'failed' ? { status: 'failed', why: exit.why! } : { status: 'exited', code, signal },
     )
     if (!this.#ready) this.#failReady(this.#failure ?? 'ended before it was ready')
-    this.#resolveExit({
-      status: failed ? 'failed' : 'exited',
-      code,
-      signal,
-      reason,
-      at: new Date(),
-      ...(failed || this.#killedBecause ? { why: this.#failure ?? this.#killedBecause! } : {}),
-    })
+    this.#resolveExit(exit)
     this.#host.finished(this)
   }
 

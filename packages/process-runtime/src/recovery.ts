@@ -1,3 +1,4 @@
+import { type CgroupRecord, reapCgroups } from './cgroup-reap.js'
 import type { HeldDirectory } from './held-dir.js'
 import type { Placeholder } from './launchers.js'
 import type { LostProcess } from './lost.js'
@@ -115,7 +116,8 @@ export const SCAN_PASSES = 10
  */
 export function reapRun(run: HeldDirectory, runId: string): Map<string, number> {
   const live = liveRecords(run)
-  const killed = new Map<string, number>()
+  // Its cgroups first (decision 0097): everything a launch started is in them, whatever it shed.
+  const killed = reapRecordedCgroups(run)
   if (live.length === 0) return killed
   for (const record of live) {
     let count = 0
@@ -135,7 +137,7 @@ export function reapRun(run: HeldDirectory, runId: string): Map<string, number> 
         // gone meanwhile
       }
     }
-    killed.set(record.id, count)
+    killed.set(record.id, (killed.get(record.id) ?? 0) + count)
   }
   const markers = new Set(live.map((record) => `${runId}/${record.id}`))
   // A process forked while a scan reads /proc (a tool's loop starting its next `sleep`) is not in
@@ -163,6 +165,18 @@ export function reapRun(run: HeldDirectory, runId: string): Map<string, number> 
   for (const record of live)
     for (const placeholder of record.placeholders ?? []) removePlaceholder(placeholder)
   return killed
+}
+
+/** Kills what the run's cgroups hold (when it recorded any), per launch id. */
+function reapRecordedCgroups(run: HeldDirectory): Map<string, number> {
+  let record: CgroupRecord
+  try {
+    record = JSON.parse(run.read('cgroups.json').toString('utf8')) as CgroupRecord
+  } catch {
+    return new Map()
+  }
+  if (!Array.isArray(record.dirs) || record.dirs.some((dir) => typeof dir !== 'string')) return new Map()
+  return reapCgroups(record)
 }
 
 /** Recovers what dead runs left: kills their processes, reports them lost, prunes old runs. */

@@ -1,3 +1,6 @@
+import { Containment } from './cgroup.js'
+import { type CgroupHost, cgroupHost } from './cgroup-host.js'
+import { reapOrphanCgroups } from './cgroup-reap.js'
 import { confineTool } from './confine.js'
 import { DiskBudget, type SpillLedger } from './disk.js'
 import { EnvdirRootGuard } from './envdir-root.js'
@@ -5,6 +8,7 @@ import { RuntimeError } from './errors.js'
 import { builtExecHelper, execHelperStatus, forkServerStatus } from './exec-helper.js'
 import { forkServer } from './fork-server.js'
 import type { Launchers } from './launchers.js'
+import { type AppliedLimits, applyLimits } from './limits.js'
 import { keptLost, markTold } from './lost-records.js'
 import { ownPathsOf } from './own-paths.js'
 import { type PlainProcessSpec, plainInput } from './plain.js'
@@ -17,6 +21,7 @@ import { Retention } from './retention.js'
 import { RunState } from './state.js'
 import { Sweeper } from './sweeper.js'
 import type {
+  ContainmentFacts,
   LaunchFacts,
   LostProcess,
   ManagedProcess,
@@ -63,6 +68,8 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   readonly #host: ProcessHost
   readonly #context: PrepareContext
   readonly #fork: LaunchFacts['forkServer']
+  readonly #containment: Containment | undefined
+  readonly #defaultLimits: AppliedLimits
   readonly #warnings: string[] = []
   /** The disk budget's account of each process not finished yet (handed to the budget at its end). */
   readonly #ledgers = new Map<string, SpillLedger>()
@@ -84,7 +91,18 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     const forkBinary = fork.available ? fork.path : undefined
     // Started now, while a host is usually still small, so no call pays for it.
     if (forkBinary !== undefined) forkServer(forkBinary)
+    this.#containment = containmentOf(this.options.cgroup, this.#state, fork.available, (line) =>
+      this.#warnings.push(line),
+    )
+    const host = cgroupHost(this.options.cgroup)
+    const cgroups: CgroupHost = this.#containment
+      ? host
+      : {
+          available: false,
+          reason: host.available ? 'launches do not go through the fork server here' : host.reason,
+        }
     this.#context = {
+      limitFacts: { cgroups, forkServer: fork.available },
       options: this.options,
       launchers,
       execHelper,
@@ -93,6 +111,14 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       protect: protectedPaths(this.options.protectedPaths),
     }
     this.#fork = fork
+    this.#defaultLimits = applyLimits(
+      undefined,
+      this.options.limits ?? {},
+      this.#context.limitFacts,
+      (code, field, reason) => {
+        throw new RuntimeError(code, `${field}: ${reason}`)
+      },
+    )
     this.#retention = new Retention(this.options.retainBytes)
     this.#sweeper = new Sweeper(this.#state.runId)
     this.#disk = new DiskBudget({
@@ -106,6 +132,8 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       spillLedger: (id) => this.#spillLedger(id),
       execHelper: execHelper.available ? execHelper.path : undefined,
       forkServer: () => (forkBinary === undefined ? undefined : forkServer(forkBinary)),
+      tree: (id, limits) => this.#containment?.tree(id, limits),
+      defaultLimits: this.#defaultLimits,
       finished: (process) => this.#finished(process),
       sweep: (process, urgency) => this.#sweeper.sweep(process.id, process.pid, urgency),
     }
@@ -156,6 +184,10 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       root: process.geteuid?.() === 0,
       environment: this.options.environment ?? {},
       state: this.#disk.usage(),
+      containment: {
+        cgroup: cgroupFacts(this.#context.limitFacts.cgroups, this.#containment),
+        limits: this.#defaultLimits,
+      },
     }
   }
 
@@ -198,12 +230,54 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     this.#disposed = true
     await Promise.all([...this.#running].map((process) => process.stop({ reason: 'runtime-disposed' })))
     await this.#sweeper.idle()
+    this.#containment?.close()
     this.#state.close()
     this.#state.removeIfEmpty()
   }
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.dispose()
+  }
+}
+
+/**
+ * The cgroups of this runtime instance, when launches can be put in one before their exec (the
+ * fork server does it): `<base>/<runId>` in each hierarchy, recorded in the run directory for the
+ * watchdog and the next start; what crashed runtimes left there is killed first.
+ */
+function containmentOf(
+  option: string | false | undefined,
+  state: RunState,
+  forkServer: boolean,
+  warn: (line: string) => void,
+): Containment | undefined {
+  const host = cgroupHost(option)
+  if (!host.available || !forkServer) return undefined
+  const killed = reapOrphanCgroups(host)
+  if (killed > 0) warn(`killed ${killed} processes left in the cgroups of runtimes that are gone`)
+  try {
+    const containment = new Containment(host, state.runId)
+    state.note('cgroups.json', JSON.stringify({ dirs: containment.runDirs, kill: host.kill }))
+    return containment
+  } catch (error) {
+    warn(`no cgroup per launch: ${(error as Error).message}`)
+    return undefined
+  }
+}
+
+function cgroupFacts(host: CgroupHost, containment: Containment | undefined): ContainmentFacts['cgroup'] {
+  if (!host.available) return host
+  if (containment === undefined)
+    return { available: false, reason: 'launches do not go through the fork server here' }
+  return {
+    available: true,
+    hierarchies: host.hierarchies.map((h) => ({
+      version: h.version,
+      base: h.base,
+      controllers: [...h.controllers],
+    })),
+    kill: host.kill,
+    gaps: host.gaps,
   }
 }
 

@@ -129,6 +129,11 @@ export class RunState {
     for (const { path, kind } of placeholders) this.#append({ op: 'h', id, path, kind })
   }
 
+  /** Writes a record of the run beside its log (`cgroups.json`: where its cgroups are, for the reap). */
+  note(name: string, text: string): void {
+    this.#run.write(name, text)
+  }
+
   untrack(id: string): void {
     this.#live.delete(id)
     this.#append({ op: '-', id })

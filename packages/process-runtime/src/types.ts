@@ -1,8 +1,10 @@
 import type { ProcessSpec, RuntimeSpec } from '@toolvisor/describe-v2'
 import type { Account } from './accounts.js'
+import type { TreeUsage } from './cgroup.js'
 import type { EffectivePolicy, EnvironmentPolicy } from './environment.js'
 import type { EventPage, SequencedEvent } from './event-log.js'
 import type { RunAsMechanism, RunAsTarget, SandboxMechanism, SandboxPolicy } from './launchers.js'
+import type { AppliedLimits } from './limits.js'
 import type { LostProcess } from './lost.js'
 import type { RuntimeOptions } from './options.js'
 import type { PlainProcessSpec } from './plain.js'
@@ -33,6 +35,8 @@ export interface PreparedTool {
   readonly envdir?: string
   /** The working directory (created at load). */
   readonly rundir?: string
+  /** The limits it runs under and what enforces them (absent: the runtime's defaults). */
+  readonly limits?: AppliedLimits
 }
 
 /** The variables every run gets (protocol §1 context environment), set last. */
@@ -93,6 +97,7 @@ export type EndReason =
   | 'not-ready'
   | 'spawn-failed'
   | 'runtime-disposed'
+  | 'limit'
 
 /** How a process ended. */
 export interface ProcessExit {
@@ -108,6 +113,25 @@ export interface ProcessExit {
   readonly why?: string
   /** When it ended. */
   readonly at: Date
+  /**
+   * The limit it hit (decision 0097). One that killed it (memory, cpu_time, file_size) makes it
+   * `failed`, with reason `limit`; forks refused at `pids` leave it `exited`, with `why` saying so.
+   */
+  readonly limit?: LimitHit
+  /** What its whole tree used (peak memory, cpu time, peak processes), where a cgroup accounted for it. */
+  readonly usage?: TreeUsage
+}
+
+/** A limit a process hit (`ProcessExit.limit`). */
+export interface LimitHit {
+  readonly field: 'memory' | 'pids' | 'cpuTime' | 'fileSize'
+  readonly value: number
+  /** The limit ended the process (the kernel killed it at memory, cpu_time or file_size). */
+  readonly ended: boolean
+  /** The sentence: `out of memory (limit 64 MiB)`. */
+  readonly why: string
+  /** The bash marker's text: `killed: memory limit 64 MiB`. */
+  readonly marker: string
 }
 
 /** Counters of one process. */
@@ -178,6 +202,8 @@ export interface ManagedProcess {
    * after `timeout.stop`; `force` sends SIGKILL at once. Resolves with the exit.
    */
   stop(options?: { readonly force?: boolean; readonly reason?: EndReason }): Promise<ProcessExit>
+  /** What its whole tree uses now, or used (its final account once ended); absent without a cgroup. */
+  usage(): TreeUsage | undefined
 }
 
 export type { LostProcess } from './lost.js'
@@ -193,6 +219,8 @@ export type UndefaultedRuntimeOption =
   | 'forkServer'
   | 'ownPaths'
   | 'protectedPaths'
+  | 'cgroup'
+  | 'limits'
 
 /** A runtime's options as it runs with them: every default filled in (`ProcessRuntime.options`). */
 export type ResolvedRuntimeOptions = Readonly<
@@ -265,22 +293,6 @@ export interface PrepareInput {
   readonly ownPaths?: 'refuse' | 'mask'
 }
 
-/** How processes are started here, for operators. */
-export interface LaunchFacts {
-  /** The final-exec helper: where it is, or why it is missing and the fix. */
-  readonly execHelper:
-    | { readonly available: true; readonly path: string }
-    | { readonly available: false; readonly path: string; readonly reason: string; readonly fix: string }
-  /** Where launches are forked from: the fork server, or (and why) this process. */
-  readonly forkServer:
-    | { readonly available: true; readonly path: string }
-    | { readonly available: false; readonly reason: string }
-  /** Who sandboxed tools run as when toolvisor is root and they declare no run_as. */
-  readonly sandboxUser: string
-  /** Whether toolvisor runs as root (the sandbox user applies only then). */
-  readonly root: boolean
-  /** The global environment policy (tools: `core` when sandboxed, else `all`, unless set). */
-  readonly environment: EnvironmentPolicy
-  /** The state directory's size against its budget. */
-  readonly state: { readonly path: string; readonly bytes: number; readonly budget: number }
-}
+import type { LaunchFacts } from './launch-facts.js'
+
+export type { ContainmentFacts, LaunchFacts } from './launch-facts.js'

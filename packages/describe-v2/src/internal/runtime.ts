@@ -76,5 +76,6 @@ export function runtimeOf(raw: V2Document['runtime'], process: ProcessSpec, load
     timeout: timeoutOf(raw.timeout),
     onExit: raw.on_exit ?? 'report',
     cancel,
+    ...(raw.limits === undefined ? {} : { limits: raw.limits }),
   }
 }

@@ -5,6 +5,7 @@
  */
 import { posix } from 'node:path'
 import { z } from 'zod'
+import { limitsSchema } from '../limits.js'
 import { argumentNameProblem, MAX_NAME_LENGTH, NAME_PATTERN } from '../naming.js'
 import type { CancelSpec, JsonSchema } from '../types.js'
 import { isPlainObject, show } from './text.js'
@@ -194,6 +195,7 @@ const runtimeSchema = z.object({
     .optional(),
   on_exit: z.enum(['report', 'restart', 'fail']).optional(),
   cancel: cancel.optional(),
+  limits: limitsSchema().optional(),
 })
 
 const command = z.object({ name: commandName, description: z.string(), args: z.array(v2Arg) })

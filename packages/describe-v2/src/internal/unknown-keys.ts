@@ -6,6 +6,8 @@
  * written at the top of the document (`"mode": "stream"` for `process.mode`), and a protocol 2
  * field in a document that does not say `"protocol": 2`, which is ignored.
  */
+
+import { LIMIT_KEYS } from '../limits.js'
 import { closeName, fold } from './similar.js'
 import { isPlainObject, jsonPath } from './text.js'
 
@@ -38,11 +40,12 @@ const processLevel: Level = {
 }
 
 const runtimeLevel: Level = {
-  keys: ['run_as', 'sandbox', 'envdir', 'environment', 'rundir', 'timeout', 'on_exit', 'cancel'],
+  keys: ['run_as', 'sandbox', 'envdir', 'environment', 'rundir', 'timeout', 'on_exit', 'cancel', 'limits'],
   below: {
     run_as: plain('user', 'group'),
     sandbox: { object: { keys: ['fs', 'net', 'tmp'], below: { fs: plain('read', 'write') } } },
     timeout: plain('start', 'stop', 'idle'),
+    limits: plain(...LIMIT_KEYS),
   },
 }
 

@@ -1,0 +1,105 @@
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { CgroupHost, KillMethod } from './cgroup-host.js'
+import { read, removeDir, writeTo } from './cgroup-host.js'
+import { isSameProcess } from './procfs.js'
+
+/**
+ * What a run left in its cgroups, killed synchronously (the watchdog, and the next start's
+ * recovery, run it where nothing may wait on the event loop). The run's record (`cgroups.json` in
+ * its run directory) names its directories, the member hierarchy's first, and how to kill.
+ */
+export interface CgroupRecord {
+  readonly dirs: readonly string[]
+  readonly kill: KillMethod
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4))
+const pause = (ms: number) => Atomics.wait(sleeper, 0, 0, ms)
+
+/** The pids a cgroup lists. */
+function members(dir: string): number[] {
+  return (read(join(dir, 'cgroup.procs')) ?? '')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map(Number)
+}
+
+function leaves(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+  } catch {
+    return []
+  }
+}
+
+/**
+ * Kills every process in a run's cgroups and removes them; returns how many processes each leaf
+ * (a launch id) held. Bounded: what is still there after two seconds stays for the next start.
+ */
+export function reapCgroups(record: CgroupRecord): Map<string, number> {
+  const killed = new Map<string, number>()
+  const [member, ...others] = record.dirs
+  if (member === undefined) return killed
+  for (const leaf of leaves(member)) {
+    const count = members(join(member, leaf)).length
+    if (count > 0) killed.set(leaf, count)
+  }
+  const deadline = Date.now() + 2000
+  if (record.kill === 'cgroup.kill') writeTo(join(member, 'cgroup.kill'), '1')
+  const freezer = record.kill === 'freezer' ? others.find((dir) => dir.includes('freezer')) : undefined
+  for (const leaf of leaves(member)) {
+    const dir = join(member, leaf)
+    const frozen =
+      freezer !== undefined && writeTo(join(freezer, leaf, 'freezer.state'), 'FROZEN') === undefined
+    while (Date.now() < deadline) {
+      const pids = members(dir)
+      if (pids.length === 0) break
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGKILL')
+        } catch {
+          // gone meanwhile
+        }
+      }
+      if (frozen) writeTo(join(freezer, leaf, 'freezer.state'), 'THAWED')
+      pause(2)
+    }
+  }
+  for (const dir of record.dirs) {
+    for (const leaf of leaves(dir)) {
+      while (!removeDir(join(dir, leaf)) && Date.now() < deadline) pause(2)
+    }
+    removeDir(dir)
+  }
+  return killed
+}
+
+/**
+ * The run directories in toolvisor's subtrees whose runtime is gone (the name starts with its pid
+ * and start time, as a run id does) and that no run record covers: another state directory's, or
+ * one whose record was lost. Each is killed and removed; returns how many processes were killed.
+ */
+export function reapOrphanCgroups(host: Extract<CgroupHost, { available: true }>): number {
+  let count = 0
+  const byRun = new Map<string, string[]>()
+  for (const hierarchy of host.hierarchies) {
+    for (const name of leaves(hierarchy.base)) {
+      const match = /^(\d+)-(\d+)-/.exec(name)
+      if (match === null || isSameProcess(Number(match[1]), match[2]!)) continue
+      const dirs = byRun.get(name) ?? []
+      dirs.push(join(hierarchy.base, name))
+      byRun.set(name, dirs)
+    }
+  }
+  for (const dirs of byRun.values()) {
+    // The member hierarchy first: the record's order.
+    const ordered = host.hierarchies
+      .map((hierarchy) => dirs.find((dir) => dir.startsWith(`${hierarchy.base}/`)))
+      .filter((dir): dir is string => dir !== undefined)
+    for (const n of reapCgroups({ dirs: ordered, kill: host.kill }).values()) count += n
+  }
+  return count
+}

@@ -1,0 +1,46 @@
+import type { EnvironmentPolicy } from './environment.js'
+import type { AppliedLimits } from './limits.js'
+
+/** How processes are started here, for operators. */
+export interface LaunchFacts {
+  /** The final-exec helper: where it is, or why it is missing and the fix. */
+  readonly execHelper:
+    | { readonly available: true; readonly path: string }
+    | { readonly available: false; readonly path: string; readonly reason: string; readonly fix: string }
+  /** Where launches are forked from: the fork server, or (and why) this process. */
+  readonly forkServer:
+    | { readonly available: true; readonly path: string }
+    | { readonly available: false; readonly reason: string }
+  /** Who sandboxed tools run as when toolvisor is root and they declare no run_as. */
+  readonly sandboxUser: string
+  /** Whether toolvisor runs as root (the sandbox user applies only then). */
+  readonly root: boolean
+  /** The global environment policy (tools: `core` when sandboxed, else `all`, unless set). */
+  readonly environment: EnvironmentPolicy
+  /** The state directory's size against its budget. */
+  readonly state: { readonly path: string; readonly bytes: number; readonly budget: number }
+  /** How each launch is contained: its cgroups, and the default limits with what enforces each. */
+  readonly containment: ContainmentFacts
+}
+
+/** How launches are contained here (decision 0097), for `check --probe`. */
+export interface ContainmentFacts {
+  /** A cgroup per launch, or why none (then a tool's leftovers are found by its marker only). */
+  readonly cgroup:
+    | {
+        readonly available: true
+        /** The hierarchies, member first: version, toolvisor's subtree, the controllers used there. */
+        readonly hierarchies: readonly {
+          readonly version: 1 | 2
+          readonly base: string
+          readonly controllers: readonly string[]
+        }[]
+        /** How a tree is killed whole. */
+        readonly kill: 'cgroup.kill' | 'freezer' | 'signals'
+        /** What could not be had. */
+        readonly gaps: readonly string[]
+      }
+    | { readonly available: false; readonly reason: string }
+  /** The limits a launch gets by default, and what enforces each. */
+  readonly limits: AppliedLimits
+}

@@ -1,0 +1,311 @@
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { describe, expect, it } from 'vitest'
+import { cgroupHost } from '../src/cgroup-host.js'
+import { markedProcesses } from '../src/index.js'
+import { eventually, processesRunning } from '../src/testing.js'
+import { fixture, makeRuntime, tempDir } from './helpers.js'
+
+/**
+ * Containment (decision 0097), written as the attacker: a tool that sheds everything toolvisor
+ * could follow (its environment, its group, its session, its descriptors) and one that tries to
+ * exhaust the host. Every test that could exhaust the host runs its runtime in a box first: a
+ * cgroup of its own with a small pids.max and memory limit, so a limit that did not hold would
+ * stop at the box.
+ */
+
+const host = cgroupHost(undefined)
+const why = host.available
+  ? ''
+  : `no cgroup toolvisor may use here (${host.reason}): needs root or a delegated v2 subtree`
+const withCgroups = host.available ? it : it.skip
+const controllers = host.available ? new Set(host.hierarchies.flatMap((h) => [...h.controllers])) : new Set()
+const withPidsAndMemory = controllers.has('pids') && controllers.has('memory') ? it : it.skip
+
+/** A pid is gone: absent, or a zombie nobody reaped yet. */
+function gone(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] === 'Z'
+  } catch {
+    return true
+  }
+}
+
+/** The pids the strays wrote to `dir` (one file each). */
+function strays(dir: string): number[] {
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.pid'))
+    .map((name) => Number(readFileSync(join(dir, name), 'utf8').trim()))
+}
+
+/**
+ * Strays that shed all a marker scan or a group kill follows: `setsid env -i` (no marker, no
+ * group, no session), a double fork under `env -i`, and one that closes every descriptor first.
+ * Each writes its pid to DIR, then sleeps. The command prints `up` once all three are there.
+ */
+function evasive(dir: string): string {
+  const double = [
+    'import os, time',
+    'if os.fork(): os._exit(0)',
+    'os.setsid()',
+    'if os.fork(): os._exit(0)',
+    `open("${dir}/double.pid", "w").write(str(os.getpid()))`,
+    'time.sleep(300)',
+  ].join('\n')
+  const closer = `import os, time; open("${dir}/closer.pid", "w").write(str(os.getpid())); os.closerange(0, 65536); time.sleep(300)`
+  return [
+    `setsid env -i /bin/sh -c 'echo $$ > ${dir}/setsid.pid; exec sleep 300' &`,
+    `env -i python3 -c '${double}'`,
+    `setsid env -i python3 -c '${closer}' &`,
+    `while [ "$(ls ${dir} | wc -l)" -lt 3 ]; do sleep 0.01; done; echo up`,
+  ].join('\n')
+}
+
+describe('one cgroup per launch', () => {
+  it.skipIf(!host.available)(`(skipped: ${why || 'none'})`, () => {})
+
+  withCgroups('a stray that shed its environment, group, session and descriptors dies at stop', async () => {
+    const runtime = makeRuntime()
+    const dir = tempDir('tv-strays-')
+    const tool = await runtime.preparePlain({ name: 'evasive', file: '/bin/sh', mode: 'stream' })
+    const proc = runtime.start({ tool, argv: ['-c', `${evasive(dir)}\nexec sleep 300`] })
+    expect(await eventually(() => proc.counters().events > 0 || proc.stdout().totalBytes > 0)).toBe(true)
+    const pids = strays(dir)
+    expect(pids).toHaveLength(3)
+    // Nothing of them carries the marker: the scan alone would miss every one.
+    for (const pid of pids) expect(markedProcesses(runtime.runId)).not.toContain(pid)
+    await proc.stop()
+    expect(pids.filter((pid) => !gone(pid))).toEqual([])
+  })
+
+  withCgroups('a stray dies when the tool ends by itself, and when the runtime is disposed', async () => {
+    const runtime = makeRuntime()
+    const dir = tempDir('tv-strays-')
+    const tool = await runtime.preparePlain({ name: 'evasive', file: '/bin/sh' })
+    const ended = runtime.start({ tool, argv: ['-c', evasive(dir)] })
+    const exit = await ended.exit
+    expect(exit).toMatchObject({ status: 'exited', code: 0 })
+    expect(exit.usage?.pidsPeak).toBeGreaterThanOrEqual(4)
+    expect(strays(dir).filter((pid) => !gone(pid))).toEqual([])
+
+    const other = tempDir('tv-strays-')
+    const stream = await runtime.preparePlain({ name: 'evasive', file: '/bin/sh', mode: 'stream' })
+    const running = runtime.start({ tool: stream, argv: ['-c', `${evasive(other)}\nexec sleep 300`] })
+    expect(await eventually(() => running.stdout().totalBytes > 0)).toBe(true)
+    expect(running.usage()?.pids).toBeGreaterThanOrEqual(4)
+    await runtime.dispose()
+    expect(strays(other).filter((pid) => !gone(pid))).toEqual([])
+  })
+
+  withCgroups(
+    'after kill -9 of the runtime and its watchdog, the next start kills the strays and reports them lost',
+    async () => {
+      const stateDir = tempDir('tv-contained-')
+      const dir = tempDir('tv-strays-')
+      const child = spawn(
+        process.execPath,
+        [fixture('contained-host.mjs'), stateDir, '{}', `${evasive(dir)}\nexec sleep 300`, 'hold'],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      )
+      const line = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout! }).once('line', resolve)
+        child.once('exit', (code) => reject(new Error(`host exited ${code}`)))
+      })
+      const [, runId] = line.split(' ')
+      const pids = strays(dir)
+      expect(pids).toHaveLength(3)
+      for (const pid of processesRunning(runId!)) process.kill(pid, 'SIGKILL') // the watchdog
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGKILL')
+      await exited
+      // Nothing killed them: no watchdog, and no marker to find them by.
+      expect(pids.filter((pid) => !gone(pid))).toHaveLength(3)
+      const next = makeRuntime({ stateDir })
+      const lost = next.lost().find((p) => p.tool === 'contained')
+      expect(lost).toMatchObject({ session: 'session-a' })
+      // The three strays at least (the tool's own shell died with the fork server: PDEATHSIG).
+      expect(lost!.killed).toBeGreaterThanOrEqual(3)
+      expect(await eventually(() => pids.every(gone))).toBe(true)
+    },
+  )
+
+  withCgroups('a cgroup left by a runtime whose run record is gone is killed at the next start', async () => {
+    const stateDir = tempDir('tv-contained-')
+    const dir = tempDir('tv-strays-')
+    const child = spawn(
+      process.execPath,
+      [fixture('contained-host.mjs'), stateDir, '{}', `${evasive(dir)}\nexec sleep 300`, 'hold'],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    )
+    const line = await new Promise<string>((resolve) =>
+      createInterface({ input: child.stdout! }).once('line', resolve),
+    )
+    const runId = line.split(' ')[1]!
+    for (const pid of processesRunning(runId)) process.kill(pid, 'SIGKILL')
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGKILL')
+    await exited
+    const pids = strays(dir)
+    // Another state directory: this start has no record of that run, only its cgroup.
+    const next = makeRuntime()
+    expect(next.lost()).toEqual([])
+    expect(next.warnings().join('\n')).toMatch(
+      /killed \d+ processes left in the cgroups of runtimes that are gone/,
+    )
+    expect(await eventually(() => pids.every(gone))).toBe(true)
+    makeRuntime({ stateDir }) // its records are reported (nothing is left to kill)
+  })
+})
+
+/** A box around a host process: pids.max and a memory limit it cannot pass, whatever toolvisor does. */
+function box(): { files: string[]; peak(): number; refused(): number; remove(): void } {
+  if (!host.available) throw new Error('no cgroups')
+  const dirs: { dir: string; controller: string }[] = []
+  for (const hierarchy of host.hierarchies) {
+    for (const controller of ['pids', 'memory'] as const) {
+      if (!hierarchy.controllers.has(controller)) continue
+      const dir = join(
+        hierarchy.version === 1 ? join(hierarchy.base, '..') : hierarchy.base,
+        `tv-box-${process.pid}-${Date.now()}`,
+      )
+      mkdirSync(dir)
+      if (controller === 'pids') writeFileSync(join(dir, 'pids.max'), '400')
+      else
+        writeFileSync(
+          join(dir, hierarchy.version === 1 ? 'memory.limit_in_bytes' : 'memory.max'),
+          String(1024 * 1024 * 1024),
+        )
+      dirs.push({ dir, controller })
+    }
+  }
+  const pidsDir = dirs.find((d) => d.controller === 'pids')!.dir
+  return {
+    files: dirs.map((d) => join(d.dir, 'cgroup.procs')),
+    peak: () => Number(readFileSync(join(pidsDir, 'pids.peak'), 'utf8')),
+    refused: () => Number(/max (\d+)/.exec(readFileSync(join(pidsDir, 'pids.events'), 'utf8'))?.[1] ?? 0),
+    remove: () => {
+      for (const { dir } of dirs) removeTree(dir)
+    },
+  }
+}
+
+function removeTree(dir: string): void {
+  if (!existsSync(dir)) return
+  for (const entry of readdirSync(dir, { withFileTypes: true }))
+    if (entry.isDirectory()) removeTree(join(dir, entry.name))
+  for (const pid of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+    try {
+      process.kill(Number(pid), 'SIGKILL')
+    } catch {}
+  }
+  for (let i = 0; i < 200; i++) {
+    try {
+      rmdirSync(dir)
+      return
+    } catch {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5)
+    }
+  }
+}
+
+/** Runs `command` under `limits` in a boxed host (contained-host.mjs); its one JSON line. */
+async function contained(limits: object, command: string) {
+  const boxed = box()
+  try {
+    const child = spawn(
+      '/bin/sh',
+      [
+        '-c',
+        'for f in $BOX; do echo $$ > "$f" || exit 125; done; exec "$@"',
+        'sh',
+        process.execPath,
+        fixture('contained-host.mjs'),
+        tempDir('tv-boxed-'),
+        JSON.stringify(limits),
+        command,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BOX: boxed.files.join(' ') } },
+    )
+    let text = ''
+    child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()))
+    const code = await new Promise((resolve) => child.once('exit', resolve))
+    expect(code).toBe(0)
+    return { ...JSON.parse(text), boxPeak: boxed.peak(), boxRefused: boxed.refused() }
+  } finally {
+    boxed.remove()
+  }
+}
+
+describe('limits, enforced', () => {
+  withPidsAndMemory(
+    'a tool forking 10,000 processes under pids 64 gets EAGAIN at 64; the host does not notice',
+    async () => {
+      const bomb = `python3 -c '
+import os, time, sys
+n = 0
+try:
+    for i in range(10000):
+        if os.fork() == 0:
+            time.sleep(30); os._exit(0)
+        n += 1
+except BlockingIOError:
+    print("refused after", n, flush=True)
+'`
+      const result = await contained({ pids: 64 }, bomb)
+      // The shell, python, and 62 children: python's next fork is the 65th process.
+      expect(result.stdout).toMatch(/refused after 6[0-2]/)
+      expect(result.exit.limit).toMatchObject({ field: 'pids', value: 64, ended: false })
+      expect(result.exit.why).toMatch(/hit the process limit \(64 processes\): \d+ forks? refused/)
+      expect(result.stderr).toContain('[toolvisor: hit the process limit (64 processes)')
+      expect(result.others).toBe('running')
+      expect(result.boxRefused).toBe(0)
+      expect(result.boxPeak).toBeLessThan(150)
+    },
+  )
+
+  withPidsAndMemory(
+    'a tool allocating without end under memory 64M ends out of memory; the others run on',
+    async () => {
+      const hog = `exec python3 -c '
+x = []
+while True: x.append(bytearray(1 << 20))
+'`
+      const result = await contained({ memory: 64 * 1024 * 1024 }, hog)
+      expect(result.exit).toMatchObject({
+        status: 'failed',
+        reason: 'limit',
+        why: 'out of memory (limit 64 MiB)',
+      })
+      expect(result.exit.usage.memoryPeak).toBeGreaterThan(32 * 1024 * 1024)
+      expect(result.exit.usage.memoryPeak).toBeLessThanOrEqual(64 * 1024 * 1024)
+      expect(result.others).toBe('running')
+    },
+  )
+
+  withCgroups('cpu_time 1 ends a spin', async () => {
+    const runtime = makeRuntime()
+    const tool = await runtime.preparePlain({ name: 'spin', file: '/bin/sh', limits: { cpuTime: 1 } })
+    const exit = await runtime.start({ tool, argv: ['-c', 'exec python3 -c "while True: pass"'] }).exit
+    expect(exit).toMatchObject({ status: 'failed', reason: 'limit', why: 'cpu time limit reached (1 s)' })
+    expect(exit.usage?.cpuMs).toBeGreaterThanOrEqual(900)
+  })
+
+  withCgroups('file_size stops a runaway write at the limit', async () => {
+    const runtime = makeRuntime()
+    const dir = tempDir('tv-fsize-')
+    const tool = await runtime.preparePlain({
+      name: 'writer',
+      file: '/bin/sh',
+      limits: { fileSize: 1024 * 1024 },
+    })
+    const exit = await runtime.start({ tool, argv: ['-c', `exec cat /dev/zero > ${dir}/out`] }).exit
+    expect(exit).toMatchObject({ status: 'failed', reason: 'limit', why: 'file size limit reached (1 MiB)' })
+    expect(readFileSync(join(dir, 'out')).length).toBe(1024 * 1024)
+  })
+})
