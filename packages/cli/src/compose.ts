@@ -162,6 +162,10 @@ function runtimeOptions(config: Config, stateDir: string, ownPaths: OwnPathOptio
     ...(config.runAsAllow ? { runAsAllow: config.runAsAllow } : {}),
     ...(config.environment ? { environment: config.environment } : {}),
     ...(config.protectedPaths ? { protectedPaths: config.protectedPaths } : {}),
+    ...(config.cgroup !== undefined ? { cgroup: config.cgroup } : {}),
+    ...(config.limits?.defaults || config.limits?.ceilings
+      ? { limits: defined({ defaults: config.limits.defaults, ceilings: config.limits.ceilings }) }
+      : {}),
     ...defined({
       ringEvents: config.ringEvents,
       ringBytes: config.ringBytes,
@@ -186,6 +190,12 @@ function refuseUnknownMechanisms(config: Config): void {
       )
     }
   }
+}
+
+/** The bounds of each MCP session: `limits` without the launch limits (`defaults`, `ceilings`). */
+export function sessionBounds(config: Config) {
+  const { defaults: _defaults, ceilings: _ceilings, ...bounds } = config.limits ?? {}
+  return defined(bounds)
 }
 
 /** The entries whose value is set (a plugin's config takes absent keys, not `undefined` ones). */

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
+import { limitsSchema } from '@toolvisor/describe-v2'
 import { EnvironmentPolicyConfig, RuntimeConfig } from '@toolvisor/process-runtime'
 import { BashConfigFields } from '@toolvisor/tool-bash'
 import { ProcessesConfig } from '@toolvisor/tool-processes'
@@ -173,9 +174,30 @@ export const ConfigFile = z
     mcp: sectionOf(SECTION_FLAGS.mcp).describe(
       '`toolvisor mcp`: the stdio server, or with `connect` the bridge to a daemon.',
     ),
-    limits: sectionOf(SECTION_FLAGS.limits).describe(
-      'The bounds of each MCP session, for `mcp` and `serve` (decision 0015).',
-    ),
+    limits: sectionOf(SECTION_FLAGS.limits)
+      .unwrap()
+      .extend({
+        defaults: limitsSchema(true)
+          .optional()
+          .describe(
+            'What every launch may use unless its tool declares less (decision 0097): memory (bytes or "512M"), pids, cpu (share of a core), file_size, open_files, cpu_time (seconds). Default pids 1024 and half the host memory.',
+          ),
+        ceilings: limitsSchema(true)
+          .optional()
+          .describe(
+            "The most a tool's runtime.limits may ask for, per field (default: the defaults, so a tool may ask for less, never more).",
+          ),
+      })
+      .optional()
+      .describe(
+        'The bounds of each MCP session, for `mcp` and `serve` (decision 0015), and what a launch may use (`defaults`, `ceilings`: decision 0097).',
+      ),
+    cgroup: z
+      .union([z.string().refine(isAbsolute, 'an absolute path'), z.literal(false)])
+      .optional()
+      .describe(
+        'A cgroup v2 directory delegated to toolvisor, where each launch gets its own cgroup (default: `toolvisor` below its own cgroup); false: none (decision 0097).',
+      ),
     call: sectionOf(SECTION_FLAGS.call).describe(
       '`toolvisor call`: the session, progress, the yield window.',
     ),

@@ -1,4 +1,5 @@
 import { isAbsolute } from 'node:path'
+import { limitsSchema } from '@toolvisor/describe-v2'
 import { z } from 'zod'
 import type { SandboxMode } from './modes.js'
 
@@ -57,6 +58,13 @@ export const BashConfigFields = z
         'danger-full-access': 'danger-full-access',
       } satisfies Record<SandboxMode, SandboxMode>)
       .optional(),
+    /**
+     * What every bash command's whole process tree may use (decision 0097): memory, pids, cpu,
+     * file_size, open_files, cpu_time, as in a tool's `runtime.limits`. The operator's own: no
+     * ceiling applies. Absent fields: the runtime's defaults (`limits.defaults`, else pids 1024 and
+     * half the host's memory: a fork bomb or a memory bomb in a command is held).
+     */
+    limits: limitsSchema(true).optional(),
     /** Keep terminal control codes in output instead of escaping them as `\uXXXX` (decision 0013). */
     keepControls: z.boolean().default(false),
   })

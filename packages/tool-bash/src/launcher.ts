@@ -1,4 +1,4 @@
-import { LoadingError } from '@toolvisor/describe-v2'
+import { type LimitsSpec, LoadingError } from '@toolvisor/describe-v2'
 import type {
   ManagedProcess,
   PlainProcessSpec,
@@ -53,6 +53,8 @@ export interface LauncherOptions {
   readonly cancelSignal: 'SIGTERM' | 'SIGINT'
   /** Bytes of each stream of a foreground command kept in memory; past them it spills. */
   readonly outputBytes: number
+  /** What every command's tree may use (`bash.limits`); absent fields: the runtime's defaults. */
+  readonly limits?: LimitsSpec
 }
 
 /**
@@ -94,6 +96,7 @@ export class Launcher {
       framing: 'chunks' as const,
       timeout: { stop: options.killGraceMs / 1000 },
       ...(sandbox ? { sandbox } : {}),
+      ...(options.limits ? { limits: options.limits } : {}),
     }
     return Promise.all([
       runtime.preparePlain({ ...common, mode: 'oneshot', cancel: { signal: 'SIGTERM' } }),

@@ -34,6 +34,7 @@ export const bashPlugin = definePlugin({
       killGraceMs: config.killGraceMs,
       cancelSignal: profile.cancelSignal,
       outputBytes: config.outputBytes,
+      ...(config.limits ? { limits: config.limits } : {}),
     })
     const modes = new StandingModes(config.sandbox)
     await refuseUnhonoured(modes, runtime.options.sandbox, () =>

@@ -1,6 +1,6 @@
 import { serveStdio } from '@toolvisor/mcp-server'
 import type { Served } from '@toolvisor/toolbox'
-import { type Composed, compose, defined, reportLost } from '../compose.js'
+import { type Composed, compose, reportLost, sessionBounds } from '../compose.js'
 import type { Config } from '../config.js'
 import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
 import { explain, human, type Io, logTo } from '../output.js'
@@ -109,7 +109,7 @@ async function serveLocal(
       origin: 'mcp-stdio',
       firstLoad,
       ...(session !== undefined ? { sessionId: session } : {}),
-      ...defined(config.limits ?? {}),
+      ...sessionBounds(config),
     })
     loading ??= loadToolboxes(composed, config.toolboxes, io)
     void loading.finally(markLoaded)
@@ -149,3 +149,4 @@ async function loadToolboxes(
     return undefined
   }
 }
+

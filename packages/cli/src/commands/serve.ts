@@ -3,7 +3,7 @@ import { type Mailbox, MailboxToken } from '@toolvisor/mailbox'
 import { type Listen, type ServeHttpOptions, serveHttp } from '@toolvisor/mcp-server'
 import { type OperatorPage, operatorPage } from '@toolvisor/operator-ui'
 import { defaultStateDir, type OwnPathOption, trustStateDir } from '@toolvisor/process-runtime'
-import { type Composed, compose, defined, reportLost } from '../compose.js'
+import { type Composed, compose, defined, reportLost, sessionBounds } from '../compose.js'
 import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
 import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
@@ -153,7 +153,7 @@ function httpBounds(config: Config) {
   const { sessionTtlSeconds, maxSessions, maxBodyBytes, headersTimeoutMs, requestTimeoutMs } =
     config.serve ?? {}
   return defined({
-    ...config.limits,
+    ...sessionBounds(config),
     mailBytes: config.mailBytes,
     sessionTtlMs: sessionTtlSeconds === undefined ? undefined : sessionTtlSeconds * 1000,
     maxSessions,
