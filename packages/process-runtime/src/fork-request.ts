@@ -9,8 +9,8 @@ const errnoNames = new Map(Object.entries(constants.errno).map(([name, number]) 
 
 /**
  * ID, CWD, FILE, ARGC, ARGV (argv[0] = FILE), ENVC, NAME=VALUE..., EXTRAS, then for each `p`;
- * `d` or `x`, LENGTH and the bytes; or `f`, PATH, PIN; then CGROUPS, the `cgroup.procs` files to
- * join, and LIMITS, RESOURCE SOFT HARD for each: NUL-separated, as toolvisor-spawnd reads it. A NUL inside any string of it is refused here, as Node's spawn refuses it.
+ * `d` or `x`, LENGTH and the bytes; or `f`, PATH, PIN; then CGROUP_DIR (a v2 cgroup to be born
+ * in, or empty), CGROUPS, the `cgroup.procs` files to join, and LIMITS, RESOURCE SOFT HARD for each: NUL-separated, as toolvisor-spawnd reads it. A NUL inside any string of it is refused here, as Node's spawn refuses it.
  */
 export function encode(id: number, launch: Launch): Buffer {
   const env = Object.entries(launch.env).map(([name, value]) => `${name}=${value}`)
@@ -24,9 +24,12 @@ export function encode(id: number, launch: Launch): Buffer {
     String(env.length),
     ...env,
   ]
-  const bad = [...strings, ...launch.extraFds.map((fd) => (fd.kind === 'file' ? fd.path : ''))].find(
-    (field) => field.includes('\0'),
-  )
+  const bad = [
+    ...strings,
+    ...launch.extraFds.map((fd) => (fd.kind === 'file' ? fd.path : '')),
+    launch.cgroupDir ?? '',
+    ...(launch.cgroups ?? []),
+  ].find((field) => field.includes('\0'))
   if (bad !== undefined) {
     const why = `cannot start ${launch.file}: an argument, variable or path contains a NUL byte: ${JSON.stringify(bad.slice(0, 80))}`
     throw new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', why)
@@ -38,7 +41,7 @@ export function encode(id: number, launch: Launch): Buffer {
     else parts.push(fd.kind === 'data' ? 'd' : 'x', String(fd.data.length), fd.data)
   }
   const cgroups = launch.cgroups ?? []
-  parts.push(String(cgroups.length), ...cgroups)
+  parts.push(launch.cgroupDir ?? '', String(cgroups.length), ...cgroups)
   const limits = launch.rlimits ?? []
   parts.push(String(limits.length))
   for (const limit of limits) parts.push(String(limit.resource), value(limit.soft), value(limit.hard))

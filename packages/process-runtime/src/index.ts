@@ -1,4 +1,5 @@
 export type { Account } from './accounts.js'
+export type { TreeUsage } from './cgroup.js'
 export type { DecodeSink, EventValue, InvalidEvent } from './decode.js'
 export { isInvalidEvent } from './decode.js'
 export type { EnvdirVariables } from './envdir.js'
@@ -30,6 +31,8 @@ export type {
   SpawnedChild,
 } from './launchers.js'
 export { CLEAN_ENVIRONMENT, executableFd, grantFd } from './launchers.js'
+export type { AppliedLimits, LimitsPolicy } from './limits.js'
+export { bytes as showBytes, HOUSE_LIMITS } from './limits.js'
 export { AUTO_ORDER } from './mechanism-choice.js'
 export type { OwnPathOption } from './own-paths.js'
 export { installation } from './own-paths.js'
@@ -58,9 +61,11 @@ export { createTaskRegistry, foreignTask } from './tasks.js'
 export { LaunchersToken, RuntimeToken, sandboxMechanismToken, TasksToken } from './tokens.js'
 export type {
   CapturedOutput,
+  ContainmentFacts,
   EndReason,
   LaunchFacts,
   Lifecycle,
+  LimitHit,
   LostProcess,
   ManagedProcess,
   PreparedTool,

@@ -36,10 +36,11 @@ export interface Launch {
    */
   readonly placeholders?: readonly Placeholder[]
   /**
-   * The `cgroup.procs` files (one per cgroup hierarchy) the launched process joins before its
-   * exec, so that everything it starts is born inside (the runtime's containment, decision 0097).
-   * A wrapper keeps them.
+   * The v2 cgroup the launched process is born in, and the `cgroup.procs` files (a hybrid host's
+   * v1 hierarchies) it joins before its exec, so that everything it starts is inside (the
+   * runtime's containment, decision 0097). A wrapper keeps them.
    */
+  readonly cgroupDir?: string
   readonly cgroups?: readonly string[]
   /** The resource limits set before its exec (inherited by everything it starts). */
   readonly rlimits?: readonly Rlimit[]

@@ -87,6 +87,7 @@ export async function launchProcess(
   const cgroups = server === undefined ? undefined : treeOf(host, id, limits)
   const launch: Launch = {
     ...assembled.launch,
+    ...(cgroups?.bornIn !== undefined ? { cgroupDir: cgroups.bornIn } : {}),
     ...(cgroups ? { cgroups: cgroups.procsFiles() } : {}),
     ...(limits.rlimits.length > 0 ? { rlimits: limits.rlimits } : {}),
   }

@@ -43,7 +43,8 @@ export class ProcessTree {
 
   #hit(code: number | null, signal: NodeJS.Signals | null): LimitHit | undefined {
     const values = this.#limits.values
-    const events = this.#tree.events()
+    // A clean exit (0, no signal) was no OOM kill of the leader: one read fewer at every end.
+    const events = this.#tree.events(code !== 0 || signal !== null)
     const killed = signal === 'SIGKILL' || code === 137
     if (events.oomKills > 0 && values.memory !== undefined && killed) {
       const limit = bytes(values.memory)
@@ -98,15 +99,11 @@ export class ProcessTree {
   /** Kills whatever is left of the tree and removes its cgroups; resolves with its final use. */
   end(): Promise<TreeUsage> {
     this.#ended ??= (async () => {
-      await this.#tree.kill()
-      await this.#tree.emptied()
-      // Peaks only: what is current lags while the killed processes are reaped.
-      const { memory: _memory, pids: _pids, ...final } = this.#tree.usage()
-      this.#final = final
-      if (!this.#tree.remove()) {
-        // Still busy (a process stuck in the kernel): tried again, then left for the next start.
-        setTimeout(() => this.#tree.remove(), RETRY_MS).unref()
-      }
+      if (await this.#tree.kill()) await this.#tree.emptied()
+      this.#final = this.#tree.usage(true)
+      // Removed after the exit is told (an rmdir costs more than the rest of the end); still busy
+      // (a process stuck in the kernel): tried again, then left for the next start.
+      void this.#tree.removeLater(RETRY_MS)
       return this.#final
     })()
     return this.#ended

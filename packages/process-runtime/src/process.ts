@@ -256,8 +256,7 @@ export class ToolProcess implements ManagedProcess {
     signalGroup(child.pid, 'SIGKILL')
     const pipes = [drained(child.stdout), drained(child.stderr), drained(this.#execStatus)]
     await cleanUp(this.#tree, (urgency) => this.#host.sweep(this, urgency), pipes)
-    if (limit?.field === 'pids')
-      this.#output.pushStderr(Buffer.from(`\n[toolvisor: ${limit.why}]\n`))
+    if (limit?.field === 'pids') this.#output.pushStderr(Buffer.from(`\n[toolvisor: ${limit.why}]\n`))
     this.#output.end()
     await this.#output.drained() // the exit is told once the spill files hold everything
     if (!this.#ready) {

@@ -1,4 +1,4 @@
-import { Containment } from './cgroup.js'
+import { type CgroupLimits, Containment, type Tree } from './cgroup.js'
 import { type CgroupHost, cgroupHost } from './cgroup-host.js'
 import { reapOrphanCgroups } from './cgroup-reap.js'
 import { confineTool } from './confine.js'
@@ -126,17 +126,27 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       ownRun: this.#state.runId,
       budget: this.options.stateBytes,
     })
+    this.#containment?.reserve('proc-1', this.#defaultLimits.cgroup)
     this.#host = {
       options: this.options,
       state: this.#state,
       spillLedger: (id) => this.#spillLedger(id),
       execHelper: execHelper.available ? execHelper.path : undefined,
       forkServer: () => (forkBinary === undefined ? undefined : forkServer(forkBinary)),
-      tree: (id, limits) => this.#containment?.tree(id, limits),
+      tree: (id, limits) => this.#tree(id, limits),
       defaultLimits: this.#defaultLimits,
       finished: (process) => this.#finished(process),
       sweep: (process, urgency) => this.#sweeper.sweep(process.id, process.pid, urgency),
     }
+  }
+
+  /** The launch's cgroup tree, and the next launch's made ahead, once this one is under way. */
+  #tree(id: string, limits: CgroupLimits): Tree | undefined {
+    const containment = this.#containment
+    if (containment === undefined) return undefined
+    const tree = containment.tree(id, limits)
+    setImmediate(() => containment.reserve(`proc-${this.#counter + 1}`, this.#defaultLimits.cgroup))
+    return tree
   }
 
   #spillLedger(id: string): SpillLedger {

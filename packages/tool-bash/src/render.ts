@@ -90,8 +90,17 @@ export function runEnd(exit: ProcessExit, timeoutMs?: number): RunEnd {
     timedOutMs: exit.reason === 'timeout' ? timeoutMs : undefined,
     code: exit.code,
     signal: exit.signal,
-    ...(exit.status === 'exited' && exit.why !== undefined ? { killedBecause: exit.why } : {}),
+    ...(killedBecause(exit) !== undefined ? { killedBecause: killedBecause(exit)! } : {}),
   }
+}
+
+/**
+ * Why toolvisor or a limit ended a run, as its marker reads (`killed: memory limit 64 MiB`), or
+ * undefined: it ended by itself, was stopped on purpose, or never ran.
+ */
+export function killedBecause(exit: ProcessExit): string | undefined {
+  if (exit.limit !== undefined) return exit.limit.marker
+  return exit.status === 'exited' ? exit.why : undefined
 }
 
 /** True when the task was stopped on purpose: a kill, a session's close, the runtime's shutdown, a restart. */
@@ -153,14 +162,15 @@ export function delta(read: TaskBytes, render: Renderer): Delta {
 
 /**
  * Seed 001's `bash_output` text: the delta or `(no new output)`, the drop marker, `[<why>]` when
- * toolvisor killed the task for a reason of its own, one status line.
+ * toolvisor killed the task for a reason of its own or a limit ended it, one status line.
  */
 export function outputText(read: TaskBytes, render: Renderer): string {
   const found = delta(read, render)
   let text = found.text.length > 0 ? found.text : '(no new output)'
   if (found.dropped !== undefined) text += `\n${found.dropped}`
   const exit = read.task.exit
-  if (exit?.status === 'exited' && exit.why !== undefined) text += `\n[${exit.why}]`
+  const why = exit && killedBecause(exit)
+  if (why !== undefined) text += `\n[${why}]`
   return `${text}\n${statusLine(read.task)}`
 }
 

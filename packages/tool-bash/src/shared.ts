@@ -223,7 +223,9 @@ export async function foreground(
   const process = services.launcher.foreground(command, timeoutMs)
   const exit = await process.exit
   if (exit.reason === 'cancelled') return answer('command aborted', true)
-  if (exit.status === 'failed') return answer(exit.why ?? 'the command could not be started', true)
+  // A limit that ended the command is told in its markers, after what it printed.
+  if (exit.status === 'failed' && exit.reason !== 'limit')
+    return answer(exit.why ?? 'the command could not be started', true)
   const max = services.options.outputBytes
   const read = (stream: 'stdout' | 'stderr') =>
     newestBytes(process, stream, { from: 0, max, utf8: true, final: true })
@@ -236,6 +238,8 @@ export async function foreground(
     reason: exit.reason,
     ...(command.launch.mode !== undefined ? { sandboxMode: command.launch.mode } : {}),
     ...(denial.length > 0 ? { sandboxDenied: true } : {}),
+    ...(exit.limit ? { limit: exit.limit.field } : {}),
+    ...(exit.usage ? { usage: exit.usage } : {}),
     ...spills(streams),
   }
   const end = { ...runEnd(exit, timeoutMs), sandbox: denial }

@@ -7,6 +7,7 @@ import type {
   ProcessCounters,
   ProcessExit,
   SequencedEvent,
+  TreeUsage,
 } from '@toolvisor/process-runtime'
 import { eventValue } from '@toolvisor/toolbox'
 import { statusOf } from './answers.js'
@@ -125,6 +126,11 @@ export class Service implements ManagedProcess {
 
   heldBytes(): number {
     return this.#runs.heldBytes()
+  }
+
+  /** The current run's tree (a restart is a new launch, with a tree of its own). */
+  usage(): TreeUsage | undefined {
+    return this.#runs.current.usage()
   }
 
   tail(n: number): SequencedEvent[] {
