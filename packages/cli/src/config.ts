@@ -43,6 +43,11 @@ function sectionOf<T extends Record<string, SectionFlag>>(
   return z.strictObject(shape).optional() as never
 }
 
+const LIMIT_DEFAULTS =
+  'What every launch may use unless its tool declares less (decision 0097): memory (bytes or "512M"), pids, cpu (share of a core), file_size, open_files, cpu_time (seconds). Default pids 1024 and half the host memory.'
+const LIMIT_CEILINGS =
+  "The most a tool's runtime.limits may ask for, per field (default: the defaults: a tool may ask for less, never more)."
+
 /** The schema of `toolvisor.json`. Relative paths are relative to the file. */
 export const ConfigFile = z
   .object({
@@ -177,16 +182,8 @@ export const ConfigFile = z
     limits: sectionOf(SECTION_FLAGS.limits)
       .unwrap()
       .extend({
-        defaults: limitsSchema(true)
-          .optional()
-          .describe(
-            'What every launch may use unless its tool declares less (decision 0097): memory (bytes or "512M"), pids, cpu (share of a core), file_size, open_files, cpu_time (seconds). Default pids 1024 and half the host memory.',
-          ),
-        ceilings: limitsSchema(true)
-          .optional()
-          .describe(
-            "The most a tool's runtime.limits may ask for, per field (default: the defaults, so a tool may ask for less, never more).",
-          ),
+        defaults: limitsSchema(true).optional().describe(LIMIT_DEFAULTS),
+        ceilings: limitsSchema(true).optional().describe(LIMIT_CEILINGS),
       })
       .optional()
       .describe(

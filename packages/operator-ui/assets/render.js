@@ -83,7 +83,15 @@ export function uptimeText(task, now) {
 }
 
 /** The optional columns a session shows only when one of its tasks has the figure. */
-const OPTIONAL = { restarts: 'Restarts', mail: 'Mail' }
+const OPTIONAL = { restarts: 'Restarts', memory: 'Memory', cpuMs: 'CPU', mail: 'Mail' }
+
+/** How an optional column shows its figure: memory in bytes, cpu time in seconds, others counted. */
+function optionalText(key, n) {
+  if (n === undefined) return ''
+  if (key === 'memory') return bytes(n)
+  if (key === 'cpuMs') return `${(n / 1000).toFixed(n < 10_000 ? 2 : 0)} s`
+  return String(n)
+}
 
 function columnsOf(session) {
   const shown = Object.keys(OPTIONAL).filter((key) => session.tasks.some((task) => task[key] !== undefined))
@@ -116,7 +124,7 @@ function taskRow(task, view, now, optional) {
     el('td', { class: 'num n-events' }, count(task.events)),
     el('td', { class: 'num' }, bytes(task.stdoutBytes)),
     el('td', { class: 'num' }, bytes(task.stderrBytes)),
-    ...optional.map((key) => el('td', { class: `num n-${key}` }, count(task[key]))),
+    ...optional.map((key) => el('td', { class: `num n-${key}` }, optionalText(key, task[key]))),
   ]
   const stop =
     view.control && !task.exit

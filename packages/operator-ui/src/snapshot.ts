@@ -36,6 +36,10 @@ export interface TaskView {
   readonly stderrBytes?: number
   /** Restarts so far (services that restart). */
   readonly restarts?: number
+  /** Bytes of memory its tree uses now (its peak once ended), from its cgroup. */
+  readonly memory?: number
+  /** CPU time of its tree, in milliseconds, from its cgroup. */
+  readonly cpuMs?: number
   /** Envelopes from this task waiting for the session's next delivery. */
   readonly mail?: number
 }
@@ -128,6 +132,8 @@ function taskView(sources: Sources, task: TaskInfo, mail: Map<string, number> | 
   const process = processOf(sources.tasks, task)
   const counters = process?.counters()
   const restarts = process ? sources.restartsOf(process) : undefined
+  const usage = process?.usage()
+  const memory = task.exit ? usage?.memoryPeak : usage?.memory
   const waiting = mail?.get(`process:${task.id}`) ?? mail?.get(`task:${task.id}`)
   const detail = detailOf(task.lifecycle)
   // `label` comes with the registry of the bash branch (a background shell's command).
@@ -156,6 +162,8 @@ function taskView(sources: Sources, task: TaskInfo, mail: Map<string, number> | 
       ? { events: counters.events, stdoutBytes: counters.stdoutBytes, stderrBytes: counters.stderrBytes }
       : {}),
     ...(restarts !== undefined ? { restarts } : {}),
+    ...(memory !== undefined ? { memory } : {}),
+    ...(usage?.cpuMs !== undefined ? { cpuMs: usage.cpuMs } : {}),
     ...(mail ? { mail: waiting ?? 0 } : {}),
   }
 }

@@ -1,14 +1,8 @@
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  readSync,
-  rmdirSync,
-  writeFileSync,
-} from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import { makeDir, read, removeDir, writeTo } from './cgroup-files.js'
+
+export { makeDir, openHeld, read, readHeld, removeDir, writeTo } from './cgroup-files.js'
 
 /**
  * Where this host lets toolvisor keep a cgroup per launch (decision 0097): found once per process
@@ -103,7 +97,7 @@ function probe(root: string | undefined): CgroupHost {
     const path = own.v1.get(controller)
     if (mount === undefined || path === undefined) continue
     const base = join(inside(mount, path), 'toolvisor')
-    const problem = makeDir(base)
+    const problem = usableAt(base)
     if (problem !== undefined) {
       gaps.push(`cgroup v1 ${controller}: ${base}: ${problem}`)
       continue
@@ -128,7 +122,7 @@ function probe(root: string | undefined): CgroupHost {
 
 /** The v2 hierarchy at `base`, made, with every controller it can have enabled below it. */
 function unifiedAt(base: string, ownDir: string | undefined, gaps: string[]): Hierarchy | undefined {
-  const problem = makeDir(base)
+  const problem = usableAt(base)
   if (problem !== undefined) {
     gaps.push(`cgroup v2: ${base}: ${problem}`)
     return undefined
@@ -172,6 +166,17 @@ function onlyUs(dir: string): boolean {
 }
 
 /** True when a v2 cgroup below `base` has `cgroup.kill` (Linux 5.14). */
+/**
+ * Why toolvisor cannot keep cgroups in `base` (made if missing), or undefined: a cgroup is made
+ * below it and removed again (`base` may exist already, another user's: EACCES then).
+ */
+function usableAt(base: string): string | undefined {
+  const probe = join(base, `probe-${process.pid}-${Date.now()}`)
+  const problem = makeDir(base) ?? makeDir(probe)
+  removeDir(probe)
+  return problem
+}
+
 function killable(base: string): boolean {
   const probe = join(base, `probe-${process.pid}`)
   if (makeDir(probe) !== undefined) return false
@@ -220,80 +225,6 @@ function ownCgroups(text: string): { v2?: string; v1: Map<string, string> } {
     else for (const name of names.split(',')) v1.set(name, path)
   }
   return v2 === undefined ? { v1 } : { v2, v1 }
-}
-
-// ---- file helpers shared with the trees (cgroup.ts) -----------------------------------------
-
-const buffer = Buffer.alloc(4096)
-
-/**
- * A cgroup file's text (its first 4 KiB: every file read here is a few lines), or undefined
- * (absent, gone, not readable). One open, read and close: half what readFileSync costs, on the
- * path of every launch's end.
- */
-export function read(path: string): string | undefined {
-  let fd: number
-  try {
-    fd = openSync(path, 'r')
-  } catch {
-    return undefined
-  }
-  try {
-    return buffer.toString('latin1', 0, readSync(fd, buffer, 0, buffer.length, 0))
-  } catch {
-    return undefined
-  } finally {
-    closeSync(fd)
-  }
-}
-
-/** A cgroup file opened for reading again and again (`readHeld`), or undefined. */
-export function openHeld(path: string): number | undefined {
-  try {
-    return openSync(path, 'r')
-  } catch {
-    return undefined
-  }
-}
-
-/** The text of a held cgroup file, read from its start (a cgroup file is generated at each read). */
-export function readHeld(fd: number): string | undefined {
-  try {
-    return buffer.toString('latin1', 0, readSync(fd, buffer, 0, buffer.length, 0))
-  } catch {
-    return undefined
-  }
-}
-
-/** Writes a cgroup file; the error code when refused, undefined when done. */
-export function writeTo(path: string, value: string): string | undefined {
-  try {
-    writeFileSync(path, value)
-    return undefined
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code ?? 'EIO'
-  }
-}
-
-/** Makes a cgroup directory (and the ones above it); the error code when refused. */
-export function makeDir(path: string): string | undefined {
-  try {
-    mkdirSync(path, { recursive: true })
-    return undefined
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code ?? 'EIO'
-  }
-}
-
-/** Removes an empty cgroup; false when it cannot be removed yet (EBUSY: still populated). */
-export function removeDir(path: string): boolean {
-  try {
-    // rmdir, not rm: a cgroup's files cannot be unlinked, only the directory removed.
-    rmdirSync(path)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT'
-  }
 }
 
 function words(text: string | undefined): Set<string> {

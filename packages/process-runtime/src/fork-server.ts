@@ -75,9 +75,12 @@ export class ForkServer {
     this.#server.channel?.unref()
     this.#server.on('message', (message: unknown, handle: unknown) => this.#message(message, handle))
     this.#server.on('error', (error) => this.#died(`the fork server failed: ${error.message}`))
-    this.#server.on('exit', (code, signal) =>
-      this.#died(`the fork server ended (${signal ?? `code ${code}`})`),
-    )
+    this.#server.on('exit', (code, signal) => {
+      const died = () => this.#died(`the fork server ended (${signal ?? `code ${code}`})`)
+      // Its last answers may still wait in the channel: they are read first, its close follows them.
+      if (this.#server.connected) this.#server.once('disconnect', died)
+      else died()
+    })
   }
 
   get alive(): boolean {
@@ -259,8 +262,7 @@ export class ForkServer {
   #died(why: string): void {
     if (!this.#alive) return
     this.#alive = false
-    // Launches not complete yet (sent, or started with descriptors still on their way) fail, what
-    // of them runs killed; every child it forked is killed and told so.
+    // Launches not complete (descriptors on their way) fail, what runs killed; every child is told.
     for (const pending of this.#byId.values()) {
       clearTimeout(pending.timer)
       if (pending.pid !== undefined) signalGroup(pending.pid, 'SIGKILL')
@@ -281,10 +283,7 @@ export class ForkServer {
 
 const serving = new Map<string, ForkServer>()
 
-/**
- * The fork server of this Node process for `binary`, started when needed (again after it died);
- * undefined when `binary` cannot run (not built here): the runtime then spawns from Node itself.
- */
+/** This process's fork server for `binary`, started when needed; undefined: `binary` cannot run. */
 export function forkServer(binary: string): ForkServer | undefined {
   const running = serving.get(binary)
   if (running?.alive) return running

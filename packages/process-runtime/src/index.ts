@@ -1,5 +1,5 @@
 export type { Account } from './accounts.js'
-export type { TreeUsage } from './cgroup.js'
+export type { CgroupLimits, TreeUsage } from './cgroup.js'
 export type { DecodeSink, EventValue, InvalidEvent } from './decode.js'
 export { isInvalidEvent } from './decode.js'
 export type { EnvdirVariables } from './envdir.js'
@@ -23,6 +23,7 @@ export type {
   Placeholder,
   ProcessControl,
   Qualification,
+  Rlimit,
   RunAsMechanism,
   RunAsTarget,
   SandboxField,

@@ -91,16 +91,12 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     const forkBinary = fork.available ? fork.path : undefined
     // Started now, while a host is usually still small, so no call pays for it.
     if (forkBinary !== undefined) forkServer(forkBinary)
-    this.#containment = containmentOf(this.options.cgroup, this.#state, fork.available, (line) =>
+    const contained = containmentOf(this.options.cgroup, this.#state, fork.available, (line) =>
       this.#warnings.push(line),
     )
-    const host = cgroupHost(this.options.cgroup)
-    const cgroups: CgroupHost = this.#containment
-      ? host
-      : {
-          available: false,
-          reason: host.available ? 'launches do not go through the fork server here' : host.reason,
-        }
+    this.#containment = typeof contained === 'string' ? undefined : contained
+    const cgroups: CgroupHost =
+      typeof contained === 'string' ? { available: false, reason: contained } : contained.host
     this.#context = {
       limitFacts: { cgroups, forkServer: fork.available },
       options: this.options,
@@ -195,7 +191,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       environment: this.options.environment ?? {},
       state: this.#disk.usage(),
       containment: {
-        cgroup: cgroupFacts(this.#context.limitFacts.cgroups, this.#containment),
+        cgroup: cgroupFacts(this.#context.limitFacts.cgroups),
         limits: this.#defaultLimits,
       },
     }
@@ -260,9 +256,11 @@ function containmentOf(
   state: RunState,
   forkServer: boolean,
   warn: (line: string) => void,
-): Containment | undefined {
+): Containment | string {
   const host = cgroupHost(option)
-  if (!host.available || !forkServer) return undefined
+  if (!host.available) return host.reason
+  if (!forkServer)
+    return 'launches do not go through the fork server here (it puts each in its cgroup before its exec)'
   const killed = reapOrphanCgroups(host)
   if (killed > 0) warn(`killed ${killed} processes left in the cgroups of runtimes that are gone`)
   try {
@@ -271,14 +269,12 @@ function containmentOf(
     return containment
   } catch (error) {
     warn(`no cgroup per launch: ${(error as Error).message}`)
-    return undefined
+    return (error as Error).message
   }
 }
 
-function cgroupFacts(host: CgroupHost, containment: Containment | undefined): ContainmentFacts['cgroup'] {
+function cgroupFacts(host: CgroupHost): ContainmentFacts['cgroup'] {
   if (!host.available) return host
-  if (containment === undefined)
-    return { available: false, reason: 'launches do not go through the fork server here' }
   return {
     available: true,
     hierarchies: host.hierarchies.map((h) => ({

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { describe, expect, it } from 'vitest'
 import { cgroupHost } from '../src/cgroup-host.js'
 import { markedProcesses } from '../src/index.js'
-import { eventually, processesRunning } from '../src/testing.js'
+import { box, boxesHere, eventually, processesRunning } from '../src/testing.js'
 import { fixture, makeRuntime, tempDir } from './helpers.js'
 
 /**
@@ -21,8 +21,7 @@ const why = host.available
   ? ''
   : `no cgroup toolvisor may use here (${host.reason}): needs root or a delegated v2 subtree`
 const withCgroups = host.available ? it : it.skip
-const controllers = host.available ? new Set(host.hierarchies.flatMap((h) => [...h.controllers])) : new Set()
-const withPidsAndMemory = controllers.has('pids') && controllers.has('memory') ? it : it.skip
+const withPidsAndMemory = boxesHere() === undefined ? it : it.skip
 
 /** A pid is gone: absent, or a zombie nobody reaped yet. */
 function gone(pid: number): boolean {
@@ -163,75 +162,12 @@ describe('one cgroup per launch', () => {
   })
 })
 
-/** A box around a host process: pids.max and a memory limit it cannot pass, whatever toolvisor does. */
-function box(): { files: string[]; peak(): number; refused(): number; remove(): void } {
-  if (!host.available) throw new Error('no cgroups')
-  const dirs: { dir: string; controller: string }[] = []
-  for (const hierarchy of host.hierarchies) {
-    for (const controller of ['pids', 'memory'] as const) {
-      if (!hierarchy.controllers.has(controller)) continue
-      const dir = join(
-        hierarchy.version === 1 ? join(hierarchy.base, '..') : hierarchy.base,
-        `tv-box-${process.pid}-${Date.now()}`,
-      )
-      mkdirSync(dir)
-      if (controller === 'pids') writeFileSync(join(dir, 'pids.max'), '400')
-      else
-        writeFileSync(
-          join(dir, hierarchy.version === 1 ? 'memory.limit_in_bytes' : 'memory.max'),
-          String(1024 * 1024 * 1024),
-        )
-      dirs.push({ dir, controller })
-    }
-  }
-  const pidsDir = dirs.find((d) => d.controller === 'pids')!.dir
-  return {
-    files: dirs.map((d) => join(d.dir, 'cgroup.procs')),
-    peak: () => Number(readFileSync(join(pidsDir, 'pids.peak'), 'utf8')),
-    refused: () => Number(/max (\d+)/.exec(readFileSync(join(pidsDir, 'pids.events'), 'utf8'))?.[1] ?? 0),
-    remove: () => {
-      for (const { dir } of dirs) removeTree(dir)
-    },
-  }
-}
-
-function removeTree(dir: string): void {
-  if (!existsSync(dir)) return
-  for (const entry of readdirSync(dir, { withFileTypes: true }))
-    if (entry.isDirectory()) removeTree(join(dir, entry.name))
-  for (const pid of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
-    try {
-      process.kill(Number(pid), 'SIGKILL')
-    } catch {}
-  }
-  for (let i = 0; i < 200; i++) {
-    try {
-      rmdirSync(dir)
-      return
-    } catch {
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5)
-    }
-  }
-}
-
 /** Runs `command` under `limits` in a boxed host (contained-host.mjs); its one JSON line. */
 async function contained(limits: object, command: string) {
   const boxed = box()
   try {
-    const child = spawn(
-      '/bin/sh',
-      [
-        '-c',
-        'for f in $BOX; do echo $$ > "$f" || exit 125; done; exec "$@"',
-        'sh',
-        process.execPath,
-        fixture('contained-host.mjs'),
-        tempDir('tv-boxed-'),
-        JSON.stringify(limits),
-        command,
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BOX: boxed.files.join(' ') } },
-    )
+    const args = [fixture('contained-host.mjs'), tempDir('tv-boxed-'), JSON.stringify(limits), command]
+    const child = boxed.spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
     let text = ''
     child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()))
     const code = await new Promise((resolve) => child.once('exit', resolve))

@@ -176,5 +176,6 @@ export function outputText(read: TaskBytes, render: Renderer): string {
 
 /** Seed 001's completion notice. */
 export function completionNotice(task: TaskInfo): string {
-  return `background bash task ${task.id} finished ${statusLine(task)}. Read its output with bash_output.`
+  const limit = task.exit?.limit ? ` [${task.exit.limit.marker}]` : ''
+  return `background bash task ${task.id} finished ${statusLine(task)}${limit}. Read its output with bash_output.`
 }

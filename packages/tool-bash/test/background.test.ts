@@ -204,7 +204,7 @@ describe('bash (seed 001), background tasks', () => {
   })
 
   it('says why when toolvisor itself killed the command: its fork server died (background and foreground)', async () => {
-    const { call, tasks } = await compose()
+    const { call, tasks, runtime } = await compose()
     await call('bash', bg('echo $PPID; exec sleep 30'))
     const process = tasks.process('t1', 'alice')
     expect(await eventually(() => process.counters().stdoutBytes > 1)).toBe(true)
@@ -224,6 +224,11 @@ describe('bash (seed 001), background tasks', () => {
     expect(
       await eventually(() => children().length === 2 && children().every((pid) => comm(pid) === 'sleep')),
     ).toBe(true)
+    // And the runtime read the server's answer for both (its run log has their pids): a kill
+    // before that is a launch that never completed, which fails as such.
+    const log = join(runtime.options.stateDir, 'runs', runtime.runId, 'processes.log')
+    const tracked = () => children().every((pid) => readFileSync(log, 'utf8').includes(`"pid":${pid},`))
+    expect(await eventually(tracked)).toBe(true)
     globalThis.process.kill(server, 'SIGKILL')
     const why =
       '[killed by toolvisor: the fork server ended (SIGKILL), and what it forked cannot be followed]'

@@ -123,6 +123,8 @@ export function status(
   return answer({
     ...summary(task),
     counters: process.counters(),
+    // The tree's live use (its final account once ended), where a cgroup accounts for it.
+    ...(process.usage() ? { usage: process.usage() } : {}),
     events: events.values,
     stderr: stderr.values,
     ...(process instanceof Service ? process.facts() : {}),

@@ -60,6 +60,8 @@ function postCompletion(mailbox: Mailbox, { task, exit }: TaskCompletion): void 
     signal: exit.signal,
     reason: exit.reason,
     ...(exit.why ? { why: exit.why.slice(0, 2000) } : {}),
+    ...(exit.limit ? { limit: exit.limit.field } : {}),
+    ...(exit.usage ? { usage: exit.usage } : {}),
   })
 }
 

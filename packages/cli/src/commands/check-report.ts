@@ -8,6 +8,7 @@ import {
 import { visibleJson, visibleLine } from '@toolvisor/toolbox'
 import type { Config } from '../config.js'
 import { human, type Io } from '../output.js'
+import { containmentLines, containmentReport, type LimitsReport, limitsLine } from './check-containment.js'
 
 /** One tool of the toolboxes in the report. */
 export interface ToolReport {
@@ -21,6 +22,8 @@ export interface ToolReport {
   readonly user?: string
   /** Which of toolvisor's variables it inherits (all, core, none). */
   readonly inherit?: string
+  /** The limits it runs under and what enforces each (decision 0097). */
+  readonly limits?: LimitsReport
   readonly detail?: string
   readonly fix?: string
 }
@@ -82,6 +85,7 @@ export function runtimeReport(facts: LaunchFacts, config: Config, lost: readonly
       ? { available: true, path: facts.execHelper.path }
       : { available: false, reason: facts.execHelper.reason, fix: facts.execHelper.fix },
     forkServer: facts.forkServer,
+    containment: containmentReport(facts.containment),
     ...(facts.root ? { sandboxUser: facts.sandboxUser } : {}),
     environment: {
       inherit: facts.environment.inherit ?? 'core for sandboxed tools, all for the others',
@@ -109,6 +113,7 @@ function runtimeLines(runtime: ReturnType<typeof runtimeReport>): string {
         ? `forked from toolvisor-spawnd (${runtime.forkServer.path}), a small process started once: a launch does not pay for this process's size`
         : `spawned from this process (${runtime.forkServer.reason}): each pays for copying its page tables, more the larger it is`
     }`,
+    ...containmentLines(runtime.containment),
     ...(runtime.sandboxUser !== undefined
       ? [`  sandbox user: ${runtime.sandboxUser} (sandboxed tools that declare no run_as run as it)`]
       : []),
@@ -164,7 +169,11 @@ function toolLines(tools: readonly ToolReport[]): string[] {
     const sandbox = t.mechanism
       ? `sandbox ${t.mechanism}${t.gaps ? ` (gaps: ${visibleLine(t.gaps.join('; '))})` : ''}`
       : ''
-    const how = [t.user ? `as ${visibleLine(t.user)}` : '', t.inherit ? `env ${t.inherit}` : '']
+    const how = [
+      t.user ? `as ${visibleLine(t.user)}` : '',
+      t.inherit ? `env ${t.inherit}` : '',
+      t.limits ? `limits ${limitsLine(t.limits)}` : '',
+    ]
       .filter(Boolean)
       .join(', ')
     lines.push(

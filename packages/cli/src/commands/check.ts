@@ -18,6 +18,7 @@ import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
 import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
 import { human, type Io } from '../output.js'
+import { limitsReport } from './check-containment.js'
 import { type CheckReport, printCheck, runtimeReport, type ToolReport } from './check-report.js'
 
 /** `toolvisor check --help`. */
@@ -120,6 +121,7 @@ async function toolReport(loaded: LoadedTool, result: CheckResult): Promise<Tool
     ...(described && described.gaps.length > 0 ? { gaps: described.gaps } : {}),
     ...(loaded.prepared.account ? { user: loaded.prepared.account.name } : {}),
     inherit: loaded.prepared.environment.inherit,
+    ...(loaded.prepared.limits ? { limits: limitsReport(loaded.prepared.limits) } : {}),
     ...(result.detail !== undefined ? { detail: result.detail } : {}),
     ...(result.fix !== undefined ? { fix: result.fix } : {}),
   }

@@ -149,4 +149,3 @@ async function loadToolboxes(
     return undefined
   }
 }
-
