@@ -112,6 +112,43 @@ describe('limits through toolvisor call', () => {
   })
 })
 
+describe('a sandboxed tool cannot leave its cgroup', () => {
+  for (const mechanism of mechanisms.filter((m) => m !== undefined)) {
+    it.skipIf(skip !== undefined)(
+      `${mechanism}: every cgroup.procs above its own is out of reach (${skip ?? 'runs here'})`,
+      async () => {
+        const tools = dir('tv-escape-')
+        const targets = [
+          '/sys/fs/cgroup/cgroup.procs',
+          '/sys/fs/cgroup/unified/cgroup.procs',
+          '/sys/fs/cgroup/pids/cgroup.procs',
+        ]
+        const script = targets
+          .map((f) => `(echo $$ > ${f}) 2>/dev/null && echo "ESCAPED via ${f}"`)
+          .join('\n')
+        const tool = sandboxedTool(tools, 'escape', { sandbox: { fs: { read: ['.'] } } })
+        const child = (await import('node:child_process')).spawn(
+          process.execPath,
+          [
+            bin,
+            'call',
+            tool,
+            JSON.stringify({ script: `${script}\necho tried` }),
+            '--sandbox',
+            mechanism,
+            '--state-dir',
+            tempDir('tv-escape-state-'),
+          ],
+          { stdio: ['ignore', 'pipe', 'pipe'] },
+        )
+        const result = await exited(child)
+        expect(result.stdout).toContain('tried')
+        expect(result.stdout).not.toContain('ESCAPED')
+      },
+    )
+  }
+})
+
 /** A JSON-RPC client of `toolvisor mcp --bash` in a box: `call(command)` runs one bash command. */
 function boxedBash(boxed: ReturnType<typeof box>) {
   const config = join(dir('tv-bash-config-'), 'toolvisor.json')
@@ -149,7 +186,10 @@ function boxedBash(boxed: ReturnType<typeof box>) {
       send({ jsonrpc: '2.0', method: 'notifications/initialized' })
     },
     call: (command: string) =>
-      request('tools/call', { name: 'bash', arguments: { command, description: 'a test command', timeoutMs: 20_000 } }),
+      request('tools/call', {
+        name: 'bash',
+        arguments: { command, description: 'a test command', timeoutMs: 20_000 },
+      }),
   }
 }
 
