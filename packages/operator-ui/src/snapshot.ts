@@ -40,6 +40,8 @@ export interface TaskView {
   readonly memory?: number
   /** CPU time of its tree, in milliseconds, from its cgroup. */
   readonly cpuMs?: number
+  /** Bytes its output wrote to its spill files, once it spilled. */
+  readonly spillBytes?: number
   /** Envelopes from this task waiting for the session's next delivery. */
   readonly mail?: number
 }
@@ -164,6 +166,7 @@ function taskView(sources: Sources, task: TaskInfo, mail: Map<string, number> | 
     ...(restarts !== undefined ? { restarts } : {}),
     ...(memory !== undefined ? { memory } : {}),
     ...(usage?.cpuMs !== undefined ? { cpuMs: usage.cpuMs } : {}),
+    ...(usage?.spillBytes ? { spillBytes: usage.spillBytes } : {}),
     ...(mail ? { mail: waiting ?? 0 } : {}),
   }
 }

@@ -14,6 +14,8 @@ export interface TreeUsage {
   readonly pidsPeak?: number
   /** CPU time of every process of the tree, in milliseconds (cpu.stat usage_usec; v1 cpuacct.usage). */
   readonly cpuMs?: number
+  /** Bytes of its output written to its spill files (stdout and stderr; not a cgroup's figure). */
+  readonly spillBytes?: number
 }
 
 /** What the kernel did to a tree at its limits. */

@@ -119,6 +119,11 @@ export class ProcessOutput {
     this.#stderrFramer.end()
   }
 
+  /** Bytes its spill files were given (stdout and stderr). */
+  spillBytes(): number {
+    return this.stdout.spilledBytes + this.stderr.spilledBytes
+  }
+
   /** Resolves once the spill files hold every byte written so far (`close()` writes the last stage). */
   async drained(): Promise<void> {
     await Promise.all([this.stdout.drained(), this.stderr.drained()])

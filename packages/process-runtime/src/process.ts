@@ -133,8 +133,8 @@ export class ToolProcess implements ManagedProcess {
     return this.#output[stream].read(offset, length)
   }
 
-  usage(): TreeUsage | undefined {
-    return this.#tree?.usage()
+  usage(): TreeUsage {
+    return { ...this.#tree?.usage(), spillBytes: this.#output.spillBytes() }
   }
 
   heldBytes(): number {
@@ -279,7 +279,7 @@ export class ToolProcess implements ManagedProcess {
       failure: this.#failure,
       why: this.#killedBecause,
       limit: this.#tree?.limit,
-      usage: this.#tree?.usage(),
+      usage: this.usage(),
     })
     this.#failure = exit.status === 'failed' ? exit.why : undefined
     this.#setLifecycle(

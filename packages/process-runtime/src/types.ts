@@ -118,7 +118,7 @@ export interface ProcessExit {
    * `failed`, with reason `limit`; forks refused at `pids` leave it `exited`, with `why` saying so.
    */
   readonly limit?: LimitHit
-  /** What its whole tree used (peak memory, cpu time, peak processes), where a cgroup accounted for it. */
+  /** What its whole tree used (peak memory, cpu time, peak processes where a cgroup accounted for it; spill bytes). */
   readonly usage?: TreeUsage
 }
 
@@ -202,7 +202,7 @@ export interface ManagedProcess {
    * after `timeout.stop`; `force` sends SIGKILL at once. Resolves with the exit.
    */
   stop(options?: { readonly force?: boolean; readonly reason?: EndReason }): Promise<ProcessExit>
-  /** What its whole tree uses now, or used (its final account once ended); absent without a cgroup. */
+  /** Its tree's use now, or its final account: memory, processes, cpu (from its cgroup), spill bytes. */
   usage(): TreeUsage | undefined
 }
 

@@ -178,6 +178,58 @@ async function contained(limits: object, command: string) {
   }
 }
 
+/** The files a hierarchy's leaf holds a launch's limits in, and their expected text. */
+const LIMIT_FILES = {
+  2: { memory: ['memory.max', '67108864'], pids: ['pids.max', '32'], cpu: ['cpu.max', '50000 100000'] },
+  1: {
+    memory: ['memory.limit_in_bytes', '67108864'],
+    pids: ['pids.max', '32'],
+    cpu: ['cpu.cfs_quota_us', '50000'],
+  },
+} as const
+
+describe('limits, written where the kernel enforces them', () => {
+  for (const version of [2, 1] as const) {
+    const here = host.available ? host.hierarchies.filter((h) => h.version === version) : []
+    const controllers = here
+      .flatMap((h) => [...h.controllers])
+      .filter((c) => c === 'memory' || c === 'pids' || c === 'cpu')
+    const reason =
+      controllers.length > 0
+        ? `runs here: ${controllers.join(', ')}`
+        : `skipped: no cgroup v${version} controller toolvisor may use here (${host.available ? 'the hierarchy has none delegated' : host.reason})`
+    it.skipIf(controllers.length === 0)(
+      `cgroup v${version}: memory, pids and cpu limits of a launch are in its leaf (${reason})`,
+      async () => {
+        const runtime = makeRuntime()
+        const limits = { memory: 64 * 1024 * 1024, pids: 32, cpu: 0.5 }
+        const tool = await runtime.preparePlain({ name: 'limited', file: '/bin/sh', mode: 'stream', limits })
+        const proc = runtime.start({ tool, argv: ['-c', 'echo up; exec sleep 30'] })
+        expect(await eventually(() => proc.stdout().totalBytes > 0)).toBe(true)
+        const membership = readFileSync(`/proc/${proc.pid}/cgroup`, 'utf8')
+        for (const hierarchy of here) {
+          for (const controller of hierarchy.controllers) {
+            if (controller !== 'memory' && controller !== 'pids' && controller !== 'cpu') continue
+            // The leaf the process is in, in this hierarchy: its base, the run, the launch's id.
+            const leaf = join(hierarchy.base, runtime.runId, proc.id)
+            const line = membership
+              .split('\n')
+              .find((l) =>
+                version === 2 ? l.startsWith('0::') : l.split(':')[1]!.split(',').includes(controller),
+              )
+            expect(line?.endsWith(`/${runtime.runId}/${proc.id}`), `${controller} membership: ${line}`).toBe(
+              true,
+            )
+            const [file, value] = LIMIT_FILES[version][controller]
+            expect(readFileSync(join(leaf, file), 'utf8').trim()).toBe(value)
+          }
+        }
+        await proc.stop()
+      },
+    )
+  }
+})
+
 describe('limits, enforced', () => {
   withPidsAndMemory(
     'a tool forking 10,000 processes under pids 64 gets EAGAIN at 64; the host does not notice',
