@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs'
+import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { CgroupHost, KillMethod } from './cgroup-host.js'
 import { read, removeDir, writeTo } from './cgroup-host.js'
@@ -77,18 +77,30 @@ export function reapCgroups(record: CgroupRecord): Map<string, number> {
   return killed
 }
 
+/** When a cgroup was made (a cgroup directory's mtime is its creation: children do not touch it). */
+function madeAt(dir: string): number {
+  try {
+    return statSync(dir).mtimeMs
+  } catch {
+    return Date.now()
+  }
+}
+
 /**
  * The run directories in toolvisor's subtrees whose runtime is gone (the name starts with its pid
  * and start time, as a run id does) and that no run record covers: another state directory's, or
- * one whose record was lost. Each is killed and removed; returns how many processes were killed.
+ * one whose record was lost, made more than `graceMs` ago. Each is killed and removed; returns how
+ * many processes were killed.
  */
-export function reapOrphanCgroups(host: Extract<CgroupHost, { available: true }>): number {
+export function reapOrphanCgroups(host: Extract<CgroupHost, { available: true }>, graceMs: number): number {
   let count = 0
   const byRun = new Map<string, string[]>()
   for (const hierarchy of host.hierarchies) {
     for (const name of leaves(hierarchy.base)) {
       const match = /^(\d+)-(\d+)-/.exec(name)
       if (match === null || isSameProcess(Number(match[1]), match[2]!)) continue
+      // A young run is left to its own state directory's next start, which reports what it kills.
+      if (Date.now() - madeAt(join(hierarchy.base, name)) < graceMs) continue
       const dirs = byRun.get(name) ?? []
       dirs.push(join(hierarchy.base, name))
       byRun.set(name, dirs)

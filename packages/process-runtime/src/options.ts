@@ -37,6 +37,12 @@ export interface RuntimeOptions {
    * a tool's leftovers are found by its marker only.
    */
   readonly cgroup?: string | false
+  /**
+   * How old the cgroups of a dead runtime with no record in this state directory must be before
+   * this one kills what they hold (another state directory's next start reports them; a younger
+   * run is left to it). Default 60 s.
+   */
+  readonly orphanGraceMs?: number
   /** Limits a launch gets and the most a tool may declare (decision 0097). Default `HOUSE_LIMITS`, ceilings the defaults. */
   readonly limits?: LimitsPolicy
   /** Output events kept per process (ruling 16). Default 256. */

@@ -50,6 +50,7 @@ export const RUNTIME_DEFAULTS = {
   spillBytes: 256 * 1024 * KiB,
   envdirPermissions: 'refuse',
   runAsAllow: [] as readonly string[],
+  orphanGraceMs: 60_000,
 } as const
 
 export { RAW_ONESHOT }
@@ -91,7 +92,8 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     const forkBinary = fork.available ? fork.path : undefined
     // Started now, while a host is usually still small, so no call pays for it.
     if (forkBinary !== undefined) forkServer(forkBinary)
-    const contained = containmentOf(this.options.cgroup, this.#state, fork.available, (line) =>
+    const { cgroup, orphanGraceMs } = this.options
+    const contained = containmentOf(cgroup, this.#state, fork.available, orphanGraceMs, (line) =>
       this.#warnings.push(line),
     )
     this.#containment = typeof contained === 'string' ? undefined : contained
@@ -255,13 +257,14 @@ function containmentOf(
   option: string | false | undefined,
   state: RunState,
   forkServer: boolean,
+  graceMs: number,
   warn: (line: string) => void,
 ): Containment | string {
   const host = cgroupHost(option)
   if (!host.available) return host.reason
   if (!forkServer)
     return 'launches do not go through the fork server here (it puts each in its cgroup before its exec)'
-  const killed = reapOrphanCgroups(host)
+  const killed = reapOrphanCgroups(host, graceMs)
   if (killed > 0) warn(`killed ${killed} processes left in the cgroups of runtimes that are gone`)
   try {
     const containment = new Containment(host, state.runId)

@@ -151,8 +151,9 @@ describe('one cgroup per launch', () => {
     child.kill('SIGKILL')
     await exited
     const pids = strays(dir)
-    // Another state directory: this start has no record of that run, only its cgroup.
-    const next = makeRuntime()
+    // Another state directory: this start has no record of that run, only its cgroup (no grace:
+    // the run is seconds old).
+    const next = makeRuntime({ orphanGraceMs: 0 })
     expect(next.lost()).toEqual([])
     expect(next.warnings().join('\n')).toMatch(
       /killed \d+ processes left in the cgroups of runtimes that are gone/,
