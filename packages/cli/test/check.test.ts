@@ -58,6 +58,11 @@ describe('toolvisor check', () => {
         lost: [],
         execHelper: { available: true, path: expect.stringMatching(/\/toolvisor-exec$/) },
         forkServer: { available: true, path: expect.stringMatching(/\/toolvisor-spawnd$/) },
+        // Where launches are contained: a cgroup per launch (root), else why not (an ordinary user).
+        containment: {
+          cgroup: expect.objectContaining({ available: process.geteuid?.() === 0 }),
+          defaults: expect.objectContaining({ values: expect.any(Object), enforcedBy: expect.any(Object) }),
+        },
         ...(process.geteuid?.() === 0 ? { sandboxUser: 'nobody' } : {}),
         environment: {
           inherit: 'core for sandboxed tools, all for the others',

@@ -1,6 +1,6 @@
 import { mkdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { LoadingError } from '@toolvisor/describe-v2'
+import { type LimitsSpec, LoadingError } from '@toolvisor/describe-v2'
 import {
   type AccessNeed,
   type Account,
@@ -12,7 +12,7 @@ import {
 import type { EnvdirRootGuard } from './envdir-root.js'
 import { effectivePolicy } from './environment.js'
 import type { Launchers, OwnPath, RunAsMechanism, RunAsTarget, SandboxPolicy } from './launchers.js'
-import { applyLimits, HOUSE_LIMITS, type LimitFacts } from './limits.js'
+import { type AppliedLimits, applyLimits, HOUSE_LIMITS, type LimitFacts } from './limits.js'
 import { chooseMechanism, runAsMechanismOf } from './mechanism-choice.js'
 import { reachableOwn, refuseOwn } from './own-paths.js'
 import { type Fail, isInside, resolvePolicy } from './policy.js'
@@ -86,14 +86,7 @@ export async function prepareTool(
     )
   }
   await checkAccess(input, sandbox?.policy, account, sandboxUser, fail)
-  // The operator's own processes (a bash command) run under the limits it gave them, no ceiling.
-  const policy = options.limits ?? {}
-  const limits = applyLimits(
-    declared.limits,
-    declaredBy === 'operator' ? { defaults: policy.defaults ?? HOUSE_LIMITS, ceilings: {} } : policy,
-    context.limitFacts,
-    fail,
-  )
+  const limits = limitsOf(declared.limits, declaredBy, context, fail)
   return {
     path: input.path,
     dir: input.dir,
@@ -108,6 +101,18 @@ export async function prepareTool(
     ...(rundir ? { rundir } : {}),
     limits,
   }
+}
+
+/** The limits a tool runs under; the operator's own processes (a bash command): what it gave them, no ceiling. */
+function limitsOf(
+  declared: LimitsSpec | undefined,
+  declaredBy: 'tool' | 'operator',
+  context: PrepareContext,
+  fail: Fail,
+): AppliedLimits {
+  const policy = context.options.limits ?? {}
+  const operator = { defaults: policy.defaults ?? HOUSE_LIMITS, ceilings: {} }
+  return applyLimits(declared, declaredBy === 'operator' ? operator : policy, context.limitFacts, fail)
 }
 
 /**
