@@ -9,7 +9,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { box, boxesHere } from '@toolvisor/process-runtime/testing'
+import { box, boxesHere, forker } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
 import { bin, tempDir } from './helpers.js'
 import { dir, hasBwrap, sandboxedTool } from './sandbox-helpers.js'
@@ -26,17 +26,7 @@ function exited(child: ChildProcess): Promise<{ code: number | null; stdout: str
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })))
 }
 
-const FORKER = `exec python3 -c '
-import os, time
-n = 0
-try:
-    for i in range(10000):
-        if os.fork() == 0:
-            time.sleep(30); os._exit(0)
-        n += 1
-except BlockingIOError:
-    print("refused after", n, flush=True)
-'`
+const FORKER = `exec ${forker()}`
 
 const HOG = `exec python3 -c '
 x = []

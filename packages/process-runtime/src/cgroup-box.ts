@@ -30,6 +30,24 @@ export function boxesHere(): string | undefined {
   return undefined
 }
 
+/**
+ * A python program that forks up to `n` children (each sleeps 30 s) and prints `refused after N`
+ * at the first EAGAIN: the fork bomb of the containment tests (run it in a box).
+ */
+export function forker(n = 10_000): string {
+  return `python3 -c '
+import os, time
+n = 0
+try:
+    for i in range(${n}):
+        if os.fork() == 0:
+            time.sleep(30); os._exit(0)
+        n += 1
+except BlockingIOError:
+    print("refused after", n, flush=True)
+'`
+}
+
 let boxes = 0
 
 /** A box holding at most `pids` processes and `memory` bytes (defaults 400 and 1 GiB). */

@@ -1,7 +1,8 @@
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { CgroupHost, KillMethod } from './cgroup-host.js'
-import { read, removeDir, writeTo } from './cgroup-host.js'
+import { removeDir, writeTo } from './cgroup-host.js'
+import { pidsIn } from './cgroup-kill.js'
 import { isSameProcess } from './procfs.js'
 
 /**
@@ -16,14 +17,6 @@ export interface CgroupRecord {
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4))
 const pause = (ms: number) => Atomics.wait(sleeper, 0, 0, ms)
-
-/** The pids a cgroup lists. */
-function members(dir: string): number[] {
-  return (read(join(dir, 'cgroup.procs')) ?? '')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map(Number)
-}
 
 function leaves(dir: string): string[] {
   try {
@@ -44,7 +37,7 @@ export function reapCgroups(record: CgroupRecord): Map<string, number> {
   const [member, ...others] = record.dirs
   if (member === undefined) return killed
   for (const leaf of leaves(member)) {
-    const count = members(join(member, leaf)).length
+    const count = pidsIn(join(member, leaf)).length
     if (count > 0) killed.set(leaf, count)
   }
   const deadline = Date.now() + 2000
@@ -55,7 +48,7 @@ export function reapCgroups(record: CgroupRecord): Map<string, number> {
     const frozen =
       freezer !== undefined && writeTo(join(freezer, leaf, 'freezer.state'), 'FROZEN') === undefined
     while (Date.now() < deadline) {
-      const pids = members(dir)
+      const pids = pidsIn(dir)
       if (pids.length === 0) break
       for (const pid of pids) {
         try {

@@ -33,7 +33,7 @@ export type {
 } from './launchers.js'
 export { CLEAN_ENVIRONMENT, executableFd, grantFd } from './launchers.js'
 export type { AppliedLimits, LimitsPolicy } from './limits.js'
-export { bytes as showBytes, HOUSE_LIMITS } from './limits.js'
+export { bytes as showBytes, HOUSE_LIMITS, show as showLimit } from './limits.js'
 export { AUTO_ORDER } from './mechanism-choice.js'
 export type { OwnPathOption } from './own-paths.js'
 export { installation } from './own-paths.js'

@@ -46,39 +46,13 @@ export class ProcessTree {
     // A clean exit (0, no signal) was no OOM kill of the leader: one read fewer at every end.
     const events = this.#tree.events(code !== 0 || signal !== null)
     const killed = signal === 'SIGKILL' || code === 137
-    if (events.oomKills > 0 && values.memory !== undefined && killed) {
-      const limit = bytes(values.memory)
-      return {
-        field: 'memory',
-        value: values.memory,
-        ended: true,
-        why: `out of memory (limit ${limit})`,
-        marker: `killed: memory limit ${limit}`,
-      }
-    }
-    if (
-      values.cpuTime !== undefined &&
-      (signal === 'SIGXCPU' || code === 128 + 24 || (killed && this.#cpuSpent()))
-    ) {
-      const limit = show('cpuTime', values.cpuTime)
-      return {
-        field: 'cpuTime',
-        value: values.cpuTime,
-        ended: true,
-        why: `cpu time limit reached (${limit})`,
-        marker: `killed: cpu time limit ${limit}`,
-      }
-    }
-    if (values.fileSize !== undefined && (signal === 'SIGXFSZ' || code === 128 + 25)) {
-      const limit = bytes(values.fileSize)
-      return {
-        field: 'fileSize',
-        value: values.fileSize,
-        ended: true,
-        why: `file size limit reached (${limit})`,
-        marker: `killed: file size limit ${limit}`,
-      }
-    }
+    if (events.oomKills > 0 && values.memory !== undefined && killed)
+      return ending('memory', values.memory, 'out of memory (limit %)', 'memory limit')
+    const cpuTime = values.cpuTime
+    if (cpuTime !== undefined && (signal === 'SIGXCPU' || code === 128 + 24 || (killed && this.#cpuSpent())))
+      return ending('cpuTime', cpuTime, 'cpu time limit reached (%)', 'cpu time limit')
+    if (values.fileSize !== undefined && (signal === 'SIGXFSZ' || code === 128 + 25))
+      return ending('fileSize', values.fileSize, 'file size limit reached (%)', 'file size limit')
     if (events.forksRefused > 0 && values.pids !== undefined) {
       const why = `hit the process limit (${values.pids} processes): ${plural(events.forksRefused, 'fork')} refused`
       return { field: 'pids', value: values.pids, ended: false, why, marker: why }
@@ -108,6 +82,12 @@ export class ProcessTree {
     })()
     return this.#ended
   }
+}
+
+/** A limit that ended the tool: `why` with its value for `%`, and its marker (`killed: memory limit 64 MiB`). */
+function ending(field: LimitHit['field'], value: number, why: string, marker: string): LimitHit {
+  const limit = field === 'cpuTime' ? show(field, value) : bytes(value)
+  return { field, value, ended: true, why: why.replace('%', limit), marker: `killed: ${marker} ${limit}` }
 }
 
 function plural(n: number, one: string, many = `${one}s`): string {

@@ -124,7 +124,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       ownRun: this.#state.runId,
       budget: this.options.stateBytes,
     })
-    this.#containment?.reserve('proc-1', this.#defaultLimits.cgroup)
+    this.#containment?.reserve(processId(1), this.#defaultLimits.cgroup)
     this.#host = {
       options: this.options,
       state: this.#state,
@@ -143,7 +143,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     const containment = this.#containment
     if (containment === undefined) return undefined
     const tree = containment.tree(id, limits)
-    setImmediate(() => containment.reserve(`proc-${this.#counter + 1}`, this.#defaultLimits.cgroup))
+    setImmediate(() => containment.reserve(processId(this.#counter + 1), this.#defaultLimits.cgroup))
     return tree
   }
 
@@ -202,7 +202,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   start(options: StartOptions): ManagedProcess {
     if (this.#disposed)
       throw new RuntimeError('RUNTIME_ERR_DISPOSED', 'the runtime is disposed: it starts nothing more')
-    const process = new ToolProcess(this.#host, `proc-${++this.#counter}`, options)
+    const process = new ToolProcess(this.#host, processId(++this.#counter), options)
     this.#running.add(process)
     // A process that failed to spawn is already finished.
     if (process.lifecycle.status === 'failed') this.#running.delete(process)
@@ -289,6 +289,9 @@ function cgroupFacts(host: CgroupHost): ContainmentFacts['cgroup'] {
     gaps: host.gaps,
   }
 }
+
+/** The id of this instance's `n`th process (its cgroup leaf is named so too). */
+const processId = (n: number) => `proc-${n}`
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>

@@ -19,7 +19,7 @@ import { join } from 'node:path'
 
 import { processesWithVariable, procStat } from './procfs.js'
 
-export { box, boxesHere, type CgroupBox } from './cgroup-box.js'
+export { box, boxesHere, type CgroupBox, forker } from './cgroup-box.js'
 export { type UnixDatagramSink, unixDatagramSink } from './datagram-sink.js'
 export { loggedMechanism } from './logged-mechanism.js'
 export { markedProcesses } from './procfs.js'

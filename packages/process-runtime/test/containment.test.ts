@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline'
 import { describe, expect, it } from 'vitest'
 import { cgroupHost } from '../src/cgroup-host.js'
 import { markedProcesses } from '../src/index.js'
-import { box, boxesHere, eventually, processesRunning } from '../src/testing.js'
+import { box, boxesHere, eventually, forker, processesRunning } from '../src/testing.js'
 import { fixture, makeRuntime, tempDir } from './helpers.js'
 
 /**
@@ -62,6 +62,23 @@ function evasive(dir: string): string {
   ].join('\n')
 }
 
+/**
+ * A runtime hosting a tool whose strays (`evasive`) run in `dir`, killed -9 with its watchdog once
+ * they are in place: nothing is left to kill them but a later start.
+ */
+async function hostKilledWithStrays(stateDir: string, dir: string): Promise<void> {
+  const args = [fixture('contained-host.mjs'), stateDir, '{}', `${evasive(dir)}\nexec sleep 300`, 'hold']
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve)
+    child.once('exit', (code) => reject(new Error(`host exited ${code}`)))
+  })
+  for (const pid of processesRunning(line.split(' ')[1]!)) process.kill(pid, 'SIGKILL') // the watchdog
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGKILL')
+  await exited
+}
+
 describe('one cgroup per launch', () => {
   it.skipIf(!host.available)(`(skipped: ${why || 'none'})`, () => {})
 
@@ -103,24 +120,9 @@ describe('one cgroup per launch', () => {
     async () => {
       const stateDir = tempDir('tv-contained-')
       const dir = tempDir('tv-strays-')
-      const child = spawn(
-        process.execPath,
-        [fixture('contained-host.mjs'), stateDir, '{}', `${evasive(dir)}\nexec sleep 300`, 'hold'],
-        {
-          stdio: ['ignore', 'pipe', 'inherit'],
-        },
-      )
-      const line = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stdout! }).once('line', resolve)
-        child.once('exit', (code) => reject(new Error(`host exited ${code}`)))
-      })
-      const [, runId] = line.split(' ')
+      await hostKilledWithStrays(stateDir, dir)
       const pids = strays(dir)
       expect(pids).toHaveLength(3)
-      for (const pid of processesRunning(runId!)) process.kill(pid, 'SIGKILL') // the watchdog
-      const exited = new Promise((resolve) => child.once('exit', resolve))
-      child.kill('SIGKILL')
-      await exited
       // Nothing killed them: no watchdog, and no marker to find them by.
       expect(pids.filter((pid) => !gone(pid))).toHaveLength(3)
       const next = makeRuntime({ stateDir })
@@ -135,21 +137,7 @@ describe('one cgroup per launch', () => {
   withCgroups('a cgroup left by a runtime whose run record is gone is killed at the next start', async () => {
     const stateDir = tempDir('tv-contained-')
     const dir = tempDir('tv-strays-')
-    const child = spawn(
-      process.execPath,
-      [fixture('contained-host.mjs'), stateDir, '{}', `${evasive(dir)}\nexec sleep 300`, 'hold'],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    )
-    const line = await new Promise<string>((resolve) =>
-      createInterface({ input: child.stdout! }).once('line', resolve),
-    )
-    const runId = line.split(' ')[1]!
-    for (const pid of processesRunning(runId)) process.kill(pid, 'SIGKILL')
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGKILL')
-    await exited
+    await hostKilledWithStrays(stateDir, dir)
     const pids = strays(dir)
     // Another state directory: this start has no record of that run, only its cgroup (no grace:
     // the run is seconds old).
@@ -235,17 +223,7 @@ describe('limits, enforced', () => {
   withPidsAndMemory(
     'a tool forking 10,000 processes under pids 64 gets EAGAIN at 64; the host does not notice',
     async () => {
-      const bomb = `python3 -c '
-import os, time, sys
-n = 0
-try:
-    for i in range(10000):
-        if os.fork() == 0:
-            time.sleep(30); os._exit(0)
-        n += 1
-except BlockingIOError:
-    print("refused after", n, flush=True)
-'`
+      const bomb = forker()
       const result = await contained({ pids: 64 }, bomb)
       // The shell, python, and 62 children: python's next fork is the 65th process.
       expect(result.stdout).toMatch(/refused after 6[0-2]/)

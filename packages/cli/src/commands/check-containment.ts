@@ -1,4 +1,5 @@
-import { type AppliedLimits, type LaunchFacts, showBytes } from '@toolvisor/process-runtime'
+import { type LimitsSpec, limitKey } from '@toolvisor/describe-v2'
+import { type AppliedLimits, type LaunchFacts, showLimit } from '@toolvisor/process-runtime'
 
 /** The limits of a launch as `check` reports them: each value in force, what enforces it, and what is not enforced. */
 export interface LimitsReport {
@@ -10,27 +11,18 @@ export interface LimitsReport {
   readonly notEnforced: readonly string[]
 }
 
-const KEYS: Record<string, string> = {
-  memory: 'memory',
-  pids: 'pids',
-  cpu: 'cpu',
-  fileSize: 'file_size',
-  openFiles: 'open_files',
-  cpuTime: 'cpu_time',
-}
-
 /** A launch's applied limits with the names toolvisor.json and `runtime.limits` use. */
 export function limitsReport(limits: AppliedLimits): LimitsReport {
-  const rename = <T>(record: Readonly<Record<string, T | undefined>>) =>
+  const rename = <T>(record: Readonly<Partial<Record<keyof LimitsSpec, T>>>) =>
     Object.fromEntries(
       Object.entries(record)
         .filter(([, value]) => value !== undefined)
-        .map(([key, value]) => [KEYS[key] ?? key, value as T]),
+        .map(([key, value]) => [limitKey(key as keyof LimitsSpec), value as T]),
     )
   return {
-    values: rename(limits.values as Readonly<Record<string, number | undefined>>),
-    enforcedBy: rename(limits.enforcedBy as Readonly<Record<string, string | undefined>>),
-    notEnforced: limits.unenforced.map((key) => KEYS[key] ?? key),
+    values: rename<number>(limits.values),
+    enforcedBy: rename<string>(limits.enforcedBy),
+    notEnforced: limits.unenforced.map(limitKey),
   }
 }
 
@@ -52,17 +44,10 @@ export function containmentReport(facts: LaunchFacts['containment']) {
   }
 }
 
-/** A limit as an operator reads it: `memory 2 GiB (cgroup v2 memory.max)`. */
+/** A limit as an operator reads it: `memory 2 GiB (cgroup v2 memory.max)` (keys as written). */
 function limitText(key: string, value: number, by: string | undefined): string {
-  const shown =
-    key === 'memory' || key === 'file_size'
-      ? showBytes(value)
-      : key === 'cpu_time'
-        ? `${value} s`
-        : key === 'cpu'
-          ? `${value} CPU`
-          : String(value)
-  return `${key} ${shown}${by ? ` (${by})` : ''}`
+  const field = key.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase()) as keyof LimitsSpec
+  return `${key} ${field === 'pids' || field === 'openFiles' ? value : showLimit(field, value)}${by ? ` (${by})` : ''}`
 }
 
 /** The limits of a launch on one line: each in force and how, then what is not enforced. */
