@@ -1,12 +1,13 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { builtLauncher } from '../src/internal/launcher.js'
 import { landlockMechanism } from '../src/mechanism.js'
 import { policyFor, probeTool, removeTempDirs, tempDir } from './helpers.js'
 
-const script = new URL('../scripts/build-native.mjs', import.meta.url).pathname
+const script = fileURLToPath(new URL('../scripts/build-native.mjs', import.meta.url))
 const hasCc = spawnSync('cc', ['--version']).status === 0
 
 afterAll(() => {
@@ -74,7 +75,7 @@ describe('scripts/build-native.mjs', () => {
 
 describe('the built package', () => {
   it('finds its launcher from dist/ (new URL relative to the module)', () => {
-    const entry = new URL('../dist/index.js', import.meta.url).pathname
+    const entry = fileURLToPath(new URL('../dist/index.js', import.meta.url))
     const code = `
       const { landlockMechanism } = await import(${JSON.stringify(entry)})
       const m = landlockMechanism()

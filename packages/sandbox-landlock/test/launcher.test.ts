@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { type UdpSink, udpSink } from '@toolvisor/process-runtime/testing'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { builtLauncher } from '../src/internal/launcher.js'
@@ -23,7 +24,7 @@ import {
   writeTool,
 } from './helpers.js'
 
-const source = new URL('../native/landlock-launcher.c', import.meta.url).pathname
+const source = fileURLToPath(new URL('../native/landlock-launcher.c', import.meta.url))
 const hasCc = spawnSync('cc', ['--version']).status === 0
 const abi = Number(execFileSync(builtLauncher, ['--abi'], { encoding: 'utf8' }).trim())
 const minimum = execMinimum()

@@ -12,6 +12,7 @@ import {
 } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { readableBy, unreachableCheckout } from '@toolvisor/process-runtime/testing'
 import { syscallFilter } from '@toolvisor/syscall-filter'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -364,11 +365,11 @@ describe('run_as', () => {
     `qualify refuses run_as when toolvisor is not root (${needsRoot} to set the case up)`,
     async (context) => {
       const u = user!
-      const entry = new URL('../dist/index.js', import.meta.url).pathname
+      const entry = fileURLToPath(new URL('../dist/index.js', import.meta.url))
       if (!readableBy(u.user, entry)) return context.skip(unreachableCheckout(u.user, entry))
       const tool = probeTool()
       const script = `
-      import { landlockMechanism } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).pathname)}
+      import { landlockMechanism } from ${JSON.stringify(fileURLToPath(new URL('../dist/index.js', import.meta.url)))}
       const m = landlockMechanism()
       const policy = ${JSON.stringify(policyFor(tool.dir, tool.file))}
       const answer = await m.qualify(policy, { user: 'root' })

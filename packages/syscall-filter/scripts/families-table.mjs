@@ -2,6 +2,8 @@
 // rule | why, then each family's calls. The README test checks the README holds exactly these
 // (table cells compared trimmed: the formatter pads them).
 // Usage (after a build): node scripts/families-table.mjs
+import { fileURLToPath } from 'node:url'
+
 const RULES = {
   allow: 'allowed',
   eperm: 'EPERM',
@@ -25,7 +27,7 @@ export function callLines(families) {
   )
 }
 
-if (process.argv[1] === new URL(import.meta.url).pathname) {
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { ARGUMENT_RULES, SYSCALL_FAMILIES } = await import('../dist/index.js')
   const rows = familyRows(SYSCALL_FAMILIES, ARGUMENT_RULES).map((cells) => `| ${cells.join(' | ')} |`)
   const lines = [

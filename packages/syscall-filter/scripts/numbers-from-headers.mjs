@@ -3,8 +3,10 @@
 // with the defines arm64's own <asm/unistd.h> sets. The test compares src/numbers.ts with it; the
 // headers lag the kernel (Debian 12: 6.1), so numbers above what they know are checked by hand.
 // Usage: node scripts/numbers-from-headers.mjs [x86_64|aarch64]
+
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 
 const X86_64 = '/usr/include/x86_64-linux-gnu/asm/unistd_64.h'
 const GENERIC = '/usr/include/asm-generic/unistd.h'
@@ -50,7 +52,7 @@ export function aarch64() {
   return cc.status === 0 ? resolve(cc.stdout.split('\n')) : undefined
 }
 
-if (process.argv[1] === new URL(import.meta.url).pathname) {
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const arch = process.argv[2] ?? 'x86_64'
   process.stdout.write(`${JSON.stringify(arch === 'aarch64' ? aarch64() : x86_64(), null, 1)}\n`)
 }

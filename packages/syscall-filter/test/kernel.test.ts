@@ -3,14 +3,16 @@
  * fixture does what bwrap and the Landlock launcher do), then real calls and real programs. No
  * sandbox around it, so each answer is the filter's own.
  */
+
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type FilterOptions, syscallFilter } from '../src/index.js'
 
-const fixture = new URL('./fixtures/under-filter.py', import.meta.url).pathname
+const fixture = fileURLToPath(new URL('./fixtures/under-filter.py', import.meta.url))
 const place = mkdtempSync(join(tmpdir(), 'tv-syscall-filter-'))
 afterAll(() => rmSync(place, { recursive: true, force: true }))
 
