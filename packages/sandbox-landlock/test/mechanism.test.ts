@@ -560,7 +560,7 @@ describe('refusals', () => {
   it('a kernel without Landlock (--max-abi 0) makes the mechanism unavailable', async () => {
     const wrapper = writeTool(
       join(tempDir(), 'launcher'),
-      `#!/bin/sh\nexec ${builtLauncher} --max-abi 0 "$@"\n`,
+      `#!/bin/sh\nexec "${builtLauncher}" --max-abi 0 "$@"\n`,
     )
     const hidden = landlockMechanism({ launcher: wrapper })
     const tool = probeTool()
@@ -601,7 +601,7 @@ describe('describe()', () => {
     async () => {
       const wrapper = writeTool(
         join(tempDir(), 'launcher'),
-        `#!/bin/sh\nexec ${builtLauncher} --max-abi 2 "$@"\n`,
+        `#!/bin/sh\nexec "${builtLauncher}" --max-abi 2 "$@"\n`,
       )
       const old = landlockMechanism({ launcher: wrapper })
       const description = await old.describe()

@@ -348,7 +348,7 @@ describe('a directory between the write grant and a protected path', () => {
       file: '/bin/sh',
       args: [
         '-c',
-        `exec 7<${w}; exec ${builtLauncher} "$@"`,
+        `exec 7<${w}; exec "${builtLauncher}" "$@"`,
         'sh',
         ...base,
         '--rw-fd',

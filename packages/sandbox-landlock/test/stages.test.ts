@@ -180,7 +180,7 @@ describe('what the runtime sees is the tool itself', () => {
             file: '/bin/sh',
             args: [
               '-c',
-              `ulimit -c unlimited 2>/dev/null; exec ${builtLauncher} "$@"`,
+              `ulimit -c unlimited 2>/dev/null; exec "${builtLauncher}" "$@"`,
               'sh',
               ...base,
               '--rw',
@@ -292,7 +292,7 @@ describe('inside the pid namespace', () => {
       file: '/bin/sh',
       args: [
         '-c',
-        `exec 7</proc; exec ${builtLauncher} "$@"`,
+        `exec 7</proc; exec "${builtLauncher}" "$@"`,
         'sh',
         ...base,
         '--ro-fd',
