@@ -1,5 +1,5 @@
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { cgroupHost } from './cgroup-host.js'
 
@@ -91,11 +91,26 @@ export function box(pids = 400, memory = 1024 * 1024 * 1024): CgroupBox {
 }
 
 function removeTree(dir: string): void {
-  if (!existsSync(dir)) return
-  for (const entry of readdirSync(dir, { withFileTypes: true }))
-    if (entry.isDirectory()) removeTree(join(dir, entry.name))
-  for (let i = 0; i < 400; i++) {
-    for (const pid of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+  // The runtime's watchdog may be removing the same cgroups meanwhile: a dir
+  // or a file that is gone is done, not an error.
+  const gone = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT'
+  let entries
+  try {
+    entries = readdirSync(dir, { withFileTypes: true })
+  } catch (error) {
+    if (gone(error)) return
+    throw error
+  }
+  for (const entry of entries) if (entry.isDirectory()) removeTree(join(dir, entry.name))
+  for (let i = 0; i < 2000; i++) {
+    let pids: string[]
+    try {
+      pids = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)
+    } catch (error) {
+      if (gone(error)) return
+      throw error
+    }
+    for (const pid of pids) {
       try {
         process.kill(Number(pid), 'SIGKILL')
       } catch {
@@ -105,8 +120,10 @@ function removeTree(dir: string): void {
     try {
       rmdirSync(dir)
       return
-    } catch {
+    } catch (error) {
+      if (gone(error)) return
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5)
     }
   }
+  throw new Error(`the test cgroup ${dir} still holds processes after 10 s`)
 }
