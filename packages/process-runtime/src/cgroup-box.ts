@@ -1,7 +1,8 @@
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process'
-import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
+import { type Dirent, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { cgroupHost } from './cgroup-host.js'
+import { cgroupHost, removeDir } from './cgroup-host.js'
+import { pidsIn } from './cgroup-kill.js'
 
 /**
  * A box for tests that could exhaust the host (a fork bomb, a memory hog): a cgroup with a small
@@ -91,39 +92,26 @@ export function box(pids = 400, memory = 1024 * 1024 * 1024): CgroupBox {
 }
 
 function removeTree(dir: string): void {
-  // The runtime's watchdog may be removing the same cgroups meanwhile: a dir
-  // or a file that is gone is done, not an error.
-  const gone = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT'
-  let entries
+  // The runtime's watchdog may be removing the same cgroups meanwhile: one that is gone is done.
+  let entries: Dirent[]
   try {
     entries = readdirSync(dir, { withFileTypes: true })
   } catch (error) {
-    if (gone(error)) return
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
     throw error
   }
   for (const entry of entries) if (entry.isDirectory()) removeTree(join(dir, entry.name))
+  const pause = new Int32Array(new SharedArrayBuffer(4))
   for (let i = 0; i < 2000; i++) {
-    let pids: string[]
-    try {
-      pids = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)
-    } catch (error) {
-      if (gone(error)) return
-      throw error
-    }
-    for (const pid of pids) {
+    for (const pid of pidsIn(dir)) {
       try {
-        process.kill(Number(pid), 'SIGKILL')
+        process.kill(pid, 'SIGKILL')
       } catch {
         // gone meanwhile
       }
     }
-    try {
-      rmdirSync(dir)
-      return
-    } catch (error) {
-      if (gone(error)) return
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5)
-    }
+    if (removeDir(dir)) return
+    Atomics.wait(pause, 0, 0, 5)
   }
-  throw new Error(`the test cgroup ${dir} still holds processes after 10 s`)
+  throw new Error(`the test cgroup ${dir} cannot be removed after 10 s (processes still in it?)`)
 }
