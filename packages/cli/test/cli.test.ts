@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { shown } from '../src/commands/demo.js'
 import { examples, fixtures, run, tagged, taggedCommands, toolvisor } from './helpers.js'
 
 describe('toolvisor describe', () => {
@@ -174,6 +175,22 @@ describe('toolvisor', () => {
     expect(stdout).toContain('"line":"ERROR disk full"')
     expect(stdout).toContain('"process":"p2","tool":"log_watcher","kind":"service","status":"exited (0)"')
   }, 60_000)
+
+  it("shows each item of the demo's listings on its own line, so no mail hides behind a long one", () => {
+    const long = { id: 'm1', from: 'task:t1', body: 'x'.repeat(700) }
+    const late = { id: 'm2', from: 'process:p1', body: { line: 'ERROR disk full' } }
+    const text = shown(JSON.stringify({ mail: [long, late] }))
+    expect(text.split('\n')).toEqual([
+      '{"mail":[',
+      `  ${JSON.stringify(long).slice(0, 600)}…,`,
+      `  ${JSON.stringify(late)}`,
+      ']}',
+    ])
+    expect(shown(JSON.stringify({ error: 'y'.repeat(700) }))).toBe(
+      `${JSON.stringify({ error: 'y'.repeat(700) }).slice(0, 600)}…`,
+    )
+    expect(shown('not json')).toBe('not json')
+  })
 })
 
 describe('secrets from an envdir', () => {

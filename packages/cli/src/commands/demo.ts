@@ -97,14 +97,48 @@ function demoOf(
         .map((c) => c.text)
         .join('\n')
         .trimEnd()
-      const shown = text.length > 600 ? `${text.slice(0, 600)}…` : text
-      say(`   ${result.isError ? 'error' : 'result'}: ${shown.replaceAll('\n', '\n           ')}`)
+      say(`   ${result.isError ? 'error' : 'result'}: ${shown(text).replaceAll('\n', '\n           ')}`)
     },
     call(name, args, ctx = alice) {
       say(`   call ${tools.safeName(name)} ${JSON.stringify(args)}`)
       return tools.call(name, args, ctx)
     },
   }
+}
+
+/** At most this many characters of one result, or of one item of a listing result. */
+const SHOWN = 600
+
+/**
+ * A result as the demo prints it: shortened to {@link SHOWN} characters, except that a listing
+ * (`{"mail": [...]}`, `{"processes": [...]}`) shows each item on its own line, shortened on its own,
+ * so that which mail happened to arrive first never decides what can be seen.
+ */
+export function shown(text: string): string {
+  const cut = (part: string) => (part.length > SHOWN ? `${part.slice(0, SHOWN)}…` : part)
+  const listing = listingOf(text)
+  if (listing === undefined) return cut(text)
+  const [key, items] = listing
+  return [
+    `{"${key}":[`,
+    ...items.map((item, i) => `  ${cut(JSON.stringify(item))}${i < items.length - 1 ? ',' : ''}`),
+    ']}',
+  ].join('\n')
+}
+
+function listingOf(text: string): readonly [string, readonly unknown[]] | undefined {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined
+  const entries = Object.entries(parsed)
+  const [only] = entries
+  if (entries.length !== 1 || only === undefined || !Array.isArray(only[1]) || only[1].length === 0)
+    return undefined
+  return [only[0], only[1]]
 }
 
 function loading({ say, tools }: Demo, examples: Config['toolboxes'], ms: number): void {
