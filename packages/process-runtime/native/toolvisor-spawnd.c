@@ -11,6 +11,8 @@
  *   in:  "<base64 of a request>"            a launch (see read_request for its fields)
  *        "k ID"                              the runtime gave up on launch ID (its deadline):
  *                                            killed if still unanswered, and never answered
+ *        "w <base64 of CGROUP_DIR CGROUPS>"  a warm child for the launch that comes next into
+ *                                            these cgroups (see struct warm); never answered
  *        {"cmd":"NODE_HANDLE_ACK"} ...       Node's own acknowledgements: ignored
  *   out: "s ID PID N"                        launch ID started (its exec succeeded) as PID; N of
  *                                            its descriptors follow (a `d` extra whose bytes were
@@ -377,6 +379,31 @@ static void tell_exit(pid_t pid, int status) {
   else if (WIFSIGNALED(status)) say("x %d -1 %d", (int)pid, WTERMSIG(status));
 }
 
+/* ---- warm children ----------------------------------------------------------------------- */
+
+/*
+ * A child forked ahead ("w") into the cgroups of the launch the runtime says comes next, waiting
+ * for it: a launch into exactly those cgroups is handed to it (its request and descriptors over
+ * the warm child's control socket) instead of being forked then, so it does not wait for the
+ * migration into a hybrid host's v1 hierarchies (a write to `cgroup.procs` takes the kernel's
+ * threadgroup lock for writing: about 0.1 to 0.25 ms per hierarchy on the machine measured, the
+ * largest part of a cgroup per launch). A warm child holds nothing but its control socket and runs
+ * nothing of any tool until its launch comes; it ends when that socket closes, with the server
+ * (its parent death signal), or when its cgroup is killed, which is how the runtime discards a
+ * tree it made for a launch that did not come. A launch into other cgroups leaves it waiting.
+ */
+#define MAX_WARM 4
+
+struct warm {
+  pid_t pid;   /* 0: the slot is free */
+  int control; /* -1: given up (killed), waiting to be reaped */
+  char *data;  /* the "w" payload (owned): what dir and cgroups point into */
+  char *dir;
+  char **cgroups;
+};
+
+static struct warm warms[MAX_WARM];
+
 /* ---- a launch ---------------------------------------------------------------------------- */
 
 static void close_all(int *fds, int n) {
@@ -386,8 +413,33 @@ static void close_all(int *fds, int n) {
   }
 }
 
-/* In the child, after fork: never returns. Failures go to `report` as an int errno, then exit 127. */
-static void become(struct request *r, int *theirs, int n, int report, pid_t server, int born_inside) {
+/*
+ * Joins the launch's cgroups, "0" being the writer itself: the v2 one only when the clone could
+ * not put it there (a kernel before 5.7), then each v1 hierarchy's `cgroup.procs`. 0, or the errno.
+ */
+static int join_cgroups(const char *cgroup_dir, char **cgroups, int born_inside) {
+  if (!born_inside && cgroup_dir[0] != '\0') {
+    char procs_path[4096];
+    snprintf(procs_path, sizeof procs_path, "%s/cgroup.procs", cgroup_dir);
+    int procs = open(procs_path, O_WRONLY | O_CLOEXEC);
+    if (procs < 0 || write(procs, "0", 1) != 1) return errno;
+    close(procs);
+  }
+  for (int i = 0; cgroups[i] != NULL; i++) {
+    int procs = open(cgroups[i], O_WRONLY | O_CLOEXEC);
+    if (procs < 0 || write(procs, "0", 1) != 1) return errno;
+    close(procs);
+  }
+  return 0;
+}
+
+/*
+ * In the child, after fork: never returns. Failures go to `report` as an int errno, then exit 127.
+ * `joined`: -1 when it joins its cgroups here; else a warm child's account of having joined them
+ * ahead (0, or the errno it failed with).
+ */
+static void become(struct request *r, int *theirs, int n, int report, pid_t server, int born_inside,
+                   int joined) {
   sigset_t none;
   sigemptyset(&none);
   /* Every disposition back to the default, the C library's reserved real-time ones included (its
@@ -411,33 +463,20 @@ static void become(struct request *r, int *theirs, int n, int report, pid_t serv
     close_all(flights[k].ours, flights[k].n);
   }
   close(channel);
+  for (int k = 0; k < MAX_WARM; k++) {
+    if (warms[k].pid != 0 && warms[k].control >= 0) close(warms[k].control);
+  }
   /* code[1]: where it failed (see stage_name): 0 descriptors or exec, 1 the working directory,
    * 2 joining a cgroup, 3 a resource limit. */
   int code[2] = {0, 0};
   int moved_report = fcntl(report, F_DUPFD_CLOEXEC, n + 3);
   if (moved_report >= 0) report = moved_report;
-  /* Into its cgroups first, before anything of the tool runs: whatever it starts is born inside
-   * (each hierarchy's `cgroup.procs`; "0" is the writer itself). The v2 one only when the clone
-   * could not put it there (a kernel before 5.7). */
-  if (!born_inside && r->cgroup_dir[0] != '\0') {
-    char procs_path[4096];
-    snprintf(procs_path, sizeof procs_path, "%s/cgroup.procs", r->cgroup_dir);
-    int procs = open(procs_path, O_WRONLY | O_CLOEXEC);
-    if (procs < 0 || write(procs, "0", 1) != 1) {
-      code[0] = errno;
-      code[1] = 2;
-      goto fail;
-    }
-    close(procs);
-  }
-  for (int i = 0; r->cgroups[i] != NULL; i++) {
-    int procs = open(r->cgroups[i], O_WRONLY | O_CLOEXEC);
-    if (procs < 0 || write(procs, "0", 1) != 1) {
-      code[0] = errno;
-      code[1] = 2;
-      goto fail;
-    }
-    close(procs);
+  /* Into its cgroups first, before anything of the tool runs: whatever it starts is born inside. */
+  int joining = joined >= 0 ? joined : join_cgroups(r->cgroup_dir, r->cgroups, born_inside);
+  if (joining != 0) {
+    code[0] = joining;
+    code[1] = 2;
+    goto fail;
   }
   for (int i = 0; i < r->limits; i++) {
     if (setrlimit(r->limit_resource[i], &r->limit_value[i]) != 0) {
@@ -519,7 +558,177 @@ static pid_t spawn_child(const char *dir, int *born_inside) {
   return fork();
 }
 
-static void launch(struct request *r) {
+
+static struct warm *warm_of(pid_t pid) {
+  for (int i = 0; i < MAX_WARM; i++) {
+    if (warms[i].pid == pid) return &warms[i];
+  }
+  return NULL;
+}
+
+static void forget_warm(struct warm *w) {
+  if (w->control >= 0) close(w->control);
+  free(w->data);
+  free(w->cgroups);
+  memset(w, 0, sizeof *w);
+}
+
+/* The warm child waiting for exactly the cgroups of `r`, if any. */
+static struct warm *warm_for(const struct request *r) {
+  for (int i = 0; i < MAX_WARM; i++) {
+    struct warm *w = &warms[i];
+    if (w->pid == 0 || w->control < 0 || strcmp(w->dir, r->cgroup_dir) != 0) continue;
+    int k = 0;
+    while (w->cgroups[k] != NULL && r->cgroups[k] != NULL && strcmp(w->cgroups[k], r->cgroups[k]) == 0)
+      k++;
+    if (w->cgroups[k] == NULL && r->cgroups[k] == NULL) return w;
+  }
+  return NULL;
+}
+
+/* In the warm child: joins its cgroups, waits for its launch, becomes it. Never returns. */
+static void wait_warm(int control, const char *dir, char **cgroups, int born_inside, pid_t server) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != server) _exit(0);
+  /* Nothing of the server's stays: its control socket alone, on 3. */
+  if (control != 3 && dup3(control, 3, O_CLOEXEC) < 0) _exit(0);
+  control = 3;
+  if (syscall(SYS_close_range, 4U, ~0U, 0U) != 0) {
+    for (int fd = 4; fd < 65536; fd++) close(fd);
+  }
+  memset(flights, 0, sizeof flights);
+  in_flight = 0;
+  channel = -1;
+  memset(warms, 0, sizeof warms);
+  int joined = join_cgroups(dir, cgroups, born_inside);
+  /* The launch: its descriptor count and request length, the report pipe and its descriptors. */
+  uint64_t header[2];
+  union {
+    char buffer[CMSG_SPACE(sizeof(int) * (MAX_FDS + 1))];
+    struct cmsghdr align;
+  } passed;
+  struct iovec io = {header, sizeof header};
+  struct msghdr message = {0};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  message.msg_control = passed.buffer;
+  message.msg_controllen = sizeof passed.buffer;
+  ssize_t got;
+  do got = recvmsg(control, &message, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+  while (got < 0 && errno == EINTR);
+  struct cmsghdr *rights = got == (ssize_t)sizeof header ? CMSG_FIRSTHDR(&message) : NULL;
+  if (rights == NULL || rights->cmsg_type != SCM_RIGHTS || header[0] > MAX_FDS ||
+      rights->cmsg_len != CMSG_LEN(sizeof(int) * (header[0] + 1)) || header[1] > MAX_LINE)
+    _exit(0);
+  int fds[MAX_FDS + 1];
+  memcpy(fds, CMSG_DATA(rights), sizeof(int) * (header[0] + 1));
+  size_t length = (size_t)header[1], have = 0;
+  char *data = malloc(length + 1);
+  int code[2] = {ENOMEM, 0};
+  struct request r;
+  while (data != NULL && have < length) {
+    ssize_t n = read(control, data + have, length - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(0);
+    have += (size_t)n;
+  }
+  /* The server read this very request: it cannot fail here but for memory. */
+  if (data == NULL || read_request(data, length, &r) != 0 || r.extras + 3 != (int)header[0]) {
+    while (write(fds[0], code, sizeof code) < 0 && errno == EINTR) {
+    }
+    _exit(127);
+  }
+  close(control);
+  become(&r, fds + 1, (int)header[0], fds[0], server, born_inside, joined);
+}
+
+/* "w": a warm child for the cgroups of the `w` payload (CGROUP_DIR, CGROUPS), unless one waits. */
+static void warm_up(const char *payload, size_t length) {
+  struct warm *slot = warm_of(0);
+  if (slot == NULL) return;
+  char *data = malloc(length + 1);
+  if (data == NULL) return;
+  memcpy(data, payload, length);
+  struct cursor c = {data, data + length};
+  struct warm w = {0, -1, data, next(&c), NULL};
+  if (w.dir == NULL || (w.cgroups = strings(&c)) == NULL || c.at != c.end) {
+    free(w.cgroups);
+    free(data);
+    return;
+  }
+  struct request wanted = {.cgroup_dir = w.dir, .cgroups = w.cgroups};
+  int pair[2];
+  if (warm_for(&wanted) != NULL || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    free(w.cgroups);
+    free(data);
+    return;
+  }
+  /* A warm child that does not read is given up on, and the launch forked as usual. */
+  struct timeval patience = {1, 0};
+  setsockopt(pair[0], SOL_SOCKET, SO_SNDTIMEO, &patience, sizeof patience);
+  pid_t server = getpid();
+  int born_inside = 0;
+  pid_t pid = spawn_child(w.dir, &born_inside);
+  if (pid == 0) wait_warm(pair[1], w.dir, w.cgroups, born_inside, server);
+  close(pair[1]);
+  if (pid < 0) {
+    close(pair[0]);
+    free(w.cgroups);
+    free(data);
+    return;
+  }
+  w.pid = pid;
+  w.control = pair[0];
+  *slot = w;
+}
+
+/*
+ * Hands launch `data` (its request) to warm child `w`, with its report pipe and descriptors: its
+ * pid, or -1 when it could not take it (it is killed then, and reaped without a word).
+ */
+static pid_t hand_over(struct warm *w, const char *data, size_t length, int report, int *theirs, int n) {
+  uint64_t header[2] = {(uint64_t)n, (uint64_t)length};
+  union {
+    char buffer[CMSG_SPACE(sizeof(int) * (MAX_FDS + 1))];
+    struct cmsghdr align;
+  } passed;
+  memset(&passed, 0, sizeof passed);
+  struct iovec io = {header, sizeof header};
+  struct msghdr message = {0};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  message.msg_control = passed.buffer;
+  message.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)(n + 1));
+  struct cmsghdr *rights = CMSG_FIRSTHDR(&message);
+  rights->cmsg_level = SOL_SOCKET;
+  rights->cmsg_type = SCM_RIGHTS;
+  rights->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)(n + 1));
+  int *fds = (int *)CMSG_DATA(rights);
+  fds[0] = report;
+  memcpy(fds + 1, theirs, sizeof(int) * (size_t)n);
+  ssize_t sent;
+  do sent = sendmsg(w->control, &message, MSG_NOSIGNAL);
+  while (sent < 0 && errno == EINTR);
+  size_t done = 0;
+  while (sent == (ssize_t)sizeof header && done < length) {
+    ssize_t more = send(w->control, data + done, length - done, MSG_NOSIGNAL);
+    if (more < 0 && errno == EINTR) continue;
+    if (more <= 0) sent = -1;
+    else done += (size_t)more;
+  }
+  pid_t pid = w->pid;
+  if (sent == (ssize_t)sizeof header) {
+    /* A flight now, reaped as one. */
+    forget_warm(w);
+    return pid;
+  }
+  kill(pid, SIGKILL);
+  close(w->control);
+  w->control = -1;
+  return -1;
+}
+
+static void launch(struct request *r, const char *data, size_t length) {
   if (in_flight == MAX_IN_FLIGHT) {
     say("e %lu %d busy:%d", r->id, EAGAIN, MAX_IN_FLIGHT);
     return;
@@ -590,8 +799,12 @@ static void launch(struct request *r) {
   }
   pid_t server = getpid();
   int born_inside = 0;
-  pid_t pid = spawn_child(r->cgroup_dir, &born_inside);
-  if (pid == 0) become(r, theirs, n, report[1], server, born_inside);
+  struct warm *warm = warm_for(r);
+  pid_t pid = warm != NULL ? hand_over(warm, data, length, report[1], theirs, n) : -1;
+  if (pid < 0) {
+    pid = spawn_child(r->cgroup_dir, &born_inside);
+    if (pid == 0) become(r, theirs, n, report[1], server, born_inside, -1);
+  }
   int fork_errno = errno;
   close(report[1]);
   close_all(theirs, n);
@@ -679,6 +892,11 @@ static void handle_line(char *line, size_t length) {
     if (*end == '\0') abandon(id);
     return;
   }
+  if (length > 4 && line[1] == 'w' && line[2] == ' ') {
+    long decoded = unbase64(line + 3, length - 4);
+    if (decoded >= 0) warm_up(line + 3, (size_t)decoded);
+    return;
+  }
   /* Set before anything can fail: every path below frees what it holds. */
   struct request r;
   memset(&r, 0, sizeof r);
@@ -690,7 +908,7 @@ static void handle_line(char *line, size_t length) {
     /* Its id, when that much could be read (else 0), fails that launch alone. */
     say("e %lu %d request", r.id, EINVAL);
   } else {
-    launch(&r);
+    launch(&r, line + 1, (size_t)decoded);
   }
   free(r.argv);
   free(r.envp);
@@ -702,6 +920,12 @@ static void reap(void) {
   pid_t pid;
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
     struct flight *f = flight_of(pid);
+    struct warm *w = f == NULL ? warm_of(pid) : NULL;
+    if (w != NULL) {
+      /* A warm child that never became a launch: nobody was told of it. */
+      forget_warm(w);
+      continue;
+    }
     if (f == NULL) {
       tell_exit(pid, status);
       continue;

@@ -10,6 +10,7 @@ import {
   read,
   readHeld,
   removeDir,
+  writeTo,
 } from './cgroup-host.js'
 import { emptied, keyed, killTree, pidsIn } from './cgroup-kill.js'
 
@@ -37,6 +38,16 @@ export class Tree {
   /** The `cgroup.procs` files the launch joins before its exec (the v1 hierarchies). */
   procsFiles(): string[] {
     return [...this.#leaves].filter(([h]) => h.version === 1).map(([, dir]) => join(dir, 'cgroup.procs'))
+  }
+
+  /** How many leaves it has (one per hierarchy it is in). */
+  get leafCount(): number {
+    return this.#leaves.size
+  }
+
+  /** It has the leaf `dir`. */
+  has(dir: string): boolean {
+    return [...this.#leaves.values()].includes(dir)
   }
 
   /** The member leaf (where `cgroup.procs` lists the whole tree). */
@@ -177,6 +188,29 @@ export class Tree {
         this.#live.delete(this)
       }
     }
+  }
+
+  /**
+   * Kills what waits in a tree no launch joined (the fork server's warm child) and removes it
+   * now, waiting for that one exit: what a launch whose directories have the same names needs
+   * first. Bounded: false when it is still there after 200 ms.
+   */
+  removeNow(): boolean {
+    if (this.#kill !== 'cgroup.kill' || writeTo(join(this.dir, 'cgroup.kill'), '1') !== undefined) {
+      for (const pid of this.members()) {
+        try {
+          process.kill(pid, 'SIGKILL')
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
+    const pause = new Int32Array(new SharedArrayBuffer(4))
+    for (let i = 0; i < 200; i++) {
+      if (this.remove()) return true
+      Atomics.wait(pause, 0, 0, 1)
+    }
+    return false
   }
 
   /** Removes the tree's cgroups (once empty); false when some could not be removed yet. */

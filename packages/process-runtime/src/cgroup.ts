@@ -34,6 +34,13 @@ export interface CgroupLimits {
   readonly cpu?: number
 }
 
+/** A tree made ahead for launch `id`, with the limits written in it. */
+interface Spare {
+  readonly id: string
+  readonly limits: CgroupLimits
+  readonly tree: Tree
+}
+
 /** The cgroups of one runtime instance: `<base>/<runId>` in every hierarchy, a leaf per launch. */
 export class Containment {
   readonly host: Extract<CgroupHost, { available: true }>
@@ -41,7 +48,7 @@ export class Containment {
   /** The run's directory in each hierarchy, `member`'s first. */
   readonly runDirs: readonly string[]
   /** The tree made ahead for the next launch (see `reserve`). */
-  #spare: { readonly id: string; readonly limits: CgroupLimits; readonly tree: Tree } | undefined
+  #spare: Spare | undefined
   #closed = false
   /** Trees not removed yet: `close` removes what is left of them. */
   readonly #trees = new Set<Tree>()
@@ -68,8 +75,12 @@ export class Containment {
   tree(id: string, limits: CgroupLimits): Tree {
     const spare = this.#spare
     this.#spare = undefined
-    if (spare !== undefined && spare.id === id && sameLimits(spare.limits, limits)) return spare.tree
-    spare?.tree.remove()
+    if (spare !== undefined && spare.id === id) {
+      if (sameLimits(spare.limits, limits) || this.#retarget(spare, limits)) return spare.tree
+      // Its directories have this launch's name: gone before the launch's own are made.
+      if (!spare.tree.removeNow())
+        throw new Error(`the cgroup ${spare.tree.dir} made ahead for it cannot be removed`)
+    } else if (spare !== undefined) void discard(spare.tree)
     const tree = new Tree(this.#make(id, limits), this.host.kill, this.#trees)
     this.#trees.add(tree)
     tree.prime()
@@ -83,16 +94,48 @@ export class Containment {
    * Synchronous on purpose: on the thread pool the mkdirs contend with the launch's own clone for
    * the kernel's cgroup lock (measured slower).
    */
-  reserve(id: string, limits: CgroupLimits): void {
-    if (this.#spare !== undefined || this.#closed) return
+  reserve(id: string, limits: CgroupLimits): Tree | undefined {
+    if (this.#spare !== undefined || this.#closed) return undefined
     try {
       const tree = new Tree(this.#make(id, limits), this.host.kill, this.#trees)
       this.#trees.add(tree)
       tree.prime()
       this.#spare = { id, limits, tree }
+      return tree
     } catch {
       // Made at the launch instead, which then says why it cannot be.
+      return undefined
     }
+  }
+
+  /**
+   * Gives up the tree made ahead, killing what waits in it (the fork server's warm child): before
+   * `close`, which removes only what is empty.
+   */
+  async release(): Promise<void> {
+    const spare = this.#spare
+    this.#spare = undefined
+    if (spare !== undefined) await discard(spare.tree)
+  }
+
+  /**
+   * Rewrites the limits of the tree made ahead for a launch that has other limits, when it has
+   * the leaves those need (a v1 cpu limit needs a leaf the tree made ahead has not): the child
+   * waiting there runs nothing of the tool until the launch comes, after this. Each limit is
+   * lifted first (a v1 memsw limit is never below the memory limit), then set. False: it did not
+   * fit, or a write was refused.
+   */
+  #retarget(spare: Spare, limits: CgroupLimits): boolean {
+    const plan = this.#plan(spare.id, limits)
+    const leaves = new Set(plan.map(({ dir }) => dir))
+    if (leaves.size !== spare.tree.leafCount || !plan.every(({ dir }) => spare.tree.has(dir))) return false
+    for (const { hierarchy, dir, writes } of plan) {
+      for (const [file, value, optional] of [...liftWrites(hierarchy), ...writes]) {
+        const refused = writeTo(join(dir, file), value)
+        if (refused !== undefined && !optional) return false
+      }
+    }
+    return true
   }
 
   /** Each leaf a launch needs, and the limit files written in it. */
@@ -133,6 +176,16 @@ export class Containment {
   }
 }
 
+/** Kills a tree no launch will join (a warm child may wait in it), then removes it. */
+async function discard(tree: Tree): Promise<void> {
+  try {
+    if (await tree.kill()) await tree.emptied()
+    await tree.removeLater(50)
+  } catch {
+    // Left to `close` and the next start, which remove what is left.
+  }
+}
+
 function sameLimits(a: CgroupLimits, b: CgroupLimits): boolean {
   return a.memory === b.memory && a.pids === b.pids && a.cpu === b.cpu
 }
@@ -150,6 +203,19 @@ function needs(hierarchy: Hierarchy, limits: CgroupLimits): boolean {
 }
 
 const CPU_PERIOD_US = 100_000
+
+/** Every limit of a leaf lifted (what a tree made ahead had is then set anew). */
+function liftWrites(hierarchy: Hierarchy): LimitWrite[] {
+  const c = hierarchy.controllers
+  const v2 = hierarchy.version === 2
+  const out: LimitWrite[] = []
+  if (c.has('memory'))
+    if (v2) out.push(['memory.max', 'max'])
+    else out.push(['memory.memsw.limit_in_bytes', '-1', true], ['memory.limit_in_bytes', '-1'])
+  if (c.has('pids')) out.push(['pids.max', 'max'])
+  if (c.has('cpu')) out.push(v2 ? ['cpu.max', `max ${CPU_PERIOD_US}`] : ['cpu.cfs_quota_us', '-1'])
+  return out
+}
 
 /** A limit file and its value; `optional`: absent where the host does not account for it. */
 type LimitWrite = readonly [file: string, value: string, optional?: boolean]

@@ -137,6 +137,22 @@ export class ForkServer {
     })
   }
 
+  /**
+   * Has the server fork a child ahead into the cgroups of the launch that comes next (`cgroupDir`
+   * to be born in, `cgroups` to join), which a launch into exactly those then becomes: its
+   * migration into them is done by then (see `struct warm` in `native/toolvisor-spawnd.c`). Never
+   * answered; the child ends when its cgroup is killed, so a tree given up on is killed whole.
+   */
+  warm(cgroupDir: string | undefined, cgroups: readonly string[]): void {
+    if (!this.#alive) return
+    const fields = [cgroupDir ?? '', String(cgroups.length), ...cgroups]
+    if (fields.some((field) => field.includes('\0'))) return
+    const payload = Buffer.from(fields.map((field) => `${field}\0`).join('')).toString('base64')
+    this.#server.send(`w ${payload}`, (error) => {
+      if (error) this.#died(`the fork server cannot be reached: ${error.message}`)
+    })
+  }
+
   #message(message: unknown, handle: unknown): void {
     if (typeof message !== 'string') return
     const [kind, a, b, c] = message.split(' ')

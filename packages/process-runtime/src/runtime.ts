@@ -124,7 +124,6 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       ownRun: this.#state.runId,
       budget: this.options.stateBytes,
     })
-    this.#containment?.reserve(processId(1), this.#defaultLimits.cgroup)
     this.#host = {
       options: this.options,
       state: this.#state,
@@ -136,6 +135,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       finished: (process) => this.#finished(process),
       sweep: (process, urgency) => this.#sweeper.sweep(process.id, process.pid, urgency),
     }
+    this.#reserve(processId(1))
   }
 
   /** The launch's cgroup tree, and the next launch's made ahead, once this one is under way. */
@@ -143,8 +143,14 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     const containment = this.#containment
     if (containment === undefined) return undefined
     const tree = containment.tree(id, limits)
-    setImmediate(() => containment.reserve(processId(this.#counter + 1), this.#defaultLimits.cgroup))
+    setImmediate(() => this.#reserve(processId(this.#counter + 1)))
     return tree
+  }
+
+  /** Makes the tree of launch `id` ahead, and has the fork server's child for it wait there. */
+  #reserve(id: string): void {
+    const spare = this.#containment?.reserve(id, this.#defaultLimits.cgroup)
+    if (spare !== undefined) this.#host.forkServer()?.warm(spare.bornIn, spare.procsFiles())
   }
 
   #spillLedger(id: string): SpillLedger {
@@ -238,6 +244,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     this.#disposed = true
     await Promise.all([...this.#running].map((process) => process.stop({ reason: 'runtime-disposed' })))
     await this.#sweeper.idle()
+    await this.#containment?.release()
     this.#containment?.close()
     this.#state.close()
     this.#state.removeIfEmpty()

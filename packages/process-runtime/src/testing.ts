@@ -51,6 +51,25 @@ export function processesWith(name: string, value: string): number[] {
     })
 }
 
+/**
+ * Pids of the live processes in a cgroup of run `runId` (in any hierarchy: its launches' trees, and
+ * the fork server's child waiting in the tree made ahead), whatever they did to their environment.
+ */
+export function processesInRun(runId: string): number[] {
+  const pids: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry)
+    if (!Number.isInteger(pid)) continue
+    try {
+      if (procStat(pid)?.state === 'Z') continue
+      if (readFileSync(`/proc/${pid}/cgroup`, 'utf8').includes(`/${runId}/`)) pids.push(pid)
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids
+}
+
 /** Pids of the live processes whose command line (arguments joined by spaces) contains `needle`. */
 export function processesRunning(needle: string): number[] {
   const pids: number[] = []

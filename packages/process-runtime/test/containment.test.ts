@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { basename, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { describe, expect, it } from 'vitest'
 import { cgroupHost } from '../src/cgroup-host.js'
 import { markedProcesses } from '../src/index.js'
-import { box, boxesHere, eventually, forker, processesRunning } from '../src/testing.js'
-import { fixture, makeRuntime, tempDir } from './helpers.js'
+import { box, boxesHere, eventually, forker, processesInRun, processesRunning } from '../src/testing.js'
+import { fixture, makeRuntime, output, processSpec, runtimeSpec, tempDir } from './helpers.js'
 
 /**
  * Containment (decision 0097), written as the attacker: a tool that sheds everything toolvisor
@@ -149,6 +149,118 @@ describe('one cgroup per launch', () => {
     expect(await eventually(() => pids.every(gone))).toBe(true)
     makeRuntime({ stateDir }) // its records are reported (nothing is left to kill)
   })
+})
+
+/** What a launch sees of itself: its pid, descriptors, signal state and environment. */
+const SELF =
+  'echo $$; ls /proc/self/fd; grep -E "^(SigBlk|SigIgn|SigCgt|NoNewPrivs)" /proc/self/status; env | grep -v ^TOOLVISOR_PROCESS= | sort'
+
+/** The one process waiting in run `runId`'s cgroups once its launches ended: the warm child. */
+async function waiting(runId: string): Promise<number> {
+  expect(await eventually(() => processesInRun(runId).length === 1)).toBe(true)
+  return processesInRun(runId)[0]!
+}
+
+/** The member hierarchy's leaf of run `runId` that `pid` is in. */
+function leafOf(pid: number, runId: string): string {
+  if (!host.available) throw new Error('no cgroups')
+  const member = host.hierarchies[0]!
+  const path = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+    .split('\n')
+    .find((line) => line.includes(`/${runId}/`))!
+  return join(member.base, runId, basename(path))
+}
+
+describe('the tree made ahead, and the fork server child that waits in it', () => {
+  withCgroups(
+    'the next launch is that child, in its cgroups already, and runs exactly as one forked at its launch',
+    async () => {
+      const runtime = makeRuntime()
+      const tool = await runtime.preparePlain({ name: 'self', file: '/bin/sh' })
+      await runtime.start({ tool, argv: ['-c', 'true'] }).exit
+      const warm = await waiting(runtime.runId)
+      const proc = runtime.start({ tool, argv: ['-c', SELF] })
+      expect(await proc.exit).toMatchObject({ code: 0 })
+      const [pid, ...seen] = proc.stdout().head.toString().split('\n')
+      expect(proc.pid).toBe(warm)
+      expect(Number(pid)).toBe(warm)
+      // Forked at its launch (no cgroup: nothing is made ahead), the same tool sees the same.
+      const forked = makeRuntime({ cgroup: false })
+      const same = await forked.preparePlain({ name: 'self', file: '/bin/sh' })
+      const direct = forked.start({ tool: same, argv: ['-c', SELF] })
+      await direct.exit
+      expect(seen).toEqual(direct.stdout().head.toString().split('\n').slice(1))
+      expect(seen).toContain('SigBlk:\t0000000000000000')
+      expect(seen).toContain('SigIgn:\t0000000000000000')
+    },
+  )
+
+  withCgroups('a launch with other limits has them written in that tree before it runs', async () => {
+    const runtime = makeRuntime()
+    const plain = await runtime.preparePlain({ name: 'plain', file: '/bin/sh' })
+    await runtime.start({ tool: plain, argv: ['-c', 'true'] }).exit
+    const warm = await waiting(runtime.runId)
+    const pidsMax = 'cat "$(grep -E "^[0-9]+:pids:" /proc/self/cgroup | cut -d: -f3- | sed "s|^|/sys/fs/cgroup/pids|")/pids.max" 2>/dev/null || cat "/sys/fs/cgroup/unified$(grep ^0:: /proc/self/cgroup | cut -d: -f3-)/pids.max"'
+    const limited = await runtime.preparePlain({ name: 'limited', file: '/bin/sh', limits: { pids: 40 } })
+    const proc = runtime.start({ tool: limited, argv: ['-c', pidsMax] })
+    expect(await proc.exit).toMatchObject({ code: 0 })
+    expect(proc.pid).toBe(warm)
+    if (host.available && host.hierarchies.some((h) => h.controllers.has('pids')))
+      expect(proc.stdout().head.toString().trim()).toBe('40')
+  })
+
+  const v1Cpu = host.available && host.hierarchies.some((h) => h.version === 1 && h.controllers.has('cpu'))
+  it.skipIf(!v1Cpu)(
+    `a launch whose limits need a leaf the tree made ahead has not (a v1 cpu limit) gets its own, and the waiting child is killed first (${v1Cpu ? 'runs here' : 'skipped: no v1 cpu hierarchy here'})`,
+    async () => {
+      const runtime = makeRuntime()
+      const plain = await runtime.preparePlain({ name: 'plain', file: '/bin/sh' })
+      await runtime.start({ tool: plain, argv: ['-c', 'true'] }).exit
+      const warm = await waiting(runtime.runId)
+      const cpu = await runtime.preparePlain({ name: 'cpu', file: '/bin/sh', limits: { cpu: 0.5 } })
+      const proc = runtime.start({ tool: cpu, argv: ['-c', 'grep -c "" /proc/self/cgroup; echo $$'] })
+      expect(await proc.exit).toMatchObject({ code: 0 })
+      expect(proc.pid).not.toBe(warm)
+      expect(gone(warm)).toBe(true)
+      expect(proc.stdout().head.toString().split('\n')[1]).toBe(String(proc.pid))
+    },
+  )
+
+  withCgroups(
+    'a tree made ahead that no launch joins is killed with the child in it, and removed',
+    async () => {
+      const runtime = makeRuntime()
+      const plain = await runtime.preparePlain({ name: 'plain', file: '/bin/sh' })
+      await runtime.start({ tool: plain, argv: ['-c', 'true'] }).exit
+      const first = await waiting(runtime.runId)
+      const firstLeaf = leafOf(first, runtime.runId)
+      expect(existsSync(firstLeaf)).toBe(true)
+      // A launch that fails before it is contained (its rundir cannot be made again) skips that
+      // tree: the next launch has another id, and the one made ahead is given up.
+      const dir = tempDir('tv-rundir-')
+      const broken = await runtime.prepare({
+        path: '/bin/true',
+        dir,
+        slug: 'rundir',
+        process: processSpec({ output: output('chunks') }),
+        runtime: runtimeSpec({ rundir: 'state' }),
+      })
+      rmSync(join(dir, 'state'), { recursive: true })
+      writeFileSync(join(dir, 'state'), 'a file where the rundir was')
+      const next = runtime.start({ tool: broken, argv: [] })
+      expect((await next.exit).why).toMatch(/rundir/)
+      const after = runtime.start({ tool: plain, argv: ['-c', 'true'] })
+      await after.exit
+      expect(after.pid).not.toBe(first)
+      expect(await eventually(() => gone(first))).toBe(true)
+      expect(await eventually(() => !existsSync(firstLeaf))).toBe(true)
+      // And at dispose, the one waiting then.
+      const last = await waiting(runtime.runId)
+      await runtime.dispose()
+      expect(gone(last)).toBe(true)
+      expect(processesInRun(runtime.runId)).toEqual([])
+    },
+  )
 })
 
 /** Runs `command` under `limits` in a boxed host (contained-host.mjs); its one JSON line. */

@@ -6,6 +6,7 @@ import type { OutputSpec, ProcessSpec, ReadySpec, RuntimeSpec } from '@toolvisor
 import { afterEach, expect } from 'vitest'
 import type { Launchers, PreparedTool } from '../src/index.js'
 import { createLaunchers, markedProcesses, Runtime, type RuntimeOptions } from '../src/index.js'
+import { processesInRun } from '../src/testing.js'
 
 export const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
 
@@ -43,11 +44,16 @@ export function makeRuntime(
   return runtime
 }
 
-/** Waits up to `ms` for every process marked with `prefix` to be gone, then asserts it. */
+/**
+ * Waits up to `ms` for every process marked with `prefix`, and every one in a cgroup of run
+ * `prefix`, to be gone, then asserts it.
+ */
 export async function expectNoneLeft(prefix: string, ms = 2000): Promise<void> {
+  const left = () => [...markedProcesses(prefix), ...processesInRun(prefix)]
   const deadline = Date.now() + ms
-  while (markedProcesses(prefix).length > 0 && Date.now() < deadline) await sleep(25)
+  while (left().length > 0 && Date.now() < deadline) await sleep(25)
   expect(markedProcesses(prefix), `processes of ${prefix} still running`).toEqual([])
+  expect(processesInRun(prefix), `processes in the cgroups of ${prefix} still running`).toEqual([])
 }
 
 export function sleep(ms: number): Promise<void> {
