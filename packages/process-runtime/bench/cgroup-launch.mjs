@@ -53,8 +53,14 @@ async function latency(gapMs) {
     )
     const pause = () => (gapMs > 0 ? sleep(gapMs) : undefined)
     const sides = {
-      cgroup: async () => (await pause(), oneshot(withCg.runtime, tools[0], true)),
-      none: async () => (await pause(), oneshot(without.runtime, tools[1], false)),
+      cgroup: async () => {
+        await pause()
+        return oneshot(withCg.runtime, tools[0], true)
+      },
+      none: async () => {
+        await pause()
+        return oneshot(without.runtime, tools[1], false)
+      },
     }
     await rotate(WARMUP, sides)
     const rounds = await rotate(RUNS, sides)

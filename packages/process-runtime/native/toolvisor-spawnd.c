@@ -12,7 +12,7 @@
  *        "k ID"                              the runtime gave up on launch ID (its deadline):
  *                                            killed if still unanswered, and never answered
  *        "w <base64 of CGROUP_DIR CGROUPS>"  a warm child for the launch that comes next into
- *                                            these cgroups (see struct warm); never answered
+ *                                            these cgroups (see struct warm); answered "v PID"
  *        {"cmd":"NODE_HANDLE_ACK"} ...       Node's own acknowledgements: ignored
  *   out: "s ID PID N"                        launch ID started (its exec succeeded) as PID; N of
  *                                            its descriptors follow (a `d` extra whose bytes were
@@ -25,9 +25,13 @@
  *                                            the runtime's end of descriptor I of launch ID,
  *                                            N bytes of its payload already written
  *        "x PID CODE SIGNAL"                 PID ended (CODE -1 when killed by SIGNAL)
+ *        "v PID"                             the warm child a "w" made (0: none was made)
  *
- * A launch: descriptors 0, 1, 2 and every `p`, `d` and `x` extra are socket pairs (what Node's
- * own spawn gives a child; `d` and `x` come with bytes to give the child first), an `f` extra is
+ * A launch: descriptors 0, 1, 2 are pipes (pipe(2), as a shell gives them: `cat /dev/stdin`,
+ * `> /dev/stderr` and `/proc/self/fd/N` open them again, which a socket refuses with ENXIO; the
+ * runtime's ends arrive as Node `Pipe` handles). Every `p`, `d` and `x` extra is a socket pair
+ * (what Node's own spawn gives a child; `d` and `x` come with bytes to give the child first), an
+ * `f` extra is
  * a path referred to here by an O_PATH descriptor (see open_grant: nothing is opened, no link is
  * followed), refused when it is not a directory or a regular file, or, when a pin is given, no
  * longer that device:inode. The child gets its own session (setsid), default
@@ -535,10 +539,12 @@ struct spawn_clone_args {
  * nothing). A kernel without it: a plain fork, and the child joins by writing (*born_inside 0).
  * This process is single-threaded, so the raw system call leaves the C library consistent.
  */
-static pid_t spawn_child(const char *dir, int *born_inside) {
+static pid_t spawn_child(const char *dir, int *born_inside, int strict) {
   *born_inside = 0;
   if (dir[0] == '\0') return fork();
   int cgroup = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /* strict (a warm child): none at all when its cgroup is gone already (given up on). */
+  if (cgroup < 0 && strict) return -1;
   if (cgroup >= 0) {
     struct spawn_clone_args args;
     memset(&args, 0, sizeof args);
@@ -642,44 +648,49 @@ static void wait_warm(int control, const char *dir, char **cgroups, int born_ins
   become(&r, fds + 1, (int)header[0], fds[0], server, born_inside, joined);
 }
 
-/* "w": a warm child for the cgroups of the `w` payload (CGROUP_DIR, CGROUPS), unless one waits. */
-static void warm_up(const char *payload, size_t length) {
+/*
+ * "w": a warm child for the cgroups of the `w` payload (CGROUP_DIR, CGROUPS), unless one waits:
+ * its pid, or 0 when none was made (answered "v PID", so that the runtime, giving the tree up,
+ * knows what to kill before it removes the tree).
+ */
+static pid_t warm_up(const char *payload, size_t length) {
   struct warm *slot = warm_of(0);
-  if (slot == NULL) return;
+  if (slot == NULL) return 0;
   char *data = malloc(length + 1);
-  if (data == NULL) return;
+  if (data == NULL) return 0;
   memcpy(data, payload, length);
   struct cursor c = {data, data + length};
   struct warm w = {0, -1, data, next(&c), NULL};
   if (w.dir == NULL || (w.cgroups = strings(&c)) == NULL || c.at != c.end) {
     free(w.cgroups);
     free(data);
-    return;
+    return 0;
   }
   struct request wanted = {.cgroup_dir = w.dir, .cgroups = w.cgroups};
   int pair[2];
   if (warm_for(&wanted) != NULL || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
     free(w.cgroups);
     free(data);
-    return;
+    return 0;
   }
   /* A warm child that does not read is given up on, and the launch forked as usual. */
   struct timeval patience = {1, 0};
   setsockopt(pair[0], SOL_SOCKET, SO_SNDTIMEO, &patience, sizeof patience);
   pid_t server = getpid();
   int born_inside = 0;
-  pid_t pid = spawn_child(w.dir, &born_inside);
+  pid_t pid = spawn_child(w.dir, &born_inside, 1);
   if (pid == 0) wait_warm(pair[1], w.dir, w.cgroups, born_inside, server);
   close(pair[1]);
   if (pid < 0) {
     close(pair[0]);
     free(w.cgroups);
     free(data);
-    return;
+    return 0;
   }
   w.pid = pid;
   w.control = pair[0];
   *slot = w;
+  return pid;
 }
 
 /*
@@ -766,6 +777,16 @@ static void launch(struct request *r, const char *data, size_t length) {
       continue;
     }
     int pair[2];
+    if (i < 3) {
+      /* A pipe: the child reads 0 and writes 1 and 2. */
+      if (pipe2(pair, O_CLOEXEC) != 0) {
+        say("e %lu %d pipe", r->id, errno);
+        goto done;
+      }
+      ours[i] = pair[i == 0 ? 1 : 0];
+      theirs[i] = pair[i == 0 ? 0 : 1];
+      continue;
+    }
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
       say("e %lu %d socketpair", r->id, errno);
       goto done;
@@ -802,7 +823,7 @@ static void launch(struct request *r, const char *data, size_t length) {
   struct warm *warm = warm_for(r);
   pid_t pid = warm != NULL ? hand_over(warm, data, length, report[1], theirs, n) : -1;
   if (pid < 0) {
-    pid = spawn_child(r->cgroup_dir, &born_inside);
+    pid = spawn_child(r->cgroup_dir, &born_inside, 0);
     if (pid == 0) become(r, theirs, n, report[1], server, born_inside, -1);
   }
   int fork_errno = errno;
@@ -894,7 +915,7 @@ static void handle_line(char *line, size_t length) {
   }
   if (length > 4 && line[1] == 'w' && line[2] == ' ') {
     long decoded = unbase64(line + 3, length - 4);
-    if (decoded >= 0) warm_up(line + 3, (size_t)decoded);
+    say("v %d", decoded >= 0 ? (int)warm_up(line + 3, (size_t)decoded) : 0);
     return;
   }
   /* Set before anything can fail: every path below frees what it holds. */

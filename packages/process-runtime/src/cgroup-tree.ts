@@ -16,6 +16,11 @@ import { emptied, keyed, killTree, pidsIn } from './cgroup-kill.js'
 
 /** The cgroups of one launch: what it joins, how it is killed whole, what it used. */
 export class Tree {
+  /**
+   * A tree made ahead: the fork server's answer naming the warm child it made in it (see
+   * `ForkServer.warm`), which giving the tree up waits for and kills.
+   */
+  warmed: Promise<number | undefined> | undefined
   readonly #leaves: Map<Hierarchy, string>
   readonly #kill: KillMethod
   readonly #live: Set<Tree>

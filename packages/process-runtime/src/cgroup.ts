@@ -179,6 +179,11 @@ export class Containment {
 /** Kills a tree no launch will join (a warm child may wait in it), then removes it. */
 async function discard(tree: Tree): Promise<void> {
   try {
+    // Its warm child made first (or none): a kill before the server made it would find nothing,
+    // nor one before it is in (born there, or joining it just after its fork).
+    const warm = await tree.warmed
+    for (let i = 0; warm !== undefined && i < 40 && !tree.members().includes(warm) && alive(warm); i++)
+      await new Promise((resolve) => setTimeout(resolve, 5))
     if (await tree.kill()) await tree.emptied()
     await tree.removeLater(50)
   } catch {
@@ -237,4 +242,13 @@ function limitWrites(hierarchy: Hierarchy, limits: CgroupLimits): LimitWrite[] {
     else out.push(['cpu.cfs_period_us', String(CPU_PERIOD_US)], ['cpu.cfs_quota_us', quota])
   }
   return out
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
 }

@@ -1,11 +1,30 @@
 import { constants } from 'node:os'
 import { RuntimeError } from './errors.js'
 import type { Launch } from './launchers.js'
-import { openFailure, pinFailure, typeFailure } from './spawn.js'
+import { openFailure, pinFailure, type Spawned, typeFailure } from './spawn.js'
 
 /** What the fork server's messages and requests are made of (see `native/toolvisor-spawnd.c`). */
 
 const errnoNames = new Map(Object.entries(constants.errno).map(([name, number]) => [number, name]))
+const signalNames = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]))
+
+/** The name of signal `number` as the fork server tells it (SIGKILL for one it cannot name). */
+export function signalName(number: number): NodeJS.Signals {
+  return (signalNames.get(number) ?? 'SIGKILL') as NodeJS.Signals
+}
+
+/** The most a request may carry (the fork server's own bound is 64 MiB of base64). */
+const MAX_REQUEST = 40 * 1024 * 1024
+
+/** Launch `id` as the fork server reads it (base64 of `encode`); throws when it cannot be sent. */
+export function requestOf(id: number, launch: Launch): string {
+  const request = encode(id, launch).toString('base64')
+  if (request.length > MAX_REQUEST) {
+    const why = `cannot start ${launch.file}: its arguments and environment exceed ${MAX_REQUEST} bytes`
+    throw new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', why)
+  }
+  return request
+}
 
 /**
  * ID, CWD, FILE, ARGC, ARGV (argv[0] = FILE), ENVC, NAME=VALUE..., EXTRAS, then for each `p`;
@@ -98,4 +117,43 @@ export const LAUNCH_DEADLINE_MS = 10_000
 export function launchTimeout(tool: string, deadlineMs: number): RuntimeError {
   const why = `the launch of ${tool} did not start within ${deadlineMs / 1000} s: the fork server had no word of its exec (its working directory, its executable or a grant on a filesystem that does not answer?); it was killed, and no other launch waited for it`
   return new RuntimeError('RUNTIME_ERR_LAUNCH_TIMEOUT', why)
+}
+
+/** Options of a {@link ForkServer}. */
+export interface ForkServerOptions {
+  /** How long a launch may wait for its exec (default {@link LAUNCH_DEADLINE_MS}). */
+  readonly deadlineMs?: number
+}
+
+/** Options of one {@link ForkServer.launch}. */
+export interface LaunchOptions {
+  /** Its stdout is read into slabs (decision 0083: bulk binary output). */
+  readonly stdoutInSlabs?: boolean
+  /** What errors name it by (the tool's path; default the launch's file). */
+  readonly tool?: string
+  /**
+   * All of its stdin, closed right after: without a fork server it is given as a file (see
+   * `node-pipes.ts`); the fork server's pipe is written as usual.
+   */
+  readonly stdinFile?: Uint8Array
+}
+
+/** A launch sent, waiting for its pid and its descriptors. */
+export interface Pending {
+  readonly id: number
+  readonly launch: Launch
+  readonly tool: string
+  readonly stdoutInSlabs: boolean
+  /** Its deadline (see `#expire`). */
+  timer?: NodeJS.Timeout
+  readonly handles: (object | undefined)[]
+  /** Bytes of each descriptor's payload the server wrote already. */
+  readonly written: number[]
+  /** How many descriptors the server passes (its `s` answer tells). */
+  expected: number
+  received: number
+  pid?: number
+  exit?: [number | null, NodeJS.Signals | null]
+  resolve(spawned: Spawned): void
+  reject(error: Error): void
 }

@@ -1,52 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { accessSync, constants as fs } from 'node:fs'
-import { constants } from 'node:os'
-import { RuntimeError } from './errors.js'
-import { encode, LAUNCH_DEADLINE_MS, launchError, launchTimeout } from './fork-request.js'
+import {
+  type ForkServerOptions,
+  LAUNCH_DEADLINE_MS,
+  type LaunchOptions,
+  launchError,
+  launchTimeout,
+  type Pending,
+  requestOf,
+  signalName,
+} from './fork-request.js'
 import type { Launch } from './launchers.js'
 import { signalGroup } from './process-util.js'
 import { type Child, ServedChild, socketsOver } from './served-child.js'
 import { type Spawned, wireExtras } from './spawn.js'
 
-export type { Child }
-
-const signalNames = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]))
-/** The most a request may carry (the fork server's own bound is 64 MiB of base64). */
-const MAX_REQUEST = 40 * 1024 * 1024
-
-/** Options of a {@link ForkServer}. */
-export interface ForkServerOptions {
-  /** How long a launch may wait for its exec (default {@link LAUNCH_DEADLINE_MS}). */
-  readonly deadlineMs?: number
-}
-
-/** Options of one {@link ForkServer.launch}. */
-export interface LaunchOptions {
-  /** Its stdout is read into slabs (decision 0083: bulk binary output). */
-  readonly stdoutInSlabs?: boolean
-  /** What errors name it by (the tool's path; default the launch's file). */
-  readonly tool?: string
-}
-
-/** A launch sent, waiting for its pid and its descriptors. */
-interface Pending {
-  readonly id: number
-  readonly launch: Launch
-  readonly tool: string
-  readonly stdoutInSlabs: boolean
-  /** Its deadline (see `#expire`). */
-  timer?: NodeJS.Timeout
-  readonly handles: (object | undefined)[]
-  /** Bytes of each descriptor's payload the server wrote already. */
-  readonly written: number[]
-  /** How many descriptors the server passes (its `s` answer tells). */
-  expected: number
-  received: number
-  pid?: number
-  exit?: [number | null, NodeJS.Signals | null]
-  resolve(spawned: Spawned): void
-  reject(error: Error): void
-}
+export type { Child, ForkServerOptions, LaunchOptions }
 
 /**
  * The runtime's side of the fork server (see `native/toolvisor-spawnd.c`): one per Node process
@@ -60,6 +28,10 @@ export class ForkServer {
   readonly #server: ChildProcess
   readonly #byId = new Map<number, Pending>()
   readonly #children = new Map<number, ServedChild | Pending>()
+  /** What each "w" sent waits for, in order (the server answers them in the order it read them). */
+  readonly #warming: ((pid: number | undefined) => void)[] = []
+  /** Children whose launch resolved on this turn of the loop (see `#exited`). */
+  readonly #fresh = new Set<ServedChild>()
   readonly #deadlineMs: number
   #nextId = 1
   #busy = 0
@@ -107,13 +79,9 @@ export class ForkServer {
     const id = this.#nextId++
     let request: string
     try {
-      request = encode(id, launch).toString('base64')
+      request = requestOf(id, launch)
     } catch (error) {
       return Promise.reject(error)
-    }
-    if (request.length > MAX_REQUEST) {
-      const why = `cannot start ${launch.file}: its arguments and environment exceed ${MAX_REQUEST} bytes`
-      return Promise.reject(new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', why))
     }
     return new Promise<Spawned>((resolve, reject) => {
       const pending: Pending = {
@@ -131,25 +99,27 @@ export class ForkServer {
       this.#byId.set(id, pending)
       pending.timer = setTimeout(() => this.#expire(pending), this.#deadlineMs)
       this.#hold()
-      this.#server.send(request, (error) => {
-        if (error) this.#died(`the fork server cannot be reached: ${error.message}`)
-      })
+      this.#tell(request)
     })
   }
 
   /**
    * Has the server fork a child ahead into the cgroups of the launch that comes next (`cgroupDir`
    * to be born in, `cgroups` to join), which a launch into exactly those then becomes: its
-   * migration into them is done by then (see `struct warm` in `native/toolvisor-spawnd.c`). Never
-   * answered; the child ends when its cgroup is killed, so a tree given up on is killed whole.
+   * migration into them is done by then (see `struct warm` in `native/toolvisor-spawnd.c`).
+   * Resolves with its pid once the server made it (undefined: none was, or the server is gone): a
+   * tree given up on is killed after that, so no warm child comes into it afterwards.
    */
-  warm(cgroupDir: string | undefined, cgroups: readonly string[]): void {
-    if (!this.#alive) return
+  warm(cgroupDir: string | undefined, cgroups: readonly string[]): Promise<number | undefined> {
+    if (!this.#alive) return Promise.resolve(undefined)
     const fields = [cgroupDir ?? '', String(cgroups.length), ...cgroups]
-    if (fields.some((field) => field.includes('\0'))) return
+    if (fields.some((field) => field.includes('\0'))) return Promise.resolve(undefined)
     const payload = Buffer.from(fields.map((field) => `${field}\0`).join('')).toString('base64')
-    this.#server.send(`w ${payload}`, (error) => {
-      if (error) this.#died(`the fork server cannot be reached: ${error.message}`)
+    return new Promise((resolve) => {
+      // Held open until answered: a runtime disposed meanwhile waits for this answer.
+      this.#hold()
+      this.#warming.push(resolve)
+      this.#tell(`w ${payload}`)
     })
   }
 
@@ -160,6 +130,7 @@ export class ForkServer {
     else if (kind === 's') this.#started(Number(a), Number(b), Number(c))
     else if (kind === 'e') this.#failed(Number(a), Number(b), c ?? '')
     else if (kind === 'x') this.#exited(Number(a), Number(b), Number(c))
+    else if (kind === 'v') this.#warmed(Number(a) > 0 ? Number(a) : undefined)
   }
 
   #descriptor(id: number, index: number, written: number, handle: unknown): void {
@@ -217,9 +188,7 @@ export class ForkServer {
       this.#children.delete(pending.pid)
     }
     for (const handle of pending.handles) (handle as { close?: () => void } | undefined)?.close?.()
-    this.#server.send(`k ${pending.id}`, (error) => {
-      if (error) this.#died(`the fork server cannot be reached: ${error.message}`)
-    })
+    this.#tell(`k ${pending.id}`)
     pending.reject(launchTimeout(pending.tool, this.#deadlineMs))
   }
 
@@ -233,10 +202,12 @@ export class ForkServer {
   #exited(pid: number, code: number, signal: number): void {
     const child = this.#children.get(pid)
     if (child === undefined) return
-    const exit: [number | null, NodeJS.Signals | null] =
-      code < 0 ? [null, (signalNames.get(signal) ?? 'SIGKILL') as NodeJS.Signals] : [code, null]
-    if (child instanceof ServedChild) this.#end(child, exit)
-    else child.exit = exit
+    const exit: [number | null, NodeJS.Signals | null] = code < 0 ? [null, signalName(signal)] : [code, null]
+    if (!(child instanceof ServedChild)) child.exit = exit
+    // Resolved on this very turn (its start and its end came in one read): told once whoever
+    // awaits the launch has had its turn to listen.
+    else if (this.#fresh.has(child)) setImmediate(() => this.#end(child, exit))
+    else this.#end(child, exit)
   }
 
   #complete(pending: Pending): void {
@@ -247,6 +218,8 @@ export class ForkServer {
     const sockets = socketsOver(pending.handles, 3 + launch.extraFds.length, pending.stdoutInSlabs)
     const child = new ServedChild(pid, sockets)
     this.#children.set(pid, child)
+    this.#fresh.add(child)
+    setImmediate(() => this.#fresh.delete(child))
     const written = (i: number) => pending.written[3 + i] ?? 0
     pending.resolve({ child, pipes: wireExtras(launch, (i) => sockets[3 + i], written) })
     // Told before its descriptors were all here: told now, once its listeners are on.
@@ -260,6 +233,20 @@ export class ForkServer {
     this.#children.delete(child.pid)
     this.#release()
     child.ended(...exit, why)
+  }
+
+  #warmed(pid: number | undefined): void {
+    const waiting = this.#warming.shift()
+    if (waiting === undefined) return
+    this.#release()
+    waiting(pid)
+  }
+
+  /** Sends one message; a server that cannot be reached has died. */
+  #tell(message: string): void {
+    this.#server.send(message, (error) => {
+      if (error) this.#died(`the fork server cannot be reached: ${error.message}`)
+    })
   }
 
   #hold(): void {
@@ -293,22 +280,7 @@ export class ForkServer {
     }
     this.#byId.clear()
     this.#children.clear()
+    while (this.#warming.length > 0) this.#warmed(undefined)
     this.#server.kill('SIGKILL')
   }
-}
-
-const serving = new Map<string, ForkServer>()
-
-/** This process's fork server for `binary`, started when needed; undefined: `binary` cannot run. */
-export function forkServer(binary: string): ForkServer | undefined {
-  const running = serving.get(binary)
-  if (running?.alive) return running
-  try {
-    accessSync(binary, fs.X_OK)
-  } catch {
-    return undefined
-  }
-  const server = new ForkServer(binary)
-  serving.set(binary, server)
-  return server
 }

@@ -2,6 +2,7 @@ import type { EnvdirPermissions } from './envdir-root.js'
 import type { EnvironmentPolicy } from './environment.js'
 import type { LimitsPolicy } from './limits.js'
 import type { OwnPathOption } from './own-paths.js'
+import { DEFAULT_SANDBOX_USER } from './prepare.js'
 
 /** Operator options of the runtime. */
 export interface RuntimeOptions {
@@ -91,3 +92,24 @@ export interface RuntimeOptions {
    */
   readonly protectedPaths?: readonly string[]
 }
+
+const KiB = 1024
+
+/** The defaults of every operator option (ruling 16 and the bounds). */
+export const RUNTIME_DEFAULTS = {
+  ringEvents: 256,
+  ringBytes: 4 * 1024 * KiB,
+  retainBytes: 64 * 1024 * KiB,
+  ringStderrLines: 256,
+  resultBytes: 256 * KiB,
+  maxLineBytes: 1024 * KiB,
+  tailBytes: 8 * KiB,
+  retentionMs: 24 * 60 * 60 * 1000,
+  sandboxUser: DEFAULT_SANDBOX_USER,
+  oneshotTimeoutMs: 10 * 60 * 1000,
+  stateBytes: 1024 * 1024 * KiB,
+  spillBytes: 256 * 1024 * KiB,
+  envdirPermissions: 'refuse',
+  runAsAllow: [] as readonly string[],
+  orphanGraceMs: 60_000,
+} as const

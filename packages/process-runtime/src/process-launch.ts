@@ -97,6 +97,7 @@ export async function launchProcess(
   const { child, pipes } = await spawnServed(launch, server, {
     stdoutInSlabs: slabs,
     tool: tool.path,
+    ...stdinFileOf(server, start),
   }).catch((error: unknown) => {
     launch.release?.()
     cgroups?.remove()
@@ -172,14 +173,30 @@ export function wireStdin(child: Child, start: StartOptions): void {
   stdin.on('error', () => {})
   const input = start.stdin
   if (input === 'open') return
-  const bytes = input && input.length > 0 ? Buffer.from(input) : undefined
+  const whole = stdinAtOnce(start)
+  if (whole !== undefined) {
+    if (whole.length > 0) stdin.end(whole)
+    else stdin.end()
+  } else if (input && input.length > 0) stdin.write(Buffer.from(input))
+}
+
+/** Without a fork server, all of the stdin that closes at once is given as a file (see node-pipes.ts). */
+function stdinFileOf(server: ForkServer | undefined, start: StartOptions): { stdinFile?: Uint8Array } {
+  const whole = server === undefined ? stdinAtOnce(start) : undefined
+  return whole === undefined ? {} : { stdinFile: whole }
+}
+
+/**
+ * All the stdin a start gives, when stdin closes right after it (see `wireStdin`); undefined when
+ * stdin stays open. Without a fork server the spawn gives it as a file then (see `spawnLaunch`).
+ */
+export function stdinAtOnce(start: StartOptions): Buffer | undefined {
+  const input = start.stdin
+  if (input === 'open') return undefined
   const spec = start.process ?? start.tool.process
-  if ('send' in start.tool.runtime.cancel || (spec.mode === 'service' && spec.input !== undefined)) {
-    if (bytes) stdin.write(bytes)
-    return
-  }
-  if (bytes) stdin.end(bytes)
-  else stdin.end()
+  if ('send' in start.tool.runtime.cancel || (spec.mode === 'service' && spec.input !== undefined))
+    return undefined
+  return input && input.length > 0 ? Buffer.from(input) : Buffer.alloc(0)
 }
 
 /**

@@ -6,13 +6,14 @@ import { DiskBudget, type SpillLedger } from './disk.js'
 import { EnvdirRootGuard } from './envdir-root.js'
 import { RuntimeError } from './errors.js'
 import { builtExecHelper, execHelperStatus, forkServerStatus } from './exec-helper.js'
-import { forkServer } from './fork-server.js'
+import { forkServer } from './fork-servers.js'
 import type { Launchers } from './launchers.js'
 import { type AppliedLimits, applyLimits } from './limits.js'
 import { keptLost, markTold } from './lost-records.js'
+import { RUNTIME_DEFAULTS } from './options.js'
 import { ownPathsOf } from './own-paths.js'
 import { type PlainProcessSpec, plainInput } from './plain.js'
-import { DEFAULT_SANDBOX_USER, type PrepareContext, prepareTool } from './prepare.js'
+import { type PrepareContext, prepareTool } from './prepare.js'
 import { ToolProcess } from './process.js'
 import type { ProcessHost } from './process-launch.js'
 import { protectedPaths } from './protected.js'
@@ -32,28 +33,7 @@ import type {
   StartOptions,
 } from './types.js'
 
-const KiB = 1024
-
-/** The defaults of every operator option (ruling 16 and the issue's bounds). */
-export const RUNTIME_DEFAULTS = {
-  ringEvents: 256,
-  ringBytes: 4 * 1024 * KiB,
-  retainBytes: 64 * 1024 * KiB,
-  ringStderrLines: 256,
-  resultBytes: 256 * KiB,
-  maxLineBytes: 1024 * KiB,
-  tailBytes: 8 * KiB,
-  retentionMs: 24 * 60 * 60 * 1000,
-  sandboxUser: DEFAULT_SANDBOX_USER,
-  oneshotTimeoutMs: 10 * 60 * 1000,
-  stateBytes: 1024 * 1024 * KiB,
-  spillBytes: 256 * 1024 * KiB,
-  envdirPermissions: 'refuse',
-  runAsAllow: [] as readonly string[],
-  orphanGraceMs: 60_000,
-} as const
-
-export { RAW_ONESHOT }
+export { RAW_ONESHOT, RUNTIME_DEFAULTS }
 
 /**
  * The process runtime (see `ProcessRuntime`). Create it with `createRuntime`, dispose it with
@@ -150,7 +130,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   /** Makes the tree of launch `id` ahead, and has the fork server's child for it wait there. */
   #reserve(id: string): void {
     const spare = this.#containment?.reserve(id, this.#defaultLimits.cgroup)
-    if (spare !== undefined) this.#host.forkServer()?.warm(spare.bornIn, spare.procsFiles())
+    if (spare !== undefined) spare.warmed = this.#host.forkServer()?.warm(spare.bornIn, spare.procsFiles())
   }
 
   #spillLedger(id: string): SpillLedger {

@@ -44,8 +44,8 @@ export class ServedChild extends EventEmitter implements Child {
 
 /**
  * Sockets over the runtime's ends of a served launch's descriptors (`handles` by descriptor
- * number, `count` of them; undefined where the descriptor is no socket pair). `stdoutInSlabs`: see
- * `LaunchOptions`.
+ * number, `count` of them; undefined where the descriptor is not passed). 0, 1 and 2 are pipes,
+ * one way each: stdin written, stdout and stderr read. `stdoutInSlabs`: see `LaunchOptions`.
  */
 export function socketsOver(
   handles: readonly (object | undefined)[],
@@ -61,7 +61,7 @@ export function socketsOver(
     }
     // `handle` is Node's own option for a socket over a handle it received (what its spawn uses).
     const slabs = i === 1 && stdoutInSlabs ? slabOnread() : undefined
-    const options = { handle, readable: i !== 0, onread: slabs?.onread }
+    const options = { handle, readable: i !== 0, writable: i >= 3 || i === 0, onread: slabs?.onread }
     const socket = new Socket(options as ConstructorParameters<typeof Socket>[0])
     slabs?.attach(socket)
     sockets.push(socket)

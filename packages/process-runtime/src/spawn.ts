@@ -1,10 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process'
 import { type BigIntStats, closeSync, constants, fstatSync, openSync, realpathSync } from 'node:fs'
 import { environmentBlock } from './environment.js'
 import { RuntimeError } from './errors.js'
 import type { Child, ForkServer, LaunchOptions } from './fork-server.js'
 import { typeDescription, typeOf } from './grant-type.js'
 import { CLEAN_ENVIRONMENT, type ExtraFd, type Launch, type Pin } from './launchers.js'
+import { overPipes, standardPipes } from './node-pipes.js'
 import { MARKER_VARIABLE } from './state.js'
 import type { PreparedTool } from './types.js'
 
@@ -84,8 +85,12 @@ export interface Spawned {
  * child has them; `data` and `exchange` ones
  * are written and their write side closed (an `exchange` stays readable). Throws a RuntimeError when a pinned grant changed (nothing is spawned then).
  */
-export function spawnLaunch(launch: Launch): Spawned & { readonly child: ChildProcess } {
+export function spawnLaunch(
+  launch: Launch,
+  stdinFile?: Uint8Array,
+): Spawned & { readonly child: ChildProcess } {
   const opened: number[] = []
+  const ours: number[] = []
   try {
     const stdio = launch.extraFds.map((fd) => {
       if (fd.kind !== 'file') return 'pipe' as const
@@ -93,16 +98,26 @@ export function spawnLaunch(launch: Launch): Spawned & { readonly child: ChildPr
       opened.push(descriptor)
       return descriptor
     })
-    const child = spawn(launch.file, launch.args, {
+    const standard = standardPipes(stdinFile)
+    if (standard !== undefined) {
+      opened.push(...standard.theirs)
+      for (const fd of standard.ours) if (fd !== undefined) ours.push(fd)
+    }
+    const inherited: StdioOptions = [...(standard?.theirs ?? (['pipe', 'pipe', 'pipe'] as const)), ...stdio]
+    const child: ChildProcess = spawn(launch.file, launch.args, {
       cwd: launch.cwd,
       env: launch.env,
       detached: true,
-      stdio: ['pipe', 'pipe', 'pipe', ...stdio],
+      stdio: inherited,
     })
+    if (standard !== undefined) overPipes(child, standard.ours)
+    ours.length = 0
     const pipes = wireExtras(launch, (i) => child.stdio[3 + i] as Duplex | null)
     return { child, pipes }
   } finally {
     for (const descriptor of opened) closeSync(descriptor)
+    // Not taken over by a socket: the spawn threw before.
+    for (const descriptor of ours) closeSync(descriptor)
   }
 }
 
@@ -116,7 +131,7 @@ export async function spawnServed(
   server: ForkServer | undefined,
   options: LaunchOptions = {},
 ): Promise<Spawned> {
-  if (server === undefined) return spawnLaunch(launch)
+  if (server === undefined) return spawnLaunch(launch, options.stdinFile)
   return server.launch(launch, options)
 }
 

@@ -200,7 +200,8 @@ describe('the tree made ahead, and the fork server child that waits in it', () =
     const plain = await runtime.preparePlain({ name: 'plain', file: '/bin/sh' })
     await runtime.start({ tool: plain, argv: ['-c', 'true'] }).exit
     const warm = await waiting(runtime.runId)
-    const pidsMax = 'cat "$(grep -E "^[0-9]+:pids:" /proc/self/cgroup | cut -d: -f3- | sed "s|^|/sys/fs/cgroup/pids|")/pids.max" 2>/dev/null || cat "/sys/fs/cgroup/unified$(grep ^0:: /proc/self/cgroup | cut -d: -f3-)/pids.max"'
+    const pidsMax =
+      'cat "$(grep -E "^[0-9]+:pids:" /proc/self/cgroup | cut -d: -f3- | sed "s|^|/sys/fs/cgroup/pids|")/pids.max" 2>/dev/null || cat "/sys/fs/cgroup/unified$(grep ^0:: /proc/self/cgroup | cut -d: -f3-)/pids.max"'
     const limited = await runtime.preparePlain({ name: 'limited', file: '/bin/sh', limits: { pids: 40 } })
     const proc = runtime.start({ tool: limited, argv: ['-c', pidsMax] })
     expect(await proc.exit).toMatchObject({ code: 0 })

@@ -106,6 +106,14 @@ describe.each(binaries)('the fork server %s', (_, binary, runs) => {
       warm('\0' + '0\0')
       expect(await eventually(() => children().length === 1)).toBe(true)
       const [first] = children()
+      // Each "w" answered in order: none made for the three it cannot read, then the one made.
+      expect(await eventually(() => answers.filter((a) => a.startsWith('v ')).length === 4)).toBe(true)
+      expect(answers.filter((a) => a.startsWith('v '))).toEqual(['v 0', 'v 0', 'v 0', `v ${first}`])
+      // Into a cgroup that is gone (a tree given up on before the server read its "w"): none.
+      warm('/sys/fs/cgroup/no-such-cgroup-of-toolvisor\0' + '0\0')
+      expect(await eventually(() => answers.filter((a) => a.startsWith('v ')).length === 5)).toBe(true)
+      expect(answers.at(-1)).toBe('v 0')
+      expect(children()).toEqual([first])
       raw.send(encode(1, exitTrue).toString('base64'))
       expect(await answered('s 1 ')).toBe(true)
       expect(answers.find((a) => a.startsWith('s 1 '))).toBe(`s 1 ${first} 3`)

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { ForkServer } from '../src/fork-server.js'
 import { builtForkServer } from '../src/index.js'
 import { MAX_SLAB, MIN_SLAB, SlabReader } from '../src/slab-reader.js'
+import { eventually } from '../src/testing.js'
 import { makeRuntime, output, tempDir, tool } from './helpers.js'
 
 const servers: ForkServer[] = []
@@ -113,14 +114,17 @@ describe('the slab reader', () => {
       extraFds: [],
     }
     const { child } = await server.launch(launch, { stdoutInSlabs: true })
-    // Nobody reads until the child is gone: what it wrote waits in the stream (read into slabs
-    // meanwhile as far as the stream's buffer lets it), none of it dropped.
-    await new Promise((resolve) => child.once('exit', resolve))
+    // Nobody reads until the stream holds what it read (into slabs, as far as the stream's buffer
+    // lets it; the rest waits in the pipe, which holds 64 KiB, and the child for it): none of it
+    // is dropped.
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    expect(await eventually(() => child.stdout!.readableLength >= 16 * 1024)).toBe(true)
     let text = ''
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       text += chunk
     })
     await new Promise((resolve) => child.stdout!.once('end', resolve))
+    await exited
     expect(text).toBe(`${'x'.repeat(100000)}\nbye`)
   })
 })

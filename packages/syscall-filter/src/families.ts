@@ -136,7 +136,7 @@ export const SYSCALL_FAMILIES: readonly Family[] = [
   {
     name: 'socketpair',
     rule: 'socketpair',
-    why: 'a stream or seqpacket pair is stuck to its peer (EISCONN; seqpacket ignores an address); a datagram pair reaches any named datagram socket with sendto or connect (F3); stdio pairs are made by the fork server, not by the tool',
+    why: 'a stream or seqpacket pair is stuck to its peer (EISCONN; seqpacket ignores an address); a datagram pair reaches any named datagram socket with sendto or connect (F3); the pairs a launch is given are made by the fork server, not by the tool',
     calls: ['socketpair'],
   },
   {

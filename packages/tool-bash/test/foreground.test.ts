@@ -126,7 +126,7 @@ describe('bash (seed 001), foreground', () => {
     )
   })
 
-  it('reads no startup file, though its stdin is a socket (bash would take that for rshd and source ~/.bashrc)', async () => {
+  it('reads no startup file, and its stdin is a pipe (on a socket bash would take itself for rshd and source ~/.bashrc)', async () => {
     const home = tempDir()
     writeFileSync(join(home, '.bashrc'), 'echo sourced-bashrc\n')
     writeFileSync(join(home, '.bash_profile'), 'echo sourced-profile\n')
@@ -136,8 +136,8 @@ describe('bash (seed 001), foreground', () => {
     delete process.env.SHLVL
     try {
       const { call } = await compose()
-      expect((await call('bash', bash('echo "$HOME"; [ -S /dev/stdin ] && echo socket'))).text).toBe(
-        `${home}\nsocket\n`,
+      expect((await call('bash', bash('echo "$HOME"; [ -p /dev/stdin ] && echo pipe'))).text).toBe(
+        `${home}\npipe\n`,
       )
     } finally {
       process.env.HOME = saved.HOME
