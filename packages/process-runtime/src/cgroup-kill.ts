@@ -72,7 +72,8 @@ export async function emptied(dir: string, within = EMPTY_MS): Promise<boolean> 
   }
 }
 
-function alive(pid: number): boolean {
+/** Running: a process with that pid that is not a zombie. */
+export function alive(pid: number): boolean {
   const stat = procStat(pid)
   return stat !== undefined && stat.state !== 'Z'
 }

@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import { type CgroupHost, enableIn, type Hierarchy, makeDir, removeDir, writeTo } from './cgroup-host.js'
+import { alive } from './cgroup-kill.js'
 import { Tree } from './cgroup-tree.js'
 
 export { Tree }
@@ -242,13 +243,4 @@ function limitWrites(hierarchy: Hierarchy, limits: CgroupLimits): LimitWrite[] {
     else out.push(['cpu.cfs_period_us', String(CPU_PERIOD_US)], ['cpu.cfs_quota_us', quota])
   }
   return out
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
 }

@@ -58,20 +58,29 @@ const binaries = [
   ],
 ] as const
 
+/**
+ * The server spoken to directly over its channel (killed after the test): every answer as it came,
+ * a wait for one with a prefix, and what it wrote on stderr.
+ */
+function rawServer(binary: string) {
+  const raw = spawn(binary, [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'json' })
+  cleanups.push(() => raw.kill('SIGKILL'))
+  let stderr = ''
+  raw.stderr!.on('data', (chunk: Buffer) => (stderr += chunk))
+  const answers: string[] = []
+  raw.on('message', (message: unknown, handle: unknown) => {
+    ;(handle as { close?: () => void } | undefined)?.close?.()
+    if (typeof message === 'string') answers.push(message)
+  })
+  const answered = (prefix: string) => eventually(() => answers.some((a) => a.startsWith(prefix)))
+  return { raw, answers, answered, stderr: () => stderr }
+}
+
 describe.each(binaries)('the fork server %s', (_, binary, runs) => {
   it.skipIf(!runs)(
     'answers requests it cannot read with "e ID EINVAL request" and goes on serving',
     async () => {
-      const raw = spawn(binary(), [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'json' })
-      cleanups.push(() => raw.kill('SIGKILL'))
-      let stderr = ''
-      raw.stderr!.on('data', (chunk: Buffer) => (stderr += chunk))
-      const answers: string[] = []
-      raw.on('message', (message: unknown, handle: unknown) => {
-        ;(handle as { close?: () => void } | undefined)?.close?.()
-        if (typeof message === 'string') answers.push(message)
-      })
-      const answered = (prefix: string) => eventually(() => answers.some((a) => a.startsWith(prefix)))
+      const { raw, answers, answered, stderr } = rawServer(binary())
       raw.send(encode(1, exitTrue).toString('base64'))
       expect(await answered('s 1 ')).toBe(true)
       // Not base64 at all (the id is unknown: 0), then base64 of a request with its id only.
@@ -79,7 +88,7 @@ describe.each(binaries)('the fork server %s', (_, binary, runs) => {
       raw.send(Buffer.from('2\0').toString('base64'))
       raw.send(encode(3, exitTrue).toString('base64'))
       await answered('s 3 ')
-      expect({ stderr, exit: raw.exitCode ?? raw.signalCode }).toEqual({ stderr: '', exit: null })
+      expect({ stderr: stderr(), exit: raw.exitCode ?? raw.signalCode }).toEqual({ stderr: '', exit: null })
       expect(answers.filter((a) => a.startsWith('e '))).toEqual(['e 0 22 request', 'e 2 22 request'])
     },
   )
@@ -87,16 +96,7 @@ describe.each(binaries)('the fork server %s', (_, binary, runs) => {
   it.skipIf(!runs)(
     'a warm child ("w") becomes the next launch into its cgroups, or fails it as a fork would; a "w" it cannot read is ignored',
     async () => {
-      const raw = spawn(binary(), [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'json' })
-      cleanups.push(() => raw.kill('SIGKILL'))
-      let stderr = ''
-      raw.stderr!.on('data', (chunk: Buffer) => (stderr += chunk))
-      const answers: string[] = []
-      raw.on('message', (message: unknown, handle: unknown) => {
-        ;(handle as { close?: () => void } | undefined)?.close?.()
-        if (typeof message === 'string') answers.push(message)
-      })
-      const answered = (prefix: string) => eventually(() => answers.some((a) => a.startsWith(prefix)))
+      const { raw, answers, answered, stderr } = rawServer(binary())
       const warm = (fields: string) => raw.send(`w ${Buffer.from(fields).toString('base64')}`)
       const children = () => childrenOf(raw.pid!)
       raw.send('w not base64 at all')
@@ -131,7 +131,7 @@ describe.each(binaries)('the fork server %s', (_, binary, runs) => {
       raw.send(encode(3, exitTrue).toString('base64'))
       expect(await answered('s 3 ')).toBe(true)
       expect(answers.filter((a) => a.startsWith('x ') && !a.startsWith(`x ${first} `))).toHaveLength(1)
-      expect({ stderr, exit: raw.exitCode ?? raw.signalCode }).toEqual({ stderr: '', exit: null })
+      expect({ stderr: stderr(), exit: raw.exitCode ?? raw.signalCode }).toEqual({ stderr: '', exit: null })
     },
   )
 })
