@@ -8,6 +8,35 @@ interface Issue {
   readonly message: string
   readonly keys?: readonly string[]
   readonly expected?: string
+  readonly values?: readonly unknown[]
+  /** An `invalid_union`: the issues of each alternative, their paths relative to the union's. */
+  readonly errors?: readonly (readonly Issue[])[]
+}
+
+/**
+ * The issues of a union mismatch that say what is wrong. An alternative that matched the value's
+ * shape and failed further in (an entry object with a bad field, not the string an entry may also
+ * be) names the real problem: its issues are taken, at their full paths. When every alternative
+ * failed at the union itself, one issue says what each would have taken.
+ */
+function unionIssues(issue: Issue): Issue[] {
+  const branches = issue.errors ?? []
+  const deeper = branches.filter((branch) => branch.some((each) => each.path.length > 0 || each.errors))
+  if (deeper.length === 1) {
+    return deeper[0]!.flatMap((each) => expanded({ ...each, path: [...issue.path, ...each.path] }))
+  }
+  const taken = branches.flat().map((each) => {
+    if (each.code === 'invalid_value') return (each.values ?? []).map((v) => JSON.stringify(v)).join(' or ')
+    return each.expected === 'record' ? 'an object' : (each.expected ?? each.message)
+  })
+  return taken.length === 0
+    ? [issue]
+    : [{ code: 'invalid_type', path: issue.path, message: issue.message, expected: taken.join(' or ') }]
+}
+
+/** An issue, or the issues a union mismatch comes down to. */
+function expanded(issue: Issue): Issue[] {
+  return issue.code === 'invalid_union' ? unionIssues(issue) : [issue]
 }
 
 /**
@@ -16,7 +45,7 @@ interface Issue {
  * named with its path and, when one is close, the key that was probably meant.
  */
 export function configProblems(error: z.ZodError, json: unknown, schema: z.ZodType): string[] {
-  return (error.issues as readonly Issue[]).flatMap((issue) => {
+  return (error.issues as readonly Issue[]).flatMap(expanded).flatMap((issue) => {
     if (issue.code === 'unrecognized_keys') {
       const known = keysAt(schema, issue.path)
       return (issue.keys ?? []).map(

@@ -61,7 +61,7 @@ export const ConfigFile = z
       .array(ToolboxEntryConfig)
       .default([])
       .describe(
-        'Toolbox directories; an entry may be `{ "path", "environment" }` to give its tools their own policy.',
+        'Toolbox directories; an entry may be `{ "path", "environment", "keepControls", "allowDash" }` to give its tools their own policy.',
       ),
     capabilities: z
       .array(CapabilityEntry)

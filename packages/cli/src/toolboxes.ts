@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
-import { basename } from 'node:path'
-import type { LoadedTool, LoadReport, Tool, ToolboxEntry } from '@toolvisor/toolbox'
+import { basename, dirname, resolve } from 'node:path'
+import type { EntryOptions, LoadedTool, LoadReport, Tool, ToolboxEntry } from '@toolvisor/toolbox'
 import { toolboxFiles } from '@toolvisor/toolbox'
 import type { Composed } from './compose.js'
 import { CliError } from './errors.js'
@@ -42,6 +42,17 @@ export function checkToolboxes(toolboxes: readonly ToolboxEntry[], allowEmpty: b
       `toolbox ${dir}: holds no tool (a tool is an executable file directly inside it; ${skipped}); pass --allow-empty to serve it anyway`,
     )
   }
+}
+
+/**
+ * What the operator set for the toolbox a tool file lies directly in (the first configured entry
+ * of that directory): a tool called or described by its path runs as it would be served. None
+ * when the file is in no configured toolbox.
+ */
+export function entryOf(toolboxes: readonly ToolboxEntry[], path: string): EntryOptions | undefined {
+  const dir = dirname(resolve(path))
+  const entry = toolboxes.find((each) => resolve(pathOf(each)) === dir)
+  return entry === undefined || typeof entry === 'string' ? undefined : entry
 }
 
 /** Whether the TOOL argument of `call` names a file (a path) rather than a tool in the toolboxes. */

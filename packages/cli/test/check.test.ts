@@ -277,6 +277,28 @@ describe('toolvisor check tells the truth', () => {
     expect(doc.errors).toEqual([message])
   })
 
+  it('shows which arguments take a leading "-" by the operator\'s allowDash, and warns for names that reach nothing', async () => {
+    const compat = join(fixtures, 'compat')
+    const allowDash = { write_content: ['content', 'contnet'], write_flie: true }
+    const config = configFile({ toolboxes: [{ path: compat, allowDash }] })
+    const text = await run(['check', '--config', config])
+    expect(text.code).toBe(0)
+    const row = text.stdout.split('\n').find((line) => line.includes('write_content'))
+    expect(row).toContain('leading "-" taken by content (operator)')
+    expect(text.stdout).toContain(
+      `${compat}/write-content: allowDash names "contnet", which write_content does not declare (its arguments are filepath, content, check_action)`,
+    )
+    expect(text.stdout).toContain(
+      `${compat}: allowDash names the tool "write_flie", which this toolbox does not load`,
+    )
+    const json = JSON.parse((await run(['check', '--config', config, '--json'])).stdout)
+    const tools = json.tools as Array<{ tool: string; allowDash?: unknown }>
+    expect(tools.find((t) => t.tool === 'write_content')?.allowDash).toEqual([
+      { argument: 'content', by: 'operator' },
+    ])
+    expect(tools.find((t) => t.tool === 'write_file')).not.toHaveProperty('allowDash')
+  })
+
   it('lists files that are not tools apart, as neither tools nor errors', async () => {
     const box = tempDir('tv-check-box-')
     writeFileSync(join(box, 'README.md'), '# tools\n')

@@ -5,7 +5,7 @@
 // /dev/stdin`, `> /dev/stderr` and `tee /dev/stderr` failed with ENXIO (or wrote nothing).
 import { spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -32,7 +32,30 @@ const scratch = mkdtempSync(join(tmpdir(), 'tv-compat-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 const written = join(scratch, 'notes.md')
 const markdown = '# Notes\n\n- first item\n- second item\n--- a rule\n'
+const list = '- first item\n- second item\n--- a rule'
+// The operator's allowDash (decision 0099) for the one tool that takes free text positionally.
+const config = join(scratch, 'toolvisor.json')
+writeFileSync(
+  config,
+  JSON.stringify({ toolboxes: [{ path: box, allowDash: { write_content: ['content'] } }] }),
+)
 const cases: readonly Case[] = [
+  {
+    tool: 'write-content',
+    slug: 'write_content',
+    args: { filepath: written, content: list },
+    argv: [written, list],
+    stdin: '',
+    writes: written,
+  },
+  {
+    tool: 'write-content',
+    slug: 'write_content',
+    args: { filepath: written, content: '--- a rule, then -rf', check_action: 'none' },
+    argv: [written, '--- a rule, then -rf', 'none'],
+    stdin: '',
+    writes: written,
+  },
   { tool: 'cat-stdin', slug: 'cat_stdin', args: { content: 'one\ntwo' }, argv: [], stdin: 'one\ntwo\n' },
   { tool: 'tee-stderr', slug: 'tee_stderr', args: { word: 'hello' }, argv: ['hello'], stdin: '' },
   {
@@ -90,10 +113,25 @@ describe('tools written as real collections write them', () => {
     expect(hasPython).toBe(true)
   })
 
+  it('refuses a leading "-" in write_content\'s content without the override, running nothing', async () => {
+    const args = { filepath: written, content: '- item' }
+    const refused = await run(['call', join(box, 'write-content'), JSON.stringify(args)])
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toContain('argument "content": "- item" starts with "-"')
+    expect(refused.stdout).toContain('the tool was not run')
+    expect(existsSync(written)).toBe(false)
+    // The override names content only: another positional keeps the refusal.
+    const flag = { ...args, content: 'x', check_action: '-n' }
+    const still = await run(['call', join(box, 'write-content'), '--config', config, JSON.stringify(flag)])
+    expect(still.code).toBe(1)
+    expect(still.stdout).toContain('argument "check_action": "-n" starts with "-"')
+    expect(existsSync(written)).toBe(false)
+  })
+
   for (const c of cases) {
     it(`toolvisor call ${c.tool} ${JSON.stringify(c.args)}: the bytes of a direct run`, async () => {
       const expected = direct(c)
-      const called = await run(['call', join(box, c.tool), JSON.stringify(c.args)])
+      const called = await run(['call', join(box, c.tool), '--config', config, JSON.stringify(c.args)])
       expect(called.stderr).toBe('')
       expect(called.code).toBe(0)
       expect({ stdout: called.stdout, ...taken(c) }).toEqual(expected)
@@ -106,7 +144,7 @@ describe('tools written as real collections write them', () => {
     beforeAll(async () => {
       const transport = new StdioClientTransport({
         command: process.execPath,
-        args: [bin, 'mcp', '--toolbox', box, '--state-dir', tempDir('tv-compat-state-')],
+        args: [bin, 'mcp', '--config', config, '--state-dir', tempDir('tv-compat-state-')],
         env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
         stderr: 'pipe',
       })

@@ -217,6 +217,16 @@ describe('toolvisor check --config', () => {
       ],
       [configFile({ call: { yieldMs: '5' } }, tempDir()), ': $.call.yieldMs: expected number, got "5"'],
       [configFile({ mcp: 3 }, tempDir()), ': $.mcp: expected object, got 3'],
+      // A toolbox entry is a string or an object: the object's own field is named, not the entry.
+      [
+        configFile({ toolboxes: [{ path: 'box', allowDash: ['content'] }] }, tempDir()),
+        ': $.toolboxes[0].allowDash: expected true or an object, got ["content"]',
+      ],
+      [
+        configFile({ toolboxes: [{ path: 'box', alowDash: true }] }, tempDir()),
+        ': $.toolboxes[0].alowDash: unknown key; did you mean "allowDash"?',
+      ],
+      [configFile({ toolboxes: [3] }, tempDir()), ': $.toolboxes[0]: expected string or object, got 3'],
     ]
     for (const [file, message] of cases) {
       const { code, stderr } = await run(['check', '--config', file])

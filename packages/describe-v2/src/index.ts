@@ -1,3 +1,5 @@
+export type { AllowDashOutcome } from './allow-dash.js'
+export { allowDashFor } from './allow-dash.js'
 export type { DescribeErrorCode, ErrorCode, LoadingErrorDetails } from './errors.js'
 export { ArgumentError, DescribeErrorCodes, LoadingError } from './errors.js'
 export { compileEventSchema } from './event-schema.js'

@@ -24,6 +24,11 @@ export interface LoadedTool {
   readonly describeHash: string
   /** The operator keeps this tool's terminal control codes raw (default: escaped, decision 0013). */
   readonly keepControls: boolean
+  /**
+   * The arguments the operator's `allowDash` lets take a value that starts with `-` (`name`, or
+   * `command.name`; decision 0099): already set on `spec`, listed for `toolvisor check`.
+   */
+  readonly allowDash: readonly string[]
 }
 
 /** What binary tools need to run. */

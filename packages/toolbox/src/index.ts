@@ -1,3 +1,4 @@
+export type { AllowDash } from './allow-dash.js'
 export type { Approval, ApprovalOutcome, ApprovalRequest } from './approval.js'
 export { ApprovalToken } from './approval.js'
 export type { BinaryToolDeps, CallOptions, LoadedTool, ToolsOfOptions } from './binary-tool.js'

@@ -13,6 +13,7 @@ import {
 import { dirname, join, resolve } from 'node:path'
 import { LoadingError } from '@toolvisor/describe-v2'
 import { type EnvironmentPolicy, RAW_ONESHOT } from '@toolvisor/process-runtime'
+import { type AllowDash, overridden, strayAllowDash } from './allow-dash.js'
 import type { BinaryToolDeps, LoadedTool } from './binary-tool.js'
 import { type ToolboxErrorCode, ToolboxErrorCodes, ToolboxWarningCodes } from './errors.js'
 import type { LoadReport } from './types.js'
@@ -26,8 +27,9 @@ export interface LoadOptions {
 }
 
 /**
- * A toolbox: its directory, or its directory with the environment policy of its tools and the
- * tools whose terminal control codes reach the model raw (`true`: all of them; default: none).
+ * A toolbox: its directory, or its directory with the environment policy of its tools, the
+ * tools whose terminal control codes reach the model raw (`true`: all of them; default: none),
+ * and the arguments whose values may start with `-` (default: none but what a tool declares).
  */
 export type ToolboxEntry =
   | string
@@ -35,6 +37,7 @@ export type ToolboxEntry =
       readonly path: string
       readonly environment?: EnvironmentPolicy | undefined
       readonly keepControls?: true | readonly string[] | undefined
+      readonly allowDash?: AllowDash | undefined
     }
 
 /** What the operator set for the tools of one toolbox. */
@@ -42,6 +45,8 @@ export interface EntryOptions {
   readonly environment?: EnvironmentPolicy | undefined
   /** Keep this tool's control codes raw (decided per slug from the entry's `keepControls`). */
   readonly keepControls?: true | readonly string[] | undefined
+  /** Arguments that take a leading `-` (decided per slug from the entry's `allowDash`). */
+  readonly allowDash?: AllowDash | undefined
 }
 
 /** What loading toolboxes gave: the tools, a report for every failure and warning, and what is not a tool. */
@@ -174,7 +179,7 @@ export async function loadTool(
   const stdout = process.stdout()
   if (stdout.truncated)
     fail(`describe printed ${stdout.totalBytes} bytes, more than a describe document may hold`)
-  const spec = deps.describe.parse(stdout.head, real)
+  const { spec, allowDash } = overridden(deps.describe.parse(stdout.head, real), entry.allowDash)
   const prepared = await deps.runtime.prepare({
     ...spec,
     path: real,
@@ -188,6 +193,7 @@ export async function loadTool(
     confined,
     describeHash: createHash('sha256').update(stdout.head).digest('hex'),
     keepControls: keep === true || (keep?.includes(spec.slug) ?? false),
+    allowDash,
   }
 }
 
@@ -268,6 +274,7 @@ export async function loadToolboxes(
   }
   await Promise.all(Array.from({ length: Math.min(options.describeConcurrency, found.length) }, worker))
   const loaded = results.filter((tool): tool is LoadedTool => tool !== undefined)
+  reports.push(...strayAllowDash(dirs, found, results))
   for (const tool of loaded) {
     for (const warning of tool.spec.warnings) {
       reports.push({

@@ -4,7 +4,14 @@ import { EnvironmentPolicyConfig, RAW_ONESHOT, RuntimeToken, TasksToken } from '
 import { z } from 'zod'
 import { type BinaryToolDeps, type CallOptions, type LoadedTool, toolsOf } from './binary-tool.js'
 import { type HelpOptions, helpTool } from './help.js'
-import { type LoadOptions, type LoadOutcome, loadTool, loadToolboxes, type ToolboxEntry } from './loader.js'
+import {
+  type EntryOptions,
+  type LoadOptions,
+  type LoadOutcome,
+  loadTool,
+  loadToolboxes,
+  type ToolboxEntry,
+} from './loader.js'
 import { createModes, type Modes } from './modes.js'
 import { oneshotHandler } from './oneshot.js'
 import { createOneshots } from './oneshots.js'
@@ -17,8 +24,11 @@ import type { Tool, ToolRegistry } from './types.js'
 
 /** The `binary-tools` service: loads executables as tools, for the toolbox and for other packages. */
 export interface BinaryTools {
-  /** Loads one executable; throws a LoadingError. */
-  load(path: string): Promise<LoadedTool>
+  /**
+   * Loads one executable, under what the operator set for its toolbox when it is in one (`entry`:
+   * environment, keepControls, allowDash); throws a LoadingError.
+   */
+  load(path: string, entry?: EntryOptions): Promise<LoadedTool>
   /** Loads every tool of the toolboxes; failures are reports, never throws. */
   loadToolboxes(dirs: readonly ToolboxEntry[]): Promise<LoadOutcome>
   /** The model-facing tools of a loaded tool (itself, or one per sub-command). */
@@ -42,7 +52,19 @@ export interface BinaryTools {
   serve(registry: ToolRegistry, loaded: readonly LoadedTool[]): Served
 }
 
-/** A toolbox: its directory, or its directory, the environment policy of its tools, and whose control codes stay raw. */
+/**
+ * The operator's `allowDash` override (decision 0099): `true` for every argument of every tool of
+ * the toolbox, or per tool slug, `true` for all its arguments or the names of some.
+ */
+export const AllowDashConfig = z.union([
+  z.literal(true),
+  z.record(z.string().min(1), z.union([z.literal(true), z.array(z.string().min(1)).min(1)])),
+])
+
+/**
+ * A toolbox: its directory, or its directory, the environment policy of its tools, whose control
+ * codes stay raw and which arguments may take values that start with `-`.
+ */
 export const ToolboxEntryConfig = z.union([
   z.string().min(1),
   z
@@ -50,6 +72,7 @@ export const ToolboxEntryConfig = z.union([
       path: z.string().min(1),
       environment: EnvironmentPolicyConfig.optional(),
       keepControls: z.union([z.literal(true), z.array(z.string().min(1))]).optional(),
+      allowDash: AllowDashConfig.optional(),
     })
     .strict(),
 ])
@@ -85,7 +108,7 @@ export function createBinaryTools(
     toolsOf({ loaded, describe: deps.describe, modes, resultBytes, ...(sessions ? { sessions } : {}) })
   const help = (loaded: readonly LoadedTool[]) => helpTool(loaded, deps, options)
   return {
-    load: (path) => loadTool(path, deps, options),
+    load: (path, entry) => loadTool(path, deps, options, entry),
     loadToolboxes: (dirs) => loadToolboxes(dirs, deps, options),
     tools,
     helpTool: help,

@@ -11,7 +11,7 @@ import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
 import { configFileOf, configOf, type FlagValues, parseLine, usageOf } from '../flags.js'
 import { type Io, logTo } from '../output.js'
-import { checkToolboxes, type FoundTool, findTool, isToolPath } from '../toolboxes.js'
+import { checkToolboxes, entryOf, type FoundTool, findTool, isToolPath } from '../toolboxes.js'
 
 /** `toolvisor call --help`. */
 export const CALL_USAGE = usageOf(
@@ -84,7 +84,7 @@ export async function callCommand(
     // A LoadingError reaches main(), which prints it and exits 2.
     const found: FoundTool = byName
       ? await findTool(composed, config.toolboxes, line.path)
-      : { loaded: await composed.binary.load(line.path) }
+      : { loaded: await composed.binary.load(line.path, entryOf(config.toolboxes, line.path)) }
     const command = typeof values.command === 'string' ? values.command : undefined
     const tool = found.tool ?? pick(found.loaded, composed.binary.tools(found.loaded), command)
     if (typeof tool === 'string') {

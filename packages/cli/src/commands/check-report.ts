@@ -24,6 +24,11 @@ export interface ToolReport {
   readonly inherit?: string
   /** The limits it runs under and what enforces each (decision 0097). */
   readonly limits?: LimitsReport
+  /**
+   * The arguments that take a value starting with `-` (`name`, or `command.name`) and who said so:
+   * the tool's own `allow_dash`, or the operator's `allowDash` (decision 0099).
+   */
+  readonly allowDash?: ReadonlyArray<{ readonly argument: string; readonly by: 'tool' | 'operator' }>
   readonly detail?: string
   readonly fix?: string
 }
@@ -162,6 +167,11 @@ function capabilityLines(capabilities: readonly CapabilityReport[]): string[] {
   return lines
 }
 
+/** `content (operator), diff (tool)`: the arguments that take a leading dash, and who allowed it. */
+function dashLine(allowed: NonNullable<ToolReport['allowDash']>): string {
+  return allowed.map((each) => `${visibleLine(each.argument)} (${each.by})`).join(' ')
+}
+
 function toolLines(tools: readonly ToolReport[]): string[] {
   if (tools.length === 0) return []
   const lines = ['tools']
@@ -173,6 +183,7 @@ function toolLines(tools: readonly ToolReport[]): string[] {
       t.user ? `as ${visibleLine(t.user)}` : '',
       t.inherit ? `env ${t.inherit}` : '',
       t.limits ? `limits ${limitsLine(t.limits)}` : '',
+      t.allowDash ? `leading "-" taken by ${dashLine(t.allowDash)}` : '',
     ]
       .filter(Boolean)
       .join(', ')

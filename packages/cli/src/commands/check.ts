@@ -122,9 +122,31 @@ async function toolReport(loaded: LoadedTool, result: CheckResult): Promise<Tool
     ...(loaded.prepared.account ? { user: loaded.prepared.account.name } : {}),
     inherit: loaded.prepared.environment.inherit,
     ...(loaded.prepared.limits ? { limits: limitsReport(loaded.prepared.limits) } : {}),
+    ...dashReport(loaded),
     ...(result.detail !== undefined ? { detail: result.detail } : {}),
     ...(result.fix !== undefined ? { fix: result.fix } : {}),
   }
+}
+
+/**
+ * The arguments of a tool that take a leading `-`: each the tool declared `allow_dash` on, and
+ * each the operator's `allowDash` reached (decision 0099); nothing when there are none.
+ */
+function dashReport(loaded: LoadedTool): Pick<ToolReport, 'allowDash'> {
+  const { spec } = loaded
+  const args = [
+    ...spec.args.map((arg) => ({ arg, label: arg.name })),
+    ...spec.commands.flatMap((command) =>
+      command.args.map((arg) => ({ arg, label: `${command.name}.${arg.name}` })),
+    ),
+  ]
+  const allowed = args
+    .filter(({ arg }) => arg.allowDash === true)
+    .map(({ label }) => ({
+      argument: label,
+      by: loaded.allowDash.includes(label) ? ('operator' as const) : ('tool' as const),
+    }))
+  return allowed.length > 0 ? { allowDash: allowed } : {}
 }
 
 /** Resolves and registers every capability as the capabilities plugin does, reporting instead of failing. */

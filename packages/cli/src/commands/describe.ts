@@ -4,6 +4,7 @@ import { type LoadedTool, type Tool, type ToolRegistry, visibleJson, visibleLine
 import { compose } from '../compose.js'
 import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
 import { human, type Io } from '../output.js'
+import { entryOf } from '../toolboxes.js'
 
 /** `toolvisor describe --help`. */
 export const DESCRIBE_USAGE = usageOf(
@@ -34,13 +35,14 @@ export async function describeCommand(argv: readonly string[], io: Io): Promise<
     )
     return 2
   }
-  const composed = await compose(configOf('describe', values), {
+  const config = configOf('describe', values)
+  const composed = await compose(config, {
     loadToolboxes: false,
     configFile: configFileOf(values),
   })
   try {
     // A LoadingError reaches main(), which prints it and exits 2.
-    const loaded = await composed.binary.load(path)
+    const loaded = await composed.binary.load(path, entryOf(config.toolboxes, path))
     const tools = composed.binary.tools(loaded)
     // JSON keeps JSON's own escapes (and the ones JSON leaves raw: bidi, zero-width, tags).
     if (values.json) io.out(`${visibleJson(describeDocument(loaded, tools, composed.tools), 2)}\n`)
