@@ -12,7 +12,7 @@ import { eventually } from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
 import { compose } from '../src/compose.js'
 import { ConfigFile, readConfig } from '../src/config.js'
-import { bin, run, tagged, tempDir } from './helpers.js'
+import { bin, run, startedId, tagged, tempDir } from './helpers.js'
 
 const opened: Array<{ close(): Promise<void>; tag?: string }> = []
 afterEach(async () => {
@@ -52,14 +52,16 @@ describe('toolvisor mcp --bash', () => {
     expect(await call('bash', { command: 'echo hi; exit 3', description: 'say hi' })).toBe(
       'hi\n[exit code: 3]',
     )
-    expect(await call('bash', bg('sleep 30'))).toBe('started background task t1')
-    expect(await call('bash_output', { task_id: 't1' })).toBe('(no new output)\n[status: running]')
+    expect(await call('bash', bg('sleep 30'))).toBe('started background task bash-1')
+    expect(await call('bash_output', { task_id: 'bash-1' })).toBe('(no new output)\n[status: running]')
     // The completion notice (seed 001's words) is mail, folded into the next result: this one.
-    expect(await call('bash_kill', { task_id: 't1' })).toBe(
-      'killed background task t1\n[mail done-t1-proc-2 from task:t1] completion: ' +
-        '"background bash task t1 finished [status: killed by SIGTERM]. Read its output with bash_output."',
+    expect(await call('bash_kill', { task_id: 'bash-1' })).toBe(
+      'killed background task bash-1\n[mail done-bash-1-proc-2 from task:bash-1] completion: ' +
+        '"background bash task bash-1 finished [status: killed by SIGTERM]. Read its output with bash_output."',
     )
-    expect(await call('bash_output', { task_id: 't1' })).toBe('(no new output)\n[status: killed by SIGTERM]')
+    expect(await call('bash_output', { task_id: 'bash-1' })).toBe(
+      '(no new output)\n[status: killed by SIGTERM]',
+    )
   })
 
   it('speaks the profile --bash-profile names, and refuses an unknown one', async () => {
@@ -89,8 +91,8 @@ describe('toolvisor mcp --bash', () => {
   it('leaves nothing running when the server is killed with SIGKILL mid-call, and reports the task interrupted', async () => {
     const stateDir = tempDir('tv-bash-crash-')
     const first = await served(['--bash-profile', 'hyperhive', '--session', 'agent'], stateDir)
-    expect(await first.call('run', { cmd: 'sleep 300 & setsid sleep 301 & wait', wait_seconds: 0 })).toBe(
-      'task started: id=t1',
+    const t1 = startedId(
+      await first.call('run', { cmd: 'sleep 300 & setsid sleep 301 & wait', wait_seconds: 0 }),
     )
     const foreground = first.client.callTool({
       name: 'run',
@@ -102,10 +104,34 @@ describe('toolvisor mcp --bash', () => {
     expect(await eventually(() => tagged(first.tag).length === 0, 5000), 'survivors of the crash').toBe(true)
     const back = await served(['--bash-profile', 'hyperhive', '--session', 'agent'], stateDir)
     // The first answer after the restart carries the loss as mail too (decision 0052), once.
-    const [report, mail] = (await back.call('status', { id: 't1' })).split('\n[mail ')
-    expect(JSON.parse(report!)).toMatchObject({ id: 't1', status: 'interrupted' })
-    expect(mail).toMatch(/^lost-t1-\S+ from task:t1\] completion: \{"task":"t1","tool":"bash","kind":"bash"/)
-    expect(await back.call('status', { id: 't1' })).not.toContain('[mail')
+    const [report, mail] = (await back.call('status', { id: t1 })).split('\n[mail ')
+    expect(JSON.parse(report!)).toMatchObject({ id: t1, status: 'interrupted' })
+    // In the profile's words: the mail's body is the status JSON the status call shows (seed 002).
+    const [head, body] = mail!.split('] completion: ')
+    expect(head).toMatch(new RegExp(`^lost-${t1}-\\S+ from task:${t1}$`))
+    expect(JSON.parse(body!)).toEqual(JSON.parse(report!))
+    expect(await back.call('status', { id: t1 })).not.toContain('[mail')
+  })
+
+  it("reports a dsh task a crash lost in seed 001's words: bash-1, its notice, its status line", async () => {
+    const stateDir = tempDir('tv-bash-crash-dsh-')
+    const first = await served(['--bash', '--session', 'agent'], stateDir)
+    expect(await first.call('bash', bg('sleep 300'))).toBe('started background task bash-1')
+    expect(await eventually(() => tagged(first.tag).length >= 2)).toBe(true)
+    process.kill(first.pid, 'SIGKILL')
+    expect(await eventually(() => tagged(first.tag).length === 0, 5000), 'survivors of the crash').toBe(true)
+    const back = await served(['--bash', '--session', 'agent'], stateDir)
+    const answer = await back.call('bash', { command: 'echo after', description: 'a first call' })
+    const [own, mail] = answer.split('\n[mail ')
+    expect(own).toBe('after\n')
+    const status = (await back.call('bash_output', { task_id: 'bash-1' })).split('\n').at(-1)!
+    expect(status).toMatch(/^\[status: .+\]$/)
+    expect(mail).toMatch(/^lost-bash-1-\S+ from task:bash-1\] completion: /)
+    expect(mail!.split('] completion: ')[1]).toBe(
+      JSON.stringify(`background bash task bash-1 finished ${status}. Read its output with bash_output.`),
+    )
+    // A new task after the restart does not take the lost one's id.
+    expect(await back.call('bash', bg('true'))).toBe('started background task bash-2')
   })
 })
 
@@ -162,20 +188,20 @@ describe('two MCP sessions of one toolvisor', () => {
     }
     const alice = await connect('alice')
     const bob = await connect('bob')
-    expect((await alice('bash', bg('sleep 30'))).text).toBe('started background task t1')
-    expect((await bob('bash', bg('sleep 30'))).text).toBe('started background task t2')
+    expect((await alice('bash', bg('sleep 30'))).text).toBe('started background task bash-1')
+    expect((await bob('bash', bg('sleep 30'))).text).toBe('started background task bash-2')
     for (const tool of ['bash_output', 'bash_kill']) {
-      expect(await bob(tool, { task_id: 't1' })).toEqual({
-        text: 'Error: task t1 belongs to another session',
+      expect(await bob(tool, { task_id: 'bash-1' })).toEqual({
+        text: 'Error: task bash-1 belongs to another session',
         isError: true,
       })
-      expect(await alice(tool, { task_id: 't2' })).toEqual({
-        text: 'Error: task t2 belongs to another session',
+      expect(await alice(tool, { task_id: 'bash-2' })).toEqual({
+        text: 'Error: task bash-2 belongs to another session',
         isError: true,
       })
     }
-    expect((await alice('bash_kill', { task_id: 't1' })).text).toBe('killed background task t1')
-    expect((await bob('bash_output', { task_id: 't2' })).text).toBe('(no new output)\n[status: running]')
+    expect((await alice('bash_kill', { task_id: 'bash-1' })).text).toBe('killed background task bash-1')
+    expect((await bob('bash_output', { task_id: 'bash-2' })).text).toBe('(no new output)\n[status: running]')
   })
 })
 
@@ -211,12 +237,16 @@ describe('two MCP sessions through toolvisor serve', () => {
       ])
     const alice = await bridge('alice')
     const bob = await bridge('bob')
-    expect(await alice.call('bash', bg('sleep 30'))).toBe('started background task t1')
-    expect(await bob.call('bash', bg('sleep 30'))).toBe('started background task t2')
+    expect(await alice.call('bash', bg('sleep 30'))).toBe('started background task bash-1')
+    expect(await bob.call('bash', bg('sleep 30'))).toBe('started background task bash-2')
     for (const tool of ['bash_output', 'bash_kill']) {
-      expect(await bob.call(tool, { task_id: 't1' })).toBe('Error: task t1 belongs to another session')
-      expect(await alice.call(tool, { task_id: 't2' })).toBe('Error: task t2 belongs to another session')
+      expect(await bob.call(tool, { task_id: 'bash-1' })).toBe(
+        'Error: task bash-1 belongs to another session',
+      )
+      expect(await alice.call(tool, { task_id: 'bash-2' })).toBe(
+        'Error: task bash-2 belongs to another session',
+      )
     }
-    expect(await bob.call('bash_output', { task_id: 't2' })).toBe('(no new output)\n[status: running]')
+    expect(await bob.call('bash_output', { task_id: 'bash-2' })).toBe('(no new output)\n[status: running]')
   })
 })

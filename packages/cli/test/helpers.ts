@@ -98,3 +98,13 @@ export function toolvisor(
 export async function run(args: string[], options: { input?: string } = {}): Promise<Run> {
   return toolvisor(args, options).done
 }
+
+/**
+ * The id in hyperhive's `task started: id=<id>` (seed 002's auto-generated hex id, 8 digits),
+ * failing the test when the answer is anything else.
+ */
+export function startedId(text: string): string {
+  const id = /^task started: id=([0-9a-f]{8})$/.exec(text)?.[1]
+  if (id === undefined) throw new Error(`not a hyperhive start: ${JSON.stringify(text)}`)
+  return id
+}

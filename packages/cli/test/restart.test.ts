@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { describe, expect, it } from 'vitest'
-import { eventually, examples, fixtures, tagged, tempDir } from './helpers.js'
+import { eventually, examples, fixtures, startedId, tagged, tempDir } from './helpers.js'
 import { commandOf, harness, journaled } from './notify-helpers.js'
 import { call, serve, turn } from './serve-helpers.js'
 
@@ -44,13 +44,13 @@ describe('toolvisor serve after a kill -9', () => {
     const agent = await turn(address, first.state, 'agent-1', first.tag)
     for (const handle of ['p1', 'p2', 'p3'])
       expect(JSON.parse(await call(agent, 'log_watcher', { file: log }))).toMatchObject({ process: handle })
-    expect(await call(agent, 'run', { cmd: 'echo unread-bash', wait_seconds: 0 })).toBe('task started: id=t1')
+    const t1 = startedId(await call(agent, 'run', { cmd: 'echo unread-bash', wait_seconds: 0 }))
     await agent.close()
     writeFileSync(log, 'ERROR before the crash\n', { flag: 'a' })
     // The mail is accepted (in the journal) before the crash: three services' lines, the shell's end.
     const lines = () =>
       readFileSync(join(first.state, 'mail', 'mail.journal'), 'utf8').split('ERROR before').length - 1
-    expect(await eventually(() => journaled(first.state, 'done-t1') && lines() >= 3, 10_000)).toBe(true)
+    expect(await eventually(() => journaled(first.state, `done-${t1}`) && lines() >= 3, 10_000)).toBe(true)
     const services = tagged(first.tag).filter((pid) => commandOf(pid).includes('log-watcher'))
     expect(services).toHaveLength(3)
     first.child.kill('SIGKILL')
@@ -77,7 +77,7 @@ describe('toolvisor serve after a kill -9', () => {
     )
     const seen = mail.filter((m) => m.body.line === 'ERROR before the crash').map((m) => m.from)
     expect(seen.sort()).toEqual(['process:p1', 'process:p2', 'process:p3'])
-    expect(mail.filter((m) => m.from === 'task:t1' && m.kind === 'completion')).toHaveLength(1)
+    expect(mail.filter((m) => m.from === `task:${t1}` && m.kind === 'completion')).toHaveLength(1)
     // The harness's items of the lost services end when their owner is told, and clear once read.
     expect(await eventually(() => ['p1', 'p2', 'p3'].every((key) => endpoint.of(key).length === 2))).toBe(
       true,
@@ -118,13 +118,13 @@ describe('toolvisor serve on SIGINT', () => {
     const files = [1, 2].map((n) => join(tempDir('tv-graceful-out-'), `stopper-${n}`))
     const agent = await turn(address, server.state, 'agent-1', server.tag)
     for (const file of files) expect(await call(agent, 'stopper', { file })).toContain('"status":"running"')
-    expect(await call(agent, 'run', { cmd: 'sleep 60', wait_seconds: 0 })).toBe('task started: id=t1')
+    const shell = startedId(await call(agent, 'run', { cmd: 'sleep 60', wait_seconds: 0 }))
     expect(JSON.parse(await call(agent, 'counter', { to: 100000, 'every-ms': 50 }))).toMatchObject({
-      task: 't2',
+      task: 't1',
     })
     await agent.close()
     expect(
-      await eventually(() => ['p1', 'p2', 't1', 't2'].every((key) => endpoint.of(key).length === 1)),
+      await eventually(() => ['p1', 'p2', shell, 't1'].every((key) => endpoint.of(key).length === 1)),
     ).toBe(true)
     server.child.kill('SIGINT')
     expect(await server.exited).toBe(0)
@@ -135,7 +135,7 @@ describe('toolvisor serve on SIGINT', () => {
     expect(await eventually(() => tagged(server.tag).length === 0, 3000)).toBe(true)
     expect(existsSync(socket)).toBe(false)
     // The ends were pushed before the exit.
-    for (const key of ['p1', 'p2', 't1', 't2']) expect(endpoint.of(key), key).toEqual(['running', 'done'])
+    for (const key of ['p1', 'p2', shell, 't1']) expect(endpoint.of(key), key).toEqual(['running', 'done'])
     // The run closed: a start on the same state finds nothing lost.
     const next = await serve([], address, {}, { config, state: server.state })
     expect(next.stderr()).not.toContain('an earlier run ended')

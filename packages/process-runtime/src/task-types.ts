@@ -84,11 +84,17 @@ export type AddTaskOptions = {
       /** Starts the process, once the id is the task's. */
       readonly start: () => ManagedProcess
       /**
-       * A chosen id; default `t<n>`. One held by a running task, or by an ended task of another
-       * session, is refused before anything starts; one held by an ended task of the same owner is
-       * taken over (that task is forgotten).
+       * A chosen id; default `<idPrefix><n>`. One held by a running task, or by an ended task of
+       * another session, is refused before anything starts; one held by an ended task of the same
+       * owner is taken over (that task is forgotten).
        */
       readonly id?: string
+      /**
+       * What the registry's own ids start with when no `id` is chosen: `t` (default: `t1`, `t2`,
+       * ...), or a surface's own (`bash-` for bash background tasks, ruling 13). Each prefix is
+       * counted on its own, past every id a task (a lost one too) holds.
+       */
+      readonly idPrefix?: string
     }
 )
 
@@ -158,4 +164,13 @@ export interface TaskRegistry {
    * between tells again (an idempotent post makes that once) and nothing tells it twice.
    */
   tellLost(session: string, tell: (task: TaskInfo) => void): void
+  /**
+   * Sets how the surface that owns tasks of `kind` words the report of one an earlier run lost
+   * (the body of the completion mail its owner gets), so the model reads a loss in the words it
+   * reads every other end in (hyperhive's status JSON, seed 001's notice). The last one set for
+   * a kind wins. Returns the unsetting.
+   */
+  wordLost(kind: TaskKind, words: (task: TaskInfo) => unknown): () => void
+  /** A lost task's report in its kind's words, or `undefined` when no surface set any. */
+  lostWords(task: TaskInfo): unknown
 }

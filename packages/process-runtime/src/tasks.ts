@@ -5,6 +5,7 @@ import type {
   TaskBytes,
   TaskCompletion,
   TaskInfo,
+  TaskKind,
   TaskNews,
   TaskRead,
   TaskRegistry,
@@ -45,7 +46,9 @@ class Tasks implements TaskRegistry {
   readonly #listeners = new Set<(completion: TaskCompletion) => void>()
   readonly #news = new Set<(news: TaskNews) => void>()
   readonly #ended: string[] = []
-  #counter = 0
+  readonly #lostWords = new Map<TaskKind, (task: TaskInfo) => unknown>()
+  /** The last number each id prefix gave (`t` -> 3: `t3` was the last `t` id made). */
+  readonly #counters = new Map<string, number>()
 
   constructor(runtime: RegistryRuntime) {
     this.#runtime = runtime
@@ -61,7 +64,7 @@ class Tasks implements TaskRegistry {
   }
 
   add(options: AddTaskOptions): TaskInfo {
-    const id = this.#claim(options.id, options.owner)
+    const id = this.#claim(options.id, options.owner, 'start' in options ? options.idPrefix : undefined)
     const process: ManagedProcess = 'start' in options ? options.start() : options.process
     const entry: Entry = {
       id,
@@ -202,15 +205,28 @@ class Tasks implements TaskRegistry {
     }
   }
 
+  wordLost(kind: TaskKind, words: (task: TaskInfo) => unknown): () => void {
+    this.#lostWords.set(kind, words)
+    return () => {
+      if (this.#lostWords.get(kind) === words) this.#lostWords.delete(kind)
+    }
+  }
+
+  lostWords(task: TaskInfo): unknown {
+    return this.#lostWords.get(task.kind)?.(task)
+  }
+
   /**
    * The id a new task gets: the next `t<n>` nothing holds, or the chosen one when it is free or
    * held by an ended task of the same owner (which is forgotten: a name is reused).
    */
-  #claim(chosen: string | undefined, owner: string | undefined): string {
+  #claim(chosen: string | undefined, owner: string | undefined, prefix = 't'): string {
     if (chosen === undefined) {
+      let n = this.#counters.get(prefix) ?? 0
       let id: string
-      do id = `t${++this.#counter}`
+      do id = `${prefix}${++n}`
       while (this.#entries.has(id))
+      this.#counters.set(prefix, n)
       return id
     }
     const held = this.#entries.get(chosen)
@@ -267,7 +283,11 @@ class Tasks implements TaskRegistry {
 
   #addLost(lost: LostProcess): void {
     if (lost.task === undefined || lost.session === undefined) return
-    this.#counter = Math.max(this.#counter, Number(/^t(\d+)$/.exec(lost.task)?.[1] ?? 0))
+    // New ids of its prefix go past it (`t4` -> the next `t` id is at least `t5`; `bash-2` -> `bash-3`).
+    const [, prefix, n] = /^(\D+)(\d+)$/.exec(lost.task) ?? []
+    if (prefix !== undefined) {
+      this.#counters.set(prefix, Math.max(this.#counters.get(prefix) ?? 0, Number(n)))
+    }
     // Two dead runs may both have had a t1: the later one is told apart by its run.
     const id = this.#entries.has(lost.task) ? `${lost.task}@${lost.run}` : lost.task
     const entry = lostEntry({ ...lost, session: lost.session }, id)

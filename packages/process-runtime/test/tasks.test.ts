@@ -9,6 +9,23 @@ const counter = (count: number, ms = 20) => ({
 })
 
 describe('task registry', () => {
+  it('counts each id prefix on its own: t1, bash-1, t2, then bash-3 past the bash-2 already held', async () => {
+    const runtime = makeRuntime()
+    const tasks = createTaskRegistry(runtime)
+    const start = () => runtime.start(counter(0))
+    const add = (idPrefix?: string) =>
+      tasks.add({ kind: 'stream', tool: 'c', owner: 'alice', start, ...(idPrefix ? { idPrefix } : {}) }).id
+    tasks.add({ kind: 'bash', tool: 'c', owner: 'alice', start, id: 'bash-2' })
+    expect([add(), add('bash-'), add(), add('bash-'), add('bg-')]).toEqual([
+      't1',
+      'bash-1',
+      't2',
+      'bash-3',
+      'bg-1',
+    ])
+    for (const task of tasks.list('alice')) await tasks.cancel(task.id, 'alice')
+  })
+
   it('fences every task by its owner session: no read, stop or list across sessions', async () => {
     const runtime = makeRuntime()
     const tasks = createTaskRegistry(runtime)

@@ -83,7 +83,7 @@ function shownFields(services: BashServices) {
   return shown
 }
 
-const TASK_FIELDS = { task_id: taskId('The id `bash` returned for the background task.') }
+const TASK_FIELDS = { task_id: taskId('The id `bash` returned for the background task (`bash-1`, ...).') }
 
 /** Seed 001's `bash`: a foreground command, or a background task (named, waited for inline). */
 export function dshBash(services: BashServices): Tool {

@@ -1,5 +1,5 @@
 /** The `hyperhive` profile (seed 002): `run`, `status`, `kill`, over the same tasks and launcher. */
-
+import { randomBytes } from 'node:crypto'
 import { LOST_ON_RESTART, newestBytes, RuntimeError, type TaskInfo } from '@toolvisor/process-runtime'
 import type { Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
 import { taskId } from './args.js'
@@ -57,8 +57,9 @@ export function hyperhiveRun(services: BashServices): Tool {
     },
     async run(args, ctx) {
       const command = await commandOf(services, { command: args.cmd, workdir: undefined, ctx })
+      // Seed 002: a name replaces "the auto-generated hex id".
       const task = await services.launcher.background(services.tasks, command, {
-        ...(args.name !== undefined ? { name: args.name } : {}),
+        name: args.name ?? hexId(),
         ...(args.timeout_secs !== undefined ? { timeoutMs: args.timeout_secs * 1000 } : {}),
       })
       const ended = await waitInline(services, task.id, args.wait_seconds ?? DEFAULT_WAIT_SECONDS, ctx)
@@ -167,4 +168,12 @@ function tailsOf(services: BashServices, id: string, session: string | undefined
     stdout_file: out.spillPath ?? null,
     stderr_file: err.spillPath ?? null,
   }
+}
+
+/**
+ * Seed 002's auto-generated id: 8 hex digits (`3f9a1c2e`), random, so no two runs of the server
+ * hand out the same one and nothing can be guessed from it.
+ */
+function hexId(): string {
+  return randomBytes(4).toString('hex')
 }

@@ -15,6 +15,12 @@ import { policyOf, type SandboxMode } from './modes.js'
 export const BASH_TOOL = 'bash'
 
 /**
+ * Background tasks are `bash-1`, `bash-2`, ... when the caller names none and the profile says
+ * nothing else (ruling 13, seed 001; toolnexus's are `bg-1`, seed 004).
+ */
+export const BACKGROUND_ID_PREFIX = 'bash-'
+
+/**
  * `bash --norc --noprofile -c COMMAND`: a non-interactive shell reads no startup file, whatever its
  * stdin is. Without `--norc`, bash takes stdin being a socket (the runtime's pipes are socket pairs)
  * for a remote shell daemon's and sources `~/.bashrc` (Debian's build does): a user's prompt setup,
@@ -174,7 +180,7 @@ export class Launcher {
   async background(
     tasks: TaskRegistry,
     command: Command,
-    options: { name?: string; timeoutMs?: number } = {},
+    options: { name?: string; idPrefix?: string; timeoutMs?: number } = {},
   ): Promise<TaskInfo> {
     let started: ManagedProcess | undefined
     const start = () =>
@@ -192,7 +198,9 @@ export class Launcher {
       label: command.command,
       start,
       ...(command.ctx.sessionId !== undefined ? { owner: command.ctx.sessionId } : {}),
-      ...(options.name !== undefined ? { id: options.name } : {}),
+      ...(options.name !== undefined
+        ? { id: options.name }
+        : { idPrefix: options.idPrefix ?? BACKGROUND_ID_PREFIX }),
     })
     // Told to the model as running: it is, once its launch (a fraction of a millisecond) is done.
     await started?.launched

@@ -69,6 +69,10 @@ export const bashPlugin = definePlugin({
           () => ctx.get(MailboxToken),
           (done) => notice(services, done),
         ),
+        // A background task a restart lost is reported in the same words as any other end.
+        tasks.wordLost('bash', (task) =>
+          task.exit === undefined ? undefined : notice(services, { task, exit: task.exit, observed: false }),
+        ),
       )
     }
     ctx.provide(BashToken, host)

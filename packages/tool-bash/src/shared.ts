@@ -98,6 +98,8 @@ export interface CommandCall {
   readonly timeoutMs: number | undefined
   /** The background task's name (its id). */
   readonly name?: string | undefined
+  /** What an unnamed background task's id starts with (default `bash-`: `bash-1`, ...). */
+  readonly idPrefix?: string | undefined
   /** The sandbox mode it runs under (`callMode`); absent: bash is not sandboxed. */
   readonly mode?: SandboxMode | undefined
 }
@@ -115,7 +117,10 @@ export async function runCommand(
   const command = await commandOf(services, { ...call, ctx })
   if (background === undefined)
     return foreground(services, command, timeoutOf(services.options, call.timeoutMs))
-  const named = call.name !== undefined ? { name: call.name } : {}
+  const named = {
+    ...(call.name !== undefined ? { name: call.name } : {}),
+    ...(call.idPrefix !== undefined ? { idPrefix: call.idPrefix } : {}),
+  }
   const task = await services.launcher.background(services.tasks, command, named)
   const { mode, mechanism } = command.launch
   if (mode !== undefined) services.confined.set(task.id, { mode, ...(mechanism ? { mechanism } : {}) })

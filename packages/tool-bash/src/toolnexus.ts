@@ -30,7 +30,8 @@ export function toolnexusBash(services: BashServices): Tool {
         answer(`Started background shell ${id}. Read it with bash_output; stop it with kill_shell.`, false, {
           backgroundId: id,
         })
-      const call = { command: args.command, workdir: args.workdir, timeoutMs: args.timeout }
+      // Seed 004's shells are `bg-...` (its tests probe `bg-nope`): `bg-1`, `bg-2`, ...
+      const call = { command: args.command, workdir: args.workdir, timeoutMs: args.timeout, idPrefix: 'bg-' }
       return runCommand(services, call, ctx, args.run_in_background === true ? started : undefined)
     },
   })

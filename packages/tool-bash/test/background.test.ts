@@ -23,49 +23,49 @@ describe('bash (seed 001), background tasks', () => {
     const { call, tasks, mail } = await compose()
     const go = join(tempDir(), 'go')
     expect((await call('bash', bg(`echo one; ${until(go)}; echo two >&2; exit 4`))).text).toBe(
-      'started background task t1',
+      'started background task bash-1',
     )
-    const process = tasks.process('t1', 'alice')
+    const process = tasks.process('bash-1', 'alice')
     expect(await eventually(() => process.counters().stdoutBytes === 4)).toBe(true)
-    expect((await call('bash_output', { task_id: 't1' })).text).toBe('one\n\n[status: running]')
-    expect((await call('bash_output', { task_id: 't1' })).text).toBe('(no new output)\n[status: running]')
+    expect((await call('bash_output', { task_id: 'bash-1' })).text).toBe('one\n\n[status: running]')
+    expect((await call('bash_output', { task_id: 'bash-1' })).text).toBe('(no new output)\n[status: running]')
     expect(mail()).toEqual([])
     writeFileSync(go, '')
-    expect(await eventually(() => tasks.get('t1', 'alice').exit !== undefined, 20_000)).toBe(true)
-    expect((await call('bash_output', { task_id: 't1' })).text).toBe(
+    expect(await eventually(() => tasks.get('bash-1', 'alice').exit !== undefined, 20_000)).toBe(true)
+    expect((await call('bash_output', { task_id: 'bash-1' })).text).toBe(
       '[stderr]\ntwo\n\n[status: completed, exit code: 4]',
     )
-    expect((await call('bash_output', { task_id: 't1' })).text).toBe(
+    expect((await call('bash_output', { task_id: 'bash-1' })).text).toBe(
       '(no new output)\n[status: completed, exit code: 4]',
     )
     const envelopes = mail()
     expect(envelopes.map((e) => [e.from, e.kind, e.body])).toEqual([
-      ['task:t1', 'completion', notice('t1', '[status: completed, exit code: 4]')],
+      ['task:bash-1', 'completion', notice('bash-1', '[status: completed, exit code: 4]')],
     ])
   })
 
   it('bash_kill stops a task: killed by SIGTERM, killed when it traps and exits 0, already finished', async () => {
     const { call, tasks, mail } = await compose()
     await call('bash', bg('sleep 30'))
-    expect((await call('bash_kill', { task_id: 't1' })).text).toBe('killed background task t1')
-    expect((await call('bash_output', { task_id: 't1' })).text).toBe(
+    expect((await call('bash_kill', { task_id: 'bash-1' })).text).toBe('killed background task bash-1')
+    expect((await call('bash_output', { task_id: 'bash-1' })).text).toBe(
       '(no new output)\n[status: killed by SIGTERM]',
     )
-    expect((await call('bash_kill', { task_id: 't1' })).text).toBe('task t1 had already finished')
+    expect((await call('bash_kill', { task_id: 'bash-1' })).text).toBe('task bash-1 had already finished')
     await call('bash', bg('trap "echo bye; exit 0" TERM; echo ready; sleep 30 & wait'))
-    const trapping = tasks.process('t2', 'alice')
+    const trapping = tasks.process('bash-2', 'alice')
     expect(await eventually(() => trapping.counters().stdoutBytes === 6)).toBe(true)
-    expect((await call('bash_kill', { task_id: 't2' })).text).toBe('killed background task t2')
-    expect((await call('bash_output', { task_id: 't2' })).text).toBe('ready\nbye\n\n[status: killed]')
+    expect((await call('bash_kill', { task_id: 'bash-2' })).text).toBe('killed background task bash-2')
+    expect((await call('bash_output', { task_id: 'bash-2' })).text).toBe('ready\nbye\n\n[status: killed]')
     await call('bash', bg('kill -KILL $$'))
-    expect(await eventually(() => tasks.get('t3', 'alice').exit !== undefined)).toBe(true)
-    expect((await call('bash_output', { task_id: 't3' })).text).toBe(
+    expect(await eventually(() => tasks.get('bash-3', 'alice').exit !== undefined)).toBe(true)
+    expect((await call('bash_output', { task_id: 'bash-3' })).text).toBe(
       '(no new output)\n[status: killed by SIGKILL]',
     )
     expect(mail().map((e) => e.body)).toEqual([
-      notice('t1', '[status: killed by SIGTERM]'),
-      notice('t2', '[status: killed]'),
-      notice('t3', '[status: killed by SIGKILL]'),
+      notice('bash-1', '[status: killed by SIGTERM]'),
+      notice('bash-2', '[status: killed]'),
+      notice('bash-3', '[status: killed by SIGKILL]'),
     ])
   })
 
@@ -73,10 +73,10 @@ describe('bash (seed 001), background tasks', () => {
     const { call, tasks, runId } = await compose()
     const script = 'sleep 300 & setsid sleep 301 & (sleep 302 &); echo ready; wait'
     await call('bash', bg(script))
-    const process = tasks.process('t1', 'alice')
+    const process = tasks.process('bash-1', 'alice')
     expect(await eventually(() => process.counters().stdoutBytes === 6)).toBe(true)
     expect(await eventually(() => markedProcesses(runId).length === 4)).toBe(true)
-    expect((await call('bash_kill', { task_id: 't1' })).text).toBe('killed background task t1')
+    expect((await call('bash_kill', { task_id: 'bash-1' })).text).toBe('killed background task bash-1')
     expect(markedProcesses(runId)).toEqual([])
   })
 
@@ -86,26 +86,26 @@ describe('bash (seed 001), background tasks', () => {
       text: 'quick\n[exit code: 2]',
       isError: false,
     })
-    expect(tasks.get('t1', 'alice').exit).toMatchObject({ code: 2 })
+    expect(tasks.get('bash-1', 'alice').exit).toMatchObject({ code: 2 })
     expect(mail()).toEqual([])
     // The inline answer was this session's read: bash_output goes on after it.
-    expect((await call('bash_output', { task_id: 't1' })).text).toBe(
+    expect((await call('bash_output', { task_id: 'bash-1' })).text).toBe(
       '(no new output)\n[status: completed, exit code: 2]',
     )
     const go = join(tempDir(), 'go')
     expect((await call('bash', bg(`${until(go)}; echo slow`, { wait_seconds: 0.2 }))).text).toBe(
-      'started background task t2',
+      'started background task bash-2',
     )
     writeFileSync(go, '')
     expect(await eventually(() => mail().length === 1, 20_000)).toBe(true)
-    expect(mail()[0]!.body).toBe(notice('t2', '[status: completed, exit code: 0]'))
+    expect(mail()[0]!.body).toBe(notice('bash-2', '[status: completed, exit code: 0]'))
   })
 
   it('cuts an inline wait to the cap', async () => {
     const { call } = await compose({ maxWaitSeconds: 1 })
     const began = Date.now()
     expect((await call('bash', bg('sleep 30', { wait_seconds: 600 }))).text).toBe(
-      'started background task t1',
+      'started background task bash-1',
     )
     expect(Date.now() - began).toBeLessThan(20_000)
   })
@@ -130,16 +130,16 @@ describe('bash (seed 001), background tasks', () => {
     await call('bash', bg('sleep 30'), 'alice')
     await call('bash', bg('sleep 30'), 'bob')
     for (const tool of ['bash_output', 'bash_kill']) {
-      expect(await call(tool, { task_id: 't1' }, 'bob')).toMatchObject({
-        text: 'Error: task t1 belongs to another session',
+      expect(await call(tool, { task_id: 'bash-1' }, 'bob')).toMatchObject({
+        text: 'Error: task bash-1 belongs to another session',
         isError: true,
       })
-      expect(await call(tool, { task_id: 't2' }, 'alice')).toMatchObject({
-        text: 'Error: task t2 belongs to another session',
+      expect(await call(tool, { task_id: 'bash-2' }, 'alice')).toMatchObject({
+        text: 'Error: task bash-2 belongs to another session',
         isError: true,
       })
     }
-    expect((await call('bash_output', { task_id: 't1' }, 'alice')).text).toBe(
+    expect((await call('bash_output', { task_id: 'bash-1' }, 'alice')).text).toBe(
       '(no new output)\n[status: running]',
     )
   })
@@ -149,10 +149,10 @@ describe('bash (seed 001), background tasks', () => {
     const dir = tempDir()
     const script = `seq 1 3000; ${until(join(dir, 'more'))}; seq 5001 5003; ${until(join(dir, 'end'))}`
     await call('bash', bg(script))
-    const process = tasks.process('t1', 'alice')
+    const process = tasks.process('bash-1', 'alice')
     const first = Array.from({ length: 3000 }, (_, i) => `${i + 1}\n`).join('')
     expect(await eventually(() => process.counters().stdoutBytes === first.length)).toBe(true)
-    const read = await call('bash_output', { task_id: 't1' })
+    const read = await call('bash_output', { task_id: 'bash-1' })
     const match =
       /^([\s\S]*)\n\[some output was dropped from memory; full output: (\/\S+)\]\n\[status: running\]$/.exec(
         read.text,
@@ -163,9 +163,9 @@ describe('bash (seed 001), background tasks', () => {
     expect(readFileSync(match![2]!, 'utf8')).toBe(first)
     writeFileSync(join(dir, 'more'), '')
     expect(await eventually(() => process.counters().stdoutBytes === first.length + 15)).toBe(true)
-    expect((await call('bash_output', { task_id: 't1' })).text).toBe('5001\n5002\n5003\n\n[status: running]')
+    expect((await call('bash_output', { task_id: 'bash-1' })).text).toBe('5001\n5002\n5003\n\n[status: running]')
     writeFileSync(join(dir, 'end'), '')
-    expect(await eventually(() => tasks.get('t1', 'alice').exit !== undefined, 20_000)).toBe(true)
+    expect(await eventually(() => tasks.get('bash-1', 'alice').exit !== undefined, 20_000)).toBe(true)
     expect(readFileSync(match![2]!, 'utf8')).toBe(`${first}5001\n5002\n5003\n`)
     expect(existsSync(match![2]!)).toBe(true)
   })
@@ -174,10 +174,10 @@ describe('bash (seed 001), background tasks', () => {
     const { call, tasks } = await compose({ outputBytes: 1000 }, { runtime: { spillBytes: 5000 } })
     const dir = tempDir()
     await call('bash', bg(`seq 1 3000; ${until(join(dir, 'end'))}`))
-    const process = tasks.process('t1', 'alice')
+    const process = tasks.process('bash-1', 'alice')
     const first = Array.from({ length: 3000 }, (_, i) => `${i + 1}\n`).join('')
     expect(await eventually(() => process.counters().stdoutBytes === first.length)).toBe(true)
-    const read = await call('bash_output', { task_id: 't1' })
+    const read = await call('bash_output', { task_id: 'bash-1' })
     const match =
       /^([\s\S]*)\n\[some output was dropped from memory; what is kept of it: (\/\S+); (\d+) bytes past the first 5000 were not kept: the spill file's cap is 5000 bytes\]\n\[status: running\]$/.exec(
         read.text,
@@ -187,18 +187,18 @@ describe('bash (seed 001), background tasks', () => {
     expect(Number(match![3])).toBe(first.length - 5000)
     expect(readFileSync(match![2]!, 'utf8')).toBe(first.slice(0, 5000))
     writeFileSync(join(dir, 'end'), '')
-    expect(await eventually(() => tasks.get('t1', 'alice').exit !== undefined, 20_000)).toBe(true)
+    expect(await eventually(() => tasks.get('bash-1', 'alice').exit !== undefined, 20_000)).toBe(true)
   })
 
   it('mails nothing when the owner has no open mailbox, or there is no mailbox at all', async () => {
     const withMailbox = await compose()
     withMailbox.sessions.open({ id: 'carol' })
     await withMailbox.call('bash', bg('true'), 'carol')
-    expect(await eventually(() => withMailbox.tasks.get('t1', 'carol').exit !== undefined)).toBe(true)
+    expect(await eventually(() => withMailbox.tasks.get('bash-1', 'carol').exit !== undefined)).toBe(true)
     const none = await compose({}, { mailbox: false })
-    expect((await none.call('bash', bg('echo fine'))).text).toBe('started background task t1')
-    expect(await eventually(() => none.tasks.get('t1', 'alice').exit !== undefined)).toBe(true)
-    expect((await none.call('bash_output', { task_id: 't1' })).text).toBe(
+    expect((await none.call('bash', bg('echo fine'))).text).toBe('started background task bash-1')
+    expect(await eventually(() => none.tasks.get('bash-1', 'alice').exit !== undefined)).toBe(true)
+    expect((await none.call('bash_output', { task_id: 'bash-1' })).text).toBe(
       'fine\n\n[status: completed, exit code: 0]',
     )
   })
@@ -206,9 +206,9 @@ describe('bash (seed 001), background tasks', () => {
   it('says why when toolvisor itself killed the command: its fork server died (background and foreground)', async () => {
     const { call, tasks, runtime } = await compose()
     await call('bash', bg('echo $PPID; exec sleep 30'))
-    const process = tasks.process('t1', 'alice')
+    const process = tasks.process('bash-1', 'alice')
     expect(await eventually(() => process.counters().stdoutBytes > 1)).toBe(true)
-    const server = Number.parseInt((await call('bash_output', { task_id: 't1' })).text, 10)
+    const server = Number.parseInt((await call('bash_output', { task_id: 'bash-1' })).text, 10)
     expect(readFileSync(`/proc/${server}/comm`, 'utf8').trim()).toBe('toolvisor-spawn')
     const foreground = call('bash', { command: 'sleep 30', description: 'wait in the foreground' })
     // The foreground command runs once the server has forked it too.
@@ -233,8 +233,8 @@ describe('bash (seed 001), background tasks', () => {
     const why =
       '[killed by toolvisor: the fork server ended (SIGKILL), and what it forked cannot be followed]'
     expect((await foreground).text).toBe(`(no output)\n${why}\n[killed by signal: SIGKILL]`)
-    expect(await eventually(() => tasks.get('t1', 'alice').exit !== undefined)).toBe(true)
-    expect((await call('bash_output', { task_id: 't1' })).text).toBe(
+    expect(await eventually(() => tasks.get('bash-1', 'alice').exit !== undefined)).toBe(true)
+    expect((await call('bash_output', { task_id: 'bash-1' })).text).toBe(
       `(no new output)\n${why}\n[status: killed by SIGKILL]`,
     )
     // A new fork server for what comes next, which ends as usual.

@@ -15,16 +15,16 @@ describe('background shells, from the host', () => {
     await call('bash', bg('sleep 32'), 'bob')
     const listed = host.list('alice')
     expect(listed.map((s) => [s.id, s.command, s.running, s.exitCode, s.killed, s.owner])).toEqual([
-      ['t1', 'sleep 30', true, null, false, 'alice'],
-      ['t2', 'sleep 31', true, null, false, 'alice'],
+      ['bash-1', 'sleep 30', true, null, false, 'alice'],
+      ['bash-2', 'sleep 31', true, null, false, 'alice'],
     ])
     expect(listed[0]!.started).toBeInstanceOf(Date)
-    expect(host.list().map((s) => s.id)).toEqual(['t1', 't2', 't3'])
-    await expect(host.kill('t1', 'bob')).rejects.toThrow('task t1 belongs to another session')
+    expect(host.list().map((s) => s.id)).toEqual(['bash-1', 'bash-2', 'bash-3'])
+    await expect(host.kill('bash-1', 'bob')).rejects.toThrow('task bash-1 belongs to another session')
     await expect(host.kill('bg-nope')).rejects.toThrow('no task bg-nope')
-    await host.kill('t1')
+    await host.kill('bash-1')
     expect(host.list('alice')[0]).toMatchObject({ running: false, killed: true, exitCode: -1 })
-    await host.kill('t1') // already ended: nothing to do
+    await host.kill('bash-1') // already ended: nothing to do
     await host.closeAll('alice')
     expect(host.list('alice').every((s) => !s.running && s.killed)).toBe(true)
     expect(host.list('bob')[0]).toMatchObject({ running: true })
@@ -37,7 +37,7 @@ describe('background shells, from the host', () => {
     await call('bash', bg('sleep 30'), 'alice')
     const list = JSON.parse((await call('processes', { command: 'list' }, 'alice')).text)
     expect(list.processes).toEqual([
-      expect.objectContaining({ process: 't1', tool: 'bash', kind: 'bash', status: 'running' }),
+      expect.objectContaining({ process: 'bash-1', tool: 'bash', kind: 'bash', status: 'running' }),
     ])
     const bobs = JSON.parse((await call('processes', { command: 'list' }, 'bob')).text)
     expect(bobs.processes).toEqual([])
@@ -48,8 +48,8 @@ describe('background shells, from the host', () => {
     await call('bash', bg('sleep 30'), 'alice')
     await call('bash', bg('sleep 30'), 'bob')
     await sessions.close('alice')
-    expect(tasks.get('t1', 'alice').exit).toMatchObject({ reason: 'cancelled' })
-    expect(tasks.get('t2', 'bob').exit).toBeUndefined()
+    expect(tasks.get('bash-1', 'alice').exit).toMatchObject({ reason: 'cancelled' })
+    expect(tasks.get('bash-2', 'bob').exit).toBeUndefined()
   })
 
   it('stops every background shell when the runtime shuts down: nothing outlives it', async () => {

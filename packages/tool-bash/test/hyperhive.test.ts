@@ -9,6 +9,11 @@ import { compose, tempDir } from './helpers.js'
 
 const until = (file: string) => `for i in $(seq 1 600); do [ -e ${file} ] && break; sleep 0.05; done`
 const json = (text: string) => JSON.parse(text) as Record<string, unknown>
+/** The id of `task started: id=<id>`: seed 002's auto-generated hex id, 8 digits. */
+function startedId(text: string): string {
+  expect(text).toMatch(/^task started: id=[0-9a-f]{8}$/)
+  return text.slice('task started: id='.length)
+}
 
 describe('hyperhive profile (seed 002)', () => {
   it('serves run, status and kill, and nothing of the other profiles', async () => {
@@ -45,12 +50,12 @@ describe('hyperhive profile (seed 002)', () => {
   it('detaches a slow command (task started), reports it running, and mails its end once', async () => {
     const { call, mail } = await compose({ profile: 'hyperhive' })
     const go = join(tempDir(), 'go')
-    expect(
+    const t1 = startedId(
       (await call('run', { cmd: `echo begun; ${until(go)}; echo finished`, wait_seconds: 0.3 })).text,
-    ).toBe('task started: id=t1')
-    const running = json((await call('status', { id: 't1' })).text)
+    )
+    const running = json((await call('status', { id: t1 })).text)
     expect(running).toMatchObject({
-      id: 't1',
+      id: t1,
       status: 'running',
       exit_code: null,
       stderr_tail: '',
@@ -59,18 +64,16 @@ describe('hyperhive profile (seed 002)', () => {
     writeFileSync(go, '')
     expect(await eventually(() => mail().length === 1, 20_000)).toBe(true)
     const body = mail()[0]!.body as Record<string, unknown>
-    expect(mail()[0]).toMatchObject({ from: 'task:t1', kind: 'completion' })
-    expect(body).toMatchObject({ id: 't1', status: 'done', exit_code: 0, stdout_tail: 'begun\nfinished\n' })
-    expect(json((await call('status', { id: 't1' })).text)).toMatchObject({ status: 'done', exit_code: 0 })
+    expect(mail()[0]).toMatchObject({ from: `task:${t1}`, kind: 'completion' })
+    expect(body).toMatchObject({ id: t1, status: 'done', exit_code: 0, stdout_tail: 'begun\nfinished\n' })
+    expect(json((await call('status', { id: t1 })).text)).toMatchObject({ status: 'done', exit_code: 0 })
   })
 
   it('a status that waits through the end delivers it: no mail follows', async () => {
     const { call, mail } = await compose({ profile: 'hyperhive' })
     const go = join(tempDir(), 'go')
-    expect((await call('run', { cmd: `${until(go)}; echo ok`, wait_seconds: 0 })).text).toBe(
-      'task started: id=t1',
-    )
-    const waiting = call('status', { id: 't1', wait_seconds: 20 })
+    const t1 = startedId((await call('run', { cmd: `${until(go)}; echo ok`, wait_seconds: 0 })).text)
+    const waiting = call('status', { id: t1, wait_seconds: 20 })
     writeFileSync(go, '')
     expect(json((await waiting).text)).toMatchObject({ status: 'done', exit_code: 0, stdout_tail: 'ok\n' })
     expect(mail()).toEqual([])
@@ -79,17 +82,18 @@ describe('hyperhive profile (seed 002)', () => {
   it('kill sends SIGINT to the group and returns at once; children and a setsid one are all gone', async () => {
     const { call, tasks, runId } = await compose({ profile: 'hyperhive', killGraceMs: 300 })
     const script = 'sleep 300 & setsid sleep 301 & (sleep 302 &); echo ready; wait'
-    expect((await call('run', { cmd: script, wait_seconds: 0 })).text).toBe('task started: id=t1')
+    const t1 = startedId((await call('run', { cmd: script, wait_seconds: 0 })).text)
     expect(await eventually(() => markedProcesses(runId).length === 4)).toBe(true)
-    expect((await call('kill', { id: 't1' })).text).toBe('sent SIGINT to task t1')
+    expect((await call('kill', { id: t1 })).text).toBe(`sent SIGINT to task ${t1}`)
     expect(await eventually(() => markedProcesses(runId).length === 0, 10_000)).toBe(true)
-    expect(await eventually(() => tasks.get('t1', 'alice').exit !== undefined)).toBe(true)
-    expect(json((await call('status', { id: 't1' })).text)).toMatchObject({ status: 'killed' })
-    expect((await call('kill', { id: 't1' })).text).toBe('task t1 had already finished')
-    await call('run', { cmd: 'trap "" INT; sleep 300', wait_seconds: 0 })
-    expect((await call('kill', { id: 't2', force: true })).text).toBe('sent SIGKILL to task t2')
-    expect(await eventually(() => tasks.get('t2', 'alice').exit !== undefined)).toBe(true)
-    expect(json((await call('status', { id: 't2' })).text)).toMatchObject({
+    expect(await eventually(() => tasks.get(t1, 'alice').exit !== undefined)).toBe(true)
+    expect(json((await call('status', { id: t1 })).text)).toMatchObject({ status: 'killed' })
+    expect((await call('kill', { id: t1 })).text).toBe(`task ${t1} had already finished`)
+    const t2 = startedId((await call('run', { cmd: 'trap "" INT; sleep 300', wait_seconds: 0 })).text)
+    expect(t2).not.toBe(t1)
+    expect((await call('kill', { id: t2, force: true })).text).toBe(`sent SIGKILL to task ${t2}`)
+    expect(await eventually(() => tasks.get(t2, 'alice').exit !== undefined)).toBe(true)
+    expect(json((await call('status', { id: t2 })).text)).toMatchObject({
       status: 'killed',
       exit_code: null,
       signal: 'SIGKILL',
@@ -114,13 +118,13 @@ describe('hyperhive profile (seed 002)', () => {
     expect((await call('kill', { id: 'x', force: 1 })).text).toBe(
       'Error: invalid force: expected a boolean, got 1',
     )
-    await call('run', { cmd: 'sleep 30', wait_seconds: 0 }, 'alice')
+    const t1 = startedId((await call('run', { cmd: 'sleep 30', wait_seconds: 0 }, 'alice')).text)
     for (const [tool, args] of [
-      ['status', { id: 't1' }],
-      ['kill', { id: 't1' }],
+      ['status', { id: t1 }],
+      ['kill', { id: t1 }],
     ] as const) {
       expect(await call(tool, args, 'bob')).toMatchObject({
-        text: 'Error: task t1 belongs to another session',
+        text: `Error: task ${t1} belongs to another session`,
         isError: true,
       })
     }

@@ -46,7 +46,7 @@ describe.each(MECHANISMS)('bash sandbox modes under %s', (mechanism) => {
     const args = { ...write('bg'), run_in_background: true, wait_seconds: 10 }
     const waited = await call('bash', args)
     expect(waited.text.endsWith(deniedTail('read-only'))).toBe(true)
-    const read = await call('bash_output', { task_id: 't1' })
+    const read = await call('bash_output', { task_id: 'bash-1' })
     expect(read.text).toBe(
       `(no new output)\n[status: completed, exit code: 1]\n${deniedTail('read-only').split('\n').slice(0, 2).join('\n')}`,
     )

@@ -12,6 +12,8 @@ describe('toolnexus profile (seed 004)', () => {
     const started = await call('bash', { command: 'echo hello', run_in_background: true }, NO_SESSION)
     expect(started.isError).toBe(false)
     const id = started.result.meta!.backgroundId as string
+    // Seed 004's shells are `bg-...` (its own tests probe `bg-nope`).
+    expect(id).toBe('bg-1')
     expect(started.text).toBe(
       `Started background shell ${id}. Read it with bash_output; stop it with kill_shell.`,
     )

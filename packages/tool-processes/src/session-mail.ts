@@ -23,7 +23,7 @@ export interface SessionMailDeps {
 export function wireSessionMail({ sessions, mailbox, tasks, handles }: SessionMailDeps): () => void {
   const opened = (session: string) => {
     mailbox.open(session)
-    tasks.tellLost(session, (task) => postLost(mailbox, session, task))
+    tasks.tellLost(session, (task) => postLost(mailbox, tasks, session, task))
   }
   for (const session of sessions.list()) opened(session.id)
   const offOpen = sessions.onOpen((session) => opened(session.id))
@@ -42,11 +42,16 @@ export function wireSessionMail({ sessions, mailbox, tasks, handles }: SessionMa
 
 /**
  * The report of a task an earlier run lost, to its owner when it comes back: a completion whose id
- * is the loss's own, so a post repeated after a crash is the same mail.
+ * is the loss's own, so a post repeated after a crash is the same mail. Its body is in the words of
+ * the surface that owns the task's kind when that surface set some (`tasks.wordLost`: a bash
+ * profile's), else the generic record.
  */
-function postLost(mailbox: Mailbox, session: string, task: TaskInfo): void {
+function postLost(mailbox: Mailbox, tasks: TaskRegistry, session: string, task: TaskInfo): void {
   const startedAt = task.startedAt.toISOString()
-  postEnd(mailbox, session, task, `lost-${task.id}-${startedAt}`, { startedAt })
+  const id = `lost-${task.id}-${startedAt}`
+  const words = tasks.lostWords(task)
+  if (words === undefined) return postEnd(mailbox, session, task, id, { startedAt })
+  mailbox.post(session, { id, from: `task:${task.id}`, kind: 'completion', body: words })
 }
 
 /**
