@@ -92,6 +92,31 @@ describe('MCP Tasks over stdio', () => {
     ])
   })
 
+  it("hyperhive's run runs as a task: taken at once, its answer at the end the full status JSON", async () => {
+    const state = tempDir('tv-tasks-hyperhive-')
+    const client = await stdio(['mcp', '--bash-profile', 'hyperhive', '--allow-empty', '--state-dir', state])
+    expect((await client.listTools()).tools.find((t) => t.name === 'run')?.execution).toEqual({
+      taskSupport: 'optional',
+    })
+    // wait_seconds would make a plain call wait 10 s inline: a task answers at once instead.
+    const task = await startTask(client, 'run', { cmd: 'echo out; echo err >&2; exit 4', wait_seconds: 10 })
+    expect(task.taskId).toMatch(/^[0-9a-f]{8}$/)
+    expect(await settled(client, task.taskId)).toMatchObject({
+      status: 'failed',
+      statusMessage: 'exit code 4',
+    })
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)
+    const report = JSON.parse((result.content as Array<{ text: string }>)[0]!.text)
+    expect(report).toMatchObject({
+      id: task.taskId,
+      status: 'done',
+      exit_code: 4,
+      stdout_tail: 'out\n',
+      stderr_tail: 'err\n',
+    })
+    expect(result.structuredContent).toEqual(report)
+  })
+
   it('through the bridge: a task of one turn is polled to its end and fetched by the next turn of the same --session, never by another', async () => {
     const server = await serve()
     const address = new URL(server.url).host

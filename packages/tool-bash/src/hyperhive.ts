@@ -5,6 +5,7 @@ import type { Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
 import { taskId } from './args.js'
 import { stopped } from './render.js'
 import { answer, type BashServices, bashTask, bashTool, commandOf, stopTask, waitInline } from './shared.js'
+import { handOver } from './task-handover.js'
 
 /** How much of the end of each stream `status` shows (seed 002: the last 4 KiB). */
 const TAIL_BYTES = 4096
@@ -39,7 +40,8 @@ export function hyperhiveRun(services: BashServices): Tool {
     description:
       'Submit a shell command (run by bash) as a background task. By default waits 3 s inline: a command done ' +
       'by then answers with its full status, else the answer is `task started: id=<id>` and its completion ' +
-      'arrives as mail. Poll with `status`, stop with `kill`.',
+      'arrives as mail. Poll with `status`, stop with `kill`. Taken as a task (MCP Tasks), it answers at once ' +
+      'and the task ends with the full status.',
     fields: {
       cmd: { kind: 'text', required: true, description: 'The command.' },
       timeout_secs: {
@@ -55,6 +57,8 @@ export function hyperhiveRun(services: BashServices): Tool {
         description: 'The task id to use (a-z, 0-9, -; at most 63), free again once its task ended.',
       },
     },
+    // Seed 002's one tool that starts long work: a call may run as a task (MCP Tasks, decision 0070).
+    taskSupport: 'optional',
     async run(args, ctx) {
       const command = await commandOf(services, { command: args.cmd, workdir: undefined, ctx })
       // Seed 002: a name replaces "the auto-generated hex id".
@@ -62,6 +66,13 @@ export function hyperhiveRun(services: BashServices): Tool {
         name: args.name ?? hexId(),
         ...(args.timeout_secs !== undefined ? { timeoutMs: args.timeout_secs * 1000 } : {}),
       })
+      const asTask = ctx.asTask
+      // Taken as a task: no inline wait; the task's answer is the status its end gives.
+      if (asTask !== undefined) {
+        const handed = handOver(services, task, ctx, asTask, (ended) => reportAnswer(services, ended, ctx))
+        services.tasks.detach(task.id)
+        return handed
+      }
       const ended = await waitInline(services, task.id, args.wait_seconds ?? DEFAULT_WAIT_SECONDS, ctx)
       if (ended) return reportAnswer(services, ended, ctx)
       services.tasks.detach(task.id)

@@ -9,16 +9,19 @@ const TASK_READER = 'mcp-task'
 
 /**
  * Hands a started background shell over as a task: answered at once; the task's answer, once it
- * ended, is the run as a foreground call would show it (the newest output within the bound).
+ * ended, is `atEnd` of the ended task (a profile's own report), by default the run as a
+ * foreground call would show it (the newest output within the bound).
  */
 export function handOver(
   services: BashServices,
   task: TaskInfo,
   ctx: ToolCallContext,
   asTask: TaskHandover,
+  atEnd?: (ended: TaskInfo) => ToolResult,
 ): ToolResult {
   const process = services.tasks.process(task.id, ctx.sessionId)
   const end = process.exit.then((exit) => {
+    if (atEnd !== undefined) return atEnd(services.tasks.get(task.id, ctx.sessionId))
     const read = services.tasks.readBytes(task.id, ctx.sessionId, {
       reader: TASK_READER,
       max: services.options.outputBytes,
