@@ -3,7 +3,7 @@
 // cancel), a client without elicitation told the approval is unavailable, nothing run on a refusal;
 // the tools' annotations and the cards in each result's _meta.
 import { randomUUID } from 'node:crypto'
-import { existsSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -32,22 +32,12 @@ function workDir(): string {
   return dir
 }
 
-/** The SDK client on `toolvisor mcp --bash --sandbox bwrap --bash-sandbox read-only` in `cwd`. */
-async function served(cwd: string, answer?: () => ElicitResult) {
+/** The SDK client on `toolvisor mcp --bash --sandbox bwrap --bash-sandbox MODE` (read-only) in `cwd`. */
+async function served(cwd: string, answer?: () => ElicitResult, mode = 'read-only') {
   const tag = randomUUID()
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [
-      bin,
-      'mcp',
-      '--bash',
-      '--sandbox',
-      'bwrap',
-      '--bash-sandbox',
-      'read-only',
-      '--state-dir',
-      tempDir(),
-    ],
+    args: [bin, 'mcp', '--bash', '--sandbox', 'bwrap', '--bash-sandbox', mode, '--state-dir', tempDir()],
     cwd,
     env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
     stderr: 'pipe',
@@ -106,6 +96,26 @@ describe('toolvisor mcp --bash --bash-sandbox read-only, asking through elicitat
     expect(existsSync(join(cwd, 'declined'))).toBe(false)
     expect(existsSync(join(cwd, 'cancelled'))).toBe(false)
   })
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'workspace-write: a write the sandbox user may not make (toolvisor is root) is a denial, with the marker and the hint (root only: no sandbox user otherwise)',
+    async () => {
+      const cwd = workDir()
+      // Outside the workspace, writable by root (danger-full-access would write it), not by nobody.
+      const closed = join(workDir(), 'root-only')
+      mkdirSync(closed, { mode: 0o700 })
+      const { call } = await served(cwd, undefined, 'workspace-write')
+      const result = await call({ command: `touch ${closed}/zz`, description: 'Touch a root-only file' })
+      const text = textOf(result)
+      expect(text).toContain('Permission denied')
+      expect(text).toContain('[sandbox: file access denied under workspace-write mode]')
+      expect(text).toContain('[sandbox: escalation available')
+      expect(existsSync(join(closed, 'zz'))).toBe(false)
+      // A failure that is not about access stays unflagged.
+      const other = textOf(await call({ command: 'ls /nonexistent-path', description: 'List nothing' }))
+      expect(other).not.toContain('[sandbox:')
+    },
+  )
 
   it('a client without elicitation gets the unavailable text, and nothing runs', async () => {
     const cwd = workDir()

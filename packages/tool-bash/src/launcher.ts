@@ -48,6 +48,11 @@ export interface Launch {
   readonly mode?: SandboxMode
   /** The mechanism that runs it (`bwrap`, `landlock`); absent: none. */
   readonly mechanism?: string
+  /**
+   * The user the mode runs commands as when that is not toolvisor's own (the sandbox user, when
+   * toolvisor runs as root): a permission that user lacks is the mode's doing (decision 0101).
+   */
+  readonly user?: string
 }
 
 /** How the launcher runs bash. */
@@ -149,7 +154,14 @@ export class Launcher {
     }
     const [foreground, background] = pair
     const mechanism = foreground.sandbox?.mechanism.name
-    return { foreground, background, mode, ...(mechanism !== undefined ? { mechanism } : {}) }
+    const user = foreground.account?.name
+    return {
+      foreground,
+      background,
+      mode,
+      ...(mechanism !== undefined ? { mechanism } : {}),
+      ...(user !== undefined ? { user } : {}),
+    }
   }
 
   /**

@@ -48,13 +48,30 @@ const DENIALS: Readonly<Record<string, RegExp>> = {
   landlock: /Permission denied|Read-only file system/,
 }
 
+/**
+ * What a permission the mode's user lacks shows (EACCES, EPERM): the mode's doing when it runs
+ * commands as another user than toolvisor's own, since toolvisor is root then (the sandbox user
+ * applies to a root toolvisor only) and `danger-full-access` runs as toolvisor (decision 0101).
+ */
+const USER_DENIAL = /Permission denied|Operation not permitted/
+
 /** How much of the end of stderr the classification reads. */
 export const DENIAL_TAIL_BYTES = 16_384
 
-/** True when a failed run's stderr shows the mechanism denying a file access. */
-export function deniedBy(mechanism: string | undefined, code: number | null, stderr: string): boolean {
+/**
+ * True when a failed run's stderr shows the sandbox denying a file access: the mechanism's own
+ * denial, or, when the mode runs commands as another user (`otherUser`), a permission that user
+ * lacks. Classified by what the mode and its user caused, not by errno alone.
+ */
+export function deniedBy(
+  mechanism: string | undefined,
+  code: number | null,
+  stderr: string,
+  otherUser = false,
+): boolean {
   if (mechanism === undefined || code === null || code === 0) return false
-  return DENIALS[mechanism]?.test(stderr) ?? false
+  if (DENIALS[mechanism]?.test(stderr)) return true
+  return otherUser && USER_DENIAL.test(stderr)
 }
 
 /** Seed 001's denial marker. */

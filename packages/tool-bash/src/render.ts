@@ -72,7 +72,7 @@ export function renderRun(
  * (the fields are advertised) and a wider mode exists. Empty for an unsandboxed run.
  */
 export function denialLines(
-  launch: Pick<Launch, 'mode' | 'mechanism'>,
+  launch: Pick<Launch, 'mode' | 'mechanism' | 'user'>,
   code: number | null,
   stderr: Buffer,
   escalation: boolean,
@@ -80,7 +80,7 @@ export function denialLines(
   const mode = launch.mode
   if (mode === undefined || mode === 'danger-full-access') return []
   const tail = stderr.subarray(Math.max(0, stderr.length - DENIAL_TAIL_BYTES)).toString('utf8')
-  if (!deniedBy(launch.mechanism, code, tail)) return []
+  if (!deniedBy(launch.mechanism, code, tail, launch.user !== undefined)) return []
   return escalation ? [denialMarker(mode), ESCALATION_HINT] : [denialMarker(mode)]
 }
 

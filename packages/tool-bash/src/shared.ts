@@ -40,7 +40,7 @@ export interface BashServices {
   /** The `approval` service, when a host provides one (read at each escalation). */
   approval(): Approval | undefined
   /** The mode and mechanism of each background task started under a sandbox mode, by task id. */
-  readonly confined: Map<string, Pick<Launch, 'mode' | 'mechanism'>>
+  readonly confined: Map<string, Pick<Launch, 'mode' | 'mechanism' | 'user'>>
 }
 
 /** A text result (`Error: ` before the message of an error, as seed 001 shows errors). */
@@ -123,7 +123,9 @@ export async function runCommand(
   }
   const task = await services.launcher.background(services.tasks, command, named)
   const { mode, mechanism } = command.launch
-  if (mode !== undefined) services.confined.set(task.id, { mode, ...(mechanism ? { mechanism } : {}) })
+  const { user } = command.launch
+  if (mode !== undefined)
+    services.confined.set(task.id, { mode, ...(mechanism ? { mechanism } : {}), ...(user ? { user } : {}) })
   const result = await background(task)
   // Answered while it runs (a wait that returned it saw it end): it now lives on by its id.
   services.tasks.detach(task.id)
