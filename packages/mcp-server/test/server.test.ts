@@ -215,7 +215,8 @@ describe('structuredContent', () => {
     )
     const { client } = await setup(tools)
     const result = await client.callTool({ name: 'structured' })
-    const expected = { content: [{ type: 'text', text: 'rendered' }], isError: false }
+    // The meta crosses either way (in _meta); only structuredContent depends on its shape.
+    const expected = { content: [{ type: 'text', text: 'rendered' }], isError: false, _meta: { exitCode: 0 } }
     expect(result).toEqual(included ? { ...expected, structuredContent: { ...structured } } : expected)
   })
 

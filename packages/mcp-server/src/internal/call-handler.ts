@@ -14,7 +14,7 @@ import { CallGate } from './call-gate.js'
 import { foldMail, type SessionMailOptions } from './mail.js'
 import type { Limits } from './options.js'
 import { CallProgress } from './progress.js'
-import { errorResult, messageOf, toCallToolResult, withPresentation } from './result.js'
+import { errorResult, messageOf, PROGRESS_META_KEY, toCallToolResult, withPresentation } from './result.js'
 import { mcpTask, type TaskAnswers } from './tasks.js'
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
@@ -33,9 +33,6 @@ export interface CallHandlerOptions {
   /** The registry MCP tasks are views of, and the answers handed over (absent: no MCP tasks). */
   readonly tasks: { readonly registry: TaskRegistry; readonly answers: TaskAnswers } | undefined
 }
-
-/** The key under which a result's `_meta` counts progress events that were not sent. */
-export const PROGRESS_META_KEY = 'toolvisor/progress'
 
 /**
  * The `tools/call` handler: runs the call with the connection's session, the client's cancellation
