@@ -88,6 +88,20 @@ describe('toolvisor mcp --bash', () => {
     ])
   })
 
+  it('cuts a long foreground output at a line: the tail the model reads starts with a whole line', async () => {
+    const config = join(tempDir(), 'toolvisor.json')
+    writeFileSync(config, JSON.stringify({ bash: { outputBytes: 30_000 } }))
+    const { call } = await served(['--config', config])
+    const text = await call('bash', { command: 'seq 1 200000', description: 'count' })
+    const kept = text.slice(0, text.indexOf('\n[output truncated; full output: '))
+    const first = kept.slice(0, kept.indexOf('\n'))
+    // seq's lines are numbers: a whole one is the line after the one before it.
+    const last = kept.trimEnd().split('\n').at(-1)
+    expect(last).toBe('200000')
+    expect(Number(first)).toBe(200000 - kept.trimEnd().split('\n').length + 1)
+    expect(kept.length).toBeLessThanOrEqual(30_000)
+  })
+
   it('leaves nothing running when the server is killed with SIGKILL mid-call, and reports the task interrupted', async () => {
     const stateDir = tempDir('tv-bash-crash-')
     const first = await served(['--bash-profile', 'hyperhive', '--session', 'agent'], stateDir)

@@ -30,6 +30,21 @@ describe('toolvisor describe', () => {
     })
   })
 
+  it("lists a service's send companion and its on_exit and digest, as it is served", async () => {
+    const tool = join(examples, 'log-watcher')
+    const doc = JSON.parse((await run(['describe', tool, '--json'])).stdout)
+    expect(doc.tools.map((t: { safeName: string }) => t.safeName)).toEqual([
+      'log_watcher',
+      'log_watcher__send',
+    ])
+    expect(doc.tools[1].inputSchema).toMatchObject({ required: ['process', 'event'] })
+    expect(doc.runtime).toMatchObject({ onExit: 'report', digest: { per: 'seconds', n: 2 } })
+    const text = (await run(['describe', tool])).stdout
+    expect(text).toContain('\nlog_watcher__send\n')
+    expect(text).toContain('  process  string: the handle of a running log_watcher process')
+    expect(text).toContain('\nservice: on_exit report, digest seconds 2\n')
+  })
+
   it('prints the LoadingError and exits 2', async () => {
     const { code, stdout, stderr } = await run(['describe', join(fixtures, 'nope')])
     expect(code).toBe(2)

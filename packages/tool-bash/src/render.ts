@@ -28,13 +28,24 @@ export interface RunEnd {
 /**
  * A stream's text (control codes escaped unless kept), and the truncation marker when cut: it
  * names the spill file, and says how much of the output that file did not keep when it was cut.
+ * A cut tail starts at a line: the rest of the line the cut fell in is left out too, unless that
+ * line fills more than half of what is kept (then the tail starts mid-line, as it must).
  */
 export function streamText(read: StreamBytes, render: Renderer): string {
-  const text = render.text(read.bytes.toString('utf8'))
+  const text = render.text(fromLine(read).toString('utf8'))
   if (read.skipped === 0) return text
   if (read.spillCut !== undefined && read.spillPath !== undefined)
     return `${text}\n[output truncated; part of it is in ${read.spillPath}: ${spillCutText(read.spillCut, read.total)}]`
   return `${text}\n[output truncated; full output: ${read.spillPath ?? '(unavailable)'}]`
+}
+
+/** The kept bytes of a stream, from the first whole line on when older bytes were skipped. */
+function fromLine(read: StreamBytes): Buffer {
+  if (read.skipped === 0) return read.bytes
+  const newline = read.bytes.indexOf(0x0a)
+  if (newline === -1 || newline + 1 >= read.bytes.length || newline >= read.bytes.length / 2)
+    return read.bytes
+  return read.bytes.subarray(newline + 1)
 }
 
 /**

@@ -62,7 +62,8 @@ describe('bash (seed 001), foreground', () => {
   })
 
   it('keeps the end of long output and names a spill file (mode 0600) that holds all of it', async () => {
-    const { call } = await compose({ outputBytes: 1000 })
+    // 1005 bytes: the newest 1005 start 5 bytes into a line ("line 1900\n" is 10).
+    const { call } = await compose({ outputBytes: 1005 })
     const result = await call(
       'bash',
       bash('for i in $(seq 1 2000); do echo "line $i"; done; echo oops >&2; exit 2'),
@@ -73,12 +74,23 @@ describe('bash (seed 001), foreground', () => {
     expect(match, result.text).not.toBeNull()
     const all = Array.from({ length: 2000 }, (_, i) => `line ${i + 1}\n`).join('')
     const kept = result.text.slice(0, match!.index)
-    expect(kept.length).toBeLessThanOrEqual(1000)
+    expect(kept.length).toBeLessThanOrEqual(1005)
     expect(all.endsWith(kept)).toBe(true)
     expect(kept.endsWith('line 2000\n')).toBe(true)
+    // The kept tail starts at a line, never in the middle of one.
+    expect(kept).toMatch(/^line \d+\n/)
+    expect(all.includes(`\n${kept}`)).toBe(true)
     expect(readFileSync(match![1]!, 'utf8')).toBe(all)
     expect(statSync(match![1]!).mode & 0o777).toBe(0o600)
     expect(result.result.meta).toMatchObject({ stdoutSpill: match![1], exitCode: 2 })
+  })
+
+  it('starts a cut tail mid-line only when one line fills most of what is kept', async () => {
+    const { call } = await compose({ outputBytes: 1000 })
+    const long = await call('bash', bash("head -c 5000 /dev/zero | tr '\\0' x; echo; echo end"))
+    const kept = long.text.slice(0, long.text.indexOf('\n[output truncated'))
+    expect(kept).toMatch(/^x+\nend\n$/)
+    expect(kept.length).toBe(1000)
   })
 
   it('past the spill cap, names the file with what it keeps and says how much it did not (decision 0092)', async () => {

@@ -33,6 +33,11 @@ export interface BinaryTools {
   loadToolboxes(dirs: readonly ToolboxEntry[]): Promise<LoadOutcome>
   /** The model-facing tools of a loaded tool (itself, or one per sub-command). */
   tools(loaded: LoadedTool): Tool[]
+  /**
+   * The tools its mode handler brings along when it is served (a service's `slug.send`); none
+   * when its mode has no handler or brings none.
+   */
+  companions(loaded: LoadedTool): Tool[]
   /** The shared `help` tool for these tools, when any declares help. */
   helpTool(loaded: readonly LoadedTool[]): Tool | undefined
   /**
@@ -111,6 +116,7 @@ export function createBinaryTools(
     load: (path, entry) => loadTool(path, deps, options, entry),
     loadToolboxes: (dirs) => loadToolboxes(dirs, deps, options),
     tools,
+    companions: (loaded) => modes.get(loaded.spec.process.mode)?.companions?.(loaded) ?? [],
     helpTool: help,
     run: (loaded, argv, run) =>
       deps.runtime.start({

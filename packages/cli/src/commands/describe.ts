@@ -43,7 +43,8 @@ export async function describeCommand(argv: readonly string[], io: Io): Promise<
   try {
     // A LoadingError reaches main(), which prints it and exits 2.
     const loaded = await composed.binary.load(path, entryOf(config.toolboxes, path))
-    const tools = composed.binary.tools(loaded)
+    // As it is served: its own tools, then what its mode brings along (a service's slug.send).
+    const tools = [...composed.binary.tools(loaded), ...composed.binary.companions(loaded)]
     // JSON keeps JSON's own escapes (and the ones JSON leaves raw: bidi, zero-width, tags).
     if (values.json) io.out(`${visibleJson(describeDocument(loaded, tools, composed.tools), 2)}\n`)
     else io.out(`${describeLines(loaded, tools, composed.tools).join('\n')}\n`)
@@ -51,6 +52,35 @@ export async function describeCommand(argv: readonly string[], io: Io): Promise<
   } finally {
     await composed.kernel.dispose()
   }
+}
+
+/**
+ * A model-facing tool's arguments: the declared ones of the tool or its command, each with its
+ * mode; a companion's (a service's `slug.send`) from the schema it publishes.
+ */
+function argumentLines(spec: LoadedTool['spec'], tool: Tool): string[] {
+  const own =
+    tool.name === spec.slug ? spec.args : spec.commands.find((c) => c.internalName === tool.name)?.args
+  if (own !== undefined) {
+    if (own.length === 0) return ['  no arguments']
+    return own.map(
+      (arg) =>
+        `  ${visibleLine(arg.name)}  ${arg.backingType}${arg.required ? '' : ', optional'}, ${arg.mode}: ${human(arg.description, '    ')}`,
+    )
+  }
+  const schema = tool.inputSchema as {
+    properties?: Record<string, { type?: unknown; description?: unknown }>
+    required?: unknown
+  }
+  const required = Array.isArray(schema.required) ? schema.required : []
+  const properties = Object.entries(schema.properties ?? {})
+  if (properties.length === 0) return ['  no arguments']
+  return properties.map(([name, property]) => {
+    const type = typeof property.type === 'string' ? property.type : 'any'
+    const description =
+      typeof property.description === 'string' ? `: ${human(property.description, '    ')}` : ''
+    return `  ${visibleLine(name)}  ${type}${required.includes(name) ? '' : ', optional'}${description}`
+  })
 }
 
 function isDirectory(path: string): boolean {
@@ -72,6 +102,7 @@ function runtimeOf({ spec, prepared }: LoadedTool) {
     ...(prepared.rundir ? { rundir: prepared.rundir } : {}),
     timeout: spec.runtime.timeout,
     cancel: 'signal' in spec.runtime.cancel ? spec.runtime.cancel.signal : 'send',
+    ...(spec.process.mode === 'service' ? { onExit: spec.runtime.onExit, digest: spec.process.digest } : {}),
   }
 }
 
@@ -111,13 +142,12 @@ function describeLines(
   lines.push(`${visibleLine(spec.path)} (${kind}${spec.check ? ', check' : ''}${spec.help ? ', help' : ''})`)
   for (const tool of tools) {
     lines.push('', visibleLine(registry.safeName(tool.name)), `  ${human(tool.description, '  ')}`)
-    const args = spec.commands.find((c) => c.internalName === tool.name)?.args ?? spec.args
-    if (args.length === 0) lines.push('  no arguments')
-    for (const arg of args) {
-      lines.push(
-        `  ${visibleLine(arg.name)}  ${arg.backingType}${arg.required ? '' : ', optional'}, ${arg.mode}: ${human(arg.description, '    ')}`,
-      )
-    }
+    lines.push(...argumentLines(spec, tool))
+  }
+  if (spec.process.mode === 'service') {
+    const digest = spec.process.digest
+    const per = digest.per === 'round' ? 'round' : `${digest.per} ${digest.n}`
+    lines.push('', `service: on_exit ${spec.runtime.onExit}, digest ${per}`)
   }
   if (prepared.sandbox) {
     const { policy, mechanism } = prepared.sandbox
