@@ -88,6 +88,25 @@ describe('toolvisor mcp --bash', () => {
     ])
   })
 
+  it("serves seed 001's tool:bash section as the initialize instructions and as a prompt; the other profiles have none", async () => {
+    const text =
+      'Check the [exit code: N] marker on every bash result; investigate failures before moving on.'
+    const { client } = await served(['--bash'])
+    expect(client.getInstructions()).toBe(text)
+    expect(client.getServerCapabilities()?.prompts).toEqual({})
+    expect((await client.listPrompts()).prompts).toEqual([
+      { name: 'tool:bash', description: expect.stringContaining('bash results') },
+    ])
+    const prompt = await client.getPrompt({ name: 'tool:bash' })
+    expect(prompt.messages).toEqual([{ role: 'user', content: { type: 'text', text } }])
+    await expect(client.getPrompt({ name: 'tool:nope' })).rejects.toThrow(
+      'no prompt named "tool:nope"; the prompts are: "tool:bash"',
+    )
+    const other = await served(['--bash-profile', 'hyperhive'])
+    expect(other.client.getInstructions()).toBeUndefined()
+    expect(other.client.getServerCapabilities()?.prompts).toBeUndefined()
+  })
+
   it('cuts a long foreground output at a line: the tail the model reads starts with a whole line', async () => {
     const config = join(tempDir(), 'toolvisor.json')
     writeFileSync(config, JSON.stringify({ bash: { outputBytes: 30_000 } }))

@@ -23,6 +23,7 @@ export {
   presentTaskCall,
   presentTaskResult,
 } from './present.js'
+export { BASH_GUIDANCE } from './profiles.js'
 export type { Delta, RunEnd } from './render.js'
 export { completionNotice, outputText, renderRun, statusLine } from './render.js'
 export { toolnexusStatus } from './toolnexus.js'

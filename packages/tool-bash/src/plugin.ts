@@ -60,6 +60,8 @@ export const bashPlugin = definePlugin({
       for (const remove of removals.reverse()) remove()
     })
     for (const make of profile.tools) removals.push(tools.register(make(services)))
+    const guidance = profile.guidance && tools.addGuidance?.(profile.guidance)
+    if (guidance) removals.push(guidance)
     if (config.profile === 'dsh' && modes.confining) removals.push(tools.register(dshMode(services)))
     const notice = profile.notice
     if (notice) {

@@ -1,5 +1,5 @@
 import type { TaskCompletion } from '@toolvisor/process-runtime'
-import type { Tool } from '@toolvisor/toolbox'
+import type { Guidance, Tool } from '@toolvisor/toolbox'
 import type { ProfileName } from './config.js'
 import { dshBash, dshKill, dshOutput } from './dsh.js'
 import { hyperhiveKill, hyperhiveReport, hyperhiveRun, hyperhiveStatus } from './hyperhive.js'
@@ -18,6 +18,19 @@ export interface Profile {
   readonly cancelSignal: 'SIGTERM' | 'SIGINT'
   /** The body of the mail a finished task posts to its owner; absent: the seed has none. */
   notice?(services: BashServices, completion: TaskCompletion): unknown
+  /** The system-prompt section the seed contributes; absent: it has none. */
+  readonly guidance?: Guidance
+}
+
+/**
+ * Seed 001's `tool:bash` prompt section (order 105), exactly: the cross-call habit the per-tool
+ * descriptions cannot carry.
+ */
+export const BASH_GUIDANCE: Guidance = {
+  name: 'tool:bash',
+  description: 'How to read bash results: the cross-call habit the tool descriptions cannot carry (seed 001)',
+  text: 'Check the [exit code: N] marker on every bash result; investigate failures before moving on.',
+  order: 105,
 }
 
 /** The profiles, by name. */
@@ -26,6 +39,7 @@ export const PROFILE: Readonly<Record<ProfileName, Profile>> = {
     tools: [dshBash, dshOutput, dshKill],
     cancelSignal: 'SIGTERM',
     notice: (_services, completion) => completionNotice(completion.task),
+    guidance: BASH_GUIDANCE,
   },
   hyperhive: {
     tools: [hyperhiveRun, hyperhiveStatus, hyperhiveKill],

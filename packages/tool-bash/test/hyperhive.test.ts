@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { markedProcesses } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
+import { BASH_GUIDANCE } from '../src/index.js'
 import { compose, tempDir } from './helpers.js'
 
 const until = (file: string) => `for i in $(seq 1 600); do [ -e ${file} ] && break; sleep 0.05; done`
@@ -19,6 +20,13 @@ describe('hyperhive profile (seed 002)', () => {
   it('serves run, status and kill, and nothing of the other profiles', async () => {
     const { tools } = await compose({ profile: 'hyperhive' })
     expect(tools.list().map((tool) => tool.name)).toEqual(['processes', 'run', 'status', 'kill'])
+    // Seed 002 has no system-prompt section; seed 001's is dsh's alone.
+    expect(tools.guidance?.()).toEqual([])
+    const dsh = await compose({ profile: 'dsh' })
+    expect(dsh.tools.guidance?.()).toEqual([BASH_GUIDANCE])
+    expect(BASH_GUIDANCE.text).toBe(
+      'Check the [exit code: N] marker on every bash result; investigate failures before moving on.',
+    )
   })
 
   it('runs a named task that ends within the default 3 s wait: the full status, inline, and no mail', async () => {

@@ -51,6 +51,7 @@ export { QUOTE_CHARACTERS, quoteInput, visibleJson, visibleLine, visibleText } f
 export { BinaryToolsToken, ModesToken, OneshotsToken, SessionsToken, ToolsToken } from './tokens.js'
 export type {
   ConnectionId,
+  Guidance,
   LoadReport,
   TaskHandover,
   Tool,

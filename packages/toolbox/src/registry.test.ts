@@ -56,3 +56,22 @@ describe('ToolRegistry.onChange', () => {
     expect(await warned).toBe(thrown)
   })
 })
+
+describe('guidance', () => {
+  it('keeps sections by order, replaces one of the same name, and removes only its own', () => {
+    const tools = createToolRegistry()
+    const section = (name: string, order: number, text = name) => ({ name, description: name, text, order })
+    const removeLate = tools.addGuidance!(section('late', 200))
+    tools.addGuidance!(section('tool:bash', 105))
+    const first = tools.addGuidance!(section('early', 10, 'one'))
+    tools.addGuidance!(section('early', 10, 'two'))
+    expect(tools.guidance!().map((s) => [s.name, s.text])).toEqual([
+      ['early', 'two'],
+      ['tool:bash', 'tool:bash'],
+      ['late', 'late'],
+    ])
+    first() // replaced already: removes nothing
+    removeLate()
+    expect(tools.guidance!().map((s) => s.name)).toEqual(['early', 'tool:bash'])
+  })
+})

@@ -1,7 +1,7 @@
 import { ToolboxError } from './errors.js'
 import { providerSafeName } from './names.js'
 import { quoteInput } from './text.js'
-import type { LoadReport, Tool, ToolCallContext, ToolRegistry, ToolResult } from './types.js'
+import type { Guidance, LoadReport, Tool, ToolCallContext, ToolRegistry, ToolResult } from './types.js'
 
 /** The provider-safe name of a tool; throws when there is none. */
 function safeNameOf(name: string): string {
@@ -20,6 +20,7 @@ export function createToolRegistry(): ToolRegistry {
   const tools = new Map<string, Tool>()
   const bySafeName = new Map<string, string>()
   const reports: LoadReport[] = []
+  const guidance = new Map<string, Guidance>()
   const { changed, onChange } = changeListeners()
 
   return {
@@ -66,6 +67,15 @@ export function createToolRegistry(): ToolRegistry {
       }
     },
     onChange,
+    addGuidance(section) {
+      guidance.delete(section.name)
+      guidance.set(section.name, section)
+      return () => {
+        if (guidance.get(section.name) === section) guidance.delete(section.name)
+      }
+    },
+    // A stable sort: sections of one order stay in the order they were added.
+    guidance: () => [...guidance.values()].sort((a, b) => a.order - b.order),
   }
 }
 

@@ -118,6 +118,26 @@ export interface ToolRegistry {
    * loaded after it started serving (MCP `notifications/tools/list_changed`).
    */
   onChange?(listener: () => void): () => void
+  /**
+   * Adds a section of guidance for the model (seed 001's `tool:bash` system-prompt section): text a
+   * host puts in its system prompt, an MCP server in `initialize`'s `instructions` and as a prompt.
+   * A name already there is replaced. Returns its removal. Optional, as `onChange` is.
+   */
+  addGuidance?(section: Guidance): () => void
+  /** The guidance sections, by `order` (then by when they were added). */
+  guidance?(): readonly Guidance[]
+}
+
+/** One section of guidance for the model, contributed by the package whose tools it is about. */
+export interface Guidance {
+  /** Its name (`tool:bash`): the MCP prompt's name, and what a host keys the section by. */
+  readonly name: string
+  /** What it is, in a few words (the MCP prompt's description). */
+  readonly description: string
+  /** The text itself, exactly as the model should read it. */
+  readonly text: string
+  /** Where it goes among the sections, lowest first (seed 001's `tool:bash` is 105). */
+  readonly order: number
 }
 
 /** A tool that failed to load, or loaded with a warning. */

@@ -10,12 +10,14 @@ import type { ToolRegistry } from '@toolvisor/toolbox'
 import type { McpServerOptions } from '../server.js'
 import { ToolAnnouncer } from './announcer.js'
 import type { callHandler } from './call-handler.js'
+import { guidanceOf, instructionsOf, servePrompts } from './guidance.js'
 import type { Inflight } from './inflight.js'
 import { sessionTaskStore, TASK_POLL_MS, type TaskAnswers } from './tasks.js'
 
 /**
  * The SDK server: tools (announced when the registry can), logging when there is mail to tell of,
- * and tasks over the registry when there is one.
+ * tasks over the registry when there is one, and the registry's guidance as `instructions` and
+ * prompts when it has any.
  */
 export function sdkServer(
   options: McpServerOptions,
@@ -26,15 +28,23 @@ export function sdkServer(
 ): Server {
   const taskStore =
     tasks && sessionTaskStore({ tasks: tasks.registry, answers: tasks.answers, session: tasks.session })
+  const instructions = instructionsOf(guidanceOf(tools))
   const capabilities = {
     tools: ToolAnnouncer.canAnnounce(tools) ? { listChanged: true } : {},
+    ...(instructions !== undefined ? { prompts: {} } : {}),
     ...(options.mailbox ? { logging: {} } : {}),
     ...(taskStore ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
   }
-  return new Server(
+  const server = new Server(
     { name: options.name, version: options.version },
-    { capabilities, ...(taskStore ? { taskStore, defaultTaskPollInterval: TASK_POLL_MS } : {}) },
+    {
+      capabilities,
+      ...(instructions !== undefined ? { instructions } : {}),
+      ...(taskStore ? { taskStore, defaultTaskPollInterval: TASK_POLL_MS } : {}),
+    },
   )
+  if (instructions !== undefined) servePrompts(server, tools)
+  return server
 }
 
 /** `tools/list` and `tools/call` on the SDK server; every call is tracked until it settles. */
