@@ -98,8 +98,7 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
         omitSend: config.omitSend,
       }),
     )
-    if (options.mailJournal !== undefined) kernel.use(journalMailboxPlugin, { dir: options.mailJournal })
-    else kernel.use(mailboxPlugin)
+    useMailbox(kernel, config, options.mailJournal)
     kernel.use(toolboxPlugin, {
       toolboxes: options.loadToolboxes === false ? [] : config.toolboxes,
       // The answer budget is the toolbox's and the processes tool's; the runtime keeps its own
@@ -131,6 +130,13 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     mailbox: kernel.get(MailboxToken)!,
     approvals: approvalsOf(kernel.get(ApprovalToken)),
   }
+}
+
+/** The mailbox: in a journal in `journal` (`toolvisor serve`: it survives a restart), else in memory. */
+function useMailbox(kernel: Kernel, config: Config, journal: string | undefined): void {
+  const mail = defined({ digestFlushMs: config.digestFlushMs })
+  if (journal !== undefined) kernel.use(journalMailboxPlugin, { ...mail, dir: journal })
+  else kernel.use(mailboxPlugin, mail)
 }
 
 /** The approval service when it is MCP's (connections attach to it), else none to attach to. */

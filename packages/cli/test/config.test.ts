@@ -161,6 +161,24 @@ describe('keys without a flag', () => {
   })
 })
 
+describe('digestFlushMs', () => {
+  it("reaches the mailbox: the events short of a digest's n are mailed once it passed", async () => {
+    const config = configOf('check', { config: configFile({ digestFlushMs: 50 }) })
+    const composed = await compose(config, { loadToolboxes: false })
+    try {
+      const { mailbox } = composed
+      mailbox.open('s1')
+      const source = mailbox.source('s1', 'process:p1', { per: 'events', n: 3 })
+      source.push({ line: 'one' })
+      expect(mailbox.deliver('s1').envelopes).toEqual([])
+      expect(await eventually(() => mailbox.unread('s1') === 1)).toBe(true)
+      expect(mailbox.deliver('s1').envelopes.map((e) => e.body)).toEqual([{ line: 'one' }])
+    } finally {
+      await composed.kernel.dispose()
+    }
+  })
+})
+
 describe('the JSON Schema of toolvisor.json', () => {
   it('is committed as the zod schema gives it (run `pnpm schema` after changing a key)', () => {
     const committed = JSON.parse(readFileSync(join(cli, 'toolvisor.schema.json'), 'utf8'))

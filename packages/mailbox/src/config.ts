@@ -14,6 +14,12 @@ const fields = z
     envelopeEvents: positive.default(1000),
     /** How many seqs of delivered mail stay readable behind the delivery cursor (for other readers). */
     keepRead: z.number().int().nonnegative().default(256),
+    /**
+     * The longest an event of a `{per:'events', n}` digest waits for its envelope, in ms: the
+     * remainder short of `n` is mailed this long after its first event (0: no bound; it then waits
+     * for `n` events, a flush or the source's close).
+     */
+    digestFlushMs: z.number().int().nonnegative().default(30_000),
   })
   .strict()
 

@@ -62,15 +62,73 @@ describe('digest per round (the default)', () => {
 })
 
 describe('digest per events', () => {
-  it('mails an envelope every n events, the remainder at the delivery point', () => {
+  it('mails an envelope every n events; the remainder stays pending at a delivery point', () => {
     const { mailbox, source } = withSource({ per: 'events', n: 2 })
     for (let i = 1; i <= 5; i++) source.push(i)
     expect(mailbox.unread('s1')).toBe(2)
     expect(shapes(mailbox)).toEqual([
       ['digest', [1, 2], 2, 0],
       ['digest', [3, 4], 2, 0],
-      ['event', 5, 1, 0],
     ])
+    expect(source.counters()).toMatchObject({ events: 5, mailed: 4, pending: 1, envelopes: 2 })
+    source.push(6)
+    expect(shapes(mailbox)).toEqual([['digest', [5, 6], 2, 0]])
+  })
+
+  it('with n = 3, one event at a delivery point is no mail; two more make one envelope of 3 (ruling 15)', () => {
+    const { mailbox, source } = withSource({ per: 'events', n: 3 })
+    source.push('a')
+    expect(shapes(mailbox)).toEqual([])
+    expect(source.counters()).toMatchObject({ events: 1, mailed: 0, pending: 1 })
+    source.push('b')
+    expect(shapes(mailbox)).toEqual([])
+    source.push('c')
+    expect(shapes(mailbox)).toEqual([['digest', ['a', 'b', 'c'], 3, 0]])
+    expect(source.counters()).toMatchObject({ events: 3, mailed: 3, pending: 0, envelopes: 1 })
+  })
+
+  it('mails the remainder digestFlushMs after its first event, and only then (default 30 s)', async () => {
+    vi.useFakeTimers()
+    const { mailbox, source } = withSource({ per: 'events', n: 3 })
+    source.push('a')
+    await vi.advanceTimersByTimeAsync(29_000)
+    source.push('b')
+    expect(shapes(mailbox)).toEqual([])
+    await vi.advanceTimersByTimeAsync(1000)
+    expect(vi.getTimerCount()).toBe(0)
+    expect(shapes(mailbox)).toEqual([['digest', ['a', 'b'], 2, 0]])
+    // A full envelope clears the bound; the next event starts its own.
+    for (const event of ['c', 'd', 'e']) source.push(event)
+    expect(vi.getTimerCount()).toBe(0)
+    source.push('f')
+    expect(vi.getTimerCount()).toBe(1)
+    expect(shapes(mailbox)).toEqual([['digest', ['c', 'd', 'e'], 3, 0]])
+  })
+
+  it('takes the bound from the operator: digestFlushMs, 0 for none', async () => {
+    vi.useFakeTimers()
+    const { mailbox, source } = withSource({ per: 'events', n: 3 }, { digestFlushMs: 50 })
+    source.push('a')
+    await vi.advanceTimersByTimeAsync(50)
+    expect(shapes(mailbox)).toEqual([['event', 'a', 1, 0]])
+    const never = withSource({ per: 'events', n: 3 }, { digestFlushMs: 0 })
+    never.source.push('a')
+    expect(vi.getTimerCount()).toBe(0)
+    await vi.advanceTimersByTimeAsync(3_600_000)
+    expect(shapes(never.mailbox)).toEqual([])
+    expect(never.source.flush()?.body).toBe('a')
+    expect(() => createMailbox({ digestFlushMs: -1 })).toThrow(
+      'mailbox: invalid options: options.digestFlushMs: Too small: expected number to be >=0',
+    )
+  })
+
+  it('wakes a waiting session when the bound mails the remainder', async () => {
+    vi.useFakeTimers()
+    const { mailbox, source } = withSource({ per: 'events', n: 3 }, { digestFlushMs: 100 })
+    const waiting = mailbox.wait('s1', { timeoutMs: 1000 })
+    source.push('a')
+    await vi.advanceTimersByTimeAsync(100)
+    await expect(waiting).resolves.toEqual({ reason: 'mail', from: 'process:p1' })
   })
 
   it('with n = 1 mails each event as itself', () => {
@@ -82,11 +140,20 @@ describe('digest per events', () => {
     })
   })
 
-  it('mails the remainder at close', () => {
+  it('mails the remainder at close, at flush, at closeSession, and clears its bound', () => {
+    vi.useFakeTimers()
     const { mailbox, source } = withSource({ per: 'events', n: 10 })
     source.push(1)
     source.close()
+    expect(vi.getTimerCount()).toBe(0)
     expect(shapes(mailbox)).toEqual([['event', 1, 1, 0]])
+    const again = mailbox.source('s1', 'process:p1', { per: 'events', n: 10 })
+    again.push(2)
+    again.push(3)
+    expect(again.flush()).toMatchObject({ kind: 'digest', body: [2, 3] })
+    again.push(4)
+    expect(mailbox.closeSession('s1').map((e) => e.body)).toEqual([[2, 3], 4])
+    expect(vi.getTimerCount()).toBe(0)
   })
 })
 

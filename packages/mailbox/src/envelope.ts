@@ -52,7 +52,9 @@ export interface Envelope {
  * as `DigestSpec` of `@toolvisor/describe-v2`, so a parsed spec's digest is passed as is).
  * - `round`: everything since the last delivery point in one envelope, made at the session's
  *   delivery point (`deliver`) or when the source flushes or closes.
- * - `events`: an envelope every `n` events; the remainder at a delivery point, flush or close.
+ * - `events`: an envelope every `n` events (ruling 15). A delivery point leaves the remainder
+ *   pending; it is mailed at a flush, at close, or `digestFlushMs` (the mailbox's bound, 30 s by
+ *   default) after its first event.
  * - `seconds`: an envelope `n` seconds after the first event not yet mailed (a timer, `unref`'d);
  *   also at a delivery point, flush or close.
  */

@@ -46,20 +46,22 @@ class StoredMailbox implements Mailbox {
   readonly #bound: BodyBound
   readonly #sessions = new Map<string, SessionState>()
   readonly #delivered = new Set<(session: string, envelopes: readonly Envelope[]) => void>()
-  readonly #host: SourceHost
+  /** What every source of this mailbox is made with: the envelope bound, the host, the events bound. */
+  readonly #sourced: { readonly bound: BodyBound; readonly host: SourceHost; readonly flushMs: number }
   #disposed = false
 
   constructor(settings: MailboxSettings, store: MailStore) {
     this.#settings = settings
     this.#store = store
     this.#bound = { bytes: settings.envelopeBytes, events: settings.envelopeEvents }
-    this.#host = {
+    const host: SourceHost = {
       emit: (source, contents) =>
         this.#accept(this.#state(source.session), { ...contents, from: source.from }),
       post: (source, mail) => this.post(source.session, { ...mail, from: source.from }),
       pending: (source) => this.#news(this.#state(source.session), source.from),
       detach: (source) => void this.#sessions.get(source.session)?.sources.delete(source.from),
     }
+    this.#sourced = { bound: this.#bound, host, flushMs: settings.digestFlushMs }
   }
 
   open(session: string, options: SessionOptions = {}): void {
@@ -133,14 +135,14 @@ class StoredMailbox implements Mailbox {
           `close it before opening another`,
       )
     }
-    const source = new Source({ session, from, digest, bound: this.#bound, host: this.#host })
+    const source = new Source({ session, from, digest, ...this.#sourced })
     state.sources.set(from, source)
     return source
   }
 
   deliver(session: string, options: ReadOptions = {}): MailPage {
     const state = this.#state(session)
-    for (const source of state.sources.values()) source.flush()
+    for (const source of state.sources.values()) source.delivering()
     const page = pageOf(this.#store, session, this.#store.cursor(session, DELIVERY), options)
     if (page.envelopes.length > 0) {
       this.#store.setCursor(session, DELIVERY, page.next)

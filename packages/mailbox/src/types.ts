@@ -128,7 +128,8 @@ export interface Mailbox {
   /** Opens the source of `from`'s events in the session (default digest: `round`). */
   source(session: string, from: Sender, digest?: DigestPolicy): MailSource
   /**
-   * The session's delivery point: flushes every source's pending events, returns the envelopes
+   * The session's delivery point: flushes the pending events of every `round` and `seconds`
+   * source (an `events` digest keeps its remainder short of `n`), returns the envelopes
    * after the delivery cursor (within `options`) and moves the cursor past them.
    */
   deliver(session: string, options?: ReadOptions): MailPage

@@ -7,13 +7,14 @@ import { describe, expect, it } from 'vitest'
 const dist = fileURLToPath(new URL('../dist/index.js', import.meta.url))
 
 describe('digest timers', () => {
-  it('do not keep a process alive: a pending seconds digest of an hour lets node exit', async () => {
+  it('do not keep a process alive: a pending seconds digest of an hour, or events one bounded by an hour, lets node exit', async () => {
     // A real process, because only a real event loop shows whether a timer is unref'd.
     const script = `
       import { createMailbox } from ${JSON.stringify(dist)}
-      const mailbox = createMailbox()
+      const mailbox = createMailbox({ digestFlushMs: 3_600_000 })
       mailbox.open('s1')
       mailbox.source('s1', 'process:p1', { per: 'seconds', n: 3600 }).push({ line: 'pending' })
+      mailbox.source('s1', 'process:p3', { per: 'events', n: 3 }).push({ line: 'pending' })
       console.log(JSON.stringify(mailbox.source('s1', 'process:p2', { per: 'seconds', n: 1 }).counters()))
     `
     expect(existsSync(dist), `${dist} is missing: build the package first (pnpm build)`).toBe(true)

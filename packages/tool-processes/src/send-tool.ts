@@ -2,7 +2,6 @@ import type { TaskRegistry } from '@toolvisor/process-runtime'
 import { RuntimeError } from '@toolvisor/process-runtime'
 import {
   ESCAPING,
-  eventValue,
   fitForward,
   type LoadedTool,
   quoteInput,
@@ -22,7 +21,7 @@ export interface SendSettings {
   readonly resultBytes: number
 }
 
-/** The most reply events kept in memory during one window; the others are counted. */
+/** The most events one reply holds; later ones of the window are mail. */
 const REPLY_EVENTS = 1000
 /** Room an answer keeps for its fields around the events. */
 const ENVELOPE = 512
@@ -31,7 +30,9 @@ const ENVELOPE = 512
  * The `slug.send` companion of a service tool (spec §2.4, ruling 14): `process` (a handle of this
  * family, of the calling session) and `event`, whose schema is the declared `input.event`
  * verbatim. The event is checked before anything is written; the answer is
- * `{"accepted":true,"events":[...]}`, what the process produced within the reply window.
+ * `{"accepted":true,"events":[...]}`, what the process produced within the reply window. Those
+ * events are the reply, not mail too (decision 0020, amended 2026-12-03); what the answer cannot
+ * hold, and what comes after the window, is mail.
  */
 export function sendTool(loaded: LoadedTool, tasks: TaskRegistry, settings: SendSettings): Tool {
   const { slug } = loaded.spec
@@ -41,7 +42,8 @@ export function sendTool(loaded: LoadedTool, tasks: TaskRegistry, settings: Send
     description:
       `Sends one event to a running ${slug} process, by the handle starting ${slug} returned (p1, p2, ...). ` +
       `The event must match ${slug}'s input schema. The answer is {"accepted":true,"events":[...]}: ` +
-      `the events the process produced within ${settings.replyMs / 1000} s; later ones arrive as mail.`,
+      `the events the process produced within ${settings.replyMs / 1000} s (they are not mailed again); ` +
+      'later ones arrive as mail.',
     inputSchema: {
       type: 'object',
       properties: {
@@ -115,34 +117,75 @@ interface Delivery {
   readonly name: string
 }
 
-/** Writes the event, then collects the reply for the window (less when the process ends or the caller goes). */
+/**
+ * Writes the event, then collects the reply for the window (less when the process ends or the
+ * caller goes). The window takes the events its answer holds, so they are not mail; the first one
+ * the answer cannot hold closes it, and that one and every later one is mail. A write that fails,
+ * or a caller that went (its answer reaches nobody), gives what was taken back to the mail.
+ */
 async function deliver({ service, event, ctx, settings, name }: Delivery): Promise<ToolResult> {
-  const events: unknown[] = []
-  let more = 0
-  const off = service.onEvent((e) => {
-    if (events.length < REPLY_EVENTS) events.push(eventValue(e.value))
-    else more += 1
-  })
+  const reply = new Reply(settings.resultBytes - ENVELOPE)
+  const close = service.takeReplies((value) => reply.take(value))
   try {
     await service.write(event)
   } catch (error) {
-    off()
+    close()
+    service.mailTaken(reply.events)
     if (RuntimeError.is(error) || ProcessesError.is(error)) return refusal(`${name}: ${error.message}`)
     throw error
   }
   await replyWindow(settings.replyMs, service.exit, ctx.signal)
-  off()
-  const fitted = fitForward(events, settings.resultBytes - ENVELOPE, ESCAPING)
-  const elided = events.length - fitted.values.length + more
+  close()
+  if (ctx.signal.aborted) service.mailTaken(reply.events)
+  // Takes what `take` took: the same budget, so only a first event over it is cut (to a head).
+  const fitted = fitForward(reply.events, settings.resultBytes - ENVELOPE, ESCAPING)
   const status = service.lifecycle.status === 'running' ? {} : { status: statusOf(service.lifecycle) }
   const note =
-    elided > 0
+    reply.mailed > 0
       ? {
-          elided,
-          note: `${elided} more events came in the window; read them with processes {"command":"tail","process":"${service.handle}"}`,
+          elided: reply.mailed,
+          note:
+            `${reply.mailed} more events came within the window than this answer holds; they come as mail ` +
+            `from process:${service.handle} (processes {"command":"tail","process":"${service.handle}"} shows them too)`,
         }
       : {}
   return answer({ accepted: true, events: fitted.values, ...note, ...status })
+}
+
+/**
+ * The events of one reply, taken as they come while they fit the answer's budget (as `fitForward`
+ * measures them; a first event over it alone is kept, to be cut) and `REPLY_EVENTS`. The first
+ * that does not fit ends the taking, so the reply is the window's first events and the mail has
+ * the rest, in order.
+ */
+class Reply {
+  readonly events: unknown[] = []
+  /** Events of the window left to the mail. */
+  mailed = 0
+  readonly #budget: number
+  #bytes = 0
+  #full = false
+
+  constructor(budget: number) {
+    this.#budget = budget
+  }
+
+  take(value: unknown): boolean {
+    if (!this.#full) {
+      const size = Buffer.byteLength(ESCAPING.json(value)) + 1
+      const first = this.events.length === 0
+      if (this.events.length < REPLY_EVENTS && (first || this.#bytes + size <= this.#budget)) {
+        this.events.push(value)
+        this.#bytes += size
+        // One over the budget is answered cut, and nothing after it.
+        if (this.#bytes > this.#budget) this.#full = true
+        return true
+      }
+      this.#full = true
+    }
+    this.mailed += 1
+    return false
+  }
 }
 
 /** Resolves after `ms`, or when the process ends, or when the caller gives up: whichever is first. */

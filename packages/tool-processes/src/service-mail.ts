@@ -10,6 +10,12 @@ export interface ServiceMail {
   ended(id: string, body: Record<string, unknown>): void
   /** Closes the source without news (a start that failed before the service existed). */
   discard(): void
+  /**
+   * What `processes status` shows of its mail: the declared digest and how many events wait for
+   * their envelope (an `events` digest's remainder short of `n`; for `round` and `seconds`, what
+   * the next delivery point or timer mails).
+   */
+  state(): { readonly digest: DigestPolicy; readonly pending: number }
 }
 
 /**
@@ -38,6 +44,9 @@ export function serviceMail(
     },
     discard() {
       source.close()
+    },
+    state() {
+      return { digest, pending: source.counters().pending }
     },
   }
 }

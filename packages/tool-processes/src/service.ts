@@ -12,6 +12,7 @@ import type {
 import { eventValue } from '@toolvisor/toolbox'
 import { statusOf } from './answers.js'
 import { ProcessesError, ProcessesErrorCodes } from './errors.js'
+import { type ReplyTaker, ReplyWindows } from './reply-windows.js'
 import { restartDelay } from './restart.js'
 import { ServiceRuns } from './service-runs.js'
 import type { RestartRecord, ServiceOptions } from './service-types.js'
@@ -27,7 +28,8 @@ const KEEP_RESTARTS = 20
  * A service: one task of the registry (kind `service`) over one run, or one run per restart under
  * `on_exit: restart` (backoff 1, 2, 4 ... 30 s, at most 5 in a row, then `failed`). It is a
  * `ManagedProcess`, so `processes` reads, tails and stops it like any task: its events are those
- * of its runs in one sequence, its exit the final one. Every event, restart and the end are mail.
+ * of its runs in one sequence, its exit the final one. Every event is mail, except those a send
+ * answered with; every restart and the end are mail.
  */
 export class Service implements ManagedProcess {
   readonly id: string
@@ -42,6 +44,7 @@ export class Service implements ManagedProcess {
   readonly #runs = new ServiceRuns()
   readonly #restarts: RestartRecord[] = []
   #listeners: Array<(event: SequencedEvent) => void> = []
+  readonly #replies = new ReplyWindows()
   #started = false
   #row = 0
   #restarted = 0
@@ -82,13 +85,15 @@ export class Service implements ManagedProcess {
 
   /**
    * What `processes status` adds for a service: the input schema `send` accepts (`null`: it takes
-   * none), its `on_exit`, and its last 20 restarts, oldest first.
+   * none), its `on_exit`, its last 20 restarts, oldest first, and its mail (the declared digest and
+   * the events not yet in an envelope: `{"digest":{"per":"events","n":3},"pending":1}`).
    */
   facts(): Record<string, unknown> {
     return {
       input: this.#options.input === undefined ? null : this.#options.input,
       on_exit: this.#options.onExit,
       restarts: this.#restarts,
+      ...(this.#options.mail ? { mail: this.#options.mail.state() } : {}),
     }
   }
 
@@ -137,6 +142,20 @@ export class Service implements ManagedProcess {
     }
   }
 
+  /**
+   * Opens a send's reply window: until the returned function closes it, every event is offered to
+   * `take` first, and one it takes is the send's answer, never mail (decision 0020, amended
+   * 2026-12-03: the model would read each reply twice). Events no open window takes are mail.
+   */
+  takeReplies(take: ReplyTaker): () => void {
+    return this.#replies.open(take)
+  }
+
+  /** Mails events a reply window took but nobody will read in an answer (its caller went). */
+  mailTaken(values: readonly unknown[]): void {
+    for (const value of values) this.#options.mail?.event(value)
+  }
+
   async write(event: unknown): Promise<void> {
     if (this.#final || this.#timer || this.#stopping) {
       throw new ProcessesError(
@@ -170,7 +189,8 @@ export class Service implements ManagedProcess {
   }
 
   #event(event: SequencedEvent, base: number): void {
-    this.#options.mail?.event(eventValue(event.value))
+    const value = eventValue(event.value)
+    if (!this.#replies.offer(value)) this.#options.mail?.event(value)
     const shifted = base === 0 ? event : { seq: event.seq + base, value: event.value }
     for (const listener of this.#listeners) {
       try {

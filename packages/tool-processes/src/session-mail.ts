@@ -50,8 +50,8 @@ function postLost(mailbox: Mailbox, tasks: TaskRegistry, session: string, task: 
   const startedAt = task.startedAt.toISOString()
   const id = `lost-${task.id}-${startedAt}`
   const words = tasks.lostWords(task)
-  if (words === undefined) return postEnd(mailbox, session, task, id, { startedAt })
-  mailbox.post(session, { id, from: `task:${task.id}`, kind: 'completion', body: words })
+  if (words === undefined) postEnd(mailbox, session, task, id, { startedAt })
+  else mailbox.post(session, { id, from: `task:${task.id}`, kind: 'completion', body: words })
 }
 
 /**

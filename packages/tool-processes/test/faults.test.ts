@@ -1,7 +1,9 @@
+import { appendFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { markedProcesses } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
-import { compose, type MailJson, mailUntil } from './helpers.js'
+import { compose, type MailJson, mailUntil, tempDir } from './helpers.js'
 
 describe('bad output and faults', () => {
   it('takes a 10 MB line and binary garbage as invalid events; the service and others run on', async () => {
@@ -103,7 +105,7 @@ describe('bad output and faults', () => {
 
 describe('processes wait', () => {
   it('returns a task completion, says when the bound passed, and waits on one process', async () => {
-    const { call, ended } = await compose({ replyMs: 100 })
+    const { call, ended, tasks } = await compose({ replyMs: 100 })
     await call('ticker', { count: 3 }, 's1')
     await ended('t1', 's1')
     const done = await call('processes', { command: 'wait', timeout_seconds: 5 }, 's1')
@@ -125,13 +127,16 @@ describe('processes wait', () => {
       status: 'exited (0)',
       note: 't1 has ended; its mail was delivered already',
     })
-    await call('echoer', {}, 's1')
-    await call('echoer', {}, 's1')
-    const waiting = call('processes', { command: 'wait', process: 'p2', timeout_seconds: 20 }, 's1')
-    await call('echoer.send', { process: 'p1', event: { say: 'not for the wait' } }, 's1')
-    await call('echoer.send', { process: 'p2', event: { say: 'for the wait' } }, 's1')
+    // A send's reply is not mail (decision 0020): the mail waited for is output nobody asked for.
+    const feed = join(tempDir(), 'feed')
+    writeFileSync(feed, '')
+    await call('feeder', { feed }, 's1')
+    const waiting = call('processes', { command: 'wait', process: 'p1', timeout_seconds: 20 }, 's1')
+    await call('echoer', { greeting: 'not for the wait' }, 's1')
+    expect(await eventually(() => tasks.process('p2', 's1').counters().events === 1)).toBe(true)
+    appendFileSync(feed, 'for\nthe\nwait\n')
     const woke = (await waiting).body.mail as MailJson[]
-    expect(eventsOf(woke, 'process:p2')).toContainEqual({ got: { say: 'for the wait' } })
+    expect(eventsOf(woke, 'process:p1')).toEqual([{ line: 'for' }, { line: 'the' }, { line: 'wait' }])
     expect((await call('processes', { command: 'wait', timeout_seconds: 301 }, 's1')).body.error).toBe(
       'timeout_seconds must be an integer from 0 to 300; got 301',
     )

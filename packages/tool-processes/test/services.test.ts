@@ -41,9 +41,9 @@ describe('service tools: the story of spec §3, in process', () => {
     expect(sent.body).toEqual({ accepted: true, events: [{ notice: 'pattern is now /WARN/' }] })
     appendFileSync(a, 'WARN a slow\nERROR a again\n')
     appendFileSync(b, 'WARN b slower\nERROR b again\n')
-    const second = await mailUntil(call, 's1', both(3))
-    // The notice answered the send, and is mail too: every event the process produced is.
-    expect(linesOf(second, 'process:p1')).toEqual([{ notice: 'pattern is now /WARN/' }, 'WARN a slow'])
+    const second = await mailUntil(call, 's1', both(2))
+    // The notice answered the send, so it is not mail too (decision 0020, amended 2026-12-03).
+    expect(linesOf(second, 'process:p1')).toEqual(['WARN a slow'])
     expect(linesOf(second, 'process:p2')).toEqual(['ERROR b again'])
 
     const list = await call('processes', { command: 'list' }, 's1')

@@ -22,6 +22,8 @@ export interface SourceOptions {
   readonly digest: DigestPolicy
   readonly bound: BodyBound
   readonly host: SourceHost
+  /** The longest an `events` remainder waits for its envelope (ms; 0: no bound). */
+  readonly flushMs: number
 }
 
 /** The events of one sender in one session, mailed as its digest policy says. */
@@ -31,7 +33,8 @@ export class Source implements MailSource {
   readonly digest: DigestPolicy
   readonly #host: SourceHost
   readonly #batch: Batch
-  /** The `seconds` timer, armed by the first event not yet mailed. */
+  readonly #flushMs: number
+  /** The `seconds` timer, or the `events` bound, armed by the first event not yet mailed. */
   #timer: NodeJS.Timeout | undefined
   #closed = false
   #events = 0
@@ -44,6 +47,7 @@ export class Source implements MailSource {
     this.digest = options.digest
     this.#host = options.host
     this.#batch = new Batch(options.bound)
+    this.#flushMs = options.flushMs
   }
 
   get closed(): boolean {
@@ -64,12 +68,22 @@ export class Source implements MailSource {
         this.#host.pending(this)
         return
       case 'events':
+        // An envelope every n events (ruling 15); what is short of n waits, at most the bound.
         if (this.#batch.events >= this.digest.n) this.#flush()
+        else if (this.#flushMs > 0) this.#arm(this.#flushMs)
         return
       case 'seconds':
-        this.#arm(this.digest.n)
+        this.#arm(this.digest.n * 1000)
         return
     }
+  }
+
+  /**
+   * The session's delivery point: `round` and `seconds` mail what is pending; an `events` digest
+   * keeps its remainder for its next `n`th event, its bound, a flush or its close.
+   */
+  delivering(): void {
+    if (this.digest.per !== 'events') this.#flush()
   }
 
   flush(): Envelope | undefined {
@@ -118,12 +132,12 @@ export class Source implements MailSource {
     return this.#host.emit(this, contents)
   }
 
-  #arm(seconds: number): void {
+  #arm(ms: number): void {
     if (this.#timer !== undefined) return
     this.#timer = setTimeout(() => {
       this.#timer = undefined
       this.#flush()
-    }, seconds * 1000)
+    }, ms)
     // A digest timer must never keep the process alive on its own.
     this.#timer.unref()
   }
