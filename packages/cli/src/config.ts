@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import { limitsSchema } from '@toolvisor/describe-v2'
+import { MailboxConfig } from '@toolvisor/mailbox'
 import { EnvironmentPolicyConfig, RuntimeConfig } from '@toolvisor/process-runtime'
 import { BashConfigFields } from '@toolvisor/tool-bash'
 import { ProcessesConfig } from '@toolvisor/tool-processes'
 import { ToolboxConfig, ToolboxEntryConfig } from '@toolvisor/toolbox'
 import { z } from 'zod'
+import { bashPaths, sectionPathsAbsolute } from './config-paths.js'
 import { configProblems } from './config-problems.js'
 import { CliError } from './errors.js'
 import { SECTION_FLAGS, type SectionFlag } from './options.js'
@@ -152,6 +154,12 @@ export const ConfigFile = z
       .describe(
         'Service slugs whose `slug.send` companion is not served (the model may start them, never talk to them).',
       ),
+    digestFlushMs: MailboxConfig.unwrap()
+      .shape.digestFlushMs.unwrap()
+      .optional()
+      .describe(
+        'The longest an event of a service’s {"per":"events","n":N} digest waits for its envelope, in ms: the events short of N are mailed this long after the first of them (0: no bound; they wait for N, the process’s end or its stop). Default 30000.',
+      ),
     mailBytes: z
       .number()
       .int()
@@ -256,41 +264,8 @@ export function parseConfig(json: unknown, file: string | undefined): Config {
     ...(config.stateDir ? { stateDir: abs(config.stateDir) } : {}),
     ...(config.bash ? { bash: bashPaths(config.bash, abs) } : {}),
   }
-  for (const { section, key, path } of SECTION_PATHS) {
-    absoluteAt(made, section, key, path === 'address' ? address(abs) : abs)
-  }
+  sectionPathsAbsolute(made, abs)
   return made
-}
-
-/** The keys of the CLI's sections whose value names a path (a file, or an address that may be `unix:PATH`). */
-const SECTION_PATHS = Object.entries(SECTION_FLAGS).flatMap(([section, flags]) =>
-  Object.entries(flags as Record<string, SectionFlag>).flatMap(([key, flag]) =>
-    flag.path ? [{ section, key, path: flag.path }] : [],
-  ),
-)
-
-/** `unix:PATH` with PATH made absolute; `HOST:PORT`, URLs and a bare `unix:` (refused later) as they are. */
-export function address(abs: (path: string) => string): (text: string) => string {
-  return (text) => (text.startsWith('unix:') && text.length > 5 ? `unix:${abs(text.slice(5))}` : text)
-}
-
-/** Makes the string at `section.name` absolute, in place (the sections are the CLI's own, fresh from the parse). */
-function absoluteAt(config: Config, section: string, name: string, abs: (path: string) => string): void {
-  const holder = (config as Record<string, unknown>)[section] as Record<string, unknown> | undefined
-  const value = holder?.[name]
-  if (holder && typeof value === 'string') holder[name] = abs(value)
-}
-
-/** The bash section with its paths made absolute (a bare `bash` name stays a name, found on PATH). */
-function bashPaths(
-  bash: NonNullable<Config['bash']>,
-  abs: (path: string) => string,
-): NonNullable<Config['bash']> {
-  return {
-    ...bash,
-    ...(bash.workdir ? { workdir: abs(bash.workdir) } : {}),
-    ...(bash.bash?.includes('/') ? { bash: abs(bash.bash) } : {}),
-  }
 }
 
 /** The empty configuration (no file). */

@@ -1,7 +1,8 @@
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { z } from 'zod'
-import { address, type Config, ConfigFile, parseConfig, readConfigFile } from './config.js'
+import { type Config, ConfigFile, parseConfig, readConfigFile } from './config.js'
+import { address } from './config-paths.js'
 import { CliError } from './errors.js'
 import {
   COMMANDS,

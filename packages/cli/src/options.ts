@@ -73,6 +73,7 @@ export const SECTION_FLAGS = {
     maxBodyBytes: { flag: 'max-body-bytes', commands: ['serve'], arg: 'N', value: whole(1), help: 'the largest request body; a larger one is answered 413 (default 4 MiB)' },
     headersTimeoutMs: { flag: 'headers-timeout-ms', commands: ['serve'], arg: 'N', value: whole(1), help: 'how long a client may take to send its headers (default 10000)' },
     requestTimeoutMs: { flag: 'request-timeout-ms', commands: ['serve'], arg: 'N', value: whole(1), help: 'how long a client may take to send its whole request (default 60000)' },
+    workspaces: { flag: 'workspace-root', commands: ['serve'], arg: 'DIR', path: 'file', multiple: true, value: z.array(z.string().min(1)), help: "a directory a client may name as its session's workspace, or one inside it (repeatable; a bridge's --workspace, the x-toolvisor-workspace header); none: every session works in serve's own directory" },
     notify: { flag: 'notify', commands: ['serve'], arg: 'unix:PATH|URL', path: 'address', value: z.string().refine((text) => notifyTargetOf(text) !== undefined, 'expected unix:PATH (a unix stream socket) or an http:// or https:// URL'), help: 'push the harness one keyed item per task (running, done, clear): JSON lines over a unix stream socket, or a JSON POST per item to an http(s) URL (decision 0051)' },
   },
   mcp: {
@@ -81,6 +82,7 @@ export const SECTION_FLAGS = {
     loadFirst: { flag: 'load-first', commands: ['mcp'], value: z.boolean(), help: 'load every tool before answering initialize (at most the describe timeout, 10 s); by default the tools are announced as they load, and a tools/list waits for them' },
     connect: { flag: 'connect', commands: ['mcp'], arg: 'ADDR', path: 'address', value: z.string().min(1), help: 'be a bridge to toolvisor serve at HOST:PORT, a URL, or unix:PATH: no process management here' },
     tokenFile: { flag: 'token-file', commands: ['mcp'], arg: 'FILE', path: 'file', value: z.string().min(1), help: "with --connect: the daemon's bearer token (default STATE_DIR/serve.token)" },
+    workspace: { flag: 'workspace', commands: ['mcp'], arg: 'DIR', path: 'file', value: z.string().min(1), help: "with --connect: the session's working directory (where its bash commands run), which the daemon takes when it lies in one of its --workspace-root directories" },
   },
   limits: {
     maxMessageBytes: { flag: 'max-message-bytes', commands: ['mcp'], arg: 'N', value: whole(1), help: `the largest message the client may send (${limit('maxMessageBytes')}); a longer one is answered with an error and skipped` },

@@ -2,7 +2,7 @@
 // the server leaving nothing behind, and two sessions of one toolvisor refused each other's tasks.
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -281,5 +281,74 @@ describe('two MCP sessions through toolvisor serve', () => {
       )
     }
     expect(await bob.call('bash_output', { task_id: 'bash-2' })).toBe('(no new output)\n[status: running]')
+  })
+
+  it('give each session the workspace its bridge names, within the roots the operator allows, and refuse any other', async () => {
+    const state = tempDir('tv-bash-ws-')
+    const root = tempDir('tv-bash-ws-root-')
+    const [a, b] = ['a', 'b'].map((name) => join(root, name))
+    for (const dir of [a!, b!]) mkdirSync(dir)
+    const outside = tempDir('tv-bash-ws-outside-')
+    symlinkSync(outside, join(root, 'link-out'))
+    const config = join(state, 'toolvisor.json')
+    writeFileSync(config, JSON.stringify({ bash: {}, serve: { workspaces: [root] } }))
+    const tag = randomUUID()
+    const args = [bin, 'serve', '--listen', '127.0.0.1:0', '--config', config, '--state-dir', state]
+    const daemon = spawn(process.execPath, args, {
+      env: { ...process.env, TV_TEST_TAG: tag },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      cwd: outside,
+    })
+    const stopped = new Promise((resolve) => daemon.once('exit', resolve))
+    opened.push({
+      close: async () => {
+        daemon.kill('SIGTERM')
+        await stopped
+      },
+      tag,
+    })
+    let log = ''
+    daemon.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')))
+    const at = / at (http:\/\/\S+\/mcp) /
+    expect(await eventually(() => at.test(log), 20_000), log).toBe(true)
+    const url = at.exec(log)![1]!
+    const flags = (session: string, workspace?: string) => [
+      '--connect',
+      url,
+      '--session',
+      session,
+      '--token-file',
+      join(state, 'serve.token'),
+      ...(workspace ? ['--workspace', workspace] : []),
+    ]
+    const pwd = { command: 'pwd', description: 'where am I' }
+    const alice = await served(flags('alice', a))
+    const bob = await served(flags('bob', b))
+    const carol = await served(flags('carol'))
+    expect(await alice.call('bash', pwd)).toBe(`${realpathSync(a!)}\n`)
+    expect(await bob.call('bash', pwd)).toBe(`${realpathSync(b!)}\n`)
+    // Naming none: the daemon's own directory.
+    expect(await carol.call('bash', pwd)).toBe(`${realpathSync(outside)}\n`)
+    // Outside the roots, directly or through a symlink inside them: refused before any session.
+    for (const workspace of [outside, join(root, 'link-out'), 'relative/dir', join(root, 'missing')]) {
+      const refused = await run(['mcp', ...flags('dave', workspace)])
+      expect(refused.code, workspace).toBe(2)
+      expect(refused.stderr).toContain('refused the workspace: x-toolvisor-workspace')
+    }
+    const token = readFileSync(join(state, 'serve.token'), 'utf8').trim()
+    const direct = await fetch(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'x-toolvisor-workspace': outside,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }),
+    })
+    expect(direct.status).toBe(403)
+    expect(((await direct.json()) as { error: { message: string } }).error.message).toContain(
+      'not inside a workspace the operator allows',
+    )
   })
 })

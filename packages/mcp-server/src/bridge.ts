@@ -8,6 +8,7 @@ import { SESSION_HEADER } from './internal/http-sessions.js'
 import { messageOf } from './internal/result.js'
 import { stderrLog } from './internal/stderr-log.js'
 import { StdioTransport } from './internal/stdio-transport.js'
+import { WORKSPACE_HEADER } from './internal/workspace.js'
 import { MCP_DEFAULT_LIMITS } from './limits.js'
 
 /** Where the daemon listens: its `/mcp` URL, or its unix socket. */
@@ -19,6 +20,11 @@ export interface BridgeOptions {
   readonly token: string
   /** The toolvisor session every turn of this client shares (`--session NAME`). */
   readonly session: string
+  /**
+   * The session's workspace (`--workspace DIR`, absolute): sent with every request; the daemon
+   * takes it when it lies in one of its `workspaces`, else refuses the bridge at once.
+   */
+  readonly workspace?: string
   readonly stdin?: NodeReadable
   readonly stdout?: Writable
   readonly log?: (line: string) => void
@@ -37,11 +43,13 @@ export async function bridgeStdio(options: BridgeOptions): Promise<void> {
   const log = options.log ?? stderrLog
   const url = 'url' in options.upstream ? new URL(options.upstream.url) : new URL('http://toolvisor/mcp')
   const fetcher = 'socket' in options.upstream ? unixFetch(options.upstream.socket) : fetch
-  await reach(url, options.token, fetcher, options.upstream)
-  const upstream = new StreamableHTTPClientTransport(url, {
-    fetch: fetcher,
-    requestInit: { headers: { authorization: `Bearer ${options.token}`, [SESSION_HEADER]: options.session } },
-  })
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${options.token}`,
+    [SESSION_HEADER]: options.session,
+    ...(options.workspace !== undefined ? { [WORKSPACE_HEADER]: options.workspace } : {}),
+  }
+  await reach(url, headers, fetcher, options.upstream)
+  const upstream = new StreamableHTTPClientTransport(url, { fetch: fetcher, requestInit: { headers } })
   const downstream = new StdioTransport({
     stdin: options.stdin ?? process.stdin,
     stdout: options.stdout ?? process.stdout,
@@ -89,13 +97,20 @@ async function forward(
 }
 
 /** Fails fast, saying why, when the daemon is not there or refuses the token. */
-async function reach(url: URL, token: string, fetcher: typeof fetch, upstream: Upstream): Promise<void> {
+async function reach(
+  url: URL,
+  headers: Record<string, string>,
+  fetcher: typeof fetch,
+  upstream: Upstream,
+): Promise<void> {
   const where = 'url' in upstream ? upstream.url : `unix:${upstream.socket}`
   let status: number
+  let refused: string | undefined
   try {
-    const answer = await fetcher(url, { method: 'GET', headers: { authorization: `Bearer ${token}` } })
+    const answer = await fetcher(url, { method: 'GET', headers })
     status = answer.status
-    await answer.body?.cancel()
+    if (status === 400 || status === 403) refused = workspaceRefusal(await answer.text().catch(() => ''))
+    else await answer.body?.cancel()
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code ?? messageOf(error)
     throw new McpServerError(
@@ -108,11 +123,27 @@ async function reach(url: URL, token: string, fetcher: typeof fetch, upstream: U
       'MCP_ERR_UPSTREAM',
       `toolvisor serve at ${where} refused the token (401): check --token-file`,
     )
+  if (refused !== undefined) {
+    throw new McpServerError(
+      'MCP_ERR_UPSTREAM',
+      `toolvisor serve at ${where} refused the workspace: ${refused}`,
+    )
+  }
   if (status === 403 || status === 404) {
     throw new McpServerError(
       'MCP_ERR_UPSTREAM',
       `${where} answered ${status}: is it toolvisor serve, at its /mcp?`,
     )
+  }
+}
+
+/** The daemon's refusal of a named workspace, from its JSON-RPC error body; else undefined. */
+function workspaceRefusal(body: string): string | undefined {
+  try {
+    const message = (JSON.parse(body) as { error?: { message?: unknown } }).error?.message
+    return typeof message === 'string' && message.startsWith(WORKSPACE_HEADER) ? message : undefined
+  } catch {
+    return undefined
   }
 }
 

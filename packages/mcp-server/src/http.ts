@@ -7,6 +7,7 @@ import { bearerRefusal, type Guard, originRefusal, type Refusal } from './intern
 import { Connections, jsonError } from './internal/http-sessions.js'
 import { messageOf } from './internal/result.js'
 import { stderrLog } from './internal/stderr-log.js'
+import { workspaceRoots } from './internal/workspace.js'
 import type { McpServerOptions } from './server.js'
 
 /** Where `serveHttp` listens: a TCP host and port (0: any free port), or a unix socket path. */
@@ -14,7 +15,7 @@ export type Listen = { readonly host: string; readonly port: number } | { readon
 
 /** `serveHttp` options: the server's (less what each session sets), plus the listener's. */
 export interface ServeHttpOptions
-  extends Omit<McpServerOptions, 'sessionId' | 'keepSession' | 'origin' | 'sessions'> {
+  extends Omit<McpServerOptions, 'sessionId' | 'keepSession' | 'origin' | 'sessions' | 'cwd'> {
   readonly listen: Listen
   /** The bearer token every request must carry. */
   readonly token: string
@@ -26,6 +27,13 @@ export interface ServeHttpOptions
   readonly ownsRunning?: (session: string) => boolean
   /** How long a session may be idle (no request) before it ends, unless it owns running processes. Default 15 min. */
   readonly sessionTtlMs?: number
+  /**
+   * The directories a client may name as its session's workspace (`x-toolvisor-workspace`, a
+   * bridge's `--workspace`): the named one must be one of them or inside one, symlinks resolved;
+   * anything else is refused (403) before a session exists. Absent or empty: no client may name
+   * one, and every session works in the server's default.
+   */
+  readonly workspaces?: readonly string[]
   /** The largest request body, in bytes (a larger one is answered 413). Default 4 MiB. */
   readonly maxBodyBytes?: number
   /** The most MCP sessions at once (an initialize past it is answered 503). Default 1024. */
@@ -86,16 +94,18 @@ export async function serveHttp(tools: ToolRegistry, options: ServeHttpOptions):
     token,
     sessions,
     routes,
-    ownsRunning,
+    ownsRunning: _o,
     allowedOrigins: extra = [],
     headersTimeoutMs: _h,
     requestTimeoutMs: _r,
+    workspaces,
     ...server
   } = options
   const connections = new Connections({
     tools,
     server,
     sessions,
+    workspaces: checkedRoots(workspaces),
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_BODY_BYTES,
     maxSessions: options.maxSessions ?? 1024,
     log: (line) => log(`${options.name}: ${line}`),
@@ -115,11 +125,7 @@ export async function serveHttp(tools: ToolRegistry, options: ServeHttpOptions):
     // On loopback the Host is known; beyond it (--allow-remote) any name may reach the machine.
     if (isLoopback(http)) hosts.push(...own.map((origin) => new URL(origin).host))
   }
-  const sweep = setInterval(
-    () => void expireIdle(connections, sessions, ownsRunning, options.sessionTtlMs ?? DEFAULT_TTL_MS, log),
-    Math.min(60_000, options.sessionTtlMs ?? DEFAULT_TTL_MS),
-  )
-  sweep.unref()
+  const sweep = sweepIdle(connections, options, log)
   return {
     url,
     async close() {
@@ -231,4 +237,28 @@ async function expireIdle(
       log(`toolvisor: ending session ${session}: ${messageOf(error)}`)
     }
   }
+}
+
+/** The workspace roots, resolved; throws `MCP_ERR_INVALID_OPTIONS` naming one that cannot be a root. */
+function checkedRoots(workspaces: readonly string[] | undefined): readonly string[] {
+  const roots = workspaceRoots(workspaces)
+  if (typeof roots === 'string') {
+    throw new McpServerError('MCP_ERR_INVALID_OPTIONS', `serveHttp: options.workspaces: ${roots}`)
+  }
+  return roots
+}
+
+/** The idle sweep: every minute (or TTL, when shorter), ends the sessions idle past the TTL. */
+function sweepIdle(
+  connections: Connections,
+  options: ServeHttpOptions,
+  log: (line: string) => void,
+): NodeJS.Timeout {
+  const ttl = options.sessionTtlMs ?? DEFAULT_TTL_MS
+  const sweep = setInterval(
+    () => void expireIdle(connections, options.sessions, options.ownsRunning, ttl, log),
+    Math.min(60_000, ttl),
+  )
+  sweep.unref()
+  return sweep
 }

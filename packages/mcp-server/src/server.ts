@@ -46,6 +46,11 @@ export interface McpServerOptions {
   /** What operators see as the session's origin. Default `mcp`. */
   readonly origin?: string
   /**
+   * The session's working directory (absolute), given to `sessions.open`: where its bash commands
+   * run and what `workspace-write` lets them write (seed 001). Absent: the host's default.
+   */
+  readonly cwd?: string
+  /**
    * The mailbox of the sessions. With it, the session's pending mail is folded into each result
    * (`[mail <id> from process:p1] ...` text blocks after the tool's own, at most `mailBytes`), and
    * the server declares `capabilities.logging` and sends a notice when mail waits. The session's
@@ -198,7 +203,11 @@ export function createSurface(
     async connect(transport) {
       if (state !== 'new') throw alreadyConnected(state)
       state = 'connected'
-      options.sessions?.open({ id: sessionId, origin: options.origin ?? 'mcp' })
+      options.sessions?.open({
+        id: sessionId,
+        origin: options.origin ?? 'mcp',
+        ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+      })
       if (mail) undo.push(noticeMail({ ...mail, server }))
       if (options.approvals) undo.push(options.approvals.attach({ connection, sessionId, server }))
       announcer.start()

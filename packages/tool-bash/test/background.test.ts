@@ -163,7 +163,9 @@ describe('bash (seed 001), background tasks', () => {
     expect(readFileSync(match![2]!, 'utf8')).toBe(first)
     writeFileSync(join(dir, 'more'), '')
     expect(await eventually(() => process.counters().stdoutBytes === first.length + 15)).toBe(true)
-    expect((await call('bash_output', { task_id: 'bash-1' })).text).toBe('5001\n5002\n5003\n\n[status: running]')
+    expect((await call('bash_output', { task_id: 'bash-1' })).text).toBe(
+      '5001\n5002\n5003\n\n[status: running]',
+    )
     writeFileSync(join(dir, 'end'), '')
     expect(await eventually(() => tasks.get('bash-1', 'alice').exit !== undefined, 20_000)).toBe(true)
     expect(readFileSync(match![2]!, 'utf8')).toBe(`${first}5001\n5002\n5003\n`)

@@ -20,7 +20,6 @@ export function createToolRegistry(): ToolRegistry {
   const tools = new Map<string, Tool>()
   const bySafeName = new Map<string, string>()
   const reports: LoadReport[] = []
-  const guidance = new Map<string, Guidance>()
   const { changed, onChange } = changeListeners()
 
   return {
@@ -67,15 +66,23 @@ export function createToolRegistry(): ToolRegistry {
       }
     },
     onChange,
+    ...guidanceSections(),
+  }
+}
+
+/** `addGuidance` and `guidance` of one registry: a section per name, listed by order. */
+function guidanceSections(): Required<Pick<ToolRegistry, 'addGuidance' | 'guidance'>> {
+  const sections = new Map<string, Guidance>()
+  return {
     addGuidance(section) {
-      guidance.delete(section.name)
-      guidance.set(section.name, section)
+      sections.delete(section.name)
+      sections.set(section.name, section)
       return () => {
-        if (guidance.get(section.name) === section) guidance.delete(section.name)
+        if (sections.get(section.name) === section) sections.delete(section.name)
       }
     },
     // A stable sort: sections of one order stay in the order they were added.
-    guidance: () => [...guidance.values()].sort((a, b) => a.order - b.order),
+    guidance: () => [...sections.values()].sort((a, b) => a.order - b.order),
   }
 }
 

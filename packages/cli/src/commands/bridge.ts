@@ -10,6 +10,8 @@ export interface BridgeFlags {
   readonly connect: string
   readonly session: string | undefined
   readonly tokenFile: string | undefined
+  /** `--workspace DIR`: the session's working directory, as the daemon's workspace roots allow. */
+  readonly workspace: string | undefined
   readonly stateDir: string | undefined
 }
 
@@ -43,6 +45,7 @@ export async function bridgeCommand(
       upstream,
       token,
       session: flags.session,
+      ...(flags.workspace !== undefined ? { workspace: flags.workspace } : {}),
       signal: stop.signal,
       log: logTo(io),
     })

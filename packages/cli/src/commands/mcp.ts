@@ -57,8 +57,8 @@ export async function mcpCommand(
   const config = configOf('mcp', values)
   const mcp = config.mcp ?? {}
   if (mcp.connect !== undefined) {
-    const { connect, session, tokenFile } = mcp
-    return bridgeCommand({ connect, session, tokenFile, stateDir: config.stateDir }, io, signals)
+    const { connect, session, tokenFile, workspace } = mcp
+    return bridgeCommand({ connect, session, tokenFile, workspace, stateDir: config.stateDir }, io, signals)
   }
   if (config.toolboxes.length === 0 && config.capabilities.length === 0 && !config.bash?.enabled) {
     io.err(

@@ -102,6 +102,7 @@ function httpOptions(
     tasks: composed.tasks,
     ...httpBounds(config),
     allowedOrigins: config.serve?.allowOrigins ?? [],
+    workspaces: config.serve?.workspaces ?? [],
     ownsRunning: (session) => composed.tasks.all().some((t) => t.owner === session && t.exit === undefined),
     log: at.log,
     routes: new Map([['/ui', at.page]]),

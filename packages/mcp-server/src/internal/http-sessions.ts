@@ -6,6 +6,7 @@ import { readJsonBody } from './http-body.js'
 import { messageOf } from './result.js'
 import { SessionEvents, SessionTransport, SSE_RETRY_MS } from './resumable.js'
 import { TaskAnswers } from './tasks.js'
+import { namedWorkspace, WORKSPACE_HEADER } from './workspace.js'
 
 /** The header a client names its toolvisor session with (a bridge's `--session NAME`). */
 export const SESSION_HEADER = 'x-toolvisor-session'
@@ -24,6 +25,8 @@ export interface ConnectionsOptions {
   readonly tools: ToolRegistry
   readonly server: McpServerOptions
   readonly sessions: Sessions
+  /** The roots a named workspace must lie in, resolved (`workspaceRoots`). */
+  readonly workspaces: readonly string[]
   readonly maxBodyBytes: number
   /** The most MCP sessions at once; an initialize past it is answered 503. */
   readonly maxSessions: number
@@ -59,6 +62,9 @@ export class Connections {
       if (read === 'answered') return
       return known.transport.handleRequest(request, response, read?.body)
     }
+    // Checked first, so a bridge's first request (a GET) learns of a refused workspace at once.
+    const workspace = namedWorkspace(request.headers[WORKSPACE_HEADER], this.#options.workspaces)
+    if ('status' in workspace) return jsonError(response, workspace.status, -32600, workspace.message)
     if (request.method !== 'POST') {
       return jsonError(response, 400, -32000, 'Bad Request: no Mcp-Session-Id; initialize with a POST first')
     }
@@ -79,7 +85,7 @@ export class Connections {
         `too many MCP sessions (${this.#options.maxSessions}); end one (DELETE) or wait for an idle one to expire`,
       )
     }
-    await this.#initialize(request, response, named)
+    await this.#initialize(request, response, named, workspace.cwd)
   }
 
   /** The toolvisor sessions with an MCP session attached, and when each was last used. */
@@ -111,6 +117,7 @@ export class Connections {
     request: IncomingMessage,
     response: ServerResponse,
     named: string | undefined,
+    cwd: string | undefined,
   ): Promise<void> {
     const { tools, server, sessions, maxBodyBytes, log } = this.#options
     let connection: Connection | undefined
@@ -132,7 +139,14 @@ export class Connections {
     const session = named ?? `http-${randomUUID()}`
     const surface = createSurface(
       tools,
-      { ...server, sessions, sessionId: session, keepSession: true, origin: 'mcp-http' },
+      {
+        ...server,
+        sessions,
+        sessionId: session,
+        keepSession: true,
+        origin: 'mcp-http',
+        ...(cwd !== undefined ? { cwd } : {}),
+      },
       this.#answers,
     )
     connection = { transport, surface, session }
