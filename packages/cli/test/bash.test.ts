@@ -54,11 +54,8 @@ describe('toolvisor mcp --bash', () => {
     )
     expect(await call('bash', bg('sleep 30'))).toBe('started background task bash-1')
     expect(await call('bash_output', { task_id: 'bash-1' })).toBe('(no new output)\n[status: running]')
-    // The completion notice (seed 001's words) is mail, folded into the next result: this one.
-    expect(await call('bash_kill', { task_id: 'bash-1' })).toBe(
-      'killed background task bash-1\n[mail done-bash-1-proc-2 from task:bash-1] completion: ' +
-        '"background bash task bash-1 finished [status: killed by SIGTERM]. Read its output with bash_output."',
-    )
+    // The kill's answer shows the end: the completion notice is not mailed on top (decision 0104).
+    expect(await call('bash_kill', { task_id: 'bash-1' })).toBe('killed background task bash-1')
     expect(await call('bash_output', { task_id: 'bash-1' })).toBe(
       '(no new output)\n[status: killed by SIGTERM]',
     )
@@ -136,14 +133,55 @@ describe('toolvisor mcp --bash', () => {
     process.kill(first.pid, 'SIGKILL')
     expect(await eventually(() => tagged(first.tag).length === 0, 5000), 'survivors of the crash').toBe(true)
     const back = await served(['--bash-profile', 'hyperhive', '--session', 'agent'], stateDir)
-    // The first answer after the restart carries the loss as mail too (decision 0052), once.
-    const [report, mail] = (await back.call('status', { id: t1 })).split('\n[mail ')
-    expect(JSON.parse(report!)).toMatchObject({ id: t1, status: 'interrupted' })
-    // In the profile's words: the mail's body is the status JSON the status call shows (seed 002).
+    // The loss is mail (decision 0052) in the profile's words: its body is the status JSON the
+    // status call shows (seed 002). A first answer that does not show the end carries it.
+    const [own, mail] = (await back.call('run', { cmd: 'true', name: 'after' })).split('\n[mail ')
+    expect(JSON.parse(own!)).toMatchObject({ id: 'after', status: 'done' })
     const [head, body] = mail!.split('] completion: ')
     expect(head).toMatch(new RegExp(`^lost-${t1}-\\S+ from task:${t1}$`))
-    expect(JSON.parse(body!)).toEqual(JSON.parse(report!))
-    expect(await back.call('status', { id: t1 })).not.toContain('[mail')
+    const report = await back.call('status', { id: t1 })
+    expect(JSON.parse(report)).toMatchObject({ id: t1, status: 'interrupted' })
+    expect(JSON.parse(body!)).toEqual(JSON.parse(report))
+  })
+
+  it('shows a completion once: a status or a listing that shows the end withdraws its mail (seed 002, decision 0104)', async () => {
+    const { call } = await served(['--bash-profile', 'hyperhive', '--session', 'agent'])
+    /** Calls until `done` holds for an answer (every 50 ms, at most 10 s); that answer. */
+    const until = async (make: () => Promise<string>, done: (text: string) => boolean) => {
+      for (const end = Date.now() + 10_000; Date.now() < end; ) {
+        const text = await make()
+        if (done(text)) return text
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      throw new Error('not in 10 s')
+    }
+    // 1. A status that shows the end (it ended before the call: its mail was posted): no mail of it.
+    expect(await call('run', { cmd: 'echo x', name: 'obs', wait_seconds: 0 })).toBe('task started: id=obs')
+    const status = await until(
+      () => call('status', { id: 'obs' }),
+      (text) => text.includes('"status":"done"'),
+    )
+    expect(status).not.toContain('[mail')
+    // 2. A listing that shows the end: no mail of it either.
+    expect(await call('run', { cmd: 'echo y', name: 'listed', wait_seconds: 0 })).toBe(
+      'task started: id=listed',
+    )
+    const listing = await until(
+      () => call('processes', { command: 'list' }),
+      (text) => /"process":"listed"[^}]*"status":"exited \(0\)"/.test(text),
+    )
+    expect(listing).not.toContain('[mail')
+    // Neither comes later.
+    expect(await call('run', { cmd: 'true', name: 'probe' })).not.toContain('[mail')
+    // 3. An end nothing showed: its mail reaches the model, once.
+    expect(await call('run', { cmd: 'sleep 0.2', name: 'later', wait_seconds: 0 })).toBe(
+      'task started: id=later',
+    )
+    const waited = await call('processes', { command: 'wait', timeout_seconds: 10 })
+    expect(JSON.parse(waited).mail.map((m: { id: string }) => m.id)).toEqual([
+      expect.stringMatching(/^done-later-/),
+    ])
+    expect(await call('run', { cmd: 'true', name: 'probe2' })).not.toContain('[mail')
   })
 
   it("reports a dsh task a crash lost in seed 001's words: bash-1, its notice, its status line", async () => {

@@ -117,6 +117,48 @@ describe('MCP Tasks over stdio', () => {
     expect(result.structuredContent).toEqual(report)
   })
 
+  it('every completion surface tells one end, and the model gets it once whichever way it looks (decision 0104)', async () => {
+    const client = await stdio(['mcp', '--bash', '--allow-empty', '--state-dir', tempDir('tv-tasks-once-')])
+    const texts = async (name: string, args: Record<string, unknown>) => {
+      const result = await client.callTool({ name, arguments: args })
+      return (result.content as Array<{ text: string }>).map((c) => c.text).join('\n')
+    }
+    const ended = (id: string) =>
+      eventually(() => {
+        void client.experimental.tasks.getTask(id).then((t) => (states[id] = t.status))
+        return ['failed', 'completed'].includes(states[id] ?? '')
+      }, 10_000)
+    const states: Record<string, string> = {}
+    const start = async (command: string) => {
+      const text = await texts('bash', { command, description: 'ends', run_in_background: true })
+      return text.replace('started background task ', '')
+    }
+    // Every surface says the same end: exit code 3.
+    const a = await start('exit 3')
+    expect(await ended(a)).toBe(true)
+    expect(await client.experimental.tasks.getTask(a)).toMatchObject({
+      status: 'failed',
+      statusMessage: 'exit code 3',
+    })
+    const status = JSON.parse(await texts('processes', { command: 'status', process: a }))
+    expect(status).toMatchObject({ process: a, status: 'exited (3)' })
+    expect(await texts('bash_output', { task_id: a })).toBe(
+      '(no new output)\n[status: completed, exit code: 3]',
+    )
+    // Seen through MCP Tasks (tasks/get above): no notice of it in any later result.
+    expect(await texts('bash', { command: 'true', description: 'next' })).toBe('(no output)')
+    // Seen by nobody: the notice comes once, in the next result, saying the same end.
+    const b = await start('exit 3')
+    const next = await texts('bash', { command: 'sleep 0.5', description: 'let it end' })
+    const after = next.includes('[mail ')
+      ? next
+      : await texts('bash', { command: 'true', description: 'again' })
+    expect(after).toContain(
+      `completion: "background bash task ${b} finished [status: completed, exit code: 3]. Read its output with bash_output."`,
+    )
+    expect(await texts('bash', { command: 'true', description: 'and again' })).toBe('(no output)')
+  })
+
   it('through the bridge: a task of one turn is polled to its end and fetched by the next turn of the same --session, never by another', async () => {
     const server = await serve()
     const address = new URL(server.url).host

@@ -29,6 +29,7 @@ type Entry =
       readonly seqs: readonly number[]
       readonly digest: Envelope
     }
+  | { readonly op: 'remove'; readonly session: string; readonly seqs: readonly number[] }
   | { readonly op: 'trim'; readonly session: string; readonly through: number }
   | { readonly op: 'cursor'; readonly session: string; readonly reader: string; readonly seq: number }
   | { readonly op: 'drop'; readonly session: string }
@@ -119,6 +120,11 @@ class Journal implements JournalStore {
   fold(session: string, seqs: readonly number[], digest: Envelope): void {
     this.#write({ op: 'fold', session, seqs, digest })
     this.#memory.fold(session, seqs, digest)
+    this.#compactIfLarge()
+  }
+  remove(session: string, seqs: readonly number[]): void {
+    this.#write({ op: 'remove', session, seqs })
+    this.#memory.remove(session, seqs)
     this.#compactIfLarge()
   }
   trim(session: string, through: number): void {
@@ -227,6 +233,7 @@ function replay(path: string): { memory: MemoryStore; recovery: Recovery; goodBy
 function apply(memory: MailStore, entry: Exclude<Entry, { op: 'snapshot' }>): void {
   if (entry.op === 'append') memory.append(entry.session, entry.envelope, entry.key)
   else if (entry.op === 'fold') memory.fold(entry.session, entry.seqs, entry.digest)
+  else if (entry.op === 'remove') memory.remove(entry.session, entry.seqs)
   else if (entry.op === 'trim') memory.trim(entry.session, entry.through)
   else if (entry.op === 'cursor') memory.setCursor(entry.session, entry.reader, entry.seq)
   else memory.drop(entry.session)

@@ -41,6 +41,27 @@ describe('the mail journal', () => {
     store.close()
   })
 
+  it('keeps a withdrawal across a reopen: withdrawn mail is never delivered, and its id stays a repeat', () => {
+    const dir = tempDir()
+    let store = openJournalStore({ dir })
+    let mailbox = createMailbox({ store })
+    mailbox.open('s1')
+    mailbox.post('s1', control('a'))
+    mailbox.post('s1', { id: 'done-t1', from: 'task:t1', kind: 'completion', body: {} })
+    expect(mailbox.withdraw('s1', { from: 'task:t1', kind: 'completion' })).toBe(1)
+    store.close()
+    store = openJournalStore({ dir })
+    mailbox = createMailbox({ store })
+    mailbox.open('s1')
+    expect(
+      mailbox.post('s1', { id: 'done-t1', from: 'task:t1', kind: 'completion', body: {} }),
+    ).toMatchObject({
+      duplicate: true,
+    })
+    expect(mailbox.deliver('s1').envelopes.map((e) => e.id)).toEqual(['a'])
+    store.close()
+  })
+
   it('cuts a record torn by a crash, and skips (and names) a line it cannot read in the middle', () => {
     const dir = tempDir()
     const store = openJournalStore({ dir })

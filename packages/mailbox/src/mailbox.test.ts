@@ -197,3 +197,30 @@ describe('recovery and the end of a mailbox', () => {
     expect(codeOf(() => createMailbox({ keepRead: -1 }))).toBe(MailboxErrorCodes.INVALID_OPTIONS)
   })
 })
+
+describe('withdraw', () => {
+  it("takes back a sender's undelivered mail of one kind, never delivered mail; a repost stays a repeat", () => {
+    const mailbox = opened()
+    const done = (id: string, from: 'task:t1' | 'task:t2') => ({
+      id,
+      from,
+      kind: 'completion' as const,
+      body: {},
+    })
+    mailbox.post('s1', done('old', 'task:t1'))
+    expect(mailbox.deliver('s1').envelopes.map((e) => e.id)).toEqual(['old'])
+    mailbox.post('s1', done('done-t1', 'task:t1'))
+    mailbox.post('s1', { from: 'task:t1', kind: 'event', body: { n: 1 } })
+    mailbox.post('s1', done('done-t2', 'task:t2'))
+    expect(mailbox.unread('s1')).toBe(3)
+    expect(mailbox.withdraw('s1', { from: 'task:t1', kind: 'completion' })).toBe(1)
+    expect(mailbox.unread('s1')).toBe(2)
+    expect(mailbox.post('s1', done('done-t1', 'task:t1'))).toMatchObject({ duplicate: true })
+    expect(mailbox.deliver('s1').envelopes.map((e) => [e.from, e.kind])).toEqual([
+      ['task:t1', 'event'],
+      ['task:t2', 'completion'],
+    ])
+    expect(mailbox.withdraw('s1', { from: 'task:t1', kind: 'completion' })).toBe(0)
+    expect(mailbox.page('s1').envelopes.map((e) => e.id)).toContain('old')
+  })
+})

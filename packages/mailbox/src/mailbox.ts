@@ -1,7 +1,8 @@
 import { type MailboxOptions, type MailboxSettings, settingsOf } from './config.js'
-import type { DigestPolicy, Envelope, Mail, MailPage, Receipt, Sender } from './envelope.js'
+import type { DigestPolicy, Envelope, EnvelopeKind, Mail, MailPage, Receipt, Sender } from './envelope.js'
 import { MailboxError, MailboxErrorCodes } from './errors.js'
 import { type BodyBound, oneEvent } from './internal/batch.js'
+import { type Draft, envelopeOf, seqsOf } from './internal/draft.js'
 import { foldContents, foldGroup } from './internal/fold.js'
 import { pageOf } from './internal/page.js'
 import { block, type SessionState, tellWatchers, wakeAll, wakeFor, wakeRule } from './internal/session.js'
@@ -25,11 +26,6 @@ import type {
   WaitResult,
   WakeOn,
 } from './types.js'
-
-/** An envelope before the mailbox gives it a seq, a time and (when the poster gave none) an id. */
-type Draft = Pick<Envelope, 'from' | 'kind' | 'body' | 'events' | 'omitted'> & {
-  readonly id?: string | undefined
-}
 
 /**
  * Makes a mailbox. Options are validated here (`MAILBOX_ERR_INVALID_OPTIONS`); the store defaults
@@ -179,6 +175,16 @@ class StoredMailbox implements Mailbox {
     return pageOf(this.#store, session, options.after ?? 0, options)
   }
 
+  withdraw(session: string, match: { readonly from: Sender; readonly kind: EnvelopeKind }): number {
+    const state = this.#state(session)
+    const seqs = this.#unreadOf(session)
+      .filter((envelope) => envelope.from === match.from && envelope.kind === match.kind)
+      .map((envelope) => envelope.seq)
+    if (seqs.length > 0) this.#store.remove(session, seqs)
+    state.unread -= seqs.length
+    return seqs.length
+  }
+
   cursor(session: string, reader: string = DELIVERY): number {
     this.#state(session)
     return this.#store.cursor(session, reader)
@@ -238,26 +244,12 @@ class StoredMailbox implements Mailbox {
     if (group === undefined) return
     const contents = foldContents(group, this.#bound)
     const digest = this.#envelope(state, { ...contents, from: group[0]!.from })
-    this.#store.fold(
-      state.id,
-      group.map((envelope) => envelope.seq),
-      digest,
-    )
+    this.#store.fold(state.id, seqsOf(group), digest)
     state.unread -= group.length - 1
   }
 
   #envelope(state: SessionState, draft: Draft): Envelope {
-    const seq = ++state.lastSeq
-    return Object.freeze({
-      id: draft.id ?? `m${seq}`,
-      seq,
-      from: draft.from,
-      at: new Date().toISOString(),
-      kind: draft.kind,
-      body: draft.body,
-      events: draft.events,
-      omitted: draft.omitted,
-    })
+    return envelopeOf(++state.lastSeq, draft)
   }
 
   #unreadOf(session: string): readonly Envelope[] {

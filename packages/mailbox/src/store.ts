@@ -22,6 +22,11 @@ export interface MailStore {
   read(session: string, after: number, max: number): readonly Envelope[]
   /** Replaces the envelopes with these seqs by `digest` (a greater seq than any stored), atomically. */
   fold(session: string, seqs: readonly number[], digest: Envelope): void
+  /**
+   * Takes the envelopes with these seqs out (mail withdrawn before anyone read it); their ids stay
+   * remembered, so posting one again is still a repeat.
+   */
+  remove(session: string, seqs: readonly number[]): void
   /** Lets go of the envelopes with seq at most `through` (mail every reader that matters has read). */
   trim(session: string, through: number): void
   /** The greatest seq ever stored for the session (0 for none), trimmed or folded ones included. */
@@ -98,6 +103,11 @@ export function createMemoryStore(from?: StoreSnapshot): MemoryStore {
       state.envelopes = state.envelopes.filter((envelope) => !folded.has(envelope.seq))
       state.envelopes.push(digest)
       state.lastSeq = digest.seq
+    },
+    remove(session, seqs) {
+      const state = ensure(session)
+      const removed = new Set(seqs)
+      state.envelopes = state.envelopes.filter((envelope) => !removed.has(envelope.seq))
     },
     trim(session, through) {
       const state = get(session)

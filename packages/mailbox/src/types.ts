@@ -1,4 +1,4 @@
-import type { DigestPolicy, Envelope, Mail, MailPage, Receipt, Sender } from './envelope.js'
+import type { DigestPolicy, Envelope, EnvelopeKind, Mail, MailPage, Receipt, Sender } from './envelope.js'
 
 /** Which senders wake a waiting session: prefixes (`['process:', 'system']`) or a predicate. */
 export type WakeOn = readonly string[] | ((from: Sender) => boolean)
@@ -133,6 +133,12 @@ export interface Mailbox {
    * after the delivery cursor (within `options`) and moves the cursor past them.
    */
   deliver(session: string, options?: ReadOptions): MailPage
+  /**
+   * Withdraws the envelopes of `from` of `kind` that are not delivered yet: news the session was
+   * shown another way (a task's end in the status it asked for: `tasks.seen`), so it reaches the
+   * model once. Returns how many; delivered mail is never taken back.
+   */
+  withdraw(session: string, match: { readonly from: Sender; readonly kind: EnvelopeKind }): number
   /** The envelopes after a named reader's cursor (within `options`); moves that cursor only. */
   read(session: string, reader: string, options?: ReadOptions): MailPage
   /** The envelopes with seq greater than `options.after` (default 0); moves no cursor. */

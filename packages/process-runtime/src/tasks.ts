@@ -181,7 +181,8 @@ class Tasks implements TaskRegistry {
 
   seen(id: string, session: string | undefined): void {
     const entry = this.#entries.get(id)
-    if (entry?.exit === undefined || entry.seen || entry.owner !== session || entry.lost) return
+    // A lost task too: the status that shows its loss is the news its lost mail would bring.
+    if (entry?.exit === undefined || entry.seen || entry.owner !== session) return
     entry.seen = true
     this.#announce({ type: 'seen', task: info(entry) })
   }

@@ -33,10 +33,28 @@ export function wireSessionMail({ sessions, mailbox, tasks, handles }: SessionMa
     if (mailbox.isOpen(session.id)) mailbox.closeSession(session.id)
   })
   const offDone = tasks.onDone((completion) => postCompletion(mailbox, completion))
+  const offSeen = tasks.onNews((news) => {
+    if (news.type === 'seen') withdrawEnd(mailbox, news.task)
+  })
   return () => {
+    offSeen()
     offDone()
     offClose()
     offOpen()
+  }
+}
+
+/**
+ * A task's end its owner was just shown another way (a status, a listing, `bash_output`, an MCP
+ * task's result: `tasks.seen`): its completion mail not delivered yet is withdrawn, whoever posted
+ * it (`task:<id>` for streams, shells and losses, `process:<id>` for services), so the end reaches
+ * the model once (decision 0104). Mail already delivered stays delivered.
+ */
+function withdrawEnd(mailbox: Mailbox, task: TaskInfo): void {
+  const owner = task.owner
+  if (owner === undefined || !mailbox.isOpen(owner)) return
+  for (const from of [`task:${task.id}`, `process:${task.id}`] as const) {
+    mailbox.withdraw(owner, { from, kind: 'completion' })
   }
 }
 

@@ -49,6 +49,8 @@ describe('on_exit and timeout.idle', () => {
       status: 'failed',
       why: 'exited (code 1) after 5 restarts in a row (on_exit restart gives up after 5)',
     })
+    // The mail first: a status that shows the end would withdraw the completion (decision 0104).
+    const mail = await mailUntil(call, 's1', (m) => m.some((e) => e.kind === 'completion'))
     const status = await call('processes', { command: 'status', process: 'p1' }, 's1')
     const restarts = status.body.restarts as Array<{
       restart: number
@@ -72,7 +74,6 @@ describe('on_exit and timeout.idle', () => {
     const tail = await call('processes', { command: 'tail', process: 'p1', n: 10 }, 's1')
     expect(tail.body).toMatchObject({ events: Array(6).fill('starting'), from: 0, next: 6, total: 6 })
     expect(status.body.stderr).toEqual(Array(6).fill('boom: no disk'))
-    const mail = await mailUntil(call, 's1', (m) => m.some((e) => e.kind === 'completion'))
     const controls = mail.filter((m) => m.kind === 'control')
     expect(controls.map((m) => [m.id, (m.body as { status: string }).status])).toEqual([
       ['restart-p1-1', 'restarting (1)'],

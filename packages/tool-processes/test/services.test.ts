@@ -73,8 +73,8 @@ describe('service tools: the story of spec §3, in process', () => {
     const pid1 = tasks.process('p1', 's1').pid!
     const pid2 = tasks.process('p2', 's1').pid!
     // Its declared cancel is {"send": {"op": "stop"}}: it exits 0 by itself, no signal needed.
-    const stop = await call('processes', { command: 'stop', process: 'p1' }, 's1')
-    expect(stop.body).toEqual(cancelled('p1', 0))
+    // Stopped by the host (the model was shown nothing of it), its end is mail.
+    expect(await tasks.cancel('p1', 's1')).toMatchObject({ code: 0, reason: 'cancelled' })
     const ended = await mailUntil(call, 's1', (m) => m.some((e) => e.kind === 'completion'))
     expect(ended.find((e) => e.kind === 'completion')).toMatchObject({
       id: 'exit-p1',
@@ -89,10 +89,15 @@ describe('service tools: the story of spec §3, in process', () => {
       },
     })
     expect(alive(pid1)).toBe(false)
+    // Stopped by the model, the answer shows the end: no completion mail on top (decision 0104).
+    const stop = await call('processes', { command: 'stop', process: 'p2' }, 's1')
+    expect(stop.body).toEqual(cancelled('p2', 0))
+    const after = await call('processes', { command: 'wait', timeout_seconds: 1 }, 's1')
+    expect((after.body.mail as Array<{ kind: string }>).filter((m) => m.kind === 'completion')).toEqual([])
+    expect(alive(pid2)).toBe(false)
 
     await sessions.close('s1')
     expect(tasks.get('p2', 's1').lifecycle).toEqual({ status: 'exited', code: 0, signal: null })
-    expect(alive(pid2)).toBe(false)
   })
 
   it('refuses an event that does not match input.event, writes nothing, and the process runs on', async () => {

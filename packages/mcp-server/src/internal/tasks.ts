@@ -97,18 +97,26 @@ export function sessionTaskStore(options: {
       throw error
     }
   }
+  /** A task whose end a listing or a status shows: seen by the session (`tasks.seen`). */
+  const shown = (task: Task): Task => {
+    if (['completed', 'failed', 'cancelled'].includes(task.status)) tasks.seen(task.taskId, session)
+    return task
+  }
   return {
     createTask: () => Promise.reject(notHere('a task is created by a tools/call with "task"')),
     storeTaskResult: () => Promise.reject(notHere('a task ends with its process')),
     getTask: async (id) => {
       const info = find(id)
-      return info === undefined ? null : mcpTask(info)
+      return info === undefined ? null : shown(mcpTask(info))
     },
     async getTaskResult(id) {
       const info = find(id)
       if (info === undefined) throw new McpError(ErrorCode.InvalidParams, `Task not found: ${id}`)
       const answer = answers.get(session, id)
-      return (answer ? toCallToolResult(await answer) : fromRegistry(info)) as Result
+      const result = answer ? toCallToolResult(await answer) : fromRegistry(info)
+      // The client now holds the end: its completion mail is no news any more (decision 0104).
+      tasks.seen(id, session)
+      return result as Result
     },
     async updateTaskStatus(id, status) {
       if (status !== 'cancelled') throw notHere(`a task's status is its process's (asked: ${status})`)
@@ -119,7 +127,7 @@ export function sessionTaskStore(options: {
       if (!Number.isSafeInteger(from) || from < 0)
         throw new Error(`cursor ${JSON.stringify(cursor)} is not one this server gave`)
       const mine = tasks.list(session)
-      const page = mine.slice(from, from + PAGE).map(mcpTask)
+      const page = mine.slice(from, from + PAGE).map((info) => shown(mcpTask(info)))
       return from + PAGE < mine.length ? { tasks: page, nextCursor: String(from + PAGE) } : { tasks: page }
     },
   }
