@@ -16,6 +16,7 @@ import { capture, ProcessOutput } from './process-output.js'
 import { cancelSequence, ProcessTimers } from './process-timers.js'
 import { cleanUp, exitOf, type ProcessTree } from './process-tree.js'
 import { drained, signalGroup } from './process-util.js'
+import { type StartedWith, startedWith } from './started-with.js'
 import type {
   CapturedOutput,
   EndReason,
@@ -56,7 +57,7 @@ export class ToolProcess implements ManagedProcess {
   #finished = false
   #endReason: EndReason | undefined
   #failure: string | undefined
-  /** Why the runtime killed a process that ran, when the reason was its own (its fork server died). */
+  /** Why the runtime killed it for a reason of its own (its fork server died). */
   #killedBecause: string | undefined
   #resolveReady!: () => void
   #rejectReady!: (error: unknown) => void
@@ -99,6 +100,10 @@ export class ToolProcess implements ManagedProcess {
 
   get pid(): number | undefined {
     return this.#child?.pid
+  }
+
+  get startedWith(): StartedWith {
+    return startedWith(this.#start.tool, this.#start.cwd, this.#start.tool.limits ?? this.#host.defaultLimits)
   }
 
   get lifecycle(): Lifecycle {
@@ -163,9 +168,8 @@ export class ToolProcess implements ManagedProcess {
   }
 
   /**
-   * The declared cancel (a signal to the tool, or an event on its stdin first), SIGKILL to the
-   * group after `timeout.stop`; `force`: SIGKILL at once (a launch under way first settles).
-   * Resolves once the process exited and what it started outside its group is gone too.
+   * The declared cancel (a signal, or an event on stdin), SIGKILL to the group after `timeout.stop`
+   * (`force`: at once, once a launch under way settled); resolves once it and what it started are gone.
    */
   async stop(options: { readonly force?: boolean; readonly reason?: EndReason } = {}): Promise<ProcessExit> {
     await this.launched
@@ -259,11 +263,9 @@ export class ToolProcess implements ManagedProcess {
     if (limit?.field === 'pids') this.#output.pushStderr(Buffer.from(`\n[toolvisor: ${limit.why}]\n`))
     this.#output.end()
     await this.#output.drained() // the exit is told once the spill files hold everything
-    if (!this.#ready) {
-      if (this.#spec.ready.kind === 'exit') this.#becomeReady()
-      else
-        this.#failReady(`exited (${code === null ? `signal ${signal}` : `code ${code}`}) before it was ready`)
-    }
+    const ended = `exited (${code === null ? `signal ${signal}` : `code ${code}`}) before it was ready`
+    if (!this.#ready && this.#spec.ready.kind === 'exit') this.#becomeReady()
+    else if (!this.#ready) this.#failReady(ended)
     this.#finish(code, signal)
   }
 

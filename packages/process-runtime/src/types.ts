@@ -9,6 +9,7 @@ import type { LostProcess } from './lost.js'
 import type { RuntimeOptions } from './options.js'
 import type { PlainProcessSpec } from './plain.js'
 import type { SpillCut } from './spill-cut.js'
+import type { StartedWith } from './started-with.js'
 
 /** A tool after load: its declarations checked against what the operator configured. */
 export interface PreparedTool {
@@ -186,9 +187,8 @@ export interface ManagedProcess {
   stdout(): CapturedOutput
   stderr(): CapturedOutput
   /**
-   * Up to `length` bytes of a stream from byte `offset` of everything it wrote: from memory when
-   * the head holds them, else from the spill file. Fewer at the end; none when they cannot be read
-   * back (the spill file failed or is gone).
+   * Up to `length` bytes of a stream from byte `offset` of everything it wrote (memory, else the
+   * spill file); fewer at the end, none when they cannot be read back (the spill file is gone).
    */
   bytes(stream: 'stdout' | 'stderr', offset: number, length: number): Buffer
   /** Subscribes to output events; returns the unsubscription. */
@@ -197,13 +197,12 @@ export interface ManagedProcess {
   write(event: unknown): Promise<void>
   /** Closes stdin. */
   closeStdin(): void
-  /**
-   * Stops the process: the declared cancel (signal, or an event on stdin), then SIGKILL to the group
-   * after `timeout.stop`; `force` sends SIGKILL at once. Resolves with the exit.
-   */
+  /** Stops it: the declared cancel, SIGKILL to the group after `timeout.stop` (`force`: at once); its exit. */
   stop(options?: { readonly force?: boolean; readonly reason?: EndReason }): Promise<ProcessExit>
   /** Its tree's use now, or its final account: memory, processes, cpu (from its cgroup), spill bytes. */
   usage(): TreeUsage | undefined
+  /** The runtime it was started with, resolved (spec §2.3): user, working directory, envdir, sandbox, limits. */
+  readonly startedWith?: StartedWith | undefined
 }
 
 export type { LostProcess } from './lost.js'

@@ -125,6 +125,8 @@ export function status(
     counters: process.counters(),
     // The tree's live use (its final account once ended), where a cgroup accounts for it.
     ...(process.usage() ? { usage: process.usage() } : {}),
+    // The runtime it was started with, resolved: which user, where, which envdir (spec §2.3).
+    ...(process.startedWith ? { runtime: process.startedWith } : {}),
     events: events.values,
     stderr: stderr.values,
     ...(process instanceof Service ? process.facts() : {}),

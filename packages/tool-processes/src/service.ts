@@ -7,6 +7,7 @@ import type {
   ProcessCounters,
   ProcessExit,
   SequencedEvent,
+  StartedWith,
   TreeUsage,
 } from '@toolvisor/process-runtime'
 import { eventValue } from '@toolvisor/toolbox'
@@ -21,15 +22,13 @@ export type { RestartRecord, ServiceOptions } from './service-types.js'
 
 /** Ends no row: these ends were asked for (a stop, the idle bound, a shutdown), never crashes. */
 const ASKED: readonly EndReason[] = ['cancelled', 'idle', 'timeout', 'runtime-disposed']
-/** Restarts `status` keeps. */
-const KEEP_RESTARTS = 20
+const KEEP_RESTARTS = 20 // how many restarts `status` keeps
 
 /**
  * A service: one task of the registry (kind `service`) over one run, or one run per restart under
- * `on_exit: restart` (backoff 1, 2, 4 ... 30 s, at most 5 in a row, then `failed`). It is a
- * `ManagedProcess`, so `processes` reads, tails and stops it like any task: its events are those
- * of its runs in one sequence, its exit the final one. Every event is mail, except those a send
- * answered with; every restart and the end are mail.
+ * `on_exit: restart` (backoff 1, 2, 4 ... 30 s, at most 5 in a row, then `failed`). A
+ * `ManagedProcess`: its events are its runs' in one sequence, its exit the final one. Every event
+ * is mail (but what a send answered with), and every restart and the end.
  */
 export class Service implements ManagedProcess {
   readonly id: string
@@ -110,6 +109,11 @@ export class Service implements ManagedProcess {
     return this.#runs.current.usage()
   }
 
+  /** What the current run was started with, resolved (spec §2.3). */
+  get startedWith(): StartedWith | undefined {
+    return this.#runs.current.startedWith
+  }
+
   tail(n: number): SequencedEvent[] {
     return this.#runs.tail(n)
   }
@@ -142,11 +146,7 @@ export class Service implements ManagedProcess {
     }
   }
 
-  /**
-   * Opens a send's reply window: until the returned function closes it, every event is offered to
-   * `take` first, and one it takes is the send's answer, never mail (decision 0020, amended
-   * 2026-12-03: the model would read each reply twice). Events no open window takes are mail.
-   */
+  /** Opens a send's reply window (`ReplyWindows`): an event `take` takes is its answer, never mail. */
   takeReplies(take: ReplyTaker): () => void {
     return this.#replies.open(take)
   }
