@@ -98,17 +98,11 @@ export function createMemoryStore(from?: StoreSnapshot): MemoryStore {
       return envelopes.slice(start, start + max)
     },
     fold(session, seqs, digest) {
-      const state = ensure(session)
-      const folded = new Set(seqs)
-      state.envelopes = state.envelopes.filter((envelope) => !folded.has(envelope.seq))
+      const state = without(ensure(session), seqs)
       state.envelopes.push(digest)
       state.lastSeq = digest.seq
     },
-    remove(session, seqs) {
-      const state = ensure(session)
-      const removed = new Set(seqs)
-      state.envelopes = state.envelopes.filter((envelope) => !removed.has(envelope.seq))
-    },
+    remove: (session, seqs) => void without(ensure(session), seqs),
     trim(session, through) {
       const state = get(session)
       if (state !== undefined) state.envelopes.splice(0, firstAfter(state.envelopes, through))
@@ -127,6 +121,13 @@ export function createMemoryStore(from?: StoreSnapshot): MemoryStore {
       })),
     }),
   }
+}
+
+/** `state` with the envelopes of these seqs taken out. */
+function without(state: StoredSession, seqs: readonly number[]): StoredSession {
+  const gone = new Set(seqs)
+  state.envelopes = state.envelopes.filter((envelope) => !gone.has(envelope.seq))
+  return state
 }
 
 /** The index of the first envelope with seq greater than `after` (binary search: seqs increase). */
