@@ -144,6 +144,42 @@ describe('toolvisor mcp --bash', () => {
     expect(JSON.parse(body!)).toEqual(JSON.parse(report))
   })
 
+  it("queues a run past the session's cap as pending (seed 002): started when one ends, cancelled by kill; dsh refuses (decision 0105)", async () => {
+    const config = join(tempDir(), 'toolvisor.json')
+    const go = join(tempDir(), 'go')
+    writeFileSync(config, JSON.stringify({ bash: { profile: 'hyperhive', maxTasksPerSession: 1 } }))
+    const { call } = await served(['--config', config, '--session', 'agent'])
+    const wait = `for i in $(seq 1 600); do [ -e ${go} ] && break; sleep 0.05; done; echo first`
+    expect(await call('run', { cmd: wait, name: 'first', wait_seconds: 0 })).toBe('task started: id=first')
+    expect(await call('run', { cmd: 'echo second', name: 'second', wait_seconds: 0 })).toBe(
+      'task started: id=second',
+    )
+    expect(await call('run', { cmd: 'echo third', name: 'third', wait_seconds: 0 })).toBe(
+      'task started: id=third',
+    )
+    const statusOf = async (id: string) => JSON.parse((await call('status', { id })).split('\n[mail ')[0]!)
+    expect(await statusOf('second')).toMatchObject({ id: 'second', status: 'pending', exit_code: null })
+    // A pending task is cancelled before it starts, and ends as killed.
+    expect(await call('kill', { id: 'third' })).toBe('cancelled task third before it started')
+    expect(await statusOf('third')).toMatchObject({ status: 'killed', exit_code: null })
+    // The first ends: the second starts, and runs to its end; a status wait waits through both.
+    writeFileSync(go, '')
+    const done = await call('status', { id: 'second', wait_seconds: 10 })
+    expect(JSON.parse(done.split('\n[mail ')[0]!)).toMatchObject({
+      status: 'done',
+      exit_code: 0,
+      stdout_tail: 'second\n',
+    })
+
+    const dshConfig = join(tempDir(), 'toolvisor.json')
+    writeFileSync(dshConfig, JSON.stringify({ bash: { maxTasksPerSession: 1 } }))
+    const dsh = await served(['--config', dshConfig])
+    expect(await dsh.call('bash', bg('sleep 30'))).toBe('started background task bash-1')
+    expect(await dsh.call('bash', bg('sleep 31'))).toBe(
+      'Error: this session already runs 1 background tasks, as many as it may (bash.maxTasksPerSession): wait for one to end or stop one; nothing was started',
+    )
+  })
+
   it('shows a completion once: a status or a listing that shows the end withdraws its mail (seed 002, decision 0104)', async () => {
     const { call } = await served(['--bash-profile', 'hyperhive', '--session', 'agent'])
     /** Calls until `done` holds for an answer (every 50 ms, at most 10 s); that answer. */

@@ -48,6 +48,8 @@ export const RuntimeErrorCodes = {
   UNKNOWN_TASK: 'RUNTIME_ERR_UNKNOWN_TASK',
   /** A task lost when an earlier run died: it is listed, but has no process to read or signal. */
   TASK_LOST: 'RUNTIME_ERR_TASK_LOST',
+  /** A task queued behind a cap (`deferred`), or cancelled before it started: no process to read. */
+  TASK_PENDING: 'RUNTIME_ERR_TASK_PENDING',
   /** A chosen task id that is taken (nothing was started). */
   TASK_ID_TAKEN: 'RUNTIME_ERR_TASK_ID_TAKEN',
   /** A session touched another session's task. */

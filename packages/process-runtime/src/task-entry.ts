@@ -12,8 +12,14 @@ export interface Entry {
   readonly owner: string | undefined
   readonly tool: string
   readonly label: string | undefined
-  readonly startedAt: Date
-  readonly process: ManagedProcess | undefined
+  /** When it started (for a pending task: when it was queued, until `begin`). */
+  startedAt: Date
+  /** Absent for a task lost on restart, and for a pending one until `begin`. */
+  process: ManagedProcess | undefined
+  /** A pending task's start (`AddTaskOptions.deferred`), until `begin` or a cancel. */
+  pending?: (() => ManagedProcess) | undefined
+  /** Waits for a pending task to begin or end (`waitEnd`), woken by `wake`. */
+  wakes?: Array<() => void> | undefined
   exit: ProcessExit | undefined
   lostWhy: string | undefined
   /** Event cursors, by reader. */
@@ -63,11 +69,20 @@ export function lostEntry(lost: LostProcess & { readonly session: string }, id: 
   }
 }
 
+/** The lifecycle of a task without a process: how it ended (a pending one cancelled), else failed. */
+function endedAs(exit: ProcessExit | undefined): Lifecycle {
+  if (exit === undefined) return { status: 'failed', why: 'no process' }
+  if (exit.status === 'failed') return { status: 'failed', why: exit.why ?? 'failed' }
+  return { status: 'exited', code: exit.code, signal: exit.signal }
+}
+
 /** A task as callers see it. */
 export function info(entry: Entry): TaskInfo {
   const lifecycle: Lifecycle = entry.lostWhy
     ? { status: 'failed', why: entry.lostWhy }
-    : (entry.process?.lifecycle ?? { status: 'failed', why: 'no process' })
+    : entry.pending
+      ? { status: 'pending' }
+      : (entry.process?.lifecycle ?? endedAs(entry.exit))
   return {
     id: entry.id,
     kind: entry.kind,
@@ -125,4 +140,34 @@ export function endOrTimeout(
     signal?.addEventListener('abort', done, { once: true })
     void process.exit.then(() => setImmediate(done))
   })
+}
+
+/**
+ * Resolves when the task ended, `ms` passed or `signal` aborted; a pending task is waited for
+ * through its begin (or its cancel), then its process.
+ */
+export async function waitEnd(entry: Entry, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  const until = Date.now() + ms
+  if (entry.pending) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms)
+      function done() {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', done)
+        resolve()
+      }
+      signal?.addEventListener('abort', done, { once: true })
+      entry.wakes = [...(entry.wakes ?? []), done]
+    })
+  }
+  const left = until - Date.now()
+  if (entry.process && !entry.exit && left > 0 && !signal?.aborted)
+    await endOrTimeout(entry.process, left, signal)
+}
+
+/** Wakes the waits of a pending task: it began, or was cancelled. */
+export function wake(entry: Entry): void {
+  const wakes = entry.wakes ?? []
+  entry.wakes = undefined
+  for (const done of wakes) done()
 }

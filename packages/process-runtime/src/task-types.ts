@@ -90,6 +90,11 @@ export type AddTaskOptions = {
        */
       readonly id?: string
       /**
+       * Not started yet: the task is `pending` (its id held, shown, cancellable: a cancel ends it
+       * `cancelled` without a process) until its starter calls `tasks.begin(id)`.
+       */
+      readonly deferred?: boolean
+      /**
        * What the registry's own ids start with when no `id` is chosen: `t` (default: `t1`, `t2`,
        * ...), or a surface's own (`bash-` for bash background tasks, ruling 13). Each prefix is
        * counted on its own, past every id a task (a lost one too) holds.
@@ -101,6 +106,8 @@ export type AddTaskOptions = {
 /** The `tasks` service: one registry for every long-running thing, one ownership rule. */
 export interface TaskRegistry {
   add(options: AddTaskOptions): TaskInfo
+  /** Starts a `deferred` task that is still pending; its info, or undefined when there is none to start. */
+  begin(id: string): TaskInfo | undefined
   /** A task of `session` (or one visible to all); throws for a foreign or unknown id. */
   get(id: string, session: string | undefined): TaskInfo
   /** The process behind a task of `session`. */

@@ -1,5 +1,7 @@
 import { RuntimeError } from './errors.js'
-import { bytesOf, type Entry, endOrTimeout, info, lostEntry, pageOf } from './task-entry.js'
+import { bytesOf, type Entry, info, lostEntry, pageOf, waitEnd, wake } from './task-entry.js'
+import { TaskIds } from './task-ids.js'
+import { TaskSignals } from './task-signals.js'
 import type {
   AddTaskOptions,
   TaskBytes,
@@ -26,11 +28,9 @@ const DEFAULT_READ = 100
 const KEEP_ENDED = 1000
 
 /**
- * Creates the task registry over a runtime. Tasks a previous run left running are registered as
- * `failed: lost on restart`, of the kind they were, owned by the session that had them (visible to
- * it alone, should it come back); what no session owned is for the operator only
- * (`runtime.lost()`), never shown to a session. New ids continue past every id the lost tasks
- * hold, so none collides with theirs.
+ * Creates the task registry over a runtime. Tasks a previous run left running are `failed: lost on
+ * restart`, of their kind, owned by the session that had them (visible to it alone); what no
+ * session owned is the operator's (`runtime.lost()`). New ids go past the lost tasks' ids.
  */
 export function createTaskRegistry(runtime: RegistryRuntime): TaskRegistry {
   return new Tasks(runtime)
@@ -43,12 +43,9 @@ export type RegistryRuntime = Pick<ProcessRuntime, 'lost' | 'annotate'> &
 class Tasks implements TaskRegistry {
   readonly #runtime: RegistryRuntime
   readonly #entries = new Map<string, Entry>()
-  readonly #listeners = new Set<(completion: TaskCompletion) => void>()
-  readonly #news = new Set<(news: TaskNews) => void>()
+  readonly #signals = new TaskSignals()
   readonly #ended: string[] = []
-  readonly #lostWords = new Map<TaskKind, (task: TaskInfo) => unknown>()
-  /** The last number each id prefix gave (`t` -> 3: `t3` was the last `t` id made). */
-  readonly #counters = new Map<string, number>()
+  readonly #ids = new TaskIds()
 
   constructor(runtime: RegistryRuntime) {
     this.#runtime = runtime
@@ -65,15 +62,17 @@ class Tasks implements TaskRegistry {
 
   add(options: AddTaskOptions): TaskInfo {
     const id = this.#claim(options.id, options.owner, 'start' in options ? options.idPrefix : undefined)
-    const process: ManagedProcess = 'start' in options ? options.start() : options.process
+    const deferred = 'start' in options && options.deferred === true
+    const process = deferred ? undefined : 'start' in options ? options.start() : options.process
     const entry: Entry = {
       id,
       kind: options.kind,
       owner: options.owner,
       tool: options.tool,
       label: options.label,
-      startedAt: process.startedAt,
+      startedAt: process?.startedAt ?? new Date(),
       process,
+      ...(deferred && 'start' in options ? { pending: options.start } : {}),
       exit: undefined,
       lostWhy: undefined,
       cursors: new Map(),
@@ -83,13 +82,31 @@ class Tasks implements TaskRegistry {
       seen: false,
     }
     this.#entries.set(id, entry)
+    if (process !== undefined) this.#attach(entry, process)
+    return info(entry)
+  }
+
+  begin(id: string): TaskInfo | undefined {
+    const entry = this.#entries.get(id)
+    const start = entry?.pending
+    if (entry === undefined || start === undefined) return undefined
+    entry.pending = undefined
+    const process = start()
+    entry.process = process
+    entry.startedAt = process.startedAt
+    this.#attach(entry, process)
+    wake(entry)
+    return info(entry)
+  }
+
+  /** A task's process is its: annotated (a crash then reports it lost), its exit the task's end. */
+  #attach(entry: Entry, process: ManagedProcess): void {
     this.#runtime.annotate(process.id, {
-      task: id,
-      kind: options.kind,
-      ...(options.owner ? { session: options.owner } : {}),
+      task: entry.id,
+      kind: entry.kind,
+      ...(entry.owner ? { session: entry.owner } : {}),
     })
     void process.exit.then((exit) => this.#finish(entry, exit))
-    return info(entry)
   }
 
   get(id: string, session: string | undefined): TaskInfo {
@@ -98,9 +115,12 @@ class Tasks implements TaskRegistry {
 
   process(id: string, session: string | undefined): ManagedProcess {
     const entry = this.#owned(id, session)
-    if (!entry.process)
-      throw new RuntimeError('RUNTIME_ERR_TASK_LOST', `task ${id} has no process: ${entry.lostWhy}`)
-    return entry.process
+    if (entry.process) return entry.process
+    if (entry.lostWhy === undefined) {
+      const why = entry.exit ? 'it was cancelled before it started' : 'it has not started yet (pending)'
+      throw new RuntimeError('RUNTIME_ERR_TASK_PENDING', `task ${id} has no process: ${why}`)
+    }
+    throw new RuntimeError('RUNTIME_ERR_TASK_LOST', `task ${id} has no process: ${entry.lostWhy}`)
   }
 
   list(session: string | undefined): TaskInfo[] {
@@ -145,18 +165,19 @@ class Tasks implements TaskRegistry {
     options: { readonly force?: boolean } = {},
   ): Promise<ProcessExit> {
     const entry = this.#owned(id, session)
+    if (entry.pending !== undefined) return this.#cancelPending(entry)
     if (!entry.process) return entry.exit!
     return entry.process.stop({ reason: 'cancelled', ...(options.force ? { force: true } : {}) })
   }
 
   async wait(id: string, session: string | undefined, ms: number, signal?: AbortSignal): Promise<TaskInfo> {
     const entry = this.#owned(id, session)
-    if (!entry.process || entry.exit) return info(entry)
+    if (entry.exit || (!entry.process && !entry.pending)) return info(entry)
     // The owner's wait returns the end itself: the completion says so (`observed`).
     const owner = session === entry.owner
     if (owner) entry.waiters++
     try {
-      await endOrTimeout(entry.process, ms, signal)
+      await waitEnd(entry, ms, signal)
     } finally {
       if (owner) entry.waiters--
     }
@@ -164,8 +185,7 @@ class Tasks implements TaskRegistry {
   }
 
   onDone(listener: (completion: TaskCompletion) => void): () => void {
-    this.#listeners.add(listener)
-    return () => this.#listeners.delete(listener)
+    return this.#signals.onDone(listener)
   }
 
   all(): TaskInfo[] {
@@ -176,7 +196,7 @@ class Tasks implements TaskRegistry {
     const entry = this.#entries.get(id)
     if (entry === undefined || entry.exit !== undefined || entry.detached) return
     entry.detached = true
-    this.#announce({ type: 'detached', task: info(entry) })
+    this.#signals.announce({ type: 'detached', task: info(entry) })
   }
 
   seen(id: string, session: string | undefined): void {
@@ -184,12 +204,11 @@ class Tasks implements TaskRegistry {
     // A lost task too: the status that shows its loss is the news its lost mail would bring.
     if (entry?.exit === undefined || entry.seen || entry.owner !== session) return
     entry.seen = true
-    this.#announce({ type: 'seen', task: info(entry) })
+    this.#signals.announce({ type: 'seen', task: info(entry) })
   }
 
   onNews(listener: (news: TaskNews) => void): () => void {
-    this.#news.add(listener)
-    return () => this.#news.delete(listener)
+    return this.#signals.onNews(listener)
   }
 
   tellLost(session: string, tell: (task: TaskInfo) => void): void {
@@ -202,19 +221,16 @@ class Tasks implements TaskRegistry {
       tell(task)
       markTold(lost)
       entry.lost = { ...lost, told: true }
-      this.#announce({ type: 'ended', task, observed: false })
+      this.#signals.announce({ type: 'ended', task, observed: false })
     }
   }
 
   wordLost(kind: TaskKind, words: (task: TaskInfo) => unknown): () => void {
-    this.#lostWords.set(kind, words)
-    return () => {
-      if (this.#lostWords.get(kind) === words) this.#lostWords.delete(kind)
-    }
+    return this.#signals.wordLost(kind, words)
   }
 
   lostWords(task: TaskInfo): unknown {
-    return this.#lostWords.get(task.kind)?.(task)
+    return this.#signals.lostWords(task)
   }
 
   /**
@@ -222,14 +238,7 @@ class Tasks implements TaskRegistry {
    * held by an ended task of the same owner (which is forgotten: a name is reused).
    */
   #claim(chosen: string | undefined, owner: string | undefined, prefix = 't'): string {
-    if (chosen === undefined) {
-      let n = this.#counters.get(prefix) ?? 0
-      let id: string
-      do id = `${prefix}${++n}`
-      while (this.#entries.has(id))
-      this.#counters.set(prefix, n)
-      return id
-    }
+    if (chosen === undefined) return this.#ids.next(prefix, (id) => this.#entries.has(id))
     const held = this.#entries.get(chosen)
     if (held === undefined) return chosen
     if (held.exit !== undefined && held.owner === owner) {
@@ -255,25 +264,22 @@ class Tasks implements TaskRegistry {
   #finish(entry: Entry, exit: ProcessExit): void {
     entry.exit = exit
     this.#remember(entry)
-    const completion = { task: info(entry), exit, observed: entry.waiters > 0 }
-    for (const listener of this.#listeners) {
-      try {
-        listener(completion)
-      } catch {
-        // one listener's bug must not hide the completion from the others
-      }
-    }
-    this.#announce({ type: 'ended', task: completion.task, observed: completion.observed })
+    this.#signals.completed({ task: info(entry), exit, observed: entry.waiters > 0 })
   }
 
-  #announce(news: TaskNews): void {
-    for (const listener of this.#news) {
-      try {
-        listener(news)
-      } catch {
-        // one listener's bug must not hide the news from the others
-      }
+  /** A pending task cancelled: it ends `cancelled` without ever having had a process. */
+  #cancelPending(entry: Entry): ProcessExit {
+    entry.pending = undefined
+    const exit: ProcessExit = {
+      status: 'exited',
+      code: null,
+      signal: null,
+      reason: 'cancelled',
+      at: new Date(),
     }
+    this.#finish(entry, exit)
+    wake(entry)
+    return exit
   }
 
   /** Keeps the last {@link KEEP_ENDED} ended tasks; older ones are forgotten. */
@@ -284,11 +290,7 @@ class Tasks implements TaskRegistry {
 
   #addLost(lost: LostProcess): void {
     if (lost.task === undefined || lost.session === undefined) return
-    // New ids of its prefix go past it (`t4` -> the next `t` id is at least `t5`; `bash-2` -> `bash-3`).
-    const [, prefix, n] = /^(\D+)(\d+)$/.exec(lost.task) ?? []
-    if (prefix !== undefined) {
-      this.#counters.set(prefix, Math.max(this.#counters.get(prefix) ?? 0, Number(n)))
-    }
+    this.#ids.past(lost.task)
     // Two dead runs may both have had a t1: the later one is told apart by its run.
     const id = this.#entries.has(lost.task) ? `${lost.task}@${lost.run}` : lost.task
     const entry = lostEntry({ ...lost, session: lost.session }, id)

@@ -81,6 +81,8 @@ export interface StartOptions {
 
 /** Where a process is in its life (protocol §2 lifecycle). */
 export type Lifecycle =
+  /** A task queued behind a cap (hyperhive's `pending`), before its process exists. */
+  | { readonly status: 'pending' }
   | { readonly status: 'starting' }
   | { readonly status: 'running' }
   | { readonly status: 'stopping' }

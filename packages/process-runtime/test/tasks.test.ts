@@ -26,6 +26,39 @@ describe('task registry', () => {
     for (const task of tasks.list('alice')) await tasks.cancel(task.id, 'alice')
   })
 
+  it('keeps a deferred task pending until begin: shown, cancellable without a process, then a task as any', async () => {
+    const runtime = makeRuntime()
+    const tasks = createTaskRegistry(runtime)
+    const ends: string[] = []
+    tasks.onDone(({ task, exit }) => ends.push(`${task.id} ${exit.reason}`))
+    let started = 0
+    const start = () => {
+      started++
+      return runtime.start(counter(2, 5))
+    }
+    const a = tasks.add({ kind: 'bash', tool: 'c', owner: 'alice', start, deferred: true })
+    const b = tasks.add({ kind: 'bash', tool: 'c', owner: 'alice', start, deferred: true })
+    expect([a.lifecycle, started]).toEqual([{ status: 'pending' }, 0])
+    expect(tasks.list('alice').map((t) => t.lifecycle.status)).toEqual(['pending', 'pending'])
+    expect(() => tasks.process(a.id, 'alice')).toThrow(
+      `task ${a.id} has no process: it has not started yet (pending)`,
+    )
+    // A cancel of a pending task ends it at once, cancelled, never started.
+    expect(await tasks.cancel(b.id, 'alice')).toMatchObject({
+      status: 'exited',
+      code: null,
+      reason: 'cancelled',
+    })
+    expect(tasks.get(b.id, 'alice').lifecycle).toEqual({ status: 'exited', code: null, signal: null })
+    expect(tasks.begin(b.id)).toBeUndefined()
+    expect(ends).toEqual([`${b.id} cancelled`])
+    // Begun, it runs and ends as any task.
+    expect(tasks.begin(a.id)?.lifecycle.status).toMatch(/^(starting|running)$/)
+    expect(tasks.begin(a.id)).toBeUndefined()
+    expect((await tasks.wait(a.id, 'alice', 5000)).exit).toMatchObject({ code: 0 })
+    expect([started, ends]).toEqual([1, [`${b.id} cancelled`, `${a.id} exit`]])
+  })
+
   it('fences every task by its owner session: no read, stop or list across sessions', async () => {
     const runtime = makeRuntime()
     const tasks = createTaskRegistry(runtime)

@@ -35,6 +35,12 @@ export const BashConfigFields = z
     outputBytes: positive.default(30_000),
     /** The most seconds an inline `wait_seconds` waits. Default 30. */
     maxWaitSeconds: positive.default(30),
+    /**
+     * Background tasks one session may run at once (decision 0105). Past it, hyperhive's `run`
+     * queues the task as `pending` (started when one ends, cancellable with `kill`: seed 002); the
+     * other profiles refuse the call, starting nothing. Default 32.
+     */
+    maxTasksPerSession: positive.default(32),
     /** Where commands run when neither the call nor its session says: default toolvisor's own cwd. */
     workdir: z
       .string()

@@ -6,7 +6,7 @@ import type { BashOptions } from './config.js'
 import { callMode } from './escalation.js'
 import type { SandboxMode } from './modes.js'
 import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from './present.js'
-import { outputText, renderRun, runEnd } from './render.js'
+import { outputText, renderRun, runEnd, spills } from './render.js'
 import {
   answer,
   type BashServices,
@@ -14,7 +14,6 @@ import {
   callWorkdir,
   readTask,
   runCommand,
-  spills,
   stopTask,
   taskDenial,
   waitInline,

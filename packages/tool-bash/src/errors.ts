@@ -15,6 +15,8 @@ export const BashErrorCodes = {
    * wider one), or one configured with no mechanism: never run weaker than the mode says.
    */
   SANDBOX: 'BASH_ERR_SANDBOX',
+  /** A background task past the session's cap (`maxTasksPerSession`): nothing was started. */
+  TOO_MANY_TASKS: 'BASH_ERR_TOO_MANY_TASKS',
 } as const
 
 /** A code of this package. */

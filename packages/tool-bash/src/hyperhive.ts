@@ -61,11 +61,15 @@ export function hyperhiveRun(services: BashServices): Tool {
     taskSupport: 'optional',
     async run(args, ctx) {
       const command = await commandOf(services, { command: args.cmd, workdir: undefined, ctx })
+      // Past the session's cap the task waits as `pending` (seed 002), started when one ends.
+      const deferred = !services.cap.admits(ctx.sessionId)
       // Seed 002: a name replaces "the auto-generated hex id".
       const task = await services.launcher.background(services.tasks, command, {
         name: args.name ?? hexId(),
+        deferred,
         ...(args.timeout_secs !== undefined ? { timeoutMs: args.timeout_secs * 1000 } : {}),
       })
+      if (deferred && ctx.sessionId !== undefined) services.cap.queue(ctx.sessionId, task.id)
       const asTask = ctx.asTask
       // Taken as a task: no inline wait; the task's answer is the status its end gives.
       if (asTask !== undefined) {
@@ -112,6 +116,13 @@ export function hyperhiveKill(services: BashServices): Tool {
       force: { kind: 'boolean', description: 'SIGKILL at once instead of SIGINT.' },
     },
     async run({ id, force }, ctx) {
+      // A pending task is cancelled before it starts (seed 002) and ends as killed: this answer
+      // shows that end, so no mail of it follows (decision 0104).
+      if (bashTask(services, id, ctx.sessionId).lifecycle.status === 'pending') {
+        await services.tasks.cancel(id, ctx.sessionId)
+        services.tasks.seen(id, ctx.sessionId)
+        return answer(`cancelled task ${id} before it started`)
+      }
       // Fire and forget (seed 002): the end arrives as mail.
       const sent = await stopTask(services, id, ctx, { force: force === true, detach: true })
       return answer(
@@ -149,7 +160,9 @@ export function hyperhiveReport(
 
 function statusOf(task: TaskInfo): HyperhiveStatus {
   const exit = task.exit
-  if (exit === undefined) return task.lifecycle.status === 'starting' ? 'pending' : 'running'
+  // Queued behind the session's cap, or not yet running: seed 002's `pending`.
+  if (exit === undefined)
+    return ['pending', 'starting'].includes(task.lifecycle.status) ? 'pending' : 'running'
   if (exit.why === LOST_ON_RESTART) return 'interrupted'
   if (exit.reason === 'timeout') return 'timed_out'
   if (exit.status !== 'failed' && stopped(exit)) return 'killed'
@@ -163,8 +176,11 @@ function tailsOf(services: BashServices, id: string, session: string | undefined
   try {
     process = services.tasks.process(id, session)
   } catch (error) {
-    // A task a restart lost has no process: nothing of its output is left here.
-    if (RuntimeError.is(error) && error.code === 'RUNTIME_ERR_TASK_LOST') {
+    // A task a restart lost, or one that never started (pending, or cancelled so), has no output.
+    if (
+      RuntimeError.is(error) &&
+      ['RUNTIME_ERR_TASK_LOST', 'RUNTIME_ERR_TASK_PENDING'].includes(error.code)
+    ) {
       return { stdout_tail: '', stderr_tail: '', stdout_file: null, stderr_file: null }
     }
     throw error

@@ -192,7 +192,7 @@ export class Launcher {
   async background(
     tasks: TaskRegistry,
     command: Command,
-    options: { name?: string; idPrefix?: string; timeoutMs?: number } = {},
+    options: { name?: string; idPrefix?: string; timeoutMs?: number; deferred?: boolean } = {},
   ): Promise<TaskInfo> {
     let started: ManagedProcess | undefined
     const start = () =>
@@ -210,6 +210,8 @@ export class Launcher {
       label: command.command,
       start,
       ...(command.ctx.sessionId !== undefined ? { owner: command.ctx.sessionId } : {}),
+      // Past the session's cap (hyperhive): pending until `TaskCap` begins it.
+      ...(options.deferred ? { deferred: true } : {}),
       ...(options.name !== undefined
         ? { id: options.name }
         : { idPrefix: options.idPrefix ?? BACKGROUND_ID_PREFIX }),

@@ -11,6 +11,7 @@ import { BashError } from './errors.js'
 import { StandingModes } from './escalation.js'
 import { BashToken, createBashHost } from './host.js'
 import { Launcher } from './launcher.js'
+import { TaskCap } from './pending.js'
 import { PROFILE } from './profiles.js'
 import type { BashServices } from './shared.js'
 
@@ -49,6 +50,7 @@ export const bashPlugin = definePlugin({
       modes,
       approval: () => ctx.get(ApprovalToken),
       confined: new Map(),
+      cap: new TaskCap(tasks, config.maxTasksPerSession),
     }
     const forget = ctx.get(SessionsToken)?.onClose((session) => modes.forget(session.id))
     if (forget) ctx.onDispose(forget)
@@ -59,6 +61,7 @@ export const bashPlugin = definePlugin({
     ctx.onDispose(() => {
       for (const remove of removals.reverse()) remove()
     })
+    removals.push(services.cap.follow())
     for (const make of profile.tools) removals.push(tools.register(make(services)))
     const guidance = profile.guidance && tools.addGuidance?.(profile.guidance)
     if (guidance) removals.push(guidance)

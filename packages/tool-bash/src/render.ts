@@ -190,3 +190,14 @@ export function completionNotice(task: TaskInfo): string {
   const limit = task.exit?.limit ? ` [${task.exit.limit.marker}]` : ''
   return `background bash task ${task.id} finished ${statusLine(task)}${limit}. Read its output with bash_output.`
 }
+
+/** The spill files of a result, for the host. */
+export function spills(streams: {
+  readonly stdout: { readonly spillPath?: string }
+  readonly stderr: { readonly spillPath?: string }
+}): Record<string, string> {
+  return {
+    ...(streams.stdout.spillPath ? { stdoutSpill: streams.stdout.spillPath } : {}),
+    ...(streams.stderr.spillPath ? { stderrSpill: streams.stderr.spillPath } : {}),
+  }
+}

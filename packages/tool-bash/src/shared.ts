@@ -22,8 +22,9 @@ import { BashError } from './errors.js'
 import type { StandingModes } from './escalation.js'
 import type { Command, Launch, Launcher } from './launcher.js'
 import { DENIAL_TAIL_BYTES, type SandboxMode } from './modes.js'
+import { refuseOverCap, type TaskCap } from './pending.js'
 import { ANNOTATIONS } from './present.js'
-import { denialLines, renderRun, runEnd } from './render.js'
+import { denialLines, renderRun, runEnd, spills } from './render.js'
 import { workdirOf } from './workdir.js'
 
 /** What the tools of a profile run on. */
@@ -41,6 +42,8 @@ export interface BashServices {
   approval(): Approval | undefined
   /** The mode and mechanism of each background task started under a sandbox mode, by task id. */
   readonly confined: Map<string, Pick<Launch, 'mode' | 'mechanism' | 'user'>>
+  /** The cap on each session's background tasks, and hyperhive's queue behind it. */
+  readonly cap: TaskCap
 }
 
 /** A text result (`Error: ` before the message of an error, as seed 001 shows errors). */
@@ -121,9 +124,9 @@ export async function runCommand(
     ...(call.name !== undefined ? { name: call.name } : {}),
     ...(call.idPrefix !== undefined ? { idPrefix: call.idPrefix } : {}),
   }
+  refuseOverCap(services.cap, ctx.sessionId)
   const task = await services.launcher.background(services.tasks, command, named)
-  const { mode, mechanism } = command.launch
-  const { user } = command.launch
+  const { mode, mechanism, user } = command.launch
   if (mode !== undefined)
     services.confined.set(task.id, { mode, ...(mechanism ? { mechanism } : {}), ...(user ? { user } : {}) })
   const result = await background(task)
@@ -268,17 +271,6 @@ export function taskDenial(services: BashServices, task: TaskInfo): string[] {
   const process = services.tasks.process(task.id, task.owner)
   const tail = newestBytes(process, 'stderr', { from: 0, max: DENIAL_TAIL_BYTES, final: true })
   return denialLines(confined, task.exit.code, tail.bytes, escalates(services))
-}
-
-/** The spill files of a result, for the host. */
-export function spills(streams: {
-  readonly stdout: { readonly spillPath?: string }
-  readonly stderr: { readonly spillPath?: string }
-}): Record<string, string> {
-  return {
-    ...(streams.stdout.spillPath ? { stdoutSpill: streams.stdout.spillPath } : {}),
-    ...(streams.stderr.spillPath ? { stderrSpill: streams.stderr.spillPath } : {}),
-  }
 }
 
 /**

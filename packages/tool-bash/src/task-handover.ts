@@ -1,8 +1,8 @@
 /** A background shell taken as a task (MCP Tasks, `ToolCallContext.asTask`). */
-import type { TaskInfo } from '@toolvisor/process-runtime'
+import type { ProcessExit, TaskInfo } from '@toolvisor/process-runtime'
 import { handedOver, type TaskHandover, type ToolCallContext, type ToolResult } from '@toolvisor/toolbox'
-import { renderRun, runEnd } from './render.js'
-import { answer, type BashServices, spills } from './shared.js'
+import { renderRun, runEnd, spills } from './render.js'
+import { answer, type BashServices } from './shared.js'
 
 /** The reader the task's answer reads with: the model's own `bash_output` cursor stays where it was. */
 const TASK_READER = 'mcp-task'
@@ -19,8 +19,7 @@ export function handOver(
   asTask: TaskHandover,
   atEnd?: (ended: TaskInfo) => ToolResult,
 ): ToolResult {
-  const process = services.tasks.process(task.id, ctx.sessionId)
-  const end = process.exit.then((exit) => {
+  const end = endOf(services, task).then((exit) => {
     if (atEnd !== undefined) return atEnd(services.tasks.get(task.id, ctx.sessionId))
     const read = services.tasks.readBytes(task.id, ctx.sessionId, {
       reader: TASK_READER,
@@ -34,4 +33,16 @@ export function handOver(
   })
   asTask(task.id, end)
   return handedOver(task.id, task.tool)
+}
+
+/** When the task ends: its process's exit, or, for one still pending (decision 0105), its completion. */
+function endOf(services: BashServices, task: TaskInfo): Promise<ProcessExit> {
+  if (task.lifecycle.status !== 'pending') return services.tasks.process(task.id, task.owner).exit
+  return new Promise((resolve) => {
+    const off = services.tasks.onDone((completion) => {
+      if (completion.task.id !== task.id) return
+      off()
+      resolve(completion.exit)
+    })
+  })
 }

@@ -2,8 +2,8 @@
 import type { TaskInfo } from '@toolvisor/process-runtime'
 import type { Tool } from '@toolvisor/toolbox'
 import { taskId } from './args.js'
-import { delta, stopped } from './render.js'
-import { answer, type BashServices, bashTool, readTask, runCommand, spills, stopTask } from './shared.js'
+import { delta, spills, stopped } from './render.js'
+import { answer, type BashServices, bashTool, readTask, runCommand, stopTask } from './shared.js'
 
 const ID_FIELDS = { id: taskId('The background shell id `bash` returned.') }
 
