@@ -130,6 +130,15 @@ export function endOrTimeout(
   ms: number,
   signal: AbortSignal | undefined,
 ): Promise<void> {
+  return settled(ms, signal, (done) => void process.exit.then(() => setImmediate(done)))
+}
+
+/** Resolves at the first of: `ms` passed, `signal` aborted, or what `arm` was given is called. */
+function settled(
+  ms: number,
+  signal: AbortSignal | undefined,
+  arm: (done: () => void) => void,
+): Promise<void> {
   return new Promise<void>((resolve) => {
     const timer = setTimeout(done, ms)
     function done() {
@@ -138,7 +147,7 @@ export function endOrTimeout(
       resolve()
     }
     signal?.addEventListener('abort', done, { once: true })
-    void process.exit.then(() => setImmediate(done))
+    arm(done)
   })
 }
 
@@ -148,18 +157,7 @@ export function endOrTimeout(
  */
 export async function waitEnd(entry: Entry, ms: number, signal: AbortSignal | undefined): Promise<void> {
   const until = Date.now() + ms
-  if (entry.pending) {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms)
-      function done() {
-        clearTimeout(timer)
-        signal?.removeEventListener('abort', done)
-        resolve()
-      }
-      signal?.addEventListener('abort', done, { once: true })
-      entry.wakes = [...(entry.wakes ?? []), done]
-    })
-  }
+  if (entry.pending) await settled(ms, signal, (done) => void (entry.wakes = [...(entry.wakes ?? []), done]))
   const left = until - Date.now()
   if (entry.process && !entry.exit && left > 0 && !signal?.aborted)
     await endOrTimeout(entry.process, left, signal)
