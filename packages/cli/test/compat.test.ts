@@ -33,11 +33,13 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 const written = join(scratch, 'notes.md')
 const markdown = '# Notes\n\n- first item\n- second item\n--- a rule\n'
 const list = '- first item\n- second item\n--- a rule'
-// The operator's allowDash (decision 0099) for the one tool that takes free text positionally.
+// The operator's allowDash (decision 0099) for the tools that take free text positionally.
 const config = join(scratch, 'toolvisor.json')
 writeFileSync(
   config,
-  JSON.stringify({ toolboxes: [{ path: box, allowDash: { write_content: ['content'] } }] }),
+  JSON.stringify({
+    toolboxes: [{ path: box, allowDash: { write_content: ['content'], py_append: ['content'] } }],
+  }),
 )
 const cases: readonly Case[] = [
   {
@@ -74,8 +76,25 @@ const cases: readonly Case[] = [
     argv: ['row'],
     stdin: 'x\n',
   },
+  { tool: 'tee-stdout', slug: 'tee_stdout', args: { word: 'twice' }, argv: ['twice'], stdin: '' },
   ...(hasPython
     ? [
+        {
+          tool: 'py-append',
+          slug: 'py_append',
+          args: { filepath: written, content: '- a list item' },
+          argv: [written, '- a list item'],
+          stdin: '',
+          writes: written,
+        },
+        {
+          tool: 'py-append',
+          slug: 'py_append',
+          args: { filepath: written, content: '--flag-looking text', times: 3 },
+          argv: [written, '--flag-looking text', '3'],
+          stdin: '',
+          writes: written,
+        },
         {
           tool: 'py-upper',
           slug: 'py_upper',
