@@ -14,8 +14,11 @@ import { processesPlugin } from '../dist/index.js'
 
 export { percentile, since, verdict }
 
-/** A temp dir with `tools` (name -> script) as executables in its `toolbox`, and a composed kernel over it. */
-export async function benchKernel(tools) {
+/**
+ * A temp dir with `tools` (name -> script) as executables in its `toolbox`, and a composed kernel
+ * over it (`processes`: the processes plugin's configuration).
+ */
+export async function benchKernel(tools, processes = {}) {
   const root = mkdtempSync(join(tmpdir(), 'tv-bench-svc-'))
   const toolbox = join(root, 'toolbox')
   mkdirSync(toolbox)
@@ -28,7 +31,7 @@ export async function benchKernel(tools) {
   kernel.use(runtimePlugin, { stateDir: join(root, 'state') })
   kernel.use(mailboxPlugin)
   kernel.use(toolboxPlugin, { toolboxes: [toolbox] })
-  await kernel.use(processesPlugin)
+  await kernel.use(processesPlugin, processes)
   return {
     root,
     kernel,
