@@ -45,14 +45,15 @@ function description(options: ProcessesOptions): string {
   return (
     'Manage the long-running processes and tasks of this session (stream calls, services, background ' +
     'commands). command "list": every one with tool, kind, status and age. "status": one process\'s ' +
-    `counters, last ${options.statusEvents} events and last ${options.statusStderrLines} stderr lines. ` +
+    `counters, last ${options.statusEvents} events and last ${options.statusStderrLines} stderr lines, and the ` +
+    'runtime it was started with (user, working directory, envdir, sandbox, limits). ' +
     `"tail": its last n events (default ${DEFAULT_TAIL}, at most ${options.maxEvents}), oldest first. ` +
     `"read": the next events from where your last read ended (max, default ${DEFAULT_READ}). ` +
     '"page": events by position from offset (0 is the first event the process produced). ' +
     '"output": the raw bytes of stdout (or stream "stderr") from offset, length bytes at most; works for a ' +
     'task and for a oneshot call whose result was cut (its result names it). "stop": its declared cancel, ' +
     'then SIGKILL after its stop timeout (force: SIGKILL at once); the answer is how it exited. ' +
-    `"wait": blocks until this session has new mail (a service's output, a task's end; from one process when ` +
+    `"wait": blocks until this session has new mail (a service's output, a task's end not shown otherwise; from one process when ` +
     `"process" is given), at most timeout_seconds (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}), ` +
     'and answers with it. ' +
     `Answers are JSON of at most ${options.resultBytes} bytes; "next" says where to go on.`
@@ -97,7 +98,7 @@ function inputSchema(options: ProcessesOptions): Tool['inputSchema'] {
       process: {
         type: 'string',
         description:
-          "the process or task id (t1, p1, bash-1, or a oneshot's proc-3); not for list; optional for wait",
+          "the process or task id (t1, p1, bash-1, bg-1, or a oneshot's proc-3); not for list; optional for wait",
       },
       n: {
         type: 'integer',
