@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, describe, expect, it } from 'vitest'
-import { bin, fixtures, tagged, taggedCommands, tempDir } from './helpers.js'
+import { bin, expectNoneTagged, fixtures, tempDir } from './helpers.js'
 
 // Issue 28 (the outside audit of 2026-12-01, D-3 and D-7), over the real MCP surface: `toolvisor
 // mcp` and the SDK client, with echo_svc (a python service, digest {"per":"events","n":3}) and
@@ -17,11 +17,7 @@ afterEach(async () => {
   // Closed here too, so a failed test leaves nothing: the server exits at the end of its stdin.
   for (const client of clients) await client.close().catch(() => {})
   clients = []
-  for (const tag of tags) {
-    const deadline = Date.now() + 5000
-    while (tagged(tag).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
-    expect(taggedCommands(tag), 'processes left running').toEqual([])
-  }
+  for (const tag of tags) await expectNoneTagged(tag)
   tags = []
 })
 

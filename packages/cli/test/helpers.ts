@@ -108,3 +108,10 @@ export function startedId(text: string): string {
   if (id === undefined) throw new Error(`not a hyperhive start: ${JSON.stringify(text)}`)
   return id
 }
+
+/** Waits (at most `ms`) until no process of `tag` is left, then fails naming any that is. */
+export async function expectNoneTagged(tag: string, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (tagged(tag).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+  expect(taggedCommands(tag), 'processes left running').toEqual([])
+}

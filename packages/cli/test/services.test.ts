@@ -5,15 +5,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
-import { bin, examples, run, tagged, taggedCommands, tempDir } from './helpers.js'
+import { bin, examples, expectNoneTagged, run, taggedCommands, tempDir } from './helpers.js'
 
 let tags: string[] = []
 afterEach(async () => {
-  for (const tag of tags) {
-    const deadline = Date.now() + 5000
-    while (tagged(tag).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
-    expect(taggedCommands(tag), 'processes left running').toEqual([])
-  }
+  for (const tag of tags) await expectNoneTagged(tag)
   tags = []
 })
 
