@@ -52,17 +52,23 @@ async function latency(gapMs) {
       [withCg, without].map(({ runtime }) => runtime.preparePlain({ name: 'true', file: '/usr/bin/true' })),
     )
     const pause = () => (gapMs > 0 ? sleep(gapMs) : undefined)
+    // This process's CPU time (its event loop and its threads) in each side's launches.
+    const cpu = { cgroup: [], none: [] }
+    const timed = async (side, runtime, tool, accounted) => {
+      await pause()
+      const before = process.cpuUsage()
+      const took = await oneshot(runtime, tool, accounted)
+      const used = process.cpuUsage(before)
+      cpu[side].push((used.user + used.system) / 1000)
+      return took
+    }
     const sides = {
-      cgroup: async () => {
-        await pause()
-        return oneshot(withCg.runtime, tools[0], true)
-      },
-      none: async () => {
-        await pause()
-        return oneshot(without.runtime, tools[1], false)
-      },
+      cgroup: () => timed('cgroup', withCg.runtime, tools[0], true),
+      none: () => timed('none', without.runtime, tools[1], false),
     }
     await rotate(WARMUP, sides)
+    cpu.cgroup.length = 0
+    cpu.none.length = 0
     const rounds = await rotate(RUNS, sides)
     const diffs = rounds.cgroup.map((took, i) => took - rounds.none[i])
     const line = (values) => `p50 ${ms(median(values))}, p99 ${ms(percentile(values, 99))}`
@@ -73,6 +79,10 @@ async function latency(gapMs) {
     console.log(`  with a cgroup per launch: ${line(rounds.cgroup)}`)
     console.log(`  without (cgroup: false):  ${line(rounds.none)}`)
     console.log(`  difference per round:     ${line(diffs)}`)
+    const cpuOf = (side) => median(cpu[side])
+    console.log(
+      `  toolvisor's own CPU per launch (p50): ${ms(cpuOf('cgroup'))} with, ${ms(cpuOf('none'))} without (ratio ${(cpuOf('cgroup') / cpuOf('none')).toFixed(2)})`,
+    )
     const diff = median(diffs)
     console.log(
       `target: cgroup per launch under ${TARGET_MS} ms at p50, ${how}: ${diff < TARGET_MS ? 'PASS' : 'FAIL'} (difference ${ms(diff)})`,

@@ -11,8 +11,13 @@
  *   in:  "<base64 of a request>"            a launch (see read_request for its fields)
  *        "k ID"                              the runtime gave up on launch ID (its deadline):
  *                                            killed if still unanswered, and never answered
- *        "w <base64 of CGROUP_DIR CGROUPS>"  a warm child for the launch that comes next into
- *                                            these cgroups (see struct warm); answered "v PID"
+ *        "w <base64 of CGROUP_DIR CGROUPS MAKE WRITES>"
+ *                                            the cgroups of the launch that comes next made
+ *                                            (MAKE: directories; WRITES: FILE VALUE OPTIONAL
+ *                                            triples, its limits) and a warm child for it in
+ *                                            them (see struct warm); answered "v PID"
+ *        "r <base64 of DIRS>"                these cgroups removed (a launch's, once it ended);
+ *                                            answered "r FAILED", how many are still there
  *        {"cmd":"NODE_HANDLE_ACK"} ...       Node's own acknowledgements: ignored
  *   out: "s ID PID N"                        launch ID started (its exec succeeded) as PID; N of
  *                                            its descriptors follow (a `d` extra whose bytes were
@@ -25,7 +30,9 @@
  *                                            the runtime's end of descriptor I of launch ID,
  *                                            N bytes of its payload already written
  *        "x PID CODE SIGNAL"                 PID ended (CODE -1 when killed by SIGNAL)
- *        "v PID"                             the warm child a "w" made (0: none was made)
+ *        "v PID"                             the warm child a "w" made (0: none was made; "v 0
+ *                                            ERRNO mkdir:I" or "write:I": its cgroups could not
+ *                                            be made, and nothing of them is left)
  *
  * A launch: descriptors 0, 1, 2 are pipes (pipe(2), as a shell gives them: `cat /dev/stdin`,
  * `> /dev/stderr` and `/proc/self/fd/N` open them again, which a socket refuses with ENXIO; the
@@ -649,30 +656,63 @@ static void wait_warm(int control, const char *dir, char **cgroups, int born_ins
 }
 
 /*
- * "w": a warm child for the cgroups of the `w` payload (CGROUP_DIR, CGROUPS), unless one waits:
- * its pid, or 0 when none was made (answered "v PID", so that the runtime, giving the tree up,
- * knows what to kill before it removes the tree).
+ * Makes the cgroups of a tree made ahead, here rather than in the runtime: its mkdirs and limit
+ * writes (the largest part of a cgroup per launch after the migrations) then cost the runtime's
+ * event loop nothing, and run while that loop waits. `make`: the directories, in order; `writes`:
+ * FILE VALUE OPTIONAL triples (an optional one may be refused: a file the host does not have).
+ * 0, or the errno with `where` set ("mkdir:I", "write:I"); a failure removes what was made.
  */
-static pid_t warm_up(const char *payload, size_t length) {
+static int make_tree(char **make, char **writes, char *where, size_t room) {
+  int made = 0, failed = 0;
+  for (; make[made] != NULL; made++) {
+    if (mkdir(make[made], 0755) != 0) {
+      failed = errno;
+      snprintf(where, room, "mkdir:%d", made);
+      break;
+    }
+  }
+  for (int i = 0; failed == 0 && writes[i] != NULL; i += 3) {
+    int fd = open(writes[i], O_WRONLY | O_CLOEXEC);
+    size_t n = strlen(writes[i + 1]);
+    int ok = fd >= 0 && write(fd, writes[i + 1], n) == (ssize_t)n;
+    int error = errno;
+    if (fd >= 0) close(fd);
+    if (!ok && strcmp(writes[i + 2], "1") != 0) {
+      failed = error;
+      snprintf(where, room, "write:%d", i / 3);
+    }
+  }
+  if (failed != 0) {
+    while (made-- > 0) rmdir(make[made]);
+  }
+  return failed;
+}
+
+/* "r": removes the cgroups of `payload` (N, DIRS); answered "r FAILED", those still there. */
+static void remove_trees(char *payload, size_t length) {
+  struct cursor c = {payload, payload + length};
+  char **dirs = strings(&c);
+  if (dirs == NULL || c.at != c.end) {
+    free(dirs);
+    say("r -1");
+    return;
+  }
+  int failed = 0;
+  for (int i = 0; dirs[i] != NULL; i++) {
+    if (rmdir(dirs[i]) != 0 && errno != ENOENT) failed++;
+  }
+  free(dirs);
+  say("r %d", failed);
+}
+
+/* Forks the warm child `w` describes into a free slot: its pid, or 0 when none was made. */
+static pid_t warm_child(struct warm *described) {
+  struct warm w = *described;
   struct warm *slot = warm_of(0);
   if (slot == NULL) return 0;
-  char *data = malloc(length + 1);
-  if (data == NULL) return 0;
-  memcpy(data, payload, length);
-  struct cursor c = {data, data + length};
-  struct warm w = {0, -1, data, next(&c), NULL};
-  if (w.dir == NULL || (w.cgroups = strings(&c)) == NULL || c.at != c.end) {
-    free(w.cgroups);
-    free(data);
-    return 0;
-  }
   struct request wanted = {.cgroup_dir = w.dir, .cgroups = w.cgroups};
   int pair[2];
-  if (warm_for(&wanted) != NULL || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-    free(w.cgroups);
-    free(data);
-    return 0;
-  }
+  if (warm_for(&wanted) != NULL || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return 0;
   /* A warm child that does not read is given up on, and the launch forked as usual. */
   struct timeval patience = {1, 0};
   setsockopt(pair[0], SOL_SOCKET, SO_SNDTIMEO, &patience, sizeof patience);
@@ -683,14 +723,49 @@ static pid_t warm_up(const char *payload, size_t length) {
   close(pair[1]);
   if (pid < 0) {
     close(pair[0]);
-    free(w.cgroups);
-    free(data);
     return 0;
   }
   w.pid = pid;
   w.control = pair[0];
   *slot = w;
   return pid;
+}
+
+/*
+ * "w": the cgroups of the `w` payload made (MAKE, WRITES) and a warm child for them (CGROUP_DIR,
+ * CGROUPS), unless one waits: answered "v PID", or "v 0" when none was made (so that the runtime,
+ * giving the tree up, knows what to kill before it removes the tree), or "v 0 ERRNO WHERE" when
+ * the cgroups could not be made.
+ */
+static void warm_up(const char *payload, size_t length) {
+  char *data = malloc(length + 1);
+  if (data == NULL) {
+    say("v 0");
+    return;
+  }
+  memcpy(data, payload, length);
+  struct cursor c = {data, data + length};
+  struct warm w = {0, -1, data, next(&c), NULL};
+  char **make = NULL, **writes = NULL;
+  int readable = w.dir != NULL && (w.cgroups = strings(&c)) != NULL;
+  /* Without MAKE and WRITES: cgroups made already. */
+  if (readable && c.at != c.end) {
+    readable = (make = strings(&c)) != NULL && (writes = strings(&c)) != NULL && c.at == c.end;
+    size_t n = 0;
+    while (readable && writes[n] != NULL) n++;
+    readable = readable && n % 3 == 0;
+  }
+  char where[32];
+  int failed = readable && make != NULL ? make_tree(make, writes, where, sizeof where) : 0;
+  free(make);
+  free(writes);
+  pid_t pid = readable && failed == 0 ? warm_child(&w) : 0;
+  if (pid <= 0) {
+    free(w.cgroups);
+    free(data);
+  }
+  if (failed != 0) say("v 0 %d %s", failed, where);
+  else say("v %d", (int)pid);
 }
 
 /*
@@ -913,9 +988,11 @@ static void handle_line(char *line, size_t length) {
     if (*end == '\0') abandon(id);
     return;
   }
-  if (length > 4 && line[1] == 'w' && line[2] == ' ') {
+  if (length > 4 && (line[1] == 'w' || line[1] == 'r') && line[2] == ' ') {
     long decoded = unbase64(line + 3, length - 4);
-    say("v %d", decoded >= 0 ? (int)warm_up(line + 3, (size_t)decoded) : 0);
+    if (decoded < 0) say(line[1] == 'w' ? "v 0" : "r -1");
+    else if (line[1] == 'w') warm_up(line + 3, (size_t)decoded);
+    else remove_trees(line + 3, (size_t)decoded);
     return;
   }
   /* Set before anything can fail: every path below frees what it holds. */

@@ -52,8 +52,20 @@ export function writeTo(path: string, value: string): string | undefined {
   }
 }
 
-/** Makes a cgroup directory (and the ones above it); the error code when refused. */
+/**
+ * Makes a cgroup directory (and the ones above it, when missing), there already being fine; the
+ * error code when refused, the kernel's own (a recursive mkdir alone says ENOENT for an EAGAIN at
+ * `cgroup.max.descendants`).
+ */
 export function makeDir(path: string): string | undefined {
+  try {
+    mkdirSync(path)
+    return undefined
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') return undefined
+    if (code !== 'ENOENT') return code ?? 'EIO'
+  }
   try {
     mkdirSync(path, { recursive: true })
     return undefined

@@ -14,6 +14,12 @@ import {
 } from './cgroup-host.js'
 import { emptied, keyed, killTree, pidsIn } from './cgroup-kill.js'
 
+/**
+ * Removes a tree's cgroups elsewhere (the fork server): how many are still there, undefined when
+ * it could not be asked.
+ */
+export type Remover = (dirs: readonly string[]) => Promise<number | undefined>
+
 /** The cgroups of one launch: what it joins, how it is killed whole, what it used. */
 export class Tree {
   /**
@@ -24,14 +30,16 @@ export class Tree {
   readonly #leaves: Map<Hierarchy, string>
   readonly #kill: KillMethod
   readonly #live: Set<Tree>
+  readonly #remover: Remover | undefined
   /** The files its end reads, held open (see `prime`). */
   readonly #held = new Map<string, number>()
   #removed = false
 
-  constructor(leaves: Map<Hierarchy, string>, kill: KillMethod, live: Set<Tree>) {
+  constructor(leaves: Map<Hierarchy, string>, kill: KillMethod, live: Set<Tree>, remover?: Remover) {
     this.#leaves = leaves
     this.#kill = kill
     this.#live = live
+    this.#remover = remover
   }
 
   /** The v2 leaf, which the launch is born in (clone3 CLONE_INTO_CGROUP), when there is one. */
@@ -172,27 +180,32 @@ export class Tree {
   }
 
   /**
-   * Removes the tree's cgroups on the thread pool (an rmdir costs more than the rest of a tree's
-   * end); what is still busy is tried again after `retryMs`, then left for `close` and the next
-   * start.
+   * Removes the tree's cgroups off the launch path (an rmdir costs more than the rest of a tree's
+   * end): by the remover when there is one, else on the thread pool; what is still busy is tried
+   * again after `retryMs`, then left for `close` and the next start.
    */
   async removeLater(retryMs: number): Promise<void> {
     this.#release()
+    const dirs = [...this.#leaves.values()]
+    if (this.#remover !== undefined && (await this.#remover(dirs)) === 0) this.#removedAll()
     for (let attempt = 0; attempt < 2 && !this.#removed; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, retryMs).unref())
+      if (attempt > 0 || this.#remover !== undefined)
+        await new Promise((resolve) => setTimeout(resolve, retryMs).unref())
       const results = await Promise.all(
-        [...this.#leaves.values()].map((dir) =>
+        dirs.map((dir) =>
           rmdir(dir).then(
             () => true,
             (e: NodeJS.ErrnoException) => e.code === 'ENOENT',
           ),
         ),
       )
-      if (results.every(Boolean)) {
-        this.#removed = true
-        this.#live.delete(this)
-      }
+      if (results.every(Boolean)) this.#removedAll()
     }
+  }
+
+  #removedAll(): void {
+    this.#removed = true
+    this.#live.delete(this)
   }
 
   /**

@@ -1,8 +1,19 @@
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { type CgroupHost, enableIn, type Hierarchy, makeDir, removeDir, writeTo } from './cgroup-host.js'
 import { alive } from './cgroup-kill.js'
-import { Tree } from './cgroup-tree.js'
+import {
+  type CgroupLimits,
+  type LimitWrite,
+  liftWrites,
+  limitWrites,
+  needs,
+  sameLimits,
+} from './cgroup-limits.js'
+import { type Remover, Tree } from './cgroup-tree.js'
+import type { WarmAnswer, WarmPlan } from './fork-request.js'
 
+export type { CgroupLimits }
 export { Tree }
 
 /** What a tree used, from its cgroups (absent: no controller here accounts for it). */
@@ -27,19 +38,21 @@ export interface TreeEvents {
   readonly forksRefused: number
 }
 
-/** The cgroup limits of a launch, in the kernel's units. */
-export interface CgroupLimits {
-  readonly memory?: number
-  readonly pids?: number
-  /** Share of one CPU. */
-  readonly cpu?: number
-}
-
-/** A tree made ahead for launch `id`, with the limits written in it. */
+/** A tree made ahead for launch `id`, with the limits written in it, once `made` says so. */
 interface Spare {
   readonly id: string
   readonly limits: CgroupLimits
   readonly tree: Tree
+  readonly made: Promise<WarmAnswer>
+}
+
+/**
+ * What makes and removes the trees made ahead, off the runtime's event loop: the fork server
+ * (`ForkServer.warm`, `.remove`); undefined when there is none just now (they are made here then).
+ */
+export interface TreeServer {
+  warm(plan: WarmPlan): Promise<WarmAnswer>
+  remove(dirs: readonly string[]): Promise<number | undefined>
 }
 
 /** The cgroups of one runtime instance: `<base>/<runId>` in every hierarchy, a leaf per launch. */
@@ -53,10 +66,22 @@ export class Containment {
   #closed = false
   /** Trees not removed yet: `close` removes what is left of them. */
   readonly #trees = new Set<Tree>()
+  readonly #server: () => TreeServer | undefined
+  /** The launch that comes next and the limits most launches have: what a tree made ahead is for. */
+  readonly #next: () => readonly [id: string, limits: CgroupLimits]
+  /** Trees ended on this turn of the loop, removed together by one request to the server. */
+  #ending: { dirs: readonly string[]; done: (failed: number | undefined) => void }[] = []
 
-  constructor(host: Extract<CgroupHost, { available: true }>, runId: string) {
+  constructor(
+    host: Extract<CgroupHost, { available: true }>,
+    runId: string,
+    server: () => TreeServer | undefined,
+    next: () => readonly [id: string, limits: CgroupLimits],
+  ) {
     this.host = host
     this.runId = runId
+    this.#server = server
+    this.#next = next
     const dirs: string[] = []
     for (const hierarchy of host.hierarchies) {
       const dir = join(hierarchy.base, runId)
@@ -73,40 +98,79 @@ export class Containment {
    * it needs (memory and pids always, for their accounts; cpu when it has a cpu limit), with its
    * limits written before anything joins it.
    */
-  tree(id: string, limits: CgroupLimits): Tree {
+  async tree(id: string, limits: CgroupLimits): Promise<Tree> {
     const spare = this.#spare
     this.#spare = undefined
+    setImmediate(() => this.ahead())
     if (spare !== undefined && spare.id === id) {
-      if (sameLimits(spare.limits, limits) || this.#retarget(spare, limits)) return spare.tree
-      // Its directories have this launch's name: gone before the launch's own are made.
-      if (!spare.tree.removeNow())
-        throw new Error(`the cgroup ${spare.tree.dir} made ahead for it cannot be removed`)
+      // Made by the server (asked when the launch before this one started); not made, or the
+      // server gone: made here, which says why it cannot be.
+      if ((await spare.made).made) {
+        if (sameLimits(spare.limits, limits) || this.#retarget(spare, limits)) return spare.tree
+        // Its directories have this launch's name: gone before the launch's own are made.
+        if (!spare.tree.removeNow())
+          throw new Error(`the cgroup ${spare.tree.dir} made ahead for it cannot be removed`)
+      } else this.#trees.delete(spare.tree)
     } else if (spare !== undefined) void discard(spare.tree)
-    const tree = new Tree(this.#make(id, limits), this.host.kill, this.#trees)
-    this.#trees.add(tree)
+    const tree = this.#tree(this.#make(id, limits))
     tree.prime()
     return tree
   }
 
+  /** Has the server make the tree of the launch that comes next, unless one is made or on its way. */
+  ahead(): void {
+    if (this.#spare === undefined) this.reserve(...this.#next())
+  }
+
   /**
-   * Makes the tree of the launch that comes next (`id`, with the limits most launches have) now,
-   * while the launch before it waits for its exec: that launch then only joins it (its mkdirs,
-   * limit writes and first opens cost more than the rest of a launch's containment together).
-   * Synchronous on purpose: on the thread pool the mkdirs contend with the launch's own clone for
-   * the kernel's cgroup lock (measured slower).
+   * Has the server make the tree of launch `id` (with `limits`) and fork a child there that the
+   * launch then becomes: its mkdirs, limit writes and migrations cost more than the rest of a
+   * launch's containment together, and there they cost this event loop nothing.
    */
   reserve(id: string, limits: CgroupLimits): Tree | undefined {
-    if (this.#spare !== undefined || this.#closed) return undefined
-    try {
-      const tree = new Tree(this.#make(id, limits), this.host.kill, this.#trees)
-      this.#trees.add(tree)
-      tree.prime()
-      this.#spare = { id, limits, tree }
-      return tree
-    } catch {
-      // Made at the launch instead, which then says why it cannot be.
-      return undefined
-    }
+    const server = this.#server()
+    if (this.#spare !== undefined || this.#closed || server === undefined) return undefined
+    const plan = this.#plan(id, limits)
+    const tree = this.#tree(new Map(plan.map(({ hierarchy, dir }) => [hierarchy, dir])))
+    const made = server.warm({
+      bornIn: tree.bornIn,
+      procsFiles: tree.procsFiles(),
+      make: plan.map(({ dir }) => dir),
+      writes: plan.flatMap(({ dir, writes }) =>
+        writes.map(([file, value, optional]) => [join(dir, file), value, optional === true] as const),
+      ),
+    })
+    // Its end's files opened once it is there, while the launch before it runs (see `Tree.prime`).
+    tree.warmed = made.then((answer) => {
+      if (answer.made) tree.prime()
+      return answer.pid
+    })
+    this.#spare = { id, limits, tree, made }
+    return tree
+  }
+
+  #tree(leaves: Map<Hierarchy, string>): Tree {
+    const tree = new Tree(leaves, this.host.kill, this.#trees, this.#remover)
+    this.#trees.add(tree)
+    return tree
+  }
+
+  /**
+   * Removes an ended tree's cgroups through the server, with every other tree that ended on this
+   * turn of the loop (one request, sent after the exits were told): how many of its own are still
+   * there; undefined when there is no server to ask.
+   */
+  readonly #remover: Remover = (dirs) =>
+    new Promise((done) => {
+      if (this.#ending.push({ dirs, done }) === 1) setImmediate(() => this.#flush())
+    })
+
+  async #flush(): Promise<void> {
+    const batch = this.#ending
+    this.#ending = []
+    const failed = await this.#server()?.remove(batch.flatMap(({ dirs }) => dirs))
+    for (const { dirs, done } of batch)
+      done(failed === 0 ? 0 : failed === undefined ? undefined : still(dirs))
   }
 
   /**
@@ -114,6 +178,7 @@ export class Containment {
    * `close`, which removes only what is empty.
    */
   async release(): Promise<void> {
+    this.#closed = true
     const spare = this.#spare
     this.#spare = undefined
     if (spare !== undefined) await discard(spare.tree)
@@ -192,55 +257,7 @@ async function discard(tree: Tree): Promise<void> {
   }
 }
 
-function sameLimits(a: CgroupLimits, b: CgroupLimits): boolean {
-  return a.memory === b.memory && a.pids === b.pids && a.cpu === b.cpu
-}
-
-function needs(hierarchy: Hierarchy, limits: CgroupLimits): boolean {
-  const c = hierarchy.controllers
-  return (
-    hierarchy.version === 2 ||
-    c.has('memory') ||
-    c.has('pids') ||
-    c.has('cpuacct') ||
-    (c.has('cpu') && limits.cpu !== undefined) ||
-    c.has('freezer')
-  )
-}
-
-const CPU_PERIOD_US = 100_000
-
-/** Every limit of a leaf lifted (what a tree made ahead had is then set anew). */
-function liftWrites(hierarchy: Hierarchy): LimitWrite[] {
-  const c = hierarchy.controllers
-  const v2 = hierarchy.version === 2
-  const out: LimitWrite[] = []
-  if (c.has('memory'))
-    if (v2) out.push(['memory.max', 'max'])
-    else out.push(['memory.memsw.limit_in_bytes', '-1', true], ['memory.limit_in_bytes', '-1'])
-  if (c.has('pids')) out.push(['pids.max', 'max'])
-  if (c.has('cpu')) out.push(v2 ? ['cpu.max', `max ${CPU_PERIOD_US}`] : ['cpu.cfs_quota_us', '-1'])
-  return out
-}
-
-/** A limit file and its value; `optional`: absent where the host does not account for it. */
-type LimitWrite = readonly [file: string, value: string, optional?: boolean]
-
-function limitWrites(hierarchy: Hierarchy, limits: CgroupLimits): LimitWrite[] {
-  const c = hierarchy.controllers
-  const v2 = hierarchy.version === 2
-  const out: LimitWrite[] = []
-  if (limits.memory !== undefined && c.has('memory')) {
-    const bytes = String(limits.memory)
-    // memsw / swap.max: absent without swap accounting; the memory limit bounds it all then.
-    if (v2) out.push(['memory.max', bytes], ['memory.swap.max', '0', true])
-    else out.push(['memory.limit_in_bytes', bytes], ['memory.memsw.limit_in_bytes', bytes, true])
-  }
-  if (limits.pids !== undefined && c.has('pids')) out.push(['pids.max', String(limits.pids)])
-  if (limits.cpu !== undefined && c.has('cpu')) {
-    const quota = String(Math.max(1000, Math.round(limits.cpu * CPU_PERIOD_US)))
-    if (v2) out.push(['cpu.max', `${quota} ${CPU_PERIOD_US}`])
-    else out.push(['cpu.cfs_period_us', String(CPU_PERIOD_US)], ['cpu.cfs_quota_us', quota])
-  }
-  return out
+/** How many of `dirs` are still there. */
+function still(dirs: readonly string[]): number {
+  return dirs.filter((dir) => existsSync(dir)).length
 }

@@ -5,7 +5,12 @@ import { openFailure, pinFailure, type Spawned, typeFailure } from './spawn.js'
 
 /** What the fork server's messages and requests are made of (see `native/toolvisor-spawnd.c`). */
 
-const errnoNames = new Map(Object.entries(constants.errno).map(([name, number]) => [number, name]))
+// The first name of each number (EAGAIN, not EWOULDBLOCK: as Node's own errors name it).
+const errnoNames = new Map(
+  Object.entries(constants.errno)
+    .reverse()
+    .map(([name, number]) => [number, name]),
+)
 const signalNames = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]))
 
 /** The name of signal `number` as the fork server tells it (SIGKILL for one it cannot name). */
@@ -66,6 +71,74 @@ export function encode(id: number, launch: Launch): Buffer {
   for (const limit of limits) parts.push(String(limit.resource), value(limit.soft), value(limit.hard))
   // A payload is not NUL-terminated: its length says where it ends.
   return Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(`${part}\0`) : part)))
+}
+
+/** A tree of cgroups made ahead by the fork server, and the warm child it has wait there. */
+export interface WarmPlan {
+  /** The v2 cgroup the warm child is born in (clone3 CLONE_INTO_CGROUP), when there is one. */
+  readonly bornIn: string | undefined
+  /** The `cgroup.procs` files it joins (the v1 hierarchies). */
+  readonly procsFiles: readonly string[]
+  /** The directories made first, in order. */
+  readonly make: readonly string[]
+  /** The limit files written in them: file, value, and whether the host may lack the file. */
+  readonly writes: readonly (readonly [file: string, value: string, optional?: boolean])[]
+}
+
+/** What a "w" was answered with (`made` false and no `problem`: the server is gone). */
+export interface WarmAnswer {
+  readonly made: boolean
+  /** The warm child waiting in the tree; undefined: none (the launch joins its cgroups itself). */
+  readonly pid: number | undefined
+  /** Why the tree could not be made (nothing of it is left). */
+  readonly problem?: string
+}
+
+/** Resolves what a "w" or "r" waits for with the words of its answer (undefined: none will come). */
+export type Answered = (answer: readonly string[] | undefined) => void
+
+/** The "w" payload (base64): CGROUP_DIR, CGROUPS, MAKE, WRITES; undefined when it holds a NUL. */
+export function warmPayload(plan: WarmPlan): string | undefined {
+  const writes = plan.writes.flatMap(([file, value, optional]) => [file, value, optional ? '1' : '0'])
+  return payloadOf([plan.bornIn ?? '', ...list(plan.procsFiles), ...list(plan.make), ...list(writes)])
+}
+
+/** The "r" payload (base64): the cgroups to remove; undefined when one holds a NUL. */
+export function removePayload(dirs: readonly string[]): string | undefined {
+  return payloadOf(list(dirs))
+}
+
+function list(strings: readonly string[]): string[] {
+  return [String(strings.length), ...strings]
+}
+
+function payloadOf(fields: readonly string[]): string | undefined {
+  if (fields.some((field) => field.includes('\0'))) return undefined
+  return Buffer.from(fields.map((field) => `${field}\0`).join('')).toString('base64')
+}
+
+/**
+ * The answer to the "w" of `plan`: "v PID", or "v 0 ERRNO WHERE" (mkdir:I, write:I); none: the
+ * server is gone, or the plan could not be sent (a NUL in a path).
+ */
+export function warmAnswer(plan: WarmPlan, answer: readonly string[] | undefined): WarmAnswer {
+  if (answer === undefined) return { made: false, pid: undefined }
+  const [pid, errno, where = ''] = answer
+  if (errno === undefined) return { made: true, pid: Number(pid) > 0 ? Number(pid) : undefined }
+  const code = errnoNames.get(Number(errno)) ?? `errno ${errno}`
+  const [stage, index] = where.split(':')
+  const write = stage === 'write' ? plan.writes[Number(index)] : undefined
+  const problem =
+    write !== undefined
+      ? `cannot set ${write[0]} to ${write[1]}: ${code}`
+      : `cannot make the cgroup ${plan.make[Number(index)] ?? where}: ${code}`
+  return { made: false, pid: undefined, problem }
+}
+
+/** The answer to an "r": how many of its cgroups are still there (undefined: not done). */
+export function removeAnswer(answer: readonly string[] | undefined): number | undefined {
+  const failed = Number(answer?.[0])
+  return Number.isInteger(failed) && failed >= 0 ? failed : undefined
 }
 
 /** A limit's value as the server reads it. */
@@ -139,6 +212,30 @@ export interface LaunchOptions {
 }
 
 /** A launch sent, waiting for its pid and its descriptors. */
+/** Launch `id` as it waits for the server's answers. */
+export function pendingOf(
+  id: number,
+  launch: Launch,
+  options: LaunchOptions,
+  resolve: Pending['resolve'],
+  reject: Pending['reject'],
+): Pending {
+  const tool = options.tool ?? launch.file
+  const stdoutInSlabs = options.stdoutInSlabs ?? false
+  return {
+    id,
+    launch,
+    tool,
+    stdoutInSlabs,
+    handles: [],
+    written: [],
+    expected: 0,
+    received: 0,
+    resolve,
+    reject,
+  }
+}
+
 export interface Pending {
   readonly id: number
   readonly launch: Launch

@@ -1,20 +1,28 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import {
+  type Answered,
   type ForkServerOptions,
   LAUNCH_DEADLINE_MS,
   type LaunchOptions,
   launchError,
   launchTimeout,
   type Pending,
+  pendingOf,
+  removeAnswer,
+  removePayload,
   requestOf,
   signalName,
+  type WarmAnswer,
+  type WarmPlan,
+  warmAnswer,
+  warmPayload,
 } from './fork-request.js'
 import type { Launch } from './launchers.js'
 import { signalGroup } from './process-util.js'
 import { type Child, ServedChild, socketsOver } from './served-child.js'
 import { type Spawned, wireExtras } from './spawn.js'
 
-export type { Child, ForkServerOptions, LaunchOptions }
+export type { Child, ForkServerOptions, LaunchOptions, WarmAnswer, WarmPlan }
 
 /**
  * The runtime's side of the fork server (see `native/toolvisor-spawnd.c`): one per Node process
@@ -28,8 +36,8 @@ export class ForkServer {
   readonly #server: ChildProcess
   readonly #byId = new Map<number, Pending>()
   readonly #children = new Map<number, ServedChild | Pending>()
-  /** What each "w" sent waits for, in order (the server answers them in the order it read them). */
-  readonly #warming: ((pid: number | undefined) => void)[] = []
+  /** What each "w" and "r" sent waits for, in order (the server answers each kind in the order asked). */
+  readonly #asked = { v: [] as Answered[], r: [] as Answered[] }
   /** Children whose launch resolved on this turn of the loop (see `#exited`). */
   readonly #fresh = new Set<ServedChild>()
   readonly #deadlineMs: number
@@ -84,18 +92,7 @@ export class ForkServer {
       return Promise.reject(error)
     }
     return new Promise<Spawned>((resolve, reject) => {
-      const pending: Pending = {
-        id,
-        launch,
-        tool: options.tool ?? launch.file,
-        stdoutInSlabs: options.stdoutInSlabs ?? false,
-        handles: [],
-        written: [],
-        expected: 0,
-        received: 0,
-        resolve,
-        reject,
-      }
+      const pending = pendingOf(id, launch, options, resolve, reject)
       this.#byId.set(id, pending)
       pending.timer = setTimeout(() => this.#expire(pending), this.#deadlineMs)
       this.#hold()
@@ -104,33 +101,47 @@ export class ForkServer {
   }
 
   /**
-   * Has the server fork a child ahead into the cgroups of the launch that comes next (`cgroupDir`
-   * to be born in, `cgroups` to join), which a launch into exactly those then becomes: its
-   * migration into them is done by then (see `struct warm` in `native/toolvisor-spawnd.c`).
-   * Resolves with its pid once the server made it (undefined: none was, or the server is gone): a
-   * tree given up on is killed after that, so no warm child comes into it afterwards.
+   * Has the server make the cgroups of the launch that comes next (`plan`: its directories and
+   * limits, off this event loop) and fork a child ahead into them, which a launch into exactly
+   * those then becomes: its migration into them is done by then (see `struct warm` in
+   * `native/toolvisor-spawnd.c`). Resolves once the server did (`made` false with no problem: the
+   * server is gone): a tree given up on is killed after that, so no warm child comes into it
+   * afterwards.
    */
-  warm(cgroupDir: string | undefined, cgroups: readonly string[]): Promise<number | undefined> {
-    if (!this.#alive) return Promise.resolve(undefined)
-    const fields = [cgroupDir ?? '', String(cgroups.length), ...cgroups]
-    if (fields.some((field) => field.includes('\0'))) return Promise.resolve(undefined)
-    const payload = Buffer.from(fields.map((field) => `${field}\0`).join('')).toString('base64')
-    return new Promise((resolve) => {
+  warm(plan: WarmPlan): Promise<WarmAnswer> {
+    const payload = warmPayload(plan)
+    return this.#ask(this.#asked.v, payload && `w ${payload}`).then((answer) => warmAnswer(plan, answer))
+  }
+
+  /**
+   * Has the server remove these cgroups (a launch's, once it ended: an rmdir costs more than the
+   * rest of a tree's end): resolves with how many are still there, undefined when it was not done.
+   */
+  remove(dirs: readonly string[]): Promise<number | undefined> {
+    const payload = removePayload(dirs)
+    return this.#ask(this.#asked.r, payload && `r ${payload}`).then(removeAnswer)
+  }
+
+  /** Sends `message` (none: answered undefined) and resolves with the words of its answer. */
+  #ask(queue: Answered[], message: string | undefined) {
+    if (!this.#alive || message === undefined) return Promise.resolve(undefined)
+    return new Promise<readonly string[] | undefined>((resolve) => {
       // Held open until answered: a runtime disposed meanwhile waits for this answer.
       this.#hold()
-      this.#warming.push(resolve)
-      this.#tell(`w ${payload}`)
+      queue.push(resolve)
+      this.#tell(message)
     })
   }
 
   #message(message: unknown, handle: unknown): void {
     if (typeof message !== 'string') return
-    const [kind, a, b, c] = message.split(' ')
+    const words = message.split(' ')
+    const [kind, a, b, c] = words
     if (kind === 'f') this.#descriptor(Number(a), Number(b), Number(c), handle)
     else if (kind === 's') this.#started(Number(a), Number(b), Number(c))
     else if (kind === 'e') this.#failed(Number(a), Number(b), c ?? '')
     else if (kind === 'x') this.#exited(Number(a), Number(b), Number(c))
-    else if (kind === 'v') this.#warmed(Number(a) > 0 ? Number(a) : undefined)
+    else if (kind === 'v' || kind === 'r') this.#answered(this.#asked[kind], words.slice(1))
   }
 
   #descriptor(id: number, index: number, written: number, handle: unknown): void {
@@ -235,11 +246,14 @@ export class ForkServer {
     child.ended(...exit, why)
   }
 
-  #warmed(pid: number | undefined): void {
-    const waiting = this.#warming.shift()
+  #answered(
+    queue: ((answer: readonly string[] | undefined) => void)[],
+    answer: readonly string[] | undefined,
+  ) {
+    const waiting = queue.shift()
     if (waiting === undefined) return
     this.#release()
-    waiting(pid)
+    waiting(answer)
   }
 
   /** Sends one message; a server that cannot be reached has died. */
@@ -280,7 +294,7 @@ export class ForkServer {
     }
     this.#byId.clear()
     this.#children.clear()
-    while (this.#warming.length > 0) this.#warmed(undefined)
+    for (const queue of Object.values(this.#asked)) while (queue.length > 0) this.#answered(queue, undefined)
     this.#server.kill('SIGKILL')
   }
 }

@@ -31,7 +31,7 @@ export interface ProcessHost {
   /** The fork server launches go through, when there is one (else they are spawned from Node). */
   forkServer(): ForkServer | undefined
   /** A cgroup tree for launch `id` (decision 0097), when this host has cgroups for it; throws when one cannot be made. */
-  tree(id: string, limits: CgroupLimits): Tree | undefined
+  tree(id: string, limits: CgroupLimits): Promise<Tree> | undefined
   /** The limits of a launch whose tool has none of its own (describe, check, help). */
   readonly defaultLimits: AppliedLimits
   finished(process: ToolProcess): void
@@ -84,7 +84,7 @@ export async function launchProcess(
   const limits = tool.limits ?? host.defaultLimits
   const server = host.forkServer()
   // The tree is made, its limits written, before anything is spawned: the launch joins it first.
-  const cgroups = server === undefined ? undefined : treeOf(host, id, limits)
+  const cgroups = server === undefined ? undefined : await treeOf(host, id, limits)
   const launch: Launch = {
     ...assembled.launch,
     ...(cgroups?.bornIn !== undefined ? { cgroupDir: cgroups.bornIn } : {}),
@@ -117,15 +117,23 @@ export async function launchProcess(
   }
 }
 
-function treeOf(host: Pick<ProcessHost, 'tree'>, id: string, limits: AppliedLimits): Tree | undefined {
+async function treeOf(
+  host: Pick<ProcessHost, 'tree'>,
+  id: string,
+  limits: AppliedLimits,
+): Promise<Tree | undefined> {
   try {
-    return host.tree(id, limits.cgroup)
+    return await host.tree(id, limits.cgroup)
   } catch (error) {
-    throw new RuntimeError(
-      'RUNTIME_ERR_SPAWN_FAILED',
-      `cannot contain the launch: ${(error as Error).message}; nothing was started`,
-    )
+    throw uncontained((error as Error).message)
   }
+}
+
+function uncontained(why: string): RuntimeError {
+  return new RuntimeError(
+    'RUNTIME_ERR_SPAWN_FAILED',
+    `cannot contain the launch: ${why}; nothing was started`,
+  )
 }
 
 /** The rundir is created if missing (at load, and again at each start should it have gone). */

@@ -6,6 +6,7 @@ import { DiskBudget, type SpillLedger } from './disk.js'
 import { EnvdirRootGuard } from './envdir-root.js'
 import { RuntimeError } from './errors.js'
 import { builtExecHelper, execHelperStatus, forkServerStatus } from './exec-helper.js'
+import type { ForkServer } from './fork-server.js'
 import { forkServer } from './fork-servers.js'
 import type { Launchers } from './launchers.js'
 import { type AppliedLimits, applyLimits } from './limits.js'
@@ -73,7 +74,9 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     // Started now, while a host is usually still small, so no call pays for it.
     if (forkBinary !== undefined) forkServer(forkBinary)
     const { cgroup, orphanGraceMs } = this.options
-    const contained = containmentOf(cgroup, this.#state, fork.available, orphanGraceMs, (line) =>
+    const server = () => (forkBinary === undefined ? undefined : forkServer(forkBinary))
+    const next = () => [processId(this.#counter + 1), this.#defaultLimits.cgroup] as const
+    const contained = containmentOf(cgroup, this.#state, { server, next }, orphanGraceMs, (line) =>
       this.#warnings.push(line),
     )
     this.#containment = typeof contained === 'string' ? undefined : contained
@@ -109,28 +112,20 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       state: this.#state,
       spillLedger: (id) => this.#spillLedger(id),
       execHelper: execHelper.available ? execHelper.path : undefined,
-      forkServer: () => (forkBinary === undefined ? undefined : forkServer(forkBinary)),
+      forkServer: server,
       tree: (id, limits) => this.#tree(id, limits),
       defaultLimits: this.#defaultLimits,
       finished: (process) => this.#finished(process),
       sweep: (process, urgency) => this.#sweeper.sweep(process.id, process.pid, urgency),
     }
-    this.#reserve(processId(1))
+    this.#containment?.ahead()
   }
 
   /** The launch's cgroup tree, and the next launch's made ahead, once this one is under way. */
-  #tree(id: string, limits: CgroupLimits): Tree | undefined {
+  #tree(id: string, limits: CgroupLimits): Promise<Tree> | undefined {
     const containment = this.#containment
     if (containment === undefined) return undefined
-    const tree = containment.tree(id, limits)
-    setImmediate(() => this.#reserve(processId(this.#counter + 1)))
-    return tree
-  }
-
-  /** Makes the tree of launch `id` ahead, and has the fork server's child for it wait there. */
-  #reserve(id: string): void {
-    const spare = this.#containment?.reserve(id, this.#defaultLimits.cgroup)
-    if (spare !== undefined) spare.warmed = this.#host.forkServer()?.warm(spare.bornIn, spare.procsFiles())
+    return containment.tree(id, limits)
   }
 
   #spillLedger(id: string): SpillLedger {
@@ -243,18 +238,18 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
 function containmentOf(
   option: string | false | undefined,
   state: RunState,
-  forkServer: boolean,
+  { server, next }: { server: () => ForkServer | undefined; next: () => readonly [string, CgroupLimits] },
   graceMs: number,
   warn: (line: string) => void,
 ): Containment | string {
   const host = cgroupHost(option)
   if (!host.available) return host.reason
-  if (!forkServer)
+  if (server() === undefined)
     return 'launches do not go through the fork server here (it puts each in its cgroup before its exec)'
   const killed = reapOrphanCgroups(host, graceMs)
   if (killed > 0) warn(`killed ${killed} processes left in the cgroups of runtimes that are gone`)
   try {
-    const containment = new Containment(host, state.runId)
+    const containment = new Containment(host, state.runId, server, next)
     state.note('cgroups.json', JSON.stringify({ dirs: containment.runDirs, kill: host.kill }))
     return containment
   } catch (error) {

@@ -264,6 +264,81 @@ describe('the tree made ahead, and the fork server child that waits in it', () =
   )
 })
 
+describe('trees the fork server makes and removes (off the event loop)', () => {
+  withCgroups(
+    'a launch leaves no cgroup of its own once it ended, only the one made for the next',
+    async () => {
+      const runtime = makeRuntime()
+      const plain = await runtime.preparePlain({ name: 'plain', file: '/bin/sh' })
+      const first = runtime.start({ tool: plain, argv: ['-c', 'echo $$'] })
+      await first.exit
+      const leaf = leafOf(await waiting(runtime.runId), runtime.runId)
+      const member = join(host.available ? host.hierarchies[0]!.base : '', runtime.runId)
+      // Removed by the server once the end was told; the tree made ahead for the next is there.
+      expect(await eventually(() => readdirSync(member).filter((f) => !f.includes('.')).length === 1)).toBe(
+        true,
+      )
+      expect(readdirSync(member).filter((f) => !f.includes('.'))).toEqual([basename(leaf)])
+      await runtime.dispose()
+      expect(existsSync(member)).toBe(false)
+    },
+  )
+
+  const v2 = host.available && host.hierarchies[0]!.version === 2
+  it.skipIf(!v2)(
+    `a tree the server cannot make fails its launch alone, saying why, and the next one after runs (${v2 ? 'runs here' : 'skipped: no v2 member hierarchy here'})`,
+    async () => {
+      if (!host.available) return
+      const runtime = makeRuntime()
+      const plain = await runtime.preparePlain({ name: 'plain', file: '/bin/sh' })
+      await waiting(runtime.runId)
+      const member = join(host.hierarchies[0]!.base, runtime.runId)
+      // No cgroup more below the run's: the one made ahead is joined, the next cannot be made
+      // (by the server ahead, nor here at its launch).
+      writeFileSync(join(member, 'cgroup.max.descendants'), '0')
+      try {
+        expect(await runtime.start({ tool: plain, argv: ['-c', 'true'] }).exit).toMatchObject({ code: 0 })
+        const refused = runtime.start({ tool: plain, argv: ['-c', 'echo ran'] })
+        const exit = await refused.exit
+        expect(exit.status).toBe('failed')
+        expect(exit.why).toMatch(
+          /^cannot contain the launch: cannot make the cgroup \/.+: EAGAIN; nothing was started$/,
+        )
+        expect(refused.stdout().head.toString()).toBe('')
+      } finally {
+        writeFileSync(join(member, 'cgroup.max.descendants'), 'max')
+      }
+      const after = runtime.start({ tool: plain, argv: ['-c', 'cat /proc/self/cgroup'] })
+      expect(await after.exit).toMatchObject({ code: 0 })
+      expect(after.stdout().head.toString()).toContain(`/${runtime.runId}/`)
+      await runtime.dispose()
+      expect(processesInRun(runtime.runId)).toEqual([])
+    },
+  )
+
+  withCgroups(
+    'the fork server killed (kill -9) with a tree made ahead: the next launch is still contained, and nothing is left',
+    async () => {
+      const runtime = makeRuntime()
+      const plain = await runtime.preparePlain({ name: 'plain', file: '/bin/sh' })
+      await runtime.start({ tool: plain, argv: ['-c', 'true'] }).exit
+      const warm = await waiting(runtime.runId)
+      const server = Number(readFileSync(`/proc/${warm}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
+      process.kill(server, 'SIGKILL')
+      expect(await eventually(() => gone(warm))).toBe(true)
+      const proc = runtime.start({ tool: plain, argv: ['-c', 'cat /proc/self/cgroup'] })
+      expect(await proc.exit).toMatchObject({ status: 'exited', code: 0 })
+      expect(proc.stdout().head.toString()).toContain(`/${runtime.runId}/`)
+      expect((await proc.exit).usage).toHaveProperty('pidsPeak')
+      await runtime.dispose()
+      expect(processesInRun(runtime.runId)).toEqual([])
+      if (host.available)
+        for (const hierarchy of host.hierarchies)
+          expect(existsSync(join(hierarchy.base, runtime.runId))).toBe(false)
+    },
+  )
+})
+
 /** Runs `command` under `limits` in a boxed host (contained-host.mjs); its one JSON line. */
 async function contained(limits: object, command: string) {
   const boxed = box()

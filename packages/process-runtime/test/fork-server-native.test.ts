@@ -4,10 +4,11 @@
 // (-ftrivial-auto-var-init=pattern): a free of a pointer that was never set then crashes at once,
 // where the plain build frees whatever the stack held and may survive by luck.
 import { spawn, spawnSync } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { encode } from '../src/fork-request.js'
+import { cgroupHost } from '../src/cgroup-host.js'
+import { encode, removePayload, warmPayload } from '../src/fork-request.js'
 import { builtForkServer, type Launch } from '../src/index.js'
 import { eventually } from '../src/testing.js'
 import { fixtures, tempDir } from './helpers.js'
@@ -45,6 +46,30 @@ function childrenOf(ppid: number): number[] {
       }
     })
     .map(Number)
+}
+
+let made = 0
+
+/** Kills what the cgroups below `base` hold and removes them, and `base` (bounded: 5 s). */
+function removeAll(base: string): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4))
+  for (const name of readdirSync(base, { withFileTypes: true }).filter((e) => e.isDirectory()))
+    removeAll(join(base, name.name))
+  for (let i = 0; i < 1000; i++) {
+    for (const pid of readFileSync(join(base, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+      try {
+        process.kill(Number(pid), 'SIGKILL')
+      } catch {
+        // gone meanwhile
+      }
+    }
+    try {
+      rmdirSync(base)
+      return
+    } catch {
+      Atomics.wait(pause, 0, 0, 5)
+    }
+  }
 }
 
 const exitTrue: Launch = { file: '/bin/true', args: [], env: {}, cwd: '/', extraFds: [] }
@@ -131,6 +156,76 @@ describe.each(binaries)('the fork server %s', (_, binary, runs) => {
       raw.send(encode(3, exitTrue).toString('base64'))
       expect(await answered('s 3 ')).toBe(true)
       expect(answers.filter((a) => a.startsWith('x ') && !a.startsWith(`x ${first} `))).toHaveLength(1)
+      expect({ stderr: stderr(), exit: raw.exitCode ?? raw.signalCode }).toEqual({ stderr: '', exit: null })
+    },
+  )
+
+  const host = cgroupHost(undefined)
+  const cgroups = host.available ? '' : `: skipped, no cgroup toolvisor may use here (${host.reason})`
+  it.skipIf(!runs || !host.available)(
+    `makes a tree's cgroups and limits ("w" MAKE WRITES), removes them ("r"), and leaves nothing of one it cannot make${cgroups}`,
+    async () => {
+      if (!host.available) return
+      const { raw, answers, answered, stderr } = rawServer(binary())
+      // A parent of our own in each hierarchy: what is left in it killed and removed after the test.
+      const bases = host.hierarchies.map((h, i) => join(h.base, `tv-native-${process.pid}-${++made}-${i}`))
+      for (const base of bases) mkdirSync(base)
+      cleanups.unshift(() => {
+        for (const base of bases) removeAll(base)
+      })
+      const leaf = (name: string) => bases.map((base) => join(base, name))
+      const v1 = host.hierarchies.flatMap((h, i) => (h.version === 1 ? [i] : []))
+      const plan = (name: string, writes: [string, string, boolean][] = []) => {
+        const dirs = leaf(name)
+        const bornIn = host.hierarchies[0]!.version === 2 ? dirs[0] : undefined
+        return { bornIn, procsFiles: v1.map((i) => join(dirs[i]!, 'cgroup.procs')), make: dirs, writes }
+      }
+      const count = (prefix: string) => answers.filter((a) => a.startsWith(prefix)).length
+      const pids = host.hierarchies.findIndex((h) => h.controllers.has('pids'))
+      const limit: [string, string, boolean][] =
+        pids < 0 ? [] : [[join(leaf('a')[pids]!, 'pids.max'), '7', false]]
+      // Made, its limit written, a file the host lacks (optional) skipped, and a child waiting there.
+      raw.send(`w ${warmPayload(plan('a', [...limit, [join(leaf('a')[0]!, 'no.such.file'), '1', true]]))}`)
+      expect(await answered('v ')).toBe(true)
+      const [, warm] = answers.find((a) => a.startsWith('v '))!.split(' ')
+      expect(Number(warm)).toBeGreaterThan(0)
+      for (const dir of leaf('a')) expect(existsSync(dir)).toBe(true)
+      if (pids >= 0) expect(readFileSync(join(leaf('a')[pids]!, 'pids.max'), 'utf8').trim()).toBe('7')
+      // The launch into it is that child.
+      const a = plan('a')
+      raw.send(
+        encode(1, {
+          ...exitTrue,
+          ...(a.bornIn ? { cgroupDir: a.bornIn } : {}),
+          cgroups: a.procsFiles,
+        }).toString('base64'),
+      )
+      expect(await answered('s 1 ')).toBe(true)
+      expect(answers.find((x) => x.startsWith('s 1 '))).toBe(`s 1 ${warm} 3`)
+      expect(await answered(`x ${warm} `)).toBe(true)
+      // Ended: removed. A tree with a process in it stays ("r 1": still there).
+      raw.send(`w ${warmPayload(plan('busy'))}`)
+      expect(await eventually(() => count('v ') === 2)).toBe(true)
+      raw.send(`r ${removePayload([...leaf('a'), leaf('busy')[0]!])}`)
+      expect(await answered('r ')).toBe(true)
+      expect(answers.find((x) => x.startsWith('r '))).toBe('r 1')
+      for (const dir of leaf('a')) expect(existsSync(dir)).toBe(false)
+      expect(existsSync(leaf('busy')[0]!)).toBe(true)
+      // One it cannot make: the mkdir refused (ENOENT, the second), or a limit refused (EINVAL).
+      raw.send(`w ${warmPayload({ ...plan('b'), make: [leaf('b')[0]!, '/nonexistent/toolvisor/b'] })}`)
+      const refused: [string, string, boolean][] =
+        pids < 0 ? [] : [[join(leaf('c')[pids]!, 'pids.max'), 'not a number', false]]
+      if (pids >= 0) raw.send(`w ${warmPayload(plan('c', refused))}`)
+      expect(await eventually(() => count('v ') === (pids >= 0 ? 4 : 3))).toBe(true)
+      expect(answers.filter((x) => x.startsWith('v 0 '))).toEqual([
+        'v 0 2 mkdir:1',
+        ...(pids >= 0 ? ['v 0 22 write:0'] : []),
+      ])
+      for (const dir of [...leaf('b'), ...leaf('c')]) expect(existsSync(dir)).toBe(false)
+      // A payload it cannot read.
+      raw.send(`r ${Buffer.from('2\0only one\0').toString('base64')}`)
+      expect(await eventually(() => count('r ') === 2)).toBe(true)
+      expect(answers.filter((x) => x.startsWith('r ')).at(-1)).toBe('r -1')
       expect({ stderr: stderr(), exit: raw.exitCode ?? raw.signalCode }).toEqual({ stderr: '', exit: null })
     },
   )
