@@ -93,7 +93,7 @@ describe('the tarballs a publish uploads', () => {
       sh(process.execPath, [script, '--into', app, '--no-setup'])
       const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'))
       expect(manifest.dependencies['@toolvisor/toolbox']).toBe(
-        'file:toolvisor-packs/toolvisor-toolbox-' + version + '.tgz',
+        `file:toolvisor-packs/toolvisor-toolbox-${version}.tgz`,
       )
       expect(sh(join(app, 'node_modules', '.bin', 'toolvisor'), ['--version'], npmEnv, app)).toBe(
         `${version}\n`,

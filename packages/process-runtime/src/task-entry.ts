@@ -157,7 +157,10 @@ function settled(
  */
 export async function waitEnd(entry: Entry, ms: number, signal: AbortSignal | undefined): Promise<void> {
   const until = Date.now() + ms
-  if (entry.pending) await settled(ms, signal, (done) => void (entry.wakes = [...(entry.wakes ?? []), done]))
+  if (entry.pending)
+    await settled(ms, signal, (done) => {
+      entry.wakes = [...(entry.wakes ?? []), done]
+    })
   const left = until - Date.now()
   if (entry.process && !entry.exit && left > 0 && !signal?.aborted)
     await endOrTimeout(entry.process, left, signal)
