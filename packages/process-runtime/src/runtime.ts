@@ -60,11 +60,9 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
 
   constructor(options: RuntimeOptions, launchers: Launchers) {
     this.options = { ...RUNTIME_DEFAULTS, ...stripUndefined(options) } as ProcessRuntime['options']
-    const envdirRoot = new EnvdirRootGuard({
-      root: this.options.envdirRoot,
-      permissions: this.options.envdirPermissions,
-      warn: (line) => this.#warnings.push(line),
-    })
+    const warn = (line: string) => this.#warnings.push(line)
+    const { cgroup, orphanGraceMs, envdirRoot: root, envdirPermissions: permissions } = this.options
+    const envdirRoot = new EnvdirRootGuard({ root, permissions, warn })
     const refused = envdirRoot.refusal()
     if (refused !== undefined) throw new RuntimeError('RUNTIME_ERR_ENVDIR_PERMISSIONS', refused)
     this.#state = RunState.open(options.stateDir, this.options.retentionMs)
@@ -73,12 +71,9 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     const forkBinary = fork.available ? fork.path : undefined
     // Started now, while a host is usually still small, so no call pays for it.
     if (forkBinary !== undefined) forkServer(forkBinary)
-    const { cgroup, orphanGraceMs } = this.options
     const server = () => (forkBinary === undefined ? undefined : forkServer(forkBinary))
     const next = () => [processId(this.#counter + 1), this.#defaultLimits.cgroup] as const
-    const contained = containmentOf(cgroup, this.#state, { server, next }, orphanGraceMs, (line) =>
-      this.#warnings.push(line),
-    )
+    const contained = containmentOf(cgroup, this.#state, { server, next }, orphanGraceMs, warn)
     this.#containment = typeof contained === 'string' ? undefined : contained
     const cgroups: CgroupHost =
       typeof contained === 'string' ? { available: false, reason: contained } : contained.host
