@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // What `.ci/run` runs after the system packages: the whole test suite (`npm test`) on every Node
-// of CI_MAJORS, then the MCP conformance suite against `toolvisor serve`. The first run installs
+// of CI_MAJORS, then the MCP conformance suite against `toolvisor serve`, then lint and typecheck
+// (`scripts/setup.mjs checks`: each a count in the tally). The first run installs
 // and builds; the others reuse that build (turbo's cache: the build does not depend on the Node
 // that runs it, and the one native part, the Landlock launcher, is built with cc). Each other Node
 // is put first on PATH, so pnpm, turbo, vitest and every process the tests start run on it.
@@ -61,6 +62,9 @@ for (const [i, major] of order.entries()) {
     process.stdout.write('\nci: the MCP conformance suite against toolvisor serve\n')
     const conformance = await run(process.execPath, 'scripts/conformance/run.mjs')
     runs.push({ what: 'conformance', code: conformance.code, tally: conformance.tally, failures: [] })
+    process.stdout.write('\nci: lint and typecheck (scripts/setup.mjs checks)\n')
+    const checks = await run(process.execPath, 'scripts/setup.mjs', ['checks'])
+    runs.push({ what: 'checks', code: checks.code, tally: checks.tally, failures: checks.failures })
   }
 }
 

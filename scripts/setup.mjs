@@ -159,6 +159,45 @@ function runTests(pnpm, args) {
   return failed > 0 || status !== 0 ? 1 : 0
 }
 
+/**
+ * The checks beside the tests: every package's lint (`biome check .`: its sources, tests, bench,
+ * scripts and README) and typecheck (`tsc --noEmit` over src and test), and the repository's own
+ * scripts/ and docs linted. One tally line, each check one count; a failed one named above it.
+ */
+function runChecks(pnpm) {
+  const checks = [
+    [
+      'lint (every package)',
+      pnpm,
+      ['exec', 'turbo', 'run', 'lint', '--continue', '--output-logs=errors-only'],
+    ],
+    [
+      'typecheck (every package, tests included)',
+      pnpm,
+      ['exec', 'turbo', 'run', 'typecheck', '--continue', '--output-logs=errors-only'],
+    ],
+    [
+      'lint (scripts/, docs/ and the root files)',
+      pnpm,
+      [
+        'exec',
+        'biome',
+        'check',
+        'scripts',
+        'docs',
+        'biome.json',
+        'package.json',
+        'turbo.json',
+        'typedoc.json',
+      ],
+    ],
+  ]
+  const failed = checks.filter(([, command, args]) => loud(command, args) !== 0).map(([what]) => what)
+  for (const what of failed) process.stdout.write(`failed: ${what}\n`)
+  process.stdout.write(`${checks.length - failed.length} passed, ${failed.length} failed\n`)
+  return failed.length > 0 ? 1 : 0
+}
+
 function runDemo(args) {
   const cli = join(root, 'node_modules', '.bin', 'toolvisor')
   if (!existsSync(cli)) fail(`${cli} is missing after the build: run \`pnpm install\` and try again`)
@@ -172,5 +211,6 @@ ensureInstalled(pnpm)
 ensureBuilt(pnpm)
 if (job === 'test') process.exit(runTests(pnpm, args))
 else if (job === 'demo') process.exit(runDemo(args))
+else if (job === 'checks') process.exit(runChecks(pnpm))
 else if (job === 'setup') process.exit(0)
-else fail(`unknown job "${job}": use test, demo or setup`)
+else fail(`unknown job "${job}": use test, demo, checks or setup`)
