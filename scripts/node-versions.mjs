@@ -76,10 +76,13 @@ function reachableByAll(binary) {
  * `binary` where every user may run it: itself when it is, else a link (a copy across file
  * systems) in a fresh folder of the temporary directory. Tests run tools as other users (run_as,
  * the sandbox user), with the Node that runs them, so a Node under a private folder (a clone in a
- * 0700 directory) must be reachable elsewhere. `remove()` deletes what was made.
+ * 0700 directory) must be reachable elsewhere, and one whose path holds a space, for a `#!` line.
+ * `remove()` deletes what was made.
  */
 export function sharedBinary(binary) {
-  if (reachableByAll(binary)) return { binary, remove: () => {} }
+  // A path with a space cannot be a script's `#!` line (the kernel splits it there): the tests'
+  // scripts name the Node that runs them so, and a checkout under "/tmp/final ci" would break them.
+  if (reachableByAll(binary) && !/\s/.test(binary)) return { binary, remove: () => {} }
   const dir = mkdtempSync(join(tmpdir(), 'toolvisor-node-'))
   chmodSync(dir, 0o755)
   mkdirSync(join(dir, 'bin'), { mode: 0o755 })

@@ -34,11 +34,7 @@ export function tagged(tag: string): number[] {
 }
 
 /** Waits until `condition()` holds (polling every 20 ms), for at most `ms`; returns whether it did. */
-export async function eventually(condition: () => boolean, ms = 5000): Promise<boolean> {
-  const deadline = Date.now() + ms
-  while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
-  return condition()
-}
+export { eventually } from '@toolvisor/process-runtime/testing'
 
 /** The command lines of the live processes carrying the tag. */
 export function taggedCommands(tag: string): string[] {

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { eventually } from '@toolvisor/process-runtime/testing'
 import type { Tool, ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
 import { createMcpServer, type McpServerOptions, type McpSurface } from '../src/index.js'
 
@@ -54,11 +55,7 @@ export function groupAlive(pgid: number): boolean {
 
 /** Waits until `check()` is true, failing after `ms`. */
 export async function waitFor(check: () => boolean, ms = 5000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
+  if (!(await eventually(check, ms))) throw new Error(`timed out after ${ms} ms waiting for ${what}`)
 }
 
 /** Kills every group a test left behind and asserts that none remains. */

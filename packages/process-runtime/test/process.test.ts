@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { isInvalidEvent, type SequencedEvent } from '../src/index.js'
-import { fixture, makeRuntime, output, sleep, tool } from './helpers.js'
+import { eventually } from '../src/testing.js'
+import { fixture, makeRuntime, output, tool } from './helpers.js'
 
 const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8')
 /** What produce.mjs writes at byte j in binary mode. */
@@ -430,9 +431,5 @@ describe('stop and cancel', () => {
 })
 
 async function waitFor(condition: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await sleep(10)
-  }
+  if (!(await eventually(condition, ms))) throw new Error('condition not met in time')
 }

@@ -3,6 +3,7 @@ import { bridgeStdio } from '@toolvisor/mcp-server'
 import { defaultStateDir } from '@toolvisor/process-runtime'
 import { CliError } from '../errors.js'
 import { type Io, logTo } from '../output.js'
+import { withShutdownSignals } from '../signals.js'
 import { tokenIn } from '../token.js'
 
 /** The flags of `toolvisor mcp --connect`. */
@@ -36,10 +37,7 @@ export async function bridgeCommand(
     : { url: flags.connect.includes('://') ? flags.connect : `http://${flags.connect}/mcp` }
   const file = resolve(flags.tokenFile ?? join(flags.stateDir ?? defaultStateDir(), 'serve.token'))
   const token = tokenIn(file, flags.tokenFile !== undefined, false)
-  const stop = new AbortController()
-  const onSignal = () => stop.abort()
-  signals.on('SIGINT', onSignal)
-  signals.on('SIGTERM', onSignal)
+  const stop = withShutdownSignals(signals)
   try {
     await bridgeStdio({
       upstream,
@@ -51,7 +49,6 @@ export async function bridgeCommand(
     })
     return 0
   } finally {
-    signals.off('SIGINT', onSignal)
-    signals.off('SIGTERM', onSignal)
+    stop.off()
   }
 }

@@ -11,6 +11,7 @@ import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
 import { configFileOf, configOf, type FlagValues, parseLine, usageOf } from '../flags.js'
 import { type Io, logTo } from '../output.js'
+import { withShutdownSignals } from '../signals.js'
 import { checkToolboxes, entryOf, type FoundTool, findTool, isToolPath } from '../toolboxes.js'
 
 /** `toolvisor call --help`. */
@@ -76,10 +77,7 @@ export async function callCommand(
   if (byName) checkToolboxes(config.toolboxes, true)
   const composed = await compose(config, { loadToolboxes: false, yieldMs, configFile: configFileOf(values) })
   reportLost(composed, logTo(io))
-  const controller = new AbortController()
-  const cancel = () => controller.abort()
-  signals.on('SIGINT', cancel)
-  signals.on('SIGTERM', cancel)
+  const stop = withShutdownSignals(signals)
   try {
     // A LoadingError reaches main(), which prints it and exits 2.
     const found: FoundTool = byName
@@ -98,17 +96,16 @@ export async function callCommand(
     const session = config.call?.session ?? 'cli'
     const answer = await tool.call(args, {
       sessionId: session,
-      signal: controller.signal,
+      signal: stop.signal,
       ...(progress ? { progress } : {}),
     })
     const result = await stoppedOnExit(answer, composed, session, io)
     const text = result.content.map((c) => c.text).join('\n')
     if (text.length > 0) io.out(text.endsWith('\n') ? text : `${text}\n`)
-    if (controller.signal.aborted) return 130
+    if (stop.signal.aborted) return 130
     return result.isError ? 1 : 0
   } finally {
-    signals.off('SIGINT', cancel)
-    signals.off('SIGTERM', cancel)
+    stop.off()
     await composed.kernel.dispose()
   }
 }

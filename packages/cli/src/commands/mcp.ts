@@ -4,6 +4,7 @@ import { type Composed, compose, reportLost, sessionBounds } from '../compose.js
 import type { Config } from '../config.js'
 import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
 import { explain, human, type Io, logTo } from '../output.js'
+import { withShutdownSignals } from '../signals.js'
 import { checkToolboxes } from '../toolboxes.js'
 import { VERSION } from '../version.js'
 import { bridgeCommand } from './bridge.js'
@@ -83,10 +84,7 @@ async function serveLocal(
   // in compose: a required one with no backend still stops the command before it serves.
   const composed = await compose({ ...config, toolboxes: [] }, { configFile })
   reportLost(composed, logTo(io))
-  const stop = new AbortController()
-  const onSignal = () => stop.abort()
-  signals.on('SIGINT', onSignal)
-  signals.on('SIGTERM', onSignal)
+  const stop = withShutdownSignals(signals)
   let loading = loadFirst ? Promise.resolve(await loadToolboxes(composed, config.toolboxes, io)) : undefined
   // A tools/list before the toolboxes are loaded waits for them (bounded): clients that list once
   // and never refresh (Codex, the Inspector's --cli) still see every tool.
@@ -116,8 +114,7 @@ async function serveLocal(
     await serving
     return 0
   } finally {
-    signals.off('SIGINT', onSignal)
-    signals.off('SIGTERM', onSignal)
+    stop.off()
     // Disposal stops the describes still running, so the loading ends with them.
     await composed.kernel.dispose()
     ;(await loading)?.close()

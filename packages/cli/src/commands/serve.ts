@@ -10,6 +10,7 @@ import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
 import { startNotifier } from '../notify/notifier.js'
 import { type NotifyTarget, notifyTargetOf } from '../notify/target.js'
 import { type Io, logTo } from '../output.js'
+import { withShutdownSignals } from '../signals.js'
 import { tokenIn } from '../token.js'
 import { VERSION } from '../version.js'
 
@@ -50,7 +51,7 @@ export async function serveCommand(
   // Log lines quote tool names, commands and client-supplied session names: escaped (decision 0093).
   const log = logTo(io)
   // Listened for from here on: a signal during the start stops the daemon once it started, with 0.
-  const stop = signalled(signals)
+  const stop = withShutdownSignals(signals)
   const composed = await compose(config, {
     mailJournal: join(stateDir, 'mail'),
     configFile: configFileOf(values),
@@ -67,7 +68,7 @@ export async function serveCommand(
   try {
     const http = await serveHttp(composed.tools, httpOptions(composed, config, { listen, token, log, page }))
     announce(io, { url: http.url, tools: composed.tools.list().length, tokenFile, control })
-    await stop.signal
+    await stop.stopped
     io.err('toolvisor: stopping: every process gets its declared cancel\n')
     await http.close()
     return 0
@@ -120,21 +121,6 @@ function servedPaths(tokenFile: string, listen: Listen, notify: NotifyTarget | u
       ? [{ path: notify.path, kind: 'secret' as const, what: "the harness's notify socket" }]
       : []),
   ]
-}
-
-/** SIGINT or SIGTERM, listened for until `off` (a second one during the shutdown changes nothing). */
-function signalled(signals: NodeJS.EventEmitter): { readonly signal: Promise<void>; off(): void } {
-  let stop = () => {}
-  const signal = new Promise<void>((resolve) => {
-    stop = resolve
-  })
-  for (const name of ['SIGINT', 'SIGTERM']) signals.on(name, stop)
-  return {
-    signal,
-    off: () => {
-      for (const name of ['SIGINT', 'SIGTERM']) signals.off(name, stop)
-    },
-  }
 }
 
 /** The lines that say the daemon serves, and where. */
