@@ -4,7 +4,8 @@ import { basename, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { describe, expect, it } from 'vitest'
 import { cgroupHost } from '../src/cgroup-host.js'
-import { markedProcesses } from '../src/index.js'
+import { forkServer } from '../src/fork-servers.js'
+import { builtForkServer, markedProcesses } from '../src/index.js'
 import { box, boxesHere, eventually, forker, processesInRun, processesRunning } from '../src/testing.js'
 import { fixture, makeRuntime, output, processSpec, runtimeSpec, tempDir } from './helpers.js'
 
@@ -323,9 +324,11 @@ describe('trees the fork server makes and removes (off the event loop)', () => {
       const plain = await runtime.preparePlain({ name: 'plain', file: '/bin/sh' })
       await runtime.start({ tool: plain, argv: ['-c', 'true'] }).exit
       const warm = await waiting(runtime.runId)
-      const server = Number(readFileSync(`/proc/${warm}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
-      process.kill(server, 'SIGKILL')
-      expect(await eventually(() => gone(warm))).toBe(true)
+      // This process's fork server (the runtime's): once the runtime has seen it die, the next
+      // launch starts another (one sent to it while dying fails, as any launch in flight then).
+      const server = forkServer(builtForkServer)!
+      process.kill(server.pid!, 'SIGKILL')
+      expect(await eventually(() => !server.alive && gone(warm))).toBe(true)
       const proc = runtime.start({ tool: plain, argv: ['-c', 'cat /proc/self/cgroup'] })
       expect(await proc.exit).toMatchObject({ status: 'exited', code: 0 })
       expect(proc.stdout().head.toString()).toContain(`/${runtime.runId}/`)
