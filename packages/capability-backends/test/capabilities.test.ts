@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { describePlugin, LoadingError } from '@toolvisor/describe-v2'
 import { Kernel, KernelError } from '@toolvisor/kernel'
 import { markedProcesses, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
+import { tasksPlugin } from '@toolvisor/tasks'
 import { BinaryToolsToken, type ToolCallContext, ToolsToken, toolboxPlugin } from '@toolvisor/toolbox'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
@@ -36,6 +37,7 @@ async function kernelWith(capabilities: Record<string, unknown> | undefined) {
   const kernel = new Kernel()
   kernel.use(describePlugin)
   kernel.use(runtimePlugin, { stateDir })
+  kernel.use(tasksPlugin)
   await kernel.use(toolboxPlugin, { toolboxes: [] })
   const handle = capabilities ? kernel.use(capabilitiesPlugin, capabilities) : undefined
   const runId = (kernel.get(RuntimeToken) as unknown as { runId: string }).runId

@@ -4,28 +4,15 @@ import { Kernel } from '@toolvisor/kernel'
 import { type Mailbox, MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
 import { journalMailboxPlugin } from '@toolvisor/mailbox-journal'
 import { McpApprovals, mcpApprovalPlugin } from '@toolvisor/mcp-server'
-import type { OwnPathOption, ProcessRuntime, TaskRegistry } from '@toolvisor/process-runtime'
-import {
-  defaultStateDir,
-  RuntimeToken,
-  runtimePlugin,
-  TasksToken,
-  trustStateDir,
-} from '@toolvisor/process-runtime'
+import type { OwnPathOption, ProcessRuntime } from '@toolvisor/process-runtime'
+import { defaultStateDir, RuntimeToken, runtimePlugin, trustStateDir } from '@toolvisor/process-runtime'
 import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
 import { landlockPlugin } from '@toolvisor/sandbox-landlock'
+import { type Sessions, SessionsToken, type TaskRegistry, TasksToken, tasksPlugin } from '@toolvisor/tasks'
 import { bashPlugin } from '@toolvisor/tool-bash'
 import { processesPlugin } from '@toolvisor/tool-processes'
 import type { BinaryTools, ToolRegistry } from '@toolvisor/toolbox'
-import {
-  ApprovalToken,
-  BinaryToolsToken,
-  type Sessions,
-  SessionsToken,
-  ToolsToken,
-  toolboxPlugin,
-  visibleLine,
-} from '@toolvisor/toolbox'
+import { ApprovalToken, BinaryToolsToken, ToolsToken, toolboxPlugin, visibleLine } from '@toolvisor/toolbox'
 import type { Config } from './config.js'
 import { CliError } from './errors.js'
 
@@ -108,6 +95,7 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     kernel.use(bwrapPlugin, config.bwrap ? { bwrap: config.bwrap } : {})
     kernel.use(landlockPlugin, config.landlockLauncher ? { launcher: config.landlockLauncher } : {})
     kernel.use(runtimePlugin, runtimeOptions(config, stateDir, ownPathsOf(options)))
+    kernel.use(tasksPlugin)
     kernel.use(describePlugin)
     if (config.bash?.enabled) {
       const { enabled: _, ...bash } = config.bash

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
 import { runtimePlugin } from '@toolvisor/process-runtime'
+import { tasksPlugin } from '@toolvisor/tasks'
 import { ToolsToken, toolboxPlugin } from '@toolvisor/toolbox'
 import { afterEach, describe, expect, it } from 'vitest'
 import { loggedPlugin } from './fixtures/sandbox-logged/plugin.js'
@@ -41,6 +42,7 @@ function composed(withMechanism: boolean) {
   kernels.push(kernel)
   kernel.use(toolboxPlugin, { toolboxes: [examples] })
   kernel.use(runtimePlugin, { stateDir: join(dir, 'state'), sandbox: 'none-but-logged' })
+  kernel.use(tasksPlugin)
   kernel.use(describePlugin)
   if (withMechanism) kernel.use(loggedPlugin, { logFile })
   return { kernel, logFile }

@@ -1,6 +1,7 @@
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { createMailbox, type Mailbox } from '@toolvisor/mailbox'
-import { createSessions, createToolRegistry } from '@toolvisor/toolbox'
+import { createSessions } from '@toolvisor/tasks'
+import { createToolRegistry } from '@toolvisor/toolbox'
 import { describe, expect, it } from 'vitest'
 import { connect, deferred, text, tool, waitFor } from './helpers.js'
 

@@ -12,15 +12,9 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { CallToolResultSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
-import {
-  markedProcesses,
-  type Runtime,
-  RuntimeToken,
-  runtimePlugin,
-  type TaskRegistry,
-  TasksToken,
-} from '@toolvisor/process-runtime'
+import { markedProcesses, type Runtime, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
+import { type TaskRegistry, TasksToken, tasksPlugin } from '@toolvisor/tasks'
 import { bashPlugin } from '@toolvisor/tool-bash'
 import {
   createToolRegistry,
@@ -209,6 +203,7 @@ async function compose(bash: Record<string, unknown> | undefined, toolboxes: str
   const kernel = new Kernel()
   kernel.use(describePlugin)
   kernel.use(runtimePlugin, { stateDir: tempDir('tv-meta-state-') })
+  kernel.use(tasksPlugin)
   kernel.use(toolboxPlugin, { toolboxes })
   if (bash) kernel.use(bashPlugin, bash)
   await kernel.ready({ timeoutMs: 20_000 })

@@ -4,7 +4,8 @@
 // 2020-12 keywords untouched (SEP-1613).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { createSessions, createToolRegistry } from '@toolvisor/toolbox'
+import { createSessions } from '@toolvisor/tasks'
+import { createToolRegistry } from '@toolvisor/toolbox'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type HttpSurface, serveHttp } from '../src/index.js'
 import { deferred, text, tool } from './helpers.js'

@@ -1,4 +1,5 @@
-import { createSessions, createToolRegistry } from '@toolvisor/toolbox'
+import { createSessions } from '@toolvisor/tasks'
+import { createToolRegistry } from '@toolvisor/toolbox'
 import { describe, expect, it } from 'vitest'
 import { connect, text, tool } from './helpers.js'
 

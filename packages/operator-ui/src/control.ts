@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { TaskRegistry } from '@toolvisor/process-runtime'
-import type { Sessions } from '@toolvisor/toolbox'
+import type { Sessions, TaskRegistry } from '@toolvisor/tasks'
 import { bodyOf, sendJson } from './http.js'
 import type { ActionView } from './snapshot.js'
 

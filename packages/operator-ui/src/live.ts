@@ -1,5 +1,4 @@
-import type { TaskRegistry } from '@toolvisor/process-runtime'
-import type { Sessions } from '@toolvisor/toolbox'
+import type { Sessions, TaskRegistry } from '@toolvisor/tasks'
 import type { StateView } from './snapshot.js'
 import type { EventStream } from './sse.js'
 

@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Route } from '@toolvisor/mcp-server'
-import type { TaskRegistry } from '@toolvisor/process-runtime'
-import type { Sessions } from '@toolvisor/toolbox'
+import type { Sessions, TaskRegistry } from '@toolvisor/tasks'
 import { type Asset, loadAssets } from './assets.js'
 import { ACTIONS_KEPT, act, type ControlContext } from './control.js'
 import { UiError } from './errors.js'

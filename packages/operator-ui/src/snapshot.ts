@@ -1,6 +1,6 @@
 import type { Mailbox } from '@toolvisor/mailbox'
-import type { ManagedProcess, TaskInfo, TaskRegistry } from '@toolvisor/process-runtime'
-import type { SessionInfo, Sessions } from '@toolvisor/toolbox'
+import type { ManagedProcess } from '@toolvisor/process-runtime'
+import type { SessionInfo, Sessions, TaskInfo, TaskRegistry } from '@toolvisor/tasks'
 
 /** What the page reads of the mailbox: how much mail waits for each session, and from whom. */
 export type MailView = Pick<Mailbox, 'isOpen' | 'unread' | 'cursor' | 'page'>

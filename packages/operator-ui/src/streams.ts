@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { ManagedProcess, TaskRegistry } from '@toolvisor/process-runtime'
+import type { ManagedProcess } from '@toolvisor/process-runtime'
+import type { TaskRegistry } from '@toolvisor/tasks'
 import { sendJson } from './http.js'
 import type { StateHub } from './live.js'
 import { eventRun, stderrRun } from './reads.js'

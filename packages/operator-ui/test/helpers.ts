@@ -6,15 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { serveHttp } from '@toolvisor/mcp-server'
-import {
-  createLaunchers,
-  createTaskRegistry,
-  markedProcesses,
-  Runtime,
-  type TaskInfo,
-} from '@toolvisor/process-runtime'
+import { createLaunchers, markedProcesses, Runtime } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
-import { createSessions, createToolRegistry, stopOwnedTasks } from '@toolvisor/toolbox'
+import { createSessions, createTaskRegistry, stopOwnedTasks, type TaskInfo } from '@toolvisor/tasks'
+import { createToolRegistry } from '@toolvisor/toolbox'
 import { afterEach, expect } from 'vitest'
 import { type OperatorPageOptions, operatorPage } from '../src/index.js'
 

@@ -44,16 +44,6 @@ export const RuntimeErrorCodes = {
   STDIN_CLOSED: 'RUNTIME_ERR_STDIN_CLOSED',
   /** The runtime was disposed. */
   DISPOSED: 'RUNTIME_ERR_DISPOSED',
-  /** A task id that does not exist. */
-  UNKNOWN_TASK: 'RUNTIME_ERR_UNKNOWN_TASK',
-  /** A task lost when an earlier run died: it is listed, but has no process to read or signal. */
-  TASK_LOST: 'RUNTIME_ERR_TASK_LOST',
-  /** A task queued behind a cap (`deferred`), or cancelled before it started: no process to read. */
-  TASK_PENDING: 'RUNTIME_ERR_TASK_PENDING',
-  /** A chosen task id that is taken (nothing was started). */
-  TASK_ID_TAKEN: 'RUNTIME_ERR_TASK_ID_TAKEN',
-  /** A session touched another session's task. */
-  FOREIGN_TASK: 'RUNTIME_ERR_FOREIGN_TASK',
   /**
    * The state directory (or its `runs/`, or a directory above it) is not toolvisor's alone: owned by
    * another user, or writable by group or others (decision 0092).

@@ -56,11 +56,7 @@ export type { StartedWith } from './started-with.js'
 export { trustStateDir } from './state-dir.js'
 export type { StreamBytes, StreamRange } from './stream-bytes.js'
 export { endOf, newestBytes } from './stream-bytes.js'
-export { LOST_ON_RESTART } from './task-entry.js'
-export type * from './task-types.js'
-export type { RegistryRuntime } from './tasks.js'
-export { createTaskRegistry, foreignTask } from './tasks.js'
-export { LaunchersToken, RuntimeToken, sandboxMechanismToken, TasksToken } from './tokens.js'
+export { LaunchersToken, RuntimeToken, sandboxMechanismToken } from './tokens.js'
 export type {
   CapturedOutput,
   ContainmentFacts,

@@ -7,8 +7,7 @@ import { AUTO_ORDER } from './mechanism-choice.js'
 import { createLaunchers } from './registry.js'
 import { runuserRunAs, setprivRunAs } from './run-as.js'
 import { Runtime } from './runtime.js'
-import { createTaskRegistry } from './tasks.js'
-import { LaunchersToken, RuntimeToken, sandboxMechanismToken, TasksToken } from './tokens.js'
+import { LaunchersToken, RuntimeToken, sandboxMechanismToken } from './tokens.js'
 import type { RuntimeOptions } from './types.js'
 
 /** Where run records and spill files go by default: `$XDG_STATE_HOME/toolvisor` or `~/.local/state/toolvisor`. */
@@ -106,14 +105,14 @@ function mechanismsFor(sandbox: string | undefined): Record<string, Token<Sandbo
 
 /**
  * The process runtime as a kernel plugin: provides `launchers` (with the `setpriv` and `runuser`
- * run_as mechanisms registered), `runtime` and `tasks`. It injects the sandbox mechanism its
+ * run_as mechanisms registered) and `runtime` (the task registry over it is `@toolvisor/tasks`). It injects the sandbox mechanism its
  * `sandbox` option names (`sandboxMechanismToken`), so it is active only once that mechanism's
  * plugin is: tools are never prepared before their mechanism exists. Unloading it stops every
  * running process.
  */
 export const runtimePlugin = definePlugin({
   name: 'process-runtime',
-  provides: [LaunchersToken, RuntimeToken, TasksToken],
+  provides: [LaunchersToken, RuntimeToken],
   config: RuntimeConfig,
   inject: (config: z.output<typeof RuntimeConfig>) => mechanismsFor(config.sandbox),
   apply(ctx, config) {
@@ -124,7 +123,6 @@ export const runtimePlugin = definePlugin({
     const runtime = new Runtime(stripUndefined(config), launchers)
     ctx.provide(LaunchersToken, launchers)
     ctx.provide(RuntimeToken, runtime)
-    ctx.provide(TasksToken, createTaskRegistry(runtime))
     ctx.onDispose(() => runtime.dispose())
   },
 })

@@ -23,6 +23,7 @@ export { box, boxesHere, type CgroupBox, forker } from './cgroup-box.js'
 export { type UnixDatagramSink, unixDatagramSink } from './datagram-sink.js'
 export { loggedMechanism } from './logged-mechanism.js'
 export { markedProcesses } from './procfs.js'
+export { deadRun, output, preparedTool, processSpec, runtimeSpec } from './test-specs.js'
 
 /** A throwaway user with its own primary group and one supplementary group. */
 export interface TestUser {

@@ -1,6 +1,5 @@
 import { type Token, token } from '@toolvisor/kernel'
 import type { Launchers, SandboxMechanism } from './launchers.js'
-import type { TaskRegistry } from './tasks.js'
 import type { ProcessRuntime } from './types.js'
 
 /** The `launchers` token: the registry of sandbox and run_as mechanisms. */
@@ -8,9 +7,6 @@ export const LaunchersToken = token<Launchers>('launchers')
 
 /** The `runtime` token: launches and tracks tool processes. */
 export const RuntimeToken = token<ProcessRuntime>('runtime')
-
-/** The `tasks` token: the one registry of long-running tasks. */
-export const TasksToken = token<TaskRegistry>('tasks')
 
 /**
  * The token a sandbox mechanism's plugin provides its mechanism under (`sandbox-mechanism:bwrap`).

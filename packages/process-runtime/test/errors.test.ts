@@ -46,7 +46,7 @@ describe('runtime errors', () => {
   })
 
   it('recognises its errors across copies', () => {
-    const error = new RuntimeError('RUNTIME_ERR_UNKNOWN_TASK', 'no task t1')
+    const error = new RuntimeError('RUNTIME_ERR_DISPOSED', 'the runtime was disposed')
     expect(RuntimeError.is(error)).toBe(true)
     expect(Object.values(RuntimeErrorCodes)).toContain(error.code)
   })

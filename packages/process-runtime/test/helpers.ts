@@ -2,11 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { OutputSpec, ProcessSpec, ReadySpec, RuntimeSpec } from '@toolvisor/describe-v2'
 import { afterEach, expect } from 'vitest'
-import type { Launchers, PreparedTool } from '../src/index.js'
+import type { Launchers } from '../src/index.js'
 import { createLaunchers, markedProcesses, Runtime, type RuntimeOptions } from '../src/index.js'
-import { processesInRun } from '../src/testing.js'
+import { output, preparedTool, processesInRun, processSpec, runtimeSpec } from '../src/testing.js'
+
+export { output, processSpec, runtimeSpec }
 
 export const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
 
@@ -60,42 +61,8 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms))
 }
 
-export const output = (framing: OutputSpec['framing'], extra: Partial<OutputSpec> = {}): OutputSpec => ({
-  framing,
-  ...extra,
-})
-
-/** A process spec with defaults: oneshot, chunks, ready at exit. */
-export function processSpec(spec: Partial<ProcessSpec> = {}): ProcessSpec {
-  const mode = spec.mode ?? 'oneshot'
-  const ready: ReadySpec = spec.ready ?? (mode === 'oneshot' ? { kind: 'exit' } : { kind: 'immediate' })
-  return {
-    mode,
-    output: spec.output ?? output('chunks'),
-    digest: { per: 'round' },
-    ready,
-    ...(spec.input ? { input: spec.input } : {}),
-  }
-}
-
-export function runtimeSpec(spec: Partial<RuntimeSpec> = {}): RuntimeSpec {
-  return { environment: {}, timeout: {}, onExit: 'report', cancel: { signal: 'SIGTERM' }, ...spec }
-}
-
-/** A prepared tool built directly (no describe run): what `runtime.prepare` would give for no declarations. */
-export function tool(
-  path: string,
-  parts: { process?: Partial<ProcessSpec>; runtime?: Partial<RuntimeSpec> } = {},
-): PreparedTool {
-  return {
-    path,
-    dir: dirname(path),
-    name: path.split('/').pop()!,
-    process: processSpec(parts.process),
-    runtime: runtimeSpec(parts.runtime),
-    environment: { inherit: 'all' },
-  }
-}
+/** A prepared tool built directly (no describe run). */
+export const tool = preparedTool
 
 /** A small deterministic generator (mulberry32): the same seed gives the same run, so a failure can be replayed. */
 export function generator(seed: number): () => number {

@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
 import { markedProcesses, pinnedExecutable, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
+import { tasksPlugin } from '@toolvisor/tasks'
 import { ToolsToken, toolboxPlugin } from '@toolvisor/toolbox'
 import { median, percentile, report, since, sleep, verdict } from '../../process-runtime/bench/lib.mjs'
 import { bashPlugin } from '../dist/index.js'
@@ -43,6 +44,7 @@ const root = mkdtempSync(join(tmpdir(), 'tv-bench-bash-'))
 const kernel = new Kernel()
 kernel.use(describePlugin)
 kernel.use(runtimePlugin, { stateDir: join(root, 'state') })
+kernel.use(tasksPlugin)
 kernel.use(toolboxPlugin, {})
 kernel.use(bashPlugin, { workdir: root })
 await kernel.ready()

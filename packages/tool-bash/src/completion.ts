@@ -1,5 +1,5 @@
 import type { Mailbox } from '@toolvisor/mailbox'
-import type { TaskCompletion, TaskRegistry } from '@toolvisor/process-runtime'
+import type { TaskCompletion, TaskRegistry } from '@toolvisor/tasks'
 
 /**
  * Turns the registry's completions of background shells into mail to their owner, in the

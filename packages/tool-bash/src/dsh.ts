@@ -1,5 +1,6 @@
 /** The `dsh` profile's tools (seed 001, the default): `bash`, `bash_output`, `bash_kill`. */
-import type { TaskInfo } from '@toolvisor/process-runtime'
+
+import type { TaskInfo } from '@toolvisor/tasks'
 import type { Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
 import { invalid, taskId } from './args.js'
 import type { BashOptions } from './config.js'

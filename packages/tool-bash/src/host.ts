@@ -1,5 +1,5 @@
 import { token } from '@toolvisor/kernel'
-import type { TaskInfo, TaskRegistry } from '@toolvisor/process-runtime'
+import type { TaskInfo, TaskRegistry } from '@toolvisor/tasks'
 import { BashError } from './errors.js'
 import { stopped } from './render.js'
 

@@ -1,6 +1,7 @@
 /** The `hyperhive` profile (seed 002): `run`, `status`, `kill`, over the same tasks and launcher. */
 import { randomBytes } from 'node:crypto'
-import { LOST_ON_RESTART, newestBytes, RuntimeError, type TaskInfo } from '@toolvisor/process-runtime'
+import { newestBytes } from '@toolvisor/process-runtime'
+import { LOST_ON_RESTART, type TaskInfo, TasksError } from '@toolvisor/tasks'
 import type { Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
 import { taskId } from './args.js'
 import { stopped } from './render.js'
@@ -177,10 +178,7 @@ function tailsOf(services: BashServices, id: string, session: string | undefined
     process = services.tasks.process(id, session)
   } catch (error) {
     // A task a restart lost, or one that never started (pending, or cancelled so), has no output.
-    if (
-      RuntimeError.is(error) &&
-      ['RUNTIME_ERR_TASK_LOST', 'RUNTIME_ERR_TASK_PENDING'].includes(error.code)
-    ) {
+    if (TasksError.is(error) && ['TASKS_ERR_TASK_LOST', 'TASKS_ERR_TASK_PENDING'].includes(error.code)) {
       return { stdout_tail: '', stderr_tail: '', stdout_file: null, stderr_file: null }
     }
     throw error

@@ -4,9 +4,8 @@ import type {
   PlainProcessSpec,
   PreparedTool,
   ProcessRuntime,
-  TaskInfo,
-  TaskRegistry,
 } from '@toolvisor/process-runtime'
+import type { TaskInfo, TaskRegistry } from '@toolvisor/tasks'
 import { contextOf, type ToolCallContext } from '@toolvisor/toolbox'
 import { BashError } from './errors.js'
 import { policyOf, type SandboxMode } from './modes.js'

@@ -3,7 +3,8 @@
  * queue behind it: a task past the cap waits as `pending` (seed 002), registered `deferred`, and
  * starts when one of its session's tasks ends, oldest first; `kill` cancels it before it starts.
  */
-import type { TaskInfo, TaskRegistry } from '@toolvisor/process-runtime'
+
+import type { TaskInfo, TaskRegistry } from '@toolvisor/tasks'
 import { BashError } from './errors.js'
 
 export class TaskCap {

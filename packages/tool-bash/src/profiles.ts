@@ -1,4 +1,4 @@
-import type { TaskCompletion } from '@toolvisor/process-runtime'
+import type { TaskCompletion } from '@toolvisor/tasks'
 import type { Guidance, Tool } from '@toolvisor/toolbox'
 import type { ProfileName } from './config.js'
 import { dshBash, dshKill, dshOutput } from './dsh.js'

@@ -1,17 +1,17 @@
 /** What every profile's tools share: the services, the tool shape, the foreground run, the inline wait. */
+import { newestBytes, RuntimeError } from '@toolvisor/process-runtime'
 import {
-  newestBytes,
-  RuntimeError,
+  type SessionInfo,
   type TaskBytes,
   type TaskInfo,
   type TaskRegistry,
-} from '@toolvisor/process-runtime'
+  TasksError,
+} from '@toolvisor/tasks'
 import type {
   Approval,
   CallCard,
   Renderer,
   ResultCard,
-  SessionInfo,
   Tool,
   ToolCallContext,
   ToolResult,
@@ -86,7 +86,8 @@ export function bashTool<F extends Fields>(spec: BashToolSpec<F>): Tool {
       try {
         return await spec.run(parseArgs(spec.fields, raw), ctx)
       } catch (error) {
-        if (BashError.is(error) || RuntimeError.is(error)) return answer(error.message, true)
+        if (BashError.is(error) || RuntimeError.is(error) || TasksError.is(error))
+          return answer(error.message, true)
         throw error
       }
     },

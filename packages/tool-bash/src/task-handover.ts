@@ -1,5 +1,6 @@
 /** A background shell taken as a task (MCP Tasks, `ToolCallContext.asTask`). */
-import type { ProcessExit, TaskInfo } from '@toolvisor/process-runtime'
+import type { ProcessExit } from '@toolvisor/process-runtime'
+import type { TaskInfo } from '@toolvisor/tasks'
 import { handedOver, type TaskHandover, type ToolCallContext, type ToolResult } from '@toolvisor/toolbox'
 import { renderRun, runEnd, spills } from './render.js'
 import { answer, type BashServices } from './shared.js'

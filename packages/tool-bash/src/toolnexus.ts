@@ -1,5 +1,6 @@
 /** The `toolnexus` profile (seed 004): `bash` with `run_in_background`, `bash_output {id}`, `kill_shell {id}`. */
-import type { TaskInfo } from '@toolvisor/process-runtime'
+
+import type { TaskInfo } from '@toolvisor/tasks'
 import type { Tool } from '@toolvisor/toolbox'
 import { taskId } from './args.js'
 import { delta, spills, stopped } from './render.js'

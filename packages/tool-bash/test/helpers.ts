@@ -4,21 +4,15 @@ import { join } from 'node:path'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { definePlugin, Kernel } from '@toolvisor/kernel'
 import { type Envelope, MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
-import {
-  markedProcesses,
-  type Runtime,
-  RuntimeToken,
-  runtimePlugin,
-  TasksToken,
-} from '@toolvisor/process-runtime'
+import { markedProcesses, type Runtime, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
 import { landlockPlugin } from '@toolvisor/sandbox-landlock'
+import { SessionsToken, TasksToken, tasksPlugin } from '@toolvisor/tasks'
 import { processesPlugin } from '@toolvisor/tool-processes'
 import {
   type Approval,
   ApprovalToken,
-  SessionsToken,
   type ToolCallContext,
   type ToolResult,
   ToolsToken,
@@ -71,6 +65,7 @@ export async function compose(
   const kernel = new Kernel()
   kernel.use(describePlugin)
   kernel.use(runtimePlugin, { stateDir, ...(sandbox ? { sandbox } : {}), ...runtimeOptions })
+  kernel.use(tasksPlugin)
   if (sandbox === 'bwrap') kernel.use(bwrapPlugin, {})
   if (sandbox === 'landlock') kernel.use(landlockPlugin, {})
   // A host's own approval service (as a host library provides one): the seam, not a stand-in.

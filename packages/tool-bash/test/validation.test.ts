@@ -2,6 +2,7 @@
 import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
 import { runtimePlugin } from '@toolvisor/process-runtime'
+import { tasksPlugin } from '@toolvisor/tasks'
 import { toolboxPlugin } from '@toolvisor/toolbox'
 import { describe, expect, it } from 'vitest'
 import { BashError, bashPlugin } from '../src/index.js'
@@ -84,6 +85,7 @@ describe('bash plugin: bad configuration', () => {
   it('refuses a bash that is not there, and bounds that contradict each other, naming them', async () => {
     const missing = new Kernel()
     missing.use(runtimePlugin, { stateDir: tempDir() })
+    missing.use(tasksPlugin)
     missing.use(toolboxPlugin, {})
     missing.use(describePlugin)
     const loading = missing.use(bashPlugin, { bash: '/nonexistent/bash' })

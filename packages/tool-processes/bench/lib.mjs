@@ -7,7 +7,8 @@ import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
 import { MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
 import { markedProcesses, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
-import { SessionsToken, ToolsToken, toolboxPlugin } from '@toolvisor/toolbox'
+import { SessionsToken, tasksPlugin } from '@toolvisor/tasks'
+import { ToolsToken, toolboxPlugin } from '@toolvisor/toolbox'
 // The statistics and the verdict of the runtime's benchmarks, so that every report reads alike.
 import { percentile, since, sleep, verdict } from '../../process-runtime/bench/lib.mjs'
 import { processesPlugin } from '../dist/index.js'
@@ -29,6 +30,7 @@ export async function benchKernel(tools, processes = {}) {
   const kernel = new Kernel()
   kernel.use(describePlugin)
   kernel.use(runtimePlugin, { stateDir: join(root, 'state') })
+  kernel.use(tasksPlugin)
   kernel.use(mailboxPlugin)
   kernel.use(toolboxPlugin, { toolboxes: [toolbox] })
   await kernel.use(processesPlugin, processes)

@@ -1,4 +1,5 @@
-import type { Lifecycle, TaskInfo } from '@toolvisor/process-runtime'
+import type { Lifecycle } from '@toolvisor/process-runtime'
+import type { TaskInfo } from '@toolvisor/tasks'
 import { ESCAPING, fitBackward, type ToolResult, visibleJson } from '@toolvisor/toolbox'
 
 /**

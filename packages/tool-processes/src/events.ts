@@ -1,4 +1,5 @@
-import type { SequencedEvent, TaskInfo, TaskRead, TaskRegistry } from '@toolvisor/process-runtime'
+import type { SequencedEvent } from '@toolvisor/process-runtime'
+import type { TaskInfo, TaskRead, TaskRegistry } from '@toolvisor/tasks'
 import { ESCAPING, eventValue, fitBackward, fitForward, type ToolResult } from '@toolvisor/toolbox'
 import { answer, statusOf, summary } from './answers.js'
 import { Service } from './service.js'

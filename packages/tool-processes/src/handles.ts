@@ -1,5 +1,5 @@
-import type { AddTaskOptions, ManagedProcess, TaskInfo, TaskRegistry } from '@toolvisor/process-runtime'
-import { RuntimeError } from '@toolvisor/process-runtime'
+import type { ManagedProcess } from '@toolvisor/process-runtime'
+import { type AddTaskOptions, type TaskInfo, type TaskRegistry, TasksError } from '@toolvisor/tasks'
 
 /**
  * Service handles, `p1`, `p2`, ... per session (ruling 13): each start takes the session's next
@@ -30,7 +30,7 @@ export class Handles {
       try {
         return this.#tasks.add({ ...task, owner: session, id, start: () => start(id) })
       } catch (error) {
-        if (!RuntimeError.is(error) || error.code !== 'RUNTIME_ERR_TASK_ID_TAKEN') throw error
+        if (!TasksError.is(error) || error.code !== 'TASKS_ERR_TASK_ID_TAKEN') throw error
       }
     }
   }

@@ -1,5 +1,6 @@
-import type { ManagedProcess, TaskRegistry } from '@toolvisor/process-runtime'
-import { RuntimeError, spillCutText } from '@toolvisor/process-runtime'
+import type { ManagedProcess } from '@toolvisor/process-runtime'
+import { spillCutText } from '@toolvisor/process-runtime'
+import { type TaskRegistry, TasksError } from '@toolvisor/tasks'
 import { fitBytes, IN_JSON, type Oneshots, type ToolResult } from '@toolvisor/toolbox'
 import { answer } from './answers.js'
 
@@ -30,7 +31,7 @@ function processOf(context: OutputContext, id: string): ManagedProcess {
   try {
     return context.tasks.process(id, context.session)
   } catch (error) {
-    if (!RuntimeError.is(error) || error.code !== 'RUNTIME_ERR_UNKNOWN_TASK') throw error
+    if (!TasksError.is(error) || error.code !== 'TASKS_ERR_UNKNOWN_TASK') throw error
     return context.oneshots.get(id, context.session)
   }
 }

@@ -1,9 +1,8 @@
 import type { Mailbox } from '@toolvisor/mailbox'
-import type { TaskRegistry } from '@toolvisor/process-runtime'
 import { RuntimeError } from '@toolvisor/process-runtime'
+import { type Sessions, type TaskRegistry, TasksError } from '@toolvisor/tasks'
 import {
   type Oneshots,
-  type Sessions,
   type Tool,
   ToolboxError,
   type ToolCallContext,
@@ -83,7 +82,8 @@ export function processesTool(deps: ProcessesDeps, options: ProcessesOptions): T
       try {
         return await run({ deps, options, args, ctx })
       } catch (error) {
-        if (RuntimeError.is(error) || ToolboxError.is(error)) return refusal(error.message)
+        if (RuntimeError.is(error) || TasksError.is(error) || ToolboxError.is(error))
+          return refusal(error.message)
         throw error
       }
     },

@@ -1,5 +1,5 @@
-import type { TaskRegistry } from '@toolvisor/process-runtime'
 import { RuntimeError } from '@toolvisor/process-runtime'
+import { type TaskRegistry, TasksError } from '@toolvisor/tasks'
 import {
   ESCAPING,
   fitForward,
@@ -94,7 +94,7 @@ function serviceOf(
   try {
     process = tasks.process(id, session)
   } catch (error) {
-    if (RuntimeError.is(error)) return error.message
+    if (RuntimeError.is(error) || TasksError.is(error)) return error.message
     throw error
   }
   const { slug } = loaded.spec
@@ -131,7 +131,8 @@ async function deliver({ service, event, ctx, settings, name }: Delivery): Promi
   } catch (error) {
     close()
     service.mailTaken(reply.events)
-    if (RuntimeError.is(error) || ProcessesError.is(error)) return refusal(`${name}: ${error.message}`)
+    if (RuntimeError.is(error) || TasksError.is(error) || ProcessesError.is(error))
+      return refusal(`${name}: ${error.message}`)
     throw error
   }
   await replyWindow(settings.replyMs, service.exit, ctx.signal)

@@ -1,12 +1,11 @@
 import type { Mailbox } from '@toolvisor/mailbox'
-import type { ProcessRuntime, TaskRegistry } from '@toolvisor/process-runtime'
+import type { ProcessRuntime } from '@toolvisor/process-runtime'
+import { ensureSession, type Sessions, type TaskRegistry } from '@toolvisor/tasks'
 import {
   describeExit,
-  ensureSession,
   handedOver,
   type ModeCall,
   type ModeHandler,
-  type Sessions,
   succeeded,
   type ToolResult,
   text,

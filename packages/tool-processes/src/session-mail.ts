@@ -1,6 +1,11 @@
 import type { Mailbox } from '@toolvisor/mailbox'
-import type { TaskCompletion, TaskInfo, TaskRegistry } from '@toolvisor/process-runtime'
-import { type Sessions, stopOwnedTasks } from '@toolvisor/toolbox'
+import {
+  type Sessions,
+  stopOwnedTasks,
+  type TaskCompletion,
+  type TaskInfo,
+  type TaskRegistry,
+} from '@toolvisor/tasks'
 import { statusOf } from './answers.js'
 import type { Handles } from './handles.js'
 

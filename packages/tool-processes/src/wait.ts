@@ -1,6 +1,6 @@
 import type { Mailbox, Sender } from '@toolvisor/mailbox'
-import type { TaskRegistry } from '@toolvisor/process-runtime'
-import { ensureSession, type Sessions, type ToolResult } from '@toolvisor/toolbox'
+import { ensureSession, type Sessions, type TaskRegistry } from '@toolvisor/tasks'
+import type { ToolResult } from '@toolvisor/toolbox'
 import { answer, refusal, statusOf } from './answers.js'
 
 /** Room an answer keeps around the envelopes (the note, `more`). */

@@ -5,8 +5,9 @@ import { fileURLToPath } from 'node:url'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
 import { MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
-import { markedProcesses, RuntimeToken, runtimePlugin, TasksToken } from '@toolvisor/process-runtime'
-import { SessionsToken, type ToolCallContext, ToolsToken, toolboxPlugin } from '@toolvisor/toolbox'
+import { markedProcesses, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
+import { SessionsToken, TasksToken, tasksPlugin } from '@toolvisor/tasks'
+import { type ToolCallContext, ToolsToken, toolboxPlugin } from '@toolvisor/toolbox'
 import { afterEach, expect } from 'vitest'
 import { processesPlugin } from '../src/index.js'
 
@@ -30,6 +31,7 @@ export async function compose(
   const kernel = new Kernel()
   kernel.use(describePlugin)
   kernel.use(runtimePlugin, { stateDir, ...runtime })
+  kernel.use(tasksPlugin)
   kernel.use(mailboxPlugin, mailbox)
   kernel.use(toolboxPlugin, { toolboxes: [fixtures], yieldMs: 100, ...toolbox })
   await kernel.use(processesPlugin, processes)

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
 import { markedProcesses, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
+import { tasksPlugin } from '@toolvisor/tasks'
 import { ToolsToken, toolboxPlugin } from '../dist/index.js'
 
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 30)
@@ -54,6 +55,7 @@ chmodSync(trivial, 0o755)
 const kernel = new Kernel()
 kernel.use(describePlugin)
 kernel.use(runtimePlugin, { stateDir: join(root, 'state') })
+kernel.use(tasksPlugin)
 await kernel.use(toolboxPlugin, { toolboxes: [toolbox] })
 const tools = kernel.get(ToolsToken)
 const runId = kernel.get(RuntimeToken).runId

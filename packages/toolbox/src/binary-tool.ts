@@ -1,17 +1,10 @@
 import type { ArgSpec, DescribeService, ToolSpec } from '@toolvisor/describe-v2'
 import { ArgumentError } from '@toolvisor/describe-v2'
-import type {
-  PreparedTool,
-  ProcessRuntime,
-  RunContext,
-  SequencedEvent,
-  TaskRegistry,
-} from '@toolvisor/process-runtime'
+import type { PreparedTool, ProcessRuntime, RunContext, SequencedEvent } from '@toolvisor/process-runtime'
+import { ensureSession, type Sessions, type TaskRegistry, TasksError } from '@toolvisor/tasks'
 import { eventValue, rendererFor } from './budget.js'
-import { ToolboxError } from './errors.js'
 import type { ModeCall, Modes, ResultRules } from './modes.js'
 import { eventLine, text } from './results.js'
-import { ensureSession, type Sessions } from './sessions.js'
 import type { Tool, ToolCallContext, ToolResult } from './types.js'
 
 /** A tool loaded from its executable: what `describe` said and what `prepare` checked. */
@@ -163,7 +156,7 @@ function openedSession(sessions: Sessions | undefined, id: string | undefined): 
     ensureSession(sessions, id)
     return undefined
   } catch (error) {
-    if (ToolboxError.is(error) && error.code === 'TOOLBOX_ERR_BAD_SESSION_ID') return error.message
+    if (TasksError.is(error) && error.code === 'TASKS_ERR_BAD_SESSION_ID') return error.message
     throw error
   }
 }

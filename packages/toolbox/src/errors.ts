@@ -18,12 +18,6 @@ export const ToolboxErrorCodes = {
   MODE_TAKEN: 'TOOLBOX_ERR_MODE_TAKEN',
   /** `processes output` of a process id that is neither a task nor a oneshot call this toolbox keeps. */
   UNKNOWN_PROCESS: 'TOOLBOX_ERR_UNKNOWN_PROCESS',
-  /** A session id that is not 1 to 128 characters of `A-Z a-z 0-9 . _ : @ -`. */
-  BAD_SESSION_ID: 'TOOLBOX_ERR_BAD_SESSION_ID',
-  /** A session's working directory that is not an absolute path. */
-  BAD_SESSION_CWD: 'TOOLBOX_ERR_BAD_SESSION_CWD',
-  /** Closing a session that is not open. */
-  UNKNOWN_SESSION: 'TOOLBOX_ERR_UNKNOWN_SESSION',
 } as const
 
 /** Codes of the load warnings the toolbox reports (the tool is served). */

@@ -43,12 +43,10 @@ export type { FailureOptions } from './results.js'
 export { bytesText, describeExit, exitMeta, failure, outputCall, succeeded, text } from './results.js'
 export type { Served, ServeOptions } from './serve.js'
 export { serve } from './serve.js'
-export type { CloseHook, CloseReason, OpenHook, OpenSession, SessionInfo, Sessions } from './sessions.js'
-export { createSessions, ensureSession, stopOwnedTasks } from './sessions.js'
 export type { StreamOptions } from './stream.js'
 export { handedOver, placeholder, streamHandler } from './stream.js'
 export { QUOTE_CHARACTERS, quoteInput, visibleJson, visibleLine, visibleText } from './text.js'
-export { BinaryToolsToken, ModesToken, OneshotsToken, SessionsToken, ToolsToken } from './tokens.js'
+export { BinaryToolsToken, ModesToken, OneshotsToken, ToolsToken } from './tokens.js'
 export type {
   ConnectionId,
   Guidance,

@@ -1,4 +1,5 @@
-import { foreignTask, type ManagedProcess } from '@toolvisor/process-runtime'
+import type { ManagedProcess } from '@toolvisor/process-runtime'
+import { foreignTask } from '@toolvisor/tasks'
 import { ToolboxError } from './errors.js'
 import { quoteInput } from './text.js'
 
@@ -15,7 +16,7 @@ export interface Oneshots {
   /** Keeps a cut oneshot call's process, owned by `owner` (none: every session may read it). */
   add(process: ManagedProcess, owner: string | undefined): void
   /**
-   * The process of a kept oneshot call that `session` may read. Throws `RUNTIME_ERR_FOREIGN_TASK`
+   * The process of a kept oneshot call that `session` may read. Throws `TASKS_ERR_FOREIGN_TASK`
    * for another session's, `TOOLBOX_ERR_UNKNOWN_PROCESS` for an id it does not keep.
    */
   get(id: string, session: string | undefined): ManagedProcess

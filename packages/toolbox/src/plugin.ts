@@ -1,6 +1,7 @@
 import { DescribeToken } from '@toolvisor/describe-v2'
 import { definePlugin } from '@toolvisor/kernel'
-import { EnvironmentPolicyConfig, RAW_ONESHOT, RuntimeToken, TasksToken } from '@toolvisor/process-runtime'
+import { EnvironmentPolicyConfig, RAW_ONESHOT, RuntimeToken } from '@toolvisor/process-runtime'
+import { type Sessions, SessionsToken, TasksToken } from '@toolvisor/tasks'
 import { z } from 'zod'
 import { type BinaryToolDeps, type CallOptions, type LoadedTool, toolsOf } from './binary-tool.js'
 import { type HelpOptions, helpTool } from './help.js'
@@ -17,9 +18,8 @@ import { oneshotHandler } from './oneshot.js'
 import { createOneshots } from './oneshots.js'
 import { createToolRegistry } from './registry.js'
 import { type Served, serve } from './serve.js'
-import { createSessions, type Sessions, stopOwnedTasks } from './sessions.js'
 import { streamHandler } from './stream.js'
-import { BinaryToolsToken, ModesToken, OneshotsToken, SessionsToken, ToolsToken } from './tokens.js'
+import { BinaryToolsToken, ModesToken, OneshotsToken, ToolsToken } from './tokens.js'
 import type { Tool, ToolRegistry } from './types.js'
 
 /** The `binary-tools` service: loads executables as tools, for the toolbox and for other packages. */
@@ -133,13 +133,13 @@ export function createBinaryTools(
 /**
  * The toolbox as a kernel plugin: provides the `tools` registry, filled with every tool of the
  * configured toolboxes (and the shared `help` tool), the `binary-tools` loader, the `modes` seam
- * (with `oneshot` and `stream` registered), the `oneshots` record and the `sessions` service (a
- * session that closes has every task it owns stopped with its declared cancel).
+ * (with `oneshot` and `stream` registered) and the `oneshots` record. A call names its session,
+ * which `sessions` (`@toolvisor/tasks`) opens when nobody did.
  */
 export const toolboxPlugin = definePlugin({
   name: 'toolbox',
-  inject: { describe: DescribeToken, runtime: RuntimeToken, tasks: TasksToken },
-  provides: [ToolsToken, BinaryToolsToken, ModesToken, OneshotsToken, SessionsToken],
+  inject: { describe: DescribeToken, runtime: RuntimeToken, tasks: TasksToken, sessions: SessionsToken },
+  provides: [ToolsToken, BinaryToolsToken, ModesToken, OneshotsToken],
   config: ToolboxConfig,
   async apply(ctx, config) {
     const { runtime } = ctx.deps
@@ -148,9 +148,7 @@ export const toolboxPlugin = definePlugin({
     const oneshots = createOneshots()
     modes.register('oneshot', oneshotHandler(runtime, oneshots))
     modes.register('stream', streamHandler(ctx.deps, options))
-    const sessions = createSessions()
-    sessions.onClose((session) => stopOwnedTasks(ctx.deps.tasks, session.id))
-    const binary = createBinaryTools(ctx.deps, modes, { ...options, sessions })
+    const binary = createBinaryTools(ctx.deps, modes, { ...options, sessions: ctx.deps.sessions })
     const registry = createToolRegistry()
     const { loaded, reports } = await binary.loadToolboxes(config.toolboxes)
     for (const report of reports) registry.reportLoadError(report)
@@ -160,6 +158,5 @@ export const toolboxPlugin = definePlugin({
     ctx.provide(BinaryToolsToken, binary)
     ctx.provide(ModesToken, modes)
     ctx.provide(OneshotsToken, oneshots)
-    ctx.provide(SessionsToken, sessions)
   },
 })

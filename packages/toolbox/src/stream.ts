@@ -1,4 +1,5 @@
-import type { ManagedProcess, ProcessRuntime, TaskRegistry } from '@toolvisor/process-runtime'
+import type { ManagedProcess, ProcessRuntime } from '@toolvisor/process-runtime'
+import type { TaskRegistry } from '@toolvisor/tasks'
 import { eventValue, fitBackward, type Renderer, rendererFor } from './budget.js'
 import type { ModeCall, ModeHandler } from './modes.js'
 import { exitMeta, failure, succeeded, text } from './results.js'

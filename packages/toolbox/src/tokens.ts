@@ -2,7 +2,6 @@ import { token } from '@toolvisor/kernel'
 import type { Modes } from './modes.js'
 import type { Oneshots } from './oneshots.js'
 import type { BinaryTools } from './plugin.js'
-import type { Sessions } from './sessions.js'
 import type { ToolRegistry } from './types.js'
 
 /** The `tools` token: the model-facing tool registry. */
@@ -16,6 +15,3 @@ export const ModesToken = token<Modes>('modes')
 
 /** The `oneshots` token: finished oneshot calls by process id, fenced by session (`processes output`). */
 export const OneshotsToken = token<Oneshots>('oneshots')
-
-/** The `sessions` token: who owns calls, tasks and mail; surfaces open and close sessions here. */
-export const SessionsToken = token<Sessions>('sessions')

@@ -4,14 +4,14 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
-import { markedProcesses, RuntimeToken, runtimePlugin, TasksToken } from '@toolvisor/process-runtime'
+import { markedProcesses, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
+import { SessionsToken, TasksToken, tasksPlugin } from '@toolvisor/tasks'
 import { afterEach, expect } from 'vitest'
 import type { z } from 'zod'
 import {
   BinaryToolsToken,
   ModesToken,
   OneshotsToken,
-  SessionsToken,
   type ToolboxConfig,
   type ToolCallContext,
   ToolsToken,
@@ -45,6 +45,7 @@ export async function compose(
   const kernel = new Kernel()
   kernel.use(describePlugin)
   kernel.use(runtimePlugin, { stateDir: tempDir('tv-state-'), ...runtimeConfig })
+  kernel.use(tasksPlugin)
   const handle = kernel.use(toolboxPlugin, { toolboxes, ...toolbox })
   await handle
   const runtime = kernel.get(RuntimeToken)!

@@ -1,5 +1,5 @@
 import type { Envelope, Mailbox } from '@toolvisor/mailbox'
-import type { TaskInfo, TaskNews, TaskRegistry } from '@toolvisor/process-runtime'
+import type { TaskInfo, TaskNews, TaskRegistry } from '@toolvisor/tasks'
 import { statusOf } from '@toolvisor/tool-processes'
 import type { NotifyItem } from './queue.js'
 

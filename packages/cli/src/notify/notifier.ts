@@ -1,5 +1,5 @@
 import type { Mailbox } from '@toolvisor/mailbox'
-import type { TaskRegistry } from '@toolvisor/process-runtime'
+import type { TaskRegistry } from '@toolvisor/tasks'
 import { followTasks } from './items.js'
 import { NotifyQueue } from './queue.js'
 import { type NotifyTarget, shownTarget } from './target.js'

@@ -8,7 +8,7 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { TaskRegistry } from '@toolvisor/process-runtime'
+import type { TaskRegistry } from '@toolvisor/tasks'
 import type { ConnectionId, ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
 import { CallGate } from './call-gate.js'
 import { foldMail, type SessionMailOptions } from './mail.js'

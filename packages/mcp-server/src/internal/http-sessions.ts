@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Sessions, ToolRegistry } from '@toolvisor/toolbox'
+import type { Sessions } from '@toolvisor/tasks'
+import type { ToolRegistry } from '@toolvisor/toolbox'
 import { createSurface, type McpServerOptions, type McpSurface } from '../server.js'
 import { readJsonBody } from './http-body.js'
 import { messageOf } from './result.js'

@@ -12,7 +12,7 @@ import {
   type Result,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js'
-import { RuntimeError, RuntimeErrorCodes, type TaskInfo, type TaskRegistry } from '@toolvisor/process-runtime'
+import { type TaskInfo, type TaskRegistry, TasksError, TasksErrorCodes } from '@toolvisor/tasks'
 import { describeExit, succeeded, type ToolResult } from '@toolvisor/toolbox'
 import { toCallToolResult } from './result.js'
 
@@ -92,8 +92,8 @@ export function sessionTaskStore(options: {
     try {
       return tasks.get(id, session)
     } catch (error) {
-      if (RuntimeError.is(error) && error.code === RuntimeErrorCodes.UNKNOWN_TASK) return undefined
-      if (RuntimeError.is(error)) throw new McpError(ErrorCode.InvalidParams, error.message)
+      if (TasksError.is(error) && error.code === TasksErrorCodes.UNKNOWN_TASK) return undefined
+      if (TasksError.is(error)) throw new McpError(ErrorCode.InvalidParams, error.message)
       throw error
     }
   }

@@ -5,7 +5,7 @@ import {
   type ListToolsResult,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { TaskRegistry } from '@toolvisor/process-runtime'
+import type { TaskRegistry } from '@toolvisor/tasks'
 import type { ToolRegistry } from '@toolvisor/toolbox'
 import type { McpServerOptions } from '../server.js'
 import { ToolAnnouncer } from './announcer.js'

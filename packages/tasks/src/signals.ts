@@ -3,7 +3,7 @@
  * gave for the report of a lost task of its kind (`wordLost`). One listener's bug never hides
  * anything from the others.
  */
-import type { TaskCompletion, TaskInfo, TaskKind, TaskNews } from './task-types.js'
+import type { TaskCompletion, TaskInfo, TaskKind, TaskNews } from './types.js'
 
 export class TaskSignals {
   readonly #done = new Set<(completion: TaskCompletion) => void>()

@@ -1,6 +1,6 @@
+import { eventually } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
-import { createTaskRegistry, RuntimeError, type TaskCompletion } from '../src/index.js'
-import { eventually } from '../src/testing.js'
+import { createTaskRegistry, type TaskCompletion, TasksError } from '../src/index.js'
 import { fixture, makeRuntime, output, tool } from './helpers.js'
 
 const counter = (count: number, ms = 20) => ({
@@ -82,10 +82,10 @@ describe('task registry', () => {
     try {
       tasks.get('t2', undefined)
     } catch (error) {
-      expect(RuntimeError.is(error) && error.code).toBe('RUNTIME_ERR_FOREIGN_TASK')
+      expect(TasksError.is(error) && error.code).toBe('TASKS_ERR_FOREIGN_TASK')
     }
     expect(() => tasks.get('t9', 'alice')).toThrow(
-      expect.objectContaining({ code: 'RUNTIME_ERR_UNKNOWN_TASK' }),
+      expect.objectContaining({ code: 'TASKS_ERR_UNKNOWN_TASK' }),
     )
     // Bob's task is untouched by Alice's attempts (still starting, or running by now).
     expect(['starting', 'running']).toContain(tasks.get('t2', 'bob').lifecycle.status)
@@ -134,8 +134,8 @@ describe('task registry', () => {
     const off = tasks.onDone((c) => completions.push(c))
     tasks.add({ kind: 'stream', tool: 'counter', owner: 's', process: runtime.start(counter(2, 5)) })
     const graceful = runtime.start({
-      tool: tool(fixture('graceful.sh'), { process: { mode: 'stream', output: output('lines') } }),
-      argv: ['run'],
+      tool: tool('/bin/sh', { process: { mode: 'stream', output: output('lines') } }),
+      argv: ['-c', "trap 'echo got-term; exit 42' TERM; echo started; while :; do sleep 0.1; done"],
     })
     const long = tasks.add({ kind: 'stream', tool: 'graceful', owner: 's', process: graceful })
     await tasks.wait('t1', 's', 5000)

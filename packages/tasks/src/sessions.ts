@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { isAbsolute } from 'node:path'
-import type { TaskRegistry } from '@toolvisor/process-runtime'
-import { ToolboxError } from './errors.js'
+import { TasksError } from './errors.js'
+import type { TaskRegistry } from './types.js'
 
 /** A session as hosts and operators see it. */
 export interface SessionInfo {
@@ -85,15 +85,15 @@ class SessionTable implements Sessions {
   open(options: OpenSession = {}): SessionInfo {
     const id = options.id ?? `s-${randomUUID()}`
     if (typeof id !== 'string' || !ID.test(id)) {
-      throw new ToolboxError(
-        'TOOLBOX_ERR_BAD_SESSION_ID',
+      throw new TasksError(
+        'TASKS_ERR_BAD_SESSION_ID',
         `sessions.open: id ${JSON.stringify(id).slice(0, 140)} is not a session id: use 1 to 128 characters of A-Z a-z 0-9 . _ : @ -`,
       )
     }
     const cwd = options.cwd
     if (cwd !== undefined && (typeof cwd !== 'string' || !isAbsolute(cwd))) {
-      throw new ToolboxError(
-        'TOOLBOX_ERR_BAD_SESSION_CWD',
+      throw new TasksError(
+        'TASKS_ERR_BAD_SESSION_CWD',
         `sessions.open: cwd ${JSON.stringify(cwd).slice(0, 140)} of session ${id} is not an absolute path`,
       )
     }
@@ -130,8 +130,8 @@ class SessionTable implements Sessions {
   async close(id: string, reason: CloseReason = 'closed'): Promise<void> {
     const session = this.#open.get(id)
     if (session === undefined) {
-      throw new ToolboxError(
-        'TOOLBOX_ERR_UNKNOWN_SESSION',
+      throw new TasksError(
+        'TASKS_ERR_UNKNOWN_SESSION',
         `sessions.close: no open session ${JSON.stringify(id)} (never opened, or already closed)`,
       )
     }
@@ -175,7 +175,7 @@ export async function stopOwnedTasks(tasks: TaskRegistry, session: string): Prom
 /**
  * Opens the session `id` unless it is open: a call that names a session nobody opened (an
  * in-process host, `toolvisor call --session X`) gets one, with its mailbox, as an MCP connection
- * does. Throws `TOOLBOX_ERR_BAD_SESSION_ID` for an id that is not a session id.
+ * does. Throws `TASKS_ERR_BAD_SESSION_ID` for an id that is not a session id.
  */
 export function ensureSession(sessions: Sessions, id: string): SessionInfo {
   return sessions.get(id) ?? sessions.open({ id, origin: 'host' })

@@ -1,9 +1,14 @@
 /** One task as the registry keeps it, and how it is shown and read (see `tasks.ts`). */
 
-import type { LostProcess } from './lost.js'
-import { endOf, newestBytes } from './stream-bytes.js'
-import type { TaskBytes, TaskInfo, TaskKind, TaskRead } from './task-types.js'
-import type { Lifecycle, ManagedProcess, ProcessExit } from './types.js'
+import {
+  endOf,
+  type Lifecycle,
+  type LostProcess,
+  type ManagedProcess,
+  newestBytes,
+  type ProcessExit,
+} from '@toolvisor/process-runtime'
+import type { TaskBytes, TaskInfo, TaskKind, TaskRead } from './types.js'
 
 /** A task in the registry. */
 export interface Entry {

@@ -1,7 +1,8 @@
-import { RuntimeError } from './errors.js'
-import { bytesOf, type Entry, info, lostEntry, pageOf, waitEnd, wake } from './task-entry.js'
-import { TaskIds } from './task-ids.js'
-import { TaskSignals } from './task-signals.js'
+import type { LostProcess, ManagedProcess, ProcessExit, ProcessRuntime } from '@toolvisor/process-runtime'
+import { bytesOf, type Entry, info, lostEntry, pageOf, waitEnd, wake } from './entry.js'
+import { TasksError } from './errors.js'
+import { TaskIds } from './ids.js'
+import { TaskSignals } from './signals.js'
 import type {
   AddTaskOptions,
   TaskBytes,
@@ -11,17 +12,14 @@ import type {
   TaskNews,
   TaskRead,
   TaskRegistry,
-} from './task-types.js'
-import type { LostProcess, ManagedProcess, ProcessExit, ProcessRuntime } from './types.js'
-
-export type * from './task-types.js'
+} from './types.js'
 
 /**
  * The ownership refusal, seed 001's stable text `task <id> belongs to another session`: built here
  * only, and thrown by every tool that fences something by its owner session.
  */
-export function foreignTask(id: string): RuntimeError {
-  return new RuntimeError('RUNTIME_ERR_FOREIGN_TASK', `task ${id} belongs to another session`)
+export function foreignTask(id: string): TasksError {
+  return new TasksError('TASKS_ERR_FOREIGN_TASK', `task ${id} belongs to another session`)
 }
 
 const DEFAULT_READ = 100
@@ -118,9 +116,9 @@ class Tasks implements TaskRegistry {
     if (entry.process) return entry.process
     if (entry.lostWhy === undefined) {
       const why = entry.exit ? 'it was cancelled before it started' : 'it has not started yet (pending)'
-      throw new RuntimeError('RUNTIME_ERR_TASK_PENDING', `task ${id} has no process: ${why}`)
+      throw new TasksError('TASKS_ERR_TASK_PENDING', `task ${id} has no process: ${why}`)
     }
-    throw new RuntimeError('RUNTIME_ERR_TASK_LOST', `task ${id} has no process: ${entry.lostWhy}`)
+    throw new TasksError('TASKS_ERR_TASK_LOST', `task ${id} has no process: ${entry.lostWhy}`)
   }
 
   list(session: string | undefined): TaskInfo[] {
@@ -247,8 +245,8 @@ class Tasks implements TaskRegistry {
       return chosen
     }
     const by = held.exit === undefined ? 'a task still running' : "another session's task"
-    throw new RuntimeError(
-      'RUNTIME_ERR_TASK_ID_TAKEN',
+    throw new TasksError(
+      'TASKS_ERR_TASK_ID_TAKEN',
       `task id ${chosen} is taken by ${by}; nothing was started`,
     )
   }
@@ -256,7 +254,7 @@ class Tasks implements TaskRegistry {
   /** The ownership fence: ids are never it (ruling 13); this check is. */
   #owned(id: string, session: string | undefined): Entry {
     const entry = this.#entries.get(id)
-    if (!entry) throw new RuntimeError('RUNTIME_ERR_UNKNOWN_TASK', `no task ${id}`)
+    if (!entry) throw new TasksError('TASKS_ERR_UNKNOWN_TASK', `no task ${id}`)
     if (entry.owner !== undefined && entry.owner !== session) throw foreignTask(id)
     return entry
   }

@@ -1,10 +1,8 @@
-import { spawn } from 'node:child_process'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { deadRun, eventually } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
 import { createTaskRegistry, type TaskInfo, type TaskNews } from '../src/index.js'
-import { procStat } from '../src/procfs.js'
-import { eventually } from '../src/testing.js'
 import { fixture, makeRuntime, output, tempDir, tool } from './helpers.js'
 
 const events = (count: number, ms = 20) => ({
@@ -40,13 +38,6 @@ describe('task news', () => {
 })
 
 /** A run directory as a run that died leaves it: an owner that is gone, and its process log. */
-function deadRun(stateDir: string, run: string, records: readonly object[]): void {
-  const dir = join(stateDir, 'runs', run)
-  mkdirSync(dir, { recursive: true })
-  writeFileSync(join(dir, 'owner.json'), JSON.stringify({ pid: 2 ** 22 + 1, start: '1', at: '' }))
-  writeFileSync(join(dir, 'processes.log'), `${records.map((r) => JSON.stringify(r)).join('\n')}\n`)
-}
-
 describe('lost tasks', () => {
   it('are told to their owner once, across restarts; a tell that fails is told again', () => {
     const stateDir = tempDir('tv-told-')
@@ -87,34 +78,5 @@ describe('lost tasks', () => {
       ['p1', 'failed'],
       ['t1', 'failed'],
     ])
-  })
-
-  it('never kills a process that merely has the pid a dead run recorded', async () => {
-    const stateDir = tempDir('tv-reuse-')
-    const stranger = spawn('sleep', ['30'], { stdio: 'ignore', detached: true })
-    const unmarked = spawn('sleep', ['30'], { stdio: 'ignore', detached: true })
-    try {
-      expect(await eventually(() => procStat(stranger.pid!) !== undefined)).toBe(true)
-      const start = procStat(stranger.pid!)!.startTime
-      const at = new Date().toISOString()
-      deadRun(stateDir, 'dead-2', [
-        // The same pid, another start time: a later process that reuses the pid.
-        { op: '+', id: 'proc-1', pid: stranger.pid, start: String(Number(start) - 1), tool: 'a', at },
-        // No start time recorded yet: only the run's marker in its environment would make it ours.
-        { op: '+', id: 'proc-2', pid: unmarked.pid, start: '', tool: 'b', at },
-      ])
-      const runtime = makeRuntime({ stateDir })
-      expect(runtime.lost().map((p) => [p.id, p.killed])).toEqual([
-        ['proc-1', 0],
-        ['proc-2', 0],
-      ])
-      expect(procStat(stranger.pid!)?.state).not.toBe('Z')
-      expect(procStat(unmarked.pid!)?.state).not.toBe('Z')
-      expect(stranger.exitCode ?? stranger.signalCode).toBeNull()
-      expect(unmarked.exitCode ?? unmarked.signalCode).toBeNull()
-    } finally {
-      stranger.kill('SIGKILL')
-      unmarked.kill('SIGKILL')
-    }
   })
 })

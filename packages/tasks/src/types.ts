@@ -1,7 +1,11 @@
 /** The shapes of the task registry (see `tasks.ts`). */
-import type { SequencedEvent } from './event-log.js'
-import type { StreamBytes } from './stream-bytes.js'
-import type { Lifecycle, ManagedProcess, ProcessExit } from './types.js'
+import type {
+  Lifecycle,
+  ManagedProcess,
+  ProcessExit,
+  SequencedEvent,
+  StreamBytes,
+} from '@toolvisor/process-runtime'
 
 /** What kind of long-running thing a task is. */
 export type TaskKind = 'stream' | 'service' | 'bash'

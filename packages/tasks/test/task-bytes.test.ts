@@ -1,9 +1,9 @@
 // What the task registry gives a background shell (issue 13): chosen ids reused once their task
 // ended, byte cursors over stdout and stderr, completions a waiting owner already observed.
 import { readFileSync, statSync } from 'node:fs'
+import { eventually } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
 import { createTaskRegistry, type TaskCompletion } from '../src/index.js'
-import { eventually } from '../src/testing.js'
 import { makeRuntime, output, tool } from './helpers.js'
 
 /** `sh -c SCRIPT` as a stream process: ready at once, chunks. */
