@@ -162,7 +162,8 @@ function runTests(pnpm, args) {
 /**
  * The checks beside the tests: every package's lint (`biome check .`: its sources, tests, bench,
  * scripts and README) and typecheck (`tsc --noEmit` over src and test), and the repository's own
- * scripts/ and docs linted. One tally line, each check one count; a failed one named above it.
+ * scripts/ and docs linted, and every package's packaging (publint, attw: scripts/packaging.mjs).
+ * One tally line, each check one count; a failed one named above it.
  */
 function runChecks(pnpm) {
   const checks = [
@@ -190,6 +191,11 @@ function runChecks(pnpm) {
         'turbo.json',
         'typedoc.json',
       ],
+    ],
+    [
+      'packaging (publint and attw, every package)',
+      process.execPath,
+      [join(root, 'scripts', 'packaging.mjs')],
     ],
   ]
   const failed = checks.filter(([, command, args]) => loud(command, args) !== 0).map(([what]) => what)

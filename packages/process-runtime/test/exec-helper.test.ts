@@ -5,7 +5,6 @@ import { spawnSync } from 'node:child_process'
 import { openSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-// @ts-expect-error: a build script, plain JavaScript
 import { FREESTANDING } from '../scripts/native.mjs'
 import { fixtures, tempDir } from './helpers.js'
 
