@@ -5,7 +5,6 @@ export type { BashErrorCode } from './errors.js'
 export { BashError, BashErrorCodes } from './errors.js'
 export type { BackgroundShellInfo, BashHost } from './host.js'
 export { BashToken, createBashHost } from './host.js'
-export type { HyperhiveReport, HyperhiveStatus } from './hyperhive.js'
 export type { SandboxMode } from './modes.js'
 export {
   denialMarker,
@@ -23,7 +22,8 @@ export {
   presentTaskCall,
   presentTaskResult,
 } from './present.js'
+export { toolnexusStatus } from './profiles/codex-like.js'
+export type { HyperhiveReport, HyperhiveStatus } from './profiles/daemon-like.js'
 export { BASH_GUIDANCE } from './profiles.js'
 export type { Delta, RunEnd } from './render.js'
 export { completionNotice, outputText, renderRun, statusLine } from './render.js'
-export { toolnexusStatus } from './toolnexus.js'

@@ -7,14 +7,14 @@ import { SessionsToken, TasksToken } from '@toolvisor/tasks'
 import { ApprovalToken, rendererFor, ToolsToken } from '@toolvisor/toolbox'
 import { mailCompletions } from './completion.js'
 import { BashConfig } from './config.js'
-import { dshMode } from './dsh.js'
 import { BashError } from './errors.js'
 import { StandingModes } from './escalation.js'
 import { BashToken, createBashHost } from './host.js'
 import { Launcher } from './launcher.js'
 import { TaskCap } from './pending.js'
+import { dshMode } from './profiles/claude-code-like.js'
+import type { BashServices } from './profiles/common.js'
 import { PROFILE } from './profiles.js'
-import type { BashServices } from './shared.js'
 
 /**
  * The bash tools as a kernel plugin: registers the configured profile's tools into `tools`

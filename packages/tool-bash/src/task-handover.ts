@@ -2,8 +2,8 @@
 import type { ProcessExit } from '@toolvisor/process-runtime'
 import type { TaskInfo } from '@toolvisor/tasks'
 import { handedOver, type TaskHandover, type ToolCallContext, type ToolResult } from '@toolvisor/toolbox'
+import { answer, type BashServices } from './profiles/common.js'
 import { renderRun, runEnd, spills } from './render.js'
-import { answer, type BashServices } from './shared.js'
 
 /** The reader the task's answer reads with: the model's own `bash_output` cursor stays where it was. */
 const TASK_READER = 'mcp-task'

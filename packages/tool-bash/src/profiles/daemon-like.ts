@@ -1,12 +1,15 @@
-/** The `hyperhive` profile (seed 002): `run`, `status`, `kill`, over the same tasks and launcher. */
+/**
+ * The daemon-like bash tools: profile `hyperhive`, in the words of seed 002 (hyperhive's bash MCP
+ * server, whose tasks outlive a client): `run`, `status`, `kill`, over the same tasks and launcher.
+ */
 import { randomBytes } from 'node:crypto'
 import { newestBytes } from '@toolvisor/process-runtime'
 import { LOST_ON_RESTART, type TaskInfo, TasksError } from '@toolvisor/tasks'
 import type { Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
-import { taskId } from './args.js'
-import { stopped } from './render.js'
-import { answer, type BashServices, bashTask, bashTool, commandOf, stopTask, waitInline } from './shared.js'
-import { handOver } from './task-handover.js'
+import { taskId } from '../args.js'
+import { stopped } from '../render.js'
+import { handOver } from '../task-handover.js'
+import { answer, type BashServices, bashTask, bashTool, commandOf, stopTask, waitInline } from './common.js'
 
 /** How much of the end of each stream `status` shows (seed 002: the last 4 KiB). */
 const TAIL_BYTES = 4096

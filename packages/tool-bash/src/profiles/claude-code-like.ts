@@ -1,13 +1,18 @@
-/** The `dsh` profile's tools (seed 001, the default): `bash`, `bash_output`, `bash_kill`. */
+/**
+ * The Claude-Code-like bash tools: profile `dsh`, the default, in the words of seed 001
+ * (deepseek-harness's bash tools): `bash` (foreground, or `run_in_background`), `bash_output`,
+ * `bash_kill`, with UI cards and sandbox escalation.
+ */
 
 import type { TaskInfo } from '@toolvisor/tasks'
 import type { Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
-import { invalid, taskId } from './args.js'
-import type { BashOptions } from './config.js'
-import { callMode } from './escalation.js'
-import type { SandboxMode } from './modes.js'
-import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from './present.js'
-import { outputText, renderRun, runEnd, spills } from './render.js'
+import { invalid, taskId } from '../args.js'
+import type { BashOptions } from '../config.js'
+import { callMode } from '../escalation.js'
+import type { SandboxMode } from '../modes.js'
+import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from '../present.js'
+import { outputText, renderRun, runEnd, spills } from '../render.js'
+import { handOver } from '../task-handover.js'
 import {
   answer,
   type BashServices,
@@ -18,8 +23,7 @@ import {
   stopTask,
   taskDenial,
   waitInline,
-} from './shared.js'
-import { handOver } from './task-handover.js'
+} from './common.js'
 
 /** The arguments of `bash`; the numbers the model reads are the configured ones. */
 const bashFields = (options: BashOptions) =>

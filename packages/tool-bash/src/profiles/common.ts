@@ -1,4 +1,7 @@
-/** What every profile's tools share: the services, the tool shape, the foreground run, the inline wait. */
+/**
+ * What the three profiles' tools (claude-code-like.ts, daemon-like.ts, codex-like.ts) share: the
+ * services, the tool shape, the foreground run, the inline wait.
+ */
 import { newestBytes, RuntimeError } from '@toolvisor/process-runtime'
 import {
   type SessionInfo,
@@ -16,16 +19,16 @@ import type {
   ToolCallContext,
   ToolResult,
 } from '@toolvisor/toolbox'
-import { type Fields, type Parsed, parseArgs, schemaOf } from './args.js'
-import type { BashOptions } from './config.js'
-import { BashError } from './errors.js'
-import type { StandingModes } from './escalation.js'
-import type { Command, Launch, Launcher } from './launcher.js'
-import { DENIAL_TAIL_BYTES, type SandboxMode } from './modes.js'
-import { refuseOverCap, type TaskCap } from './pending.js'
-import { ANNOTATIONS } from './present.js'
-import { denialLines, renderRun, runEnd, spills } from './render.js'
-import { workdirOf } from './workdir.js'
+import { type Fields, type Parsed, parseArgs, schemaOf } from '../args.js'
+import type { BashOptions } from '../config.js'
+import { BashError } from '../errors.js'
+import type { StandingModes } from '../escalation.js'
+import type { Command, Launch, Launcher } from '../launcher.js'
+import { DENIAL_TAIL_BYTES, type SandboxMode } from '../modes.js'
+import { refuseOverCap, type TaskCap } from '../pending.js'
+import { ANNOTATIONS } from '../present.js'
+import { denialLines, renderRun, runEnd, spills } from '../render.js'
+import { workdirOf } from '../workdir.js'
 
 /** What the tools of a profile run on. */
 export interface BashServices {

@@ -1,10 +1,14 @@
-/** The `toolnexus` profile (seed 004): `bash` with `run_in_background`, `bash_output {id}`, `kill_shell {id}`. */
+/**
+ * The Codex-like bash tools: profile `toolnexus`, in the words of seed 004 (toolnexus's Rust
+ * builtins and their background shells): `bash` with `run_in_background`, `bash_output {id}`,
+ * `kill_shell {id}`.
+ */
 
 import type { TaskInfo } from '@toolvisor/tasks'
 import type { Tool } from '@toolvisor/toolbox'
-import { taskId } from './args.js'
-import { delta, spills, stopped } from './render.js'
-import { answer, type BashServices, bashTool, readTask, runCommand, stopTask } from './shared.js'
+import { taskId } from '../args.js'
+import { delta, spills, stopped } from '../render.js'
+import { answer, type BashServices, bashTool, readTask, runCommand, stopTask } from './common.js'
 
 const ID_FIELDS = { id: taskId('The background shell id `bash` returned.') }
 
