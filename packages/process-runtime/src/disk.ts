@@ -1,9 +1,10 @@
 import { type Dirent, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { HeldDirectory } from './held-dir.js'
+import type { HeldDirectory } from './held-dir.js'
 import { isSameProcess } from './procfs.js'
 import type { OwnerRecord } from './recovery.js'
 import type { SpillAllowance } from './spill-cut.js'
+import { eachRun } from './state-dir.js'
 
 /** Spill files a finished process left, once nothing in this runtime refers to it any more. */
 interface Released {
@@ -109,14 +110,15 @@ export class DiskBudget {
   /** Runs other than this one that no live runtime owns, oldest first, with their sizes. */
   #closedRuns(): Array<{ readonly dir: string; readonly bytes: number; readonly at: number }> {
     const runs = join(this.#stateDir, 'runs')
-    let names: string[]
-    try {
-      names = readdirSync(runs)
-    } catch {
-      return []
-    }
+    const names: string[] = []
+    eachRun(
+      this.#stateDir,
+      (run, name) => {
+        if (name !== this.#ownRun && !ownedByLiveRuntime(run)) names.push(name)
+      },
+      (name) => names.push(name), // a link or a file in runs/ is no run: it is pruned (itself alone)
+    )
     return names
-      .filter((name) => name !== this.#ownRun && !ownedByLiveRuntime(join(runs, name)))
       .map((name) => {
         const dir = join(runs, name)
         return { dir, bytes: sizeOf(dir), at: mtimeOf(dir) }
@@ -151,20 +153,12 @@ export class SpillLedger implements SpillAllowance {
 }
 
 /** A run directory whose owner record names a live process: another toolvisor at work. */
-function ownedByLiveRuntime(dir: string): boolean {
-  let run: HeldDirectory
-  try {
-    run = HeldDirectory.open(dir) // a link in runs/ is no run: it is pruned (the link alone)
-  } catch {
-    return false
-  }
+function ownedByLiveRuntime(run: HeldDirectory): boolean {
   try {
     const owner = JSON.parse(run.read('owner.json').toString('utf8')) as OwnerRecord
     return isSameProcess(owner.pid, owner.start)
   } catch {
     return false
-  } finally {
-    run.close()
   }
 }
 

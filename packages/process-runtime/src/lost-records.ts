@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { HeldDirectory } from './held-dir.js'
 import type { LostProcess } from './lost.js'
+import { eachRun } from './state-dir.js'
 
 /**
  * The records a dead run's directory keeps of what it lost (`lost.json`) and of which owners were
@@ -72,34 +73,4 @@ export function keptLost(stateDir: string): LostProcess[] {
     }
   })
   return found.sort((a, b) => a.startedAt.localeCompare(b.startedAt))
-}
-
-/**
- * Calls `visit` with each run directory of the state directory, held (and let go after): a link
- * or a file in `runs/` is skipped, it is no run of toolvisor's.
- */
-export function eachRun(stateDir: string, visit: (run: HeldDirectory, runId: string) => void): void {
-  let runs: HeldDirectory
-  try {
-    runs = HeldDirectory.open(join(stateDir, 'runs'))
-  } catch {
-    return
-  }
-  try {
-    for (const runId of runs.names()) {
-      let run: HeldDirectory
-      try {
-        run = runs.child(runId)
-      } catch {
-        continue
-      }
-      try {
-        visit(run, runId)
-      } finally {
-        run.close()
-      }
-    }
-  } finally {
-    runs.close()
-  }
 }

@@ -2,9 +2,10 @@ import { type CgroupRecord, reapCgroups } from './cgroup-reap.js'
 import type { HeldDirectory } from './held-dir.js'
 import type { Placeholder } from './launchers.js'
 import type { LostProcess } from './lost.js'
-import { eachRun, keepLost } from './lost-records.js'
+import { keepLost } from './lost-records.js'
 import { hasVariable, isSameProcess, pidsWithEnv } from './procfs.js'
 import { removePlaceholder } from './protection.js'
+import { eachRun } from './state-dir.js'
 
 /**
  * What a run leaves on disk (`<stateDir>/runs/<runId>/processes.log`, one JSON record per line)

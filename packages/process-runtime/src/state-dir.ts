@@ -1,6 +1,7 @@
 import { lstatSync, mkdirSync, realpathSync, type Stats } from 'node:fs'
 import { dirname, join, parse, resolve } from 'node:path'
 import { RuntimeError } from './errors.js'
+import { HeldDirectory } from './held-dir.js'
 
 /**
  * The state directory is toolvisor's alone (decision 0092, F8 of the 2026-12-01 review): whoever
@@ -128,4 +129,40 @@ class StateDirCheck {
 
 function mode(stat: Stats): string {
   return `0${(stat.mode & 0o7777).toString(8)}`
+}
+
+/**
+ * The one listing of the state directory's runs: calls `visit` with each run directory of
+ * `runs/`, held (and let go after). A link or a file there is no run of toolvisor's: it is skipped,
+ * or given to `notRun` by its name (the disk budget prunes it).
+ */
+export function eachRun(
+  stateDir: string,
+  visit: (run: HeldDirectory, runId: string) => void,
+  notRun?: (name: string) => void,
+): void {
+  let runs: HeldDirectory
+  try {
+    runs = HeldDirectory.open(join(stateDir, 'runs'))
+  } catch {
+    return
+  }
+  try {
+    for (const runId of runs.names()) {
+      let run: HeldDirectory
+      try {
+        run = runs.child(runId)
+      } catch {
+        notRun?.(runId)
+        continue
+      }
+      try {
+        visit(run, runId)
+      } finally {
+        run.close()
+      }
+    }
+  } finally {
+    runs.close()
+  }
 }

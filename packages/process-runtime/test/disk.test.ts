@@ -1,6 +1,6 @@
 /** Issue 10.12: the state directory has a disk budget; what nothing refers to any more is pruned. */
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { fixture, makeRuntime, tempDir, tool } from './helpers.js'
@@ -38,6 +38,18 @@ describe('the disk budget of the state directory', () => {
     expect(readdirSync(runs).sort()).toEqual([...old.slice(1), runtime.runId].sort())
     expect(runtime.launchFacts().state).toMatchObject({ path: stateDir, budget: 900_000 })
     expect(runtime.launchFacts().state.bytes).toBeGreaterThanOrEqual(800_000)
+  })
+
+  it('prunes a link in runs/ as the link alone: what it points at is kept', () => {
+    const stateDir = tempDir('tv-disk-')
+    const runs = join(stateDir, 'runs')
+    const outside = tempDir('tv-disk-outside-')
+    writeFileSync(join(outside, 'precious'), Buffer.alloc(400_000))
+    mkdirSync(runs, { recursive: true })
+    symlinkSync(outside, join(runs, '9-9-9'))
+    const runtime = makeRuntime({ stateDir, stateBytes: 300_000 })
+    expect(readdirSync(runs)).toEqual([runtime.runId])
+    expect(readdirSync(outside)).toEqual(['precious'])
   })
 
   it('removes a run directory that spilled nothing when the runtime closes', async () => {
