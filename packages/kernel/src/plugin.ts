@@ -63,7 +63,7 @@ export interface PluginHandle extends PromiseLike<void> {
 
 /** Options of `kernel.ready()`. */
 export interface ReadyOptions {
-  /** How long to wait for every plugin to settle. Default 30 s. */
+  /** How long plugins may wait for what they miss with nothing changing. Default 5 s. */
   readonly timeoutMs?: number
 }
 

@@ -639,6 +639,7 @@ static void wait_warm(int control, const char *dir, char **cgroups, int born_ins
   char *data = malloc(length + 1);
   int code[2] = {ENOMEM, 0};
   struct request r;
+  memset(&r, 0, sizeof r);
   while (data != NULL && have < length) {
     ssize_t n = read(control, data + have, length - have);
     if (n < 0 && errno == EINTR) continue;

@@ -95,7 +95,7 @@ export interface RuntimeOptions {
 
 const KiB = 1024
 
-/** The defaults of every operator option (ruling 16 and the bounds). */
+/** The defaults of every operator option (rings and results: ruling 16 of the protocol reference; each option's own doc says why). */
 export const RUNTIME_DEFAULTS = {
   ringEvents: 256,
   ringBytes: 4 * 1024 * KiB,

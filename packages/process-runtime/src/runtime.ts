@@ -37,8 +37,9 @@ import type {
 export { RAW_ONESHOT, RUNTIME_DEFAULTS }
 
 /**
- * The process runtime (see `ProcessRuntime`). Create it with `createRuntime`, dispose it with
- * `dispose()`: every process still running is stopped with its declared cancel.
+ * The process runtime (see `ProcessRuntime`). `runtimePlugin` creates it (a host may call
+ * `new Runtime(options, launchers)`); `dispose()` stops every process still running with its
+ * declared cancel.
  */
 export class Runtime implements ProcessRuntime, AsyncDisposable {
   readonly options: ProcessRuntime['options']

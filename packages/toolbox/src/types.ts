@@ -91,7 +91,7 @@ export interface Tool {
 export interface ToolRegistry {
   /**
    * Adds a tool; returns its removal. A name already taken, or one whose provider-safe form
-   * (`.` to `__`) collides with another's, is refused with a LoadingError.
+   * (`.` to `__`) collides with another's, is refused: it throws `TOOLBOX_ERR_NAME_TAKEN`.
    */
   register(tool: Tool): () => void
   /** Every tool, in registration order. */
