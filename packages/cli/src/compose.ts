@@ -11,8 +11,15 @@ import { landlockPlugin } from '@toolvisor/sandbox-landlock'
 import { type Sessions, SessionsToken, type TaskRegistry, TasksToken, tasksPlugin } from '@toolvisor/tasks'
 import { bashPlugin } from '@toolvisor/tool-bash'
 import { processesPlugin } from '@toolvisor/tool-processes'
-import type { BinaryTools, ToolRegistry } from '@toolvisor/toolbox'
-import { ApprovalToken, BinaryToolsToken, ToolsToken, toolboxPlugin, visibleLine } from '@toolvisor/toolbox'
+import type { BinaryTools, ReadBack, ToolRegistry } from '@toolvisor/toolbox'
+import {
+  ApprovalToken,
+  BinaryToolsToken,
+  ReadBackToken,
+  ToolsToken,
+  toolboxPlugin,
+  visibleLine,
+} from '@toolvisor/toolbox'
 import type { Config } from './config.js'
 import { CliError } from './errors.js'
 
@@ -30,6 +37,8 @@ export interface Composed {
   readonly tasks: TaskRegistry
   readonly sessions: Sessions
   readonly mailbox: Mailbox
+  /** The words of the `processes` calls that read back what an answer left out (`tool-processes`). */
+  readonly readBack: ReadBack | undefined
   /** Where the MCP connections' users are asked (the `approval` service), when bash is served. */
   readonly approvals: McpApprovals | undefined
 }
@@ -116,6 +125,7 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     tasks: kernel.get(TasksToken)!,
     sessions: kernel.get(SessionsToken)!,
     mailbox: kernel.get(MailboxToken)!,
+    readBack: kernel.get(ReadBackToken),
     approvals: approvalsOf(kernel.get(ApprovalToken)),
   }
 }

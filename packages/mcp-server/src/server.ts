@@ -3,7 +3,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { Mailbox } from '@toolvisor/mailbox'
 import type { Sessions, TaskRegistry } from '@toolvisor/tasks'
-import type { ConnectionId, ToolRegistry } from '@toolvisor/toolbox'
+import type { ConnectionId, ReadBack, ToolRegistry } from '@toolvisor/toolbox'
 import type { McpApprovals } from './approval.js'
 import { McpServerError } from './errors.js'
 import { ToolAnnouncer } from './internal/announcer.js'
@@ -75,6 +75,12 @@ export interface McpServerOptions {
   readonly firstLoad?: Promise<unknown>
   /** How long a `tools/list` waits for `firstLoad`. Default 15,000 ms. */
   readonly firstLoadWaitMs?: number
+  /**
+   * The words of the calls that read back what an answer left out (`processesReadBack` of
+   * `@toolvisor/tool-processes`, the `read-back` service): the mail still waiting, an MCP task's
+   * output. Absent: those texts say what waits, and name no tool.
+   */
+  readonly readBack?: ReadBack
   /**
    * The most bytes of mail folded into one result; 0: never fold (`processes wait` reads it).
    * Default `MCP_DEFAULT_LIMITS.mailBytes` (16 KiB).
@@ -240,7 +246,7 @@ function wire(tools: ToolRegistry, options: McpServerOptions, answers: TaskAnswe
   // Made here, never from what a client sends: no other connection can name it.
   const connection: ConnectionId = Symbol(`mcp connection of session ${sessionId}`)
   const mail = options.mailbox
-    ? { mailbox: options.mailbox, sessionId, mailBytes: limits.mailBytes, log }
+    ? { mailbox: options.mailbox, sessionId, mailBytes: limits.mailBytes, log, readBack: options.readBack }
     : undefined
   const tasks = options.tasks ? { registry: options.tasks, answers } : undefined
   const server = sdkServer(options, tools, tasks && { ...tasks, session: sessionId })

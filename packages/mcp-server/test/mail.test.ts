@@ -1,6 +1,7 @@
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { createMailbox, type Mailbox } from '@toolvisor/mailbox'
 import { createSessions } from '@toolvisor/tasks'
+import { processesReadBack as readBack } from '@toolvisor/tool-processes'
 import { createToolRegistry } from '@toolvisor/toolbox'
 import { describe, expect, it } from 'vitest'
 import { connect, deferred, text, tool, waitFor } from './helpers.js'
@@ -50,7 +51,7 @@ describe('mail over MCP', () => {
 
   it('holds at most mailBytes of mail in one result, says how to read the rest, and folds nothing with 0', async () => {
     const mailbox = createMailbox()
-    const { client } = await connect(posting(mailbox), { sessionId: 'm2', mailbox, mailBytes: 300 })
+    const { client } = await connect(posting(mailbox), { sessionId: 'm2', mailbox, mailBytes: 300, readBack })
     const first = texts(await client.callTool({ name: 'post', arguments: { count: 5, size: 100 } }))
     expect(first.slice(1, -1).length).toBeLessThan(5)
     expect(first.at(-1)).toBe(
@@ -90,7 +91,7 @@ describe('mail over MCP', () => {
 
   it('sends a logging notice when mail waits, once per delivery point, and declares logging', async () => {
     const mailbox = createMailbox()
-    const { client } = await connect(posting(mailbox), { sessionId: 'm5', mailbox })
+    const { client } = await connect(posting(mailbox), { sessionId: 'm5', mailbox, readBack })
     expect(client.getServerCapabilities()?.logging).toEqual({})
     const notices: unknown[] = []
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notices.push(n.params))
@@ -122,5 +123,19 @@ describe('mail over MCP', () => {
     await expect(connect(posting(mailbox), { mailbox: {} as Mailbox })).rejects.toThrow(
       'createMcpServer: options.mailbox: must be a mailbox (createMailbox, or MailboxToken of a kernel)',
     )
+  })
+
+  it('without a read-back (no tool that reads mail composed), says mail waits and names no tool', async () => {
+    const mailbox = createMailbox()
+    const { client } = await connect(posting(mailbox), { sessionId: 'm9', mailbox, mailBytes: 300 })
+    const notices: unknown[] = []
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notices.push(n.params))
+    const first = texts(await client.callTool({ name: 'post', arguments: { count: 5, size: 100 } }))
+    expect(first.at(-1)).toBe('[more mail waits than one result holds]')
+    mailbox.source('m9', 'process:p1').push(1)
+    await waitFor(() => notices.length === 1, 5000, 'the notice')
+    expect(notices[0]).toMatchObject({
+      data: '[mail waiting from process:p1] it comes with the next tool result of this session',
+    })
   })
 })

@@ -8,8 +8,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from 'nod
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { cgroupHost } from '../src/cgroup-host.js'
+import { builtForkServer } from '../src/exec-helper.js'
 import { encode, removePayload, warmPayload } from '../src/fork-request.js'
-import { builtForkServer, type Launch } from '../src/index.js'
+import type { Launch } from '../src/index.js'
 import { eventually } from '../src/testing.js'
 import { fixtures, tempDir } from './helpers.js'
 

@@ -12,8 +12,9 @@ import { mkdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { afterEach, describe, expect, it } from 'vitest'
+import { builtForkServer } from '../src/exec-helper.js'
 import { type Child, ForkServer } from '../src/fork-server.js'
-import { builtForkServer, type Launch, type Pin } from '../src/index.js'
+import type { Launch, Pin } from '../src/index.js'
 import { hasReader, within } from '../src/testing.js'
 import { fixture, tempDir } from './helpers.js'
 

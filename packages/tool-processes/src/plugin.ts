@@ -2,10 +2,11 @@ import { definePlugin } from '@toolvisor/kernel'
 import { MailboxToken } from '@toolvisor/mailbox'
 import { RuntimeToken } from '@toolvisor/process-runtime'
 import { SessionsToken, TasksToken } from '@toolvisor/tasks'
-import { ModesToken, OneshotsToken, ToolsToken } from '@toolvisor/toolbox'
+import { ModesToken, OneshotsToken, ReadBackToken, ToolsToken } from '@toolvisor/toolbox'
 import { z } from 'zod'
 import { Handles } from './handles.js'
 import { processesTool } from './processes-tool.js'
+import { processesReadBack } from './read-back.js'
 import { DEFAULT_RESTART } from './restart.js'
 import type { Service } from './service.js'
 import { serviceHandler } from './service-handler.js'
@@ -45,7 +46,8 @@ export const ProcessesConfig = z
  * Services and the shared `processes` tool: registers the `service` mode handler (with each
  * service tool's `slug.send` companion) and `processes` into `tools`; gives every session of
  * `sessions` its mailbox, stops what a closing session owns before closing its mailbox, and mails
- * each task's completion to its owner. Unloading it stops every service.
+ * each task's completion to its owner; provides `read-back`, the words of the `processes` calls
+ * other packages' answers name. Unloading it stops every service.
  */
 export const processesPlugin = definePlugin({
   name: 'tool-processes',
@@ -58,10 +60,12 @@ export const processesPlugin = definePlugin({
     sessions: SessionsToken,
     mailbox: MailboxToken,
   },
+  provides: [ReadBackToken],
   config: ProcessesConfig,
   apply(ctx, config) {
     const { tools, tasks, runtime, oneshots, modes, sessions, mailbox } = ctx.deps
     const options = { ...config, resultBytes: config.resultBytes ?? runtime.options.resultBytes }
+    ctx.provide(ReadBackToken, processesReadBack)
     const handles = new Handles(tasks)
     const live = new Set<Service>()
     ctx.onDispose(wireSessionMail({ sessions, mailbox, tasks, handles }))

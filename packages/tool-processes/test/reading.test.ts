@@ -1,4 +1,6 @@
+import { type ReadBackRequest, ReadBackToken } from '@toolvisor/toolbox'
 import { describe, expect, it } from 'vitest'
+import { processesReadBack } from '../src/index.js'
 import { compose } from './helpers.js'
 
 const lines = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `line ${from + i}`)
@@ -186,6 +188,44 @@ describe("the caller's input in errors", () => {
       const text = (await raw('processes', args)).content[0]!.text
       expect(text.length).toBeLessThan(300)
       expect(JSON.parse(text).error).toContain(`"${'k'.repeat(60)}"… (5242880 characters)`)
+    }
+  })
+})
+
+describe('the read-back words (what other packages’ answers name)', () => {
+  it('are calls the processes tool takes, whole, for every request an answer can name', async () => {
+    const { kernel, call, raw, ended } = await compose()
+    const readBack = kernel.get(ReadBackToken)!
+    expect(readBack).toBe(processesReadBack)
+    await raw('burst', { count: 3 })
+    await ended('t1')
+    const requests: ReadBackRequest[] = [
+      { command: 'output', process: 't1' },
+      { command: 'output', process: 't1', stream: 'stderr', offset: 2 },
+      { command: 'output', process: 't1', stream: 'stdout', offset: 0 },
+      { command: 'read', process: 't1' },
+      { command: 'page', process: 't1', offset: 0 },
+      { command: 'status', process: 't1' },
+      { command: 'list' },
+      { command: 'wait', timeout_seconds: 0 },
+      { command: 'stop', process: 't1' },
+    ]
+    expect(requests.map((r) => readBack.call(r))).toEqual([
+      'processes {"command":"output","process":"t1"}',
+      'processes {"command":"output","process":"t1","stream":"stderr","offset":2}',
+      'processes {"command":"output","process":"t1"}',
+      'processes {"command":"read","process":"t1"}',
+      'processes {"command":"page","process":"t1","offset":0}',
+      'processes {"command":"status","process":"t1"}',
+      'processes {"command":"list"}',
+      'processes {"command":"wait","timeout_seconds":0}',
+      'processes {"command":"stop","process":"t1"}',
+    ])
+    for (const request of requests) {
+      const [tool, args] = readBack.call(request).split(/ (.*)/s)
+      expect(JSON.parse(args!)).toEqual(JSON.parse(readBack.args(request)))
+      const answer = await call(tool!, JSON.parse(args!))
+      expect(answer.body.error, `${tool} ${args}`).toBeUndefined()
     }
   })
 })

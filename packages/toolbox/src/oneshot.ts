@@ -9,27 +9,24 @@ import {
 import { eventValue, fitBytes, fitForward, type Renderer, rendererFor } from './budget.js'
 import type { ModeCall, ModeHandler } from './modes.js'
 import type { Oneshots } from './oneshots.js'
-import {
-  bytesText,
-  ERROR_TAIL_BYTES,
-  emptyResult,
-  exitMeta,
-  failure,
-  outputCall,
-  succeeded,
-  text,
-} from './results.js'
+import type { ReadBack, ReadBackOf } from './read-back.js'
+import { bytesText, ERROR_TAIL_BYTES, emptyResult, exitMeta, failure, succeeded, text } from './results.js'
 import type { ToolResult } from './types.js'
 
 /**
  * The `oneshot` mode: the process runs to its end and the answer is its output (ruling 9), at
- * most `resultBytes` of it; every call is remembered in `oneshots` so its whole output stays
- * readable by `processes output`.
+ * most `resultBytes` of it; a call whose answer left output out is remembered in `oneshots` so
+ * its whole output stays readable (`readBack` words how, when something reads it).
  */
-export function oneshotHandler(runtime: ProcessRuntime, oneshots: Oneshots): ModeHandler {
+export function oneshotHandler(
+  runtime: ProcessRuntime,
+  oneshots: Oneshots,
+  readBackOf: ReadBackOf,
+): ModeHandler {
   return {
     async call(call) {
       const render = rendererFor(call.rules.keepControls)
+      const readBack = readBackOf()
       const framing = call.loaded.spec.process.output.framing
       const collector =
         framing === 'chunks' ? undefined : new EventCollector(call.rules.resultBytes, framing, render)
@@ -43,12 +40,12 @@ export function oneshotHandler(runtime: ProcessRuntime, oneshots: Oneshots): Mod
       })
       const exit = await process.exit
       const answer = succeeded(exit)
-        ? oneshotResult({ call, process, exit, collector, render })
+        ? oneshotResult({ call, process, exit, collector, render, readBack })
         : {
-            result: failure(call.name, process, exit, { render, readAs: process.id }),
+            result: failure(call.name, process, exit, { render, readAs: process.id, readBack }),
             cut: failureCut(process),
           }
-      // Only a call whose answer left output out is kept: its note names it, `processes output` reads it.
+      // Only a call whose answer left output out is kept: its note names it, the read back reads it.
       if (answer.cut) oneshots.add(process, call.ctx.sessionId)
       return answer.result
     },
@@ -61,6 +58,7 @@ interface Finished {
   readonly exit: ProcessExit
   readonly collector: EventCollector | undefined
   readonly render: Renderer
+  readonly readBack: ReadBack | undefined
 }
 
 /** True when a failure's tails did not hold all of stdout or stderr. */
@@ -68,14 +66,14 @@ function failureCut(process: ManagedProcess): boolean {
   return process.stdout().totalBytes > ERROR_TAIL_BYTES || process.stderr().totalBytes > ERROR_TAIL_BYTES
 }
 
-/** An answer, and whether it left output out (then the call is kept for `processes output`). */
+/** An answer, and whether it left output out (then the call is kept, for reading it back). */
 interface Answer {
   readonly result: ToolResult
   readonly cut: boolean
 }
 
 /** Oneshot results (ruling 9): jsonl a JSON array, lines joined, chunks as stdout; `empty-result` on 0 bytes. */
-function oneshotResult({ call, process, exit, collector, render }: Finished): Answer {
+function oneshotResult({ call, process, exit, collector, render, readBack }: Finished): Answer {
   const stdout = process.stdout()
   const meta = exitMeta(process, exit)
   if (stdout.totalBytes === 0) return { result: text(emptyResult(call.loaded.spec), false, meta), cut: false }
@@ -83,14 +81,15 @@ function oneshotResult({ call, process, exit, collector, render }: Finished): An
     const shown = fitBytes(stdout.head, call.rules.resultBytes, render)
     const cut = shown.used < stdout.totalBytes
     const lost = stdout.spillCut ? `; ${spillCutText(stdout.spillCut, stdout.totalBytes)}` : ''
+    const readOn = readBack?.call({ command: 'output', process: process.id, offset: shown.used })
     const note = cut
-      ? `\n[output truncated: showing the first ${shown.used} of ${stdout.totalBytes} bytes; ` +
-        `read on with ${outputCall(process.id, 'stdout', shown.used)}${lost}]`
+      ? `\n[output truncated: showing the first ${shown.used} of ${stdout.totalBytes} bytes` +
+        `${readOn ? `; read on with ${readOn}` : ''}${lost}]`
       : ''
     return { result: text(bytesText(shown) + note, false, meta), cut }
   }
   const cut = collector.elided > 0
-  const note = cut ? `\n${elisionNote(collector, process, call.rules.resultBytes)}` : ''
+  const note = cut ? `\n${elisionNote(collector, process, call.rules.resultBytes, readBack)}` : ''
   if (call.loaded.spec.process.output.framing === 'lines') {
     return { result: text(collector.pieces.join('\n') + note, false, meta), cut }
   }
@@ -101,12 +100,18 @@ function oneshotResult({ call, process, exit, collector, render }: Finished): An
   }
 }
 
-function elisionNote(collector: EventCollector, process: ManagedProcess, budget: number): string {
+function elisionNote(
+  collector: EventCollector,
+  process: ManagedProcess,
+  budget: number,
+  readBack: ReadBack | undefined,
+): string {
   const { totalBytes: total, spillCut } = process.stdout()
   const lost = spillCut ? `; ${spillCutText(spillCut, total)}` : ''
+  const read = readBack?.call({ command: 'output', process: process.id })
   return (
     `[${collector.elided} more events elided: an answer holds ${budget} bytes at most; ` +
-    `stdout is ${total} bytes, read it with ${outputCall(process.id)}${lost}]`
+    `stdout is ${total} bytes${read ? `, read it with ${read}` : ''}${lost}]`
   )
 }
 

@@ -1,6 +1,7 @@
 import type { ManagedProcess } from '@toolvisor/process-runtime'
 import { foreignTask } from '@toolvisor/tasks'
 import { ToolboxError } from './errors.js'
+import type { ReadBackOf } from './read-back.js'
 import { quoteInput } from './text.js'
 
 /** How many cut oneshot calls stay readable (each keeps its process, and so its spill files). */
@@ -8,8 +9,8 @@ export const KEEP_ONESHOTS = 100
 
 /**
  * The `oneshots` seam: the oneshot calls whose answer did not hold all of their output, by process
- * id (`meta.process` of the result, named by its note), so that `processes output` can page the
- * rest. The last `KEEP_ONESHOTS` (100) are kept. Owned like tasks: another session's is refused
+ * id (`meta.process` of the result, named by its note), so that the tool that reads it back
+ * (`processes output`) can page the rest. The last `KEEP_ONESHOTS` (100) are kept. Owned like tasks: another session's is refused
  * with the same text.
  */
 export interface Oneshots {
@@ -22,8 +23,8 @@ export interface Oneshots {
   get(id: string, session: string | undefined): ManagedProcess
 }
 
-/** Creates an empty record. */
-export function createOneshots(): Oneshots {
+/** Creates an empty record; `readBack` words, in its refusal of an unknown id, how to list the tasks. */
+export function createOneshots(readBack: ReadBackOf = () => undefined): Oneshots {
   const kept = new Map<string, { readonly process: ManagedProcess; readonly owner: string | undefined }>()
   return {
     add(process, owner) {
@@ -35,12 +36,17 @@ export function createOneshots(): Oneshots {
       if (entry === undefined) {
         throw new ToolboxError(
           'TOOLBOX_ERR_UNKNOWN_PROCESS',
-          `no task or oneshot call ${quoteInput(id)} to read: processes {"command":"list"} lists the tasks, ` +
-            `and a oneshot result that was cut names its process (the last ${KEEP_ONESHOTS} are kept)`,
+          `no task or oneshot call ${quoteInput(id)} to read: ${listing(readBack)}` +
+            `a oneshot result that was cut names its process (the last ${KEEP_ONESHOTS} are kept)`,
         )
       }
       if (entry.owner !== undefined && entry.owner !== session) throw foreignTask(id)
       return entry.process
     },
   }
+}
+
+function listing(readBack: ReadBackOf): string {
+  const list = readBack()?.call({ command: 'list' })
+  return list === undefined ? '' : `${list} lists the tasks, and `
 }

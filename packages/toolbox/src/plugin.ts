@@ -16,6 +16,7 @@ import {
 import { createModes, type Modes } from './modes.js'
 import { oneshotHandler } from './oneshot.js'
 import { createOneshots } from './oneshots.js'
+import { ReadBackToken } from './read-back.js'
 import { createToolRegistry } from './registry.js'
 import { type Served, serve } from './serve.js'
 import { streamHandler } from './stream.js'
@@ -145,9 +146,11 @@ export const toolboxPlugin = definePlugin({
     const { runtime } = ctx.deps
     const options = { ...config, resultBytes: config.resultBytes ?? runtime.options.resultBytes }
     const modes = createModes()
-    const oneshots = createOneshots()
-    modes.register('oneshot', oneshotHandler(runtime, oneshots))
-    modes.register('stream', streamHandler(ctx.deps, options))
+    // Asked for at each answer: `tool-processes`, which provides it, is applied after this plugin.
+    const readBack = () => ctx.get(ReadBackToken)
+    const oneshots = createOneshots(readBack)
+    modes.register('oneshot', oneshotHandler(runtime, oneshots, readBack))
+    modes.register('stream', streamHandler(ctx.deps, { ...options, readBack }))
     const binary = createBinaryTools(ctx.deps, modes, { ...options, sessions: ctx.deps.sessions })
     const registry = createToolRegistry()
     const { loaded, reports } = await binary.loadToolboxes(config.toolboxes)

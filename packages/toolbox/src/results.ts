@@ -7,6 +7,7 @@ import {
   spillCutText,
 } from '@toolvisor/process-runtime'
 import { ESCAPING, eventValue, type FittedBytes, type Renderer } from './budget.js'
+import type { ReadBack } from './read-back.js'
 import type { ToolResult } from './types.js'
 
 /** Bytes of the end of stdout and stderr shown in an error result (ruling 4). */
@@ -66,8 +67,10 @@ export interface FailureOptions {
   /** Before the sentence (`check `, ...). */
   readonly prefix?: string
   readonly render?: Renderer
-  /** The id `processes output` reads this process by (a task or oneshot call; absent for describe and help). */
+  /** The id its output is read back by (a task or oneshot call; absent for describe and help). */
   readonly readAs?: string
+  /** The words of that read (none: the tails do not say how to read the rest). */
+  readonly readBack?: ReadBack | undefined
 }
 
 /**
@@ -86,7 +89,10 @@ export function failure(
     if (output.totalBytes === 0) return
     const tail = output.tail.subarray(Math.max(0, output.tail.length - ERROR_TAIL_BYTES))
     // Past a cut spill file, "all of it" is what was kept, and the note says how much was not.
-    const call = options.readAs ? outputCall(options.readAs, name) : undefined
+    const call =
+      options.readAs && options.readBack
+        ? options.readBack.call({ command: 'output', process: options.readAs, stream: name })
+        : undefined
     const lost = output.spillCut ? `; ${spillCutText(output.spillCut, output.totalBytes)}` : ''
     const whole =
       call === undefined
@@ -101,13 +107,6 @@ export function failure(
   section('stdout', process.stdout())
   section('stderr', process.stderr())
   return text(parts.join('\n'), true, exitMeta(process, exit))
-}
-
-/** The `processes` call that reads a process's output from `offset`. */
-export function outputCall(process: string, stream: 'stdout' | 'stderr' = 'stdout', offset = 0): string {
-  const from = offset > 0 ? `,"offset":${offset}` : ''
-  const which = stream === 'stderr' ? ',"stream":"stderr"' : ''
-  return `processes {"command":"output","process":"${process}"${which}${from}}`
 }
 
 /** Output bytes fitted for an answer as the model reads them: text, or base64 under a header. */

@@ -2,6 +2,7 @@ import type { ManagedProcess, ProcessRuntime } from '@toolvisor/process-runtime'
 import type { TaskRegistry } from '@toolvisor/tasks'
 import { eventValue, fitBackward, type Renderer, rendererFor } from './budget.js'
 import type { ModeCall, ModeHandler } from './modes.js'
+import type { ReadBack, ReadBackOf } from './read-back.js'
 import { exitMeta, failure, succeeded, text } from './results.js'
 import type { ToolCallContext, ToolResult } from './types.js'
 
@@ -11,6 +12,8 @@ export interface StreamOptions {
   readonly yieldMs: number
   /** Events a finished stream call's result keeps at most (the last ones). */
   readonly streamResultEvents: number
+  /** The words of the calls that read a task back (none: answers do not say how). */
+  readonly readBack?: ReadBackOf
 }
 
 /**
@@ -34,10 +37,13 @@ export function streamHandler(
         ...(call.ctx.sessionId !== undefined ? { owner: call.ctx.sessionId } : {}),
       })
       const render = rendererFor(call.rules.keepControls)
+      const readBack = options.readBack?.()
       if (call.ctx.asTask !== undefined) {
         // Taken as a task: answered now; the answer at its end is the caller's through the handover.
         forward = undefined
-        const answer = process.exit.then(() => finished({ process, task: task.id, call, options, render }))
+        const answer = process.exit.then(() =>
+          finished({ process, task: task.id, call, options, render, readBack }),
+        )
         call.ctx.asTask(task.id, answer)
         return handedOver(task.id, call.name)
       }
@@ -47,13 +53,13 @@ export function streamHandler(
       forward = undefined
       if (outcome === 'cancelled') {
         const exit = await process.stop({ reason: 'cancelled' })
-        return failure(call.name, process, exit, { render, readAs: task.id })
+        return failure(call.name, process, exit, { render, readAs: task.id, readBack })
       }
       if (outcome === 'yield') {
         deps.tasks.detach(task.id)
-        return placeholder(task.id, call.name, options.yieldMs)
+        return placeholder(task.id, call.name, options.yieldMs, readBack)
       }
-      return finished({ process, task: task.id, call, options, render })
+      return finished({ process, task: task.id, call, options, render, readBack })
     },
     tasks: true,
   }
@@ -65,31 +71,43 @@ interface Ended {
   readonly call: ModeCall
   readonly options: StreamOptions
   readonly render: Renderer
+  readonly readBack: ReadBack | undefined
 }
 
 /** The answer of a stream call that ended in its window: its last events, within the budget. */
-async function finished({ process, task, call, options, render }: Ended): Promise<ToolResult> {
+async function finished({ process, task, call, options, render, readBack }: Ended): Promise<ToolResult> {
   const exit = await process.exit
   const meta = { ...exitMeta(process, exit), task }
-  const failed = succeeded(exit) ? undefined : failure(call.name, process, exit, { render, readAs: task })
+  const failed = succeeded(exit)
+    ? undefined
+    : failure(call.name, process, exit, { render, readAs: task, readBack })
   const used = failed === undefined ? 0 : Buffer.byteLength(failed.content.map((c) => c.text).join('\n'))
   const budget = Math.max(0, call.rules.resultBytes - used)
   const total = process.counters().events
   const last = process.tail(options.streamResultEvents).map((event) => eventValue(event.value))
   const fitted = fitBackward(last, budget, render)
   const elided = total - fitted.values.length
-  const note = elided > 0 ? `\n${earlierNote(task, elided, options, call.rules.resultBytes)}` : ''
+  const note =
+    elided > 0
+      ? `\n${earlierNote(task, elided, options.streamResultEvents, call.rules.resultBytes, readBack)}`
+      : ''
   const body = `[${fitted.pieces.join(',')}]${note}`
   if (failed !== undefined)
     return { ...failed, content: [...failed.content, { type: 'text', text: `events: ${body}` }], meta }
   return { ...text(body, false, meta), structuredContent: { events: fitted.values, elided, task } }
 }
 
-function earlierNote(task: string, elided: number, options: StreamOptions, budget: number): string {
+function earlierNote(
+  task: string,
+  elided: number,
+  events: number,
+  budget: number,
+  readBack: ReadBack | undefined,
+): string {
+  const page = readBack?.call({ command: 'page', process: task, offset: 0 })
   return (
-    `[${elided} earlier events elided (a result holds the last ${options.streamResultEvents} events ` +
-    `and ${budget} bytes at most); the task keeps them: page them with ` +
-    `processes {"command":"page","process":"${task}","offset":0}]`
+    `[${elided} earlier events elided (a result holds the last ${events} events ` +
+    `and ${budget} bytes at most); the task keeps them${page ? `: page them with ${page}` : ''}]`
   )
 }
 
@@ -114,11 +132,18 @@ function yieldWindow(
 }
 
 /** The answer of a stream call still running at the end of the yield window. */
-export function placeholder(task: string, tool: string, yieldMs: number): ToolResult {
-  const message =
-    `still running after ${yieldMs / 1000} s; its events arrive as progress. ` +
-    `Read them with processes {"command":"read","process":"${task}"} (each read goes on where the last ended), ` +
-    `check it with {"command":"status","process":"${task}"}, stop it with {"command":"stop","process":"${task}"}.`
+export function placeholder(
+  task: string,
+  tool: string,
+  yieldMs: number,
+  readBack: ReadBack | undefined,
+): ToolResult {
+  const follow = readBack
+    ? ` Read them with ${readBack.call({ command: 'read', process: task })} (each read goes on where the last ended), ` +
+      `check it with ${readBack.args({ command: 'status', process: task })}, ` +
+      `stop it with ${readBack.args({ command: 'stop', process: task })}.`
+    : ''
+  const message = `still running after ${yieldMs / 1000} s; its events arrive as progress.${follow}`
   const body = { status: 'running', task, tool, message }
   return { ...text(JSON.stringify(body)), structuredContent: body, meta: { task } }
 }

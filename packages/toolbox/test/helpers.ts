@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describePlugin } from '@toolvisor/describe-v2'
-import { Kernel } from '@toolvisor/kernel'
+import { definePlugin, Kernel } from '@toolvisor/kernel'
 import { markedProcesses, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
 import { SessionsToken, TasksToken, tasksPlugin } from '@toolvisor/tasks'
 import { afterEach, expect } from 'vitest'
@@ -12,6 +12,8 @@ import {
   BinaryToolsToken,
   ModesToken,
   OneshotsToken,
+  type ReadBack,
+  ReadBackToken,
   type ToolboxConfig,
   type ToolCallContext,
   ToolsToken,
@@ -34,18 +36,42 @@ export function tempDir(prefix = 'tv-toolbox-'): string {
 }
 
 /**
- * A kernel with describe, the runtime and the toolbox, loaded from `toolboxes`. After the test it
- * is disposed and the test fails if any process it started is still alive.
+ * A `read-back` provider worded as `@toolvisor/tool-processes` words its `processes` calls (which
+ * its own tests check against the tool itself): what the toolbox's answers name when a reading tool
+ * is composed. This package cannot depend on tool-processes, which depends on it.
+ */
+const processesWords: ReadBack = {
+  call: (request) => `processes ${processesWords.args(request)}`,
+  args(request) {
+    if (request.command !== 'output') return JSON.stringify(request)
+    const { command, process, stream, offset } = request
+    const which = stream === 'stderr' ? { stream } : {}
+    return JSON.stringify({ command, process, ...which, ...(offset ? { offset } : {}) })
+  },
+}
+
+const readBackPlugin = definePlugin({
+  name: 'test-read-back',
+  provides: [ReadBackToken],
+  apply: (ctx) => ctx.provide(ReadBackToken, processesWords),
+})
+
+/**
+ * A kernel with describe, the runtime and the toolbox, loaded from `toolboxes`, and a `read-back`
+ * provider unless `readBack` is false. After the test it is disposed and the test fails if any
+ * process it started is still alive.
  */
 export async function compose(
   toolboxes: NonNullable<z.input<typeof ToolboxConfig>['toolboxes']>,
   toolbox: Record<string, unknown> = {},
   runtimeConfig: Record<string, unknown> = {},
+  { readBack = true }: { readonly readBack?: boolean } = {},
 ) {
   const kernel = new Kernel()
   kernel.use(describePlugin)
   kernel.use(runtimePlugin, { stateDir: tempDir('tv-state-'), ...runtimeConfig })
   kernel.use(tasksPlugin)
+  if (readBack) kernel.use(readBackPlugin)
   const handle = kernel.use(toolboxPlugin, { toolboxes, ...toolbox })
   await handle
   const runtime = kernel.get(RuntimeToken)!

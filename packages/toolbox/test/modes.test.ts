@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { exitMeta, type ModeHandler, text } from '../src/index.js'
+import { type ModeHandler, text } from '../src/index.js'
+import { exitMeta } from '../src/results.js'
 import { boxWith, compose, ctx, fixtures, textOf, v2Tool } from './helpers.js'
 
 /** A handler as the services package will register one: it starts the process and answers at once. */

@@ -138,3 +138,46 @@ describe('how an exit reads', () => {
     expect(describeExit({ ...killed, reason: 'cancelled' })).toBe('cancelled (killed by SIGKILL)')
   })
 })
+
+describe('without a tool that reads output back (no read-back provider composed)', () => {
+  it('says what an answer left out, and names no tool that does not exist', async () => {
+    const box = boxWith({
+      big: v2Tool('big', {}, 'head -c 100000 /dev/zero | tr "\\0" z'),
+      fails: v2Tool('fails', {}, 'head -c 100000 /dev/zero | tr "\\0" z; exit 3'),
+      many: v2Tool('many', { process: {} }, 'for i in $(seq 20000); do echo "{\\"i\\":$i}"; done'),
+      wide: stream(
+        'wide',
+        'lines',
+        'for i in $(seq 50); do head -c 20000 /dev/zero | tr "\\0" x; echo; done',
+      ),
+      slow: stream('slow', 'lines', 'echo one; sleep 30'),
+    })
+    const { tools, oneshots, tasks } = await compose(
+      [box],
+      { resultBytes: 65536, yieldMs: 300 },
+      {},
+      { readBack: false },
+    )
+    const answers = [
+      await tools.call('big', {}, ctx()),
+      await tools.call('fails', {}, ctx()),
+      await tools.call('wide', {}, ctx()),
+      await tools.call('slow', {}, ctx()),
+    ].map(textOf)
+    const many = await tools.call('many', {}, ctx())
+    expect(answers[0]!.split('\n').at(-1)).toBe('[output truncated: showing the first 65536 of 100000 bytes]')
+    expect(answers[1]!.split('\n')[1]).toBe('--- stdout (last 4096 of 100000 bytes) ---')
+    expect(answers[2]!.split('\n')[1]).toBe(
+      '[47 earlier events elided (a result holds the last 100 events and 65536 bytes at most); the task keeps them]',
+    )
+    expect(JSON.parse(answers[3]!).message).toBe('still running after 0.3 s; its events arrive as progress.')
+    expect(textOf(many).split('\n')[1]).toMatch(
+      /^\[\d+ more events elided: an answer holds 65536 bytes at most; stdout is \d+ bytes\]$/,
+    )
+    expect(() => oneshots.get('proc-999', 'session-1')).toThrow(
+      'no task or oneshot call "proc-999" to read: a oneshot result that was cut names its process (the last 100 are kept)',
+    )
+    for (const answer of [...answers, textOf(many)]) expect(answer).not.toContain('processes')
+    await tasks.cancel('t2', 'session-1')
+  })
+})

@@ -101,6 +101,7 @@ async function serveLocal(
       log: logTo(io),
       sessions: composed.sessions,
       mailbox: composed.mailbox,
+      ...(composed.readBack ? { readBack: composed.readBack } : {}),
       ...(composed.approvals ? { approvals: composed.approvals } : {}),
       tasks: composed.tasks,
       ...(config.mailBytes !== undefined ? { mailBytes: config.mailBytes } : {}),

@@ -99,6 +99,7 @@ function httpOptions(
     token: at.token,
     sessions: composed.sessions,
     mailbox: composed.mailbox,
+    ...(composed.readBack ? { readBack: composed.readBack } : {}),
     ...(composed.approvals ? { approvals: composed.approvals } : {}),
     tasks: composed.tasks,
     ...httpBounds(config),

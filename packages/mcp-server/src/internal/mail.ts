@@ -1,11 +1,13 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Mailbox } from '@toolvisor/mailbox'
-import { mailBlock } from '@toolvisor/toolbox'
+import { mailBlock, type ReadBack } from '@toolvisor/toolbox'
 import { messageOf } from './result.js'
 
 /** The text after the last block when more mail waits than one result holds. */
-export const MORE_MAIL =
-  '[more mail waits than one result holds: call processes {"command":"wait","timeout_seconds":0} to read it]'
+export function moreMail(readBack: ReadBack | undefined): string {
+  const wait = readBack?.call({ command: 'wait', timeout_seconds: 0 })
+  return `[more mail waits than one result holds${wait ? `: call ${wait} to read it` : ''}]`
+}
 
 /** What the mail of one connection's session needs. */
 export interface SessionMailOptions {
@@ -14,6 +16,8 @@ export interface SessionMailOptions {
   /** The most bytes of mail folded into one result (the envelopes' JSON); 0: never fold. */
   readonly mailBytes: number
   readonly log: (line: string) => void
+  /** The words of the call that reads the mail that waits (none: the texts name no tool). */
+  readonly readBack?: ReadBack | undefined
 }
 
 /**
@@ -26,7 +30,7 @@ export function foldMail(options: SessionMailOptions): string[] {
   if (mailBytes === 0 || !mailbox.isOpen(sessionId)) return []
   const page = mailbox.deliver(sessionId, { maxBytes: mailBytes })
   const blocks = page.envelopes.map((envelope) => mailBlock(envelope))
-  if (page.more) blocks.push(MORE_MAIL)
+  if (page.more) blocks.push(moreMail(options.readBack))
   return blocks
 }
 
@@ -45,9 +49,10 @@ export function noticeMail(options: SessionMailOptions & { readonly server: Serv
     const cursor = mailbox.cursor(sessionId)
     if (noticedAt === cursor) return
     noticedAt = cursor
+    const wait = options.readBack?.call({ command: 'wait' })
     const data =
-      `[mail waiting from ${from}] it comes with the next tool result of this session, ` +
-      'or call processes {"command":"wait"} to read it now'
+      `[mail waiting from ${from}] it comes with the next tool result of this session` +
+      (wait ? `, or call ${wait} to read it now` : '')
     server
       .sendLoggingMessage({ level: 'notice', logger: 'toolvisor.mail', data })
       .catch((error: unknown) => log(`mail notice not sent: ${messageOf(error)}`))

@@ -13,7 +13,7 @@ import {
   type Task,
 } from '@modelcontextprotocol/sdk/types.js'
 import { type TaskInfo, type TaskRegistry, TasksError, TasksErrorCodes } from '@toolvisor/tasks'
-import { describeExit, succeeded, type ToolResult } from '@toolvisor/toolbox'
+import { describeExit, type ReadBack, succeeded, type ToolResult } from '@toolvisor/toolbox'
 import { toCallToolResult } from './result.js'
 
 /** How often a client is asked to poll (`Task.pollInterval`), and how often `tasks/result` looks. */
@@ -86,8 +86,9 @@ export function sessionTaskStore(options: {
   readonly tasks: TaskRegistry
   readonly answers: TaskAnswers
   readonly session: string
+  readonly readBack?: ReadBack | undefined
 }): TaskStore {
-  const { tasks, answers, session } = options
+  const { tasks, answers, session, readBack } = options
   const find = (id: string): TaskInfo | undefined => {
     try {
       return tasks.get(id, session)
@@ -113,7 +114,7 @@ export function sessionTaskStore(options: {
       const info = find(id)
       if (info === undefined) throw new McpError(ErrorCode.InvalidParams, `Task not found: ${id}`)
       const answer = answers.get(session, id)
-      const result = answer ? toCallToolResult(await answer) : fromRegistry(info)
+      const result = answer ? toCallToolResult(await answer) : fromRegistry(info, readBack)
       // The client now holds the end: its completion mail is no news any more (decision 0104).
       tasks.seen(id, session)
       return result as Result
@@ -137,12 +138,17 @@ export function sessionTaskStore(options: {
  * The answer of a task no call handed over (started by a call without `task`, or whose answer
  * was dropped): what the registry knows, and how to read the rest.
  */
-function fromRegistry(info: TaskInfo): CallToolResult {
+function fromRegistry(info: TaskInfo, readBack: ReadBack | undefined): CallToolResult {
   const task = mcpTask(info)
   const body = { task: info.id, tool: info.tool, status: task.status, ended: task.statusMessage }
-  const read = `read its output with processes {"command":"output","process":"${info.id}"}`
+  const read = readBack?.call({ command: 'output', process: info.id })
   return {
-    content: [{ type: 'text', text: `${JSON.stringify(body)}\n${read}` }],
+    content: [
+      {
+        type: 'text',
+        text: read ? `${JSON.stringify(body)}\nread its output with ${read}` : JSON.stringify(body),
+      },
+    ],
     isError: task.status !== 'completed',
     structuredContent: body,
   }

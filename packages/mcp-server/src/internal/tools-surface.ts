@@ -27,7 +27,13 @@ export function sdkServer(
     | undefined,
 ): Server {
   const taskStore =
-    tasks && sessionTaskStore({ tasks: tasks.registry, answers: tasks.answers, session: tasks.session })
+    tasks &&
+    sessionTaskStore({
+      tasks: tasks.registry,
+      answers: tasks.answers,
+      session: tasks.session,
+      readBack: options.readBack,
+    })
   const instructions = instructionsOf(guidanceOf(tools))
   const capabilities = {
     tools: ToolAnnouncer.canAnnounce(tools) ? { listChanged: true } : {},
