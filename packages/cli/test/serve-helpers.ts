@@ -79,20 +79,16 @@ export async function connect(url: string, token: string, sessionId?: string, na
 export const textOf = (result: unknown) =>
   (result as { content: Array<{ text: string }> }).content.map((c) => c.text).join('\n')
 
+/** The arguments of a bridge to the serve at `address` whose state directory is `state`, as `session`. */
+export function bridgeArgs(address: string, state: string, session: string): string[] {
+  return ['mcp', '--connect', address, '--session', session, '--token-file', join(state, 'serve.token')]
+}
+
 /** One turn of a stdio client: a bridge `toolvisor mcp --connect ADDR --session NAME`. */
 export async function turn(address: string, state: string, session: string, tag: string) {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [
-      bin,
-      'mcp',
-      '--connect',
-      address,
-      '--session',
-      session,
-      '--token-file',
-      join(state, 'serve.token'),
-    ],
+    args: [bin, ...bridgeArgs(address, state, session)],
     env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
     stderr: 'pipe',
   })

@@ -10,7 +10,7 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
 import { bin, examples, tagged, tempDir } from './helpers.js'
-import { serve } from './serve-helpers.js'
+import { bridgeArgs, serve } from './serve-helpers.js'
 import { settled, startTask } from './task-helpers.js'
 
 const open: Array<{ client: Client; tag: string }> = []
@@ -162,16 +162,7 @@ describe('MCP Tasks over stdio', () => {
   it('through the bridge: a task of one turn is polled to its end and fetched by the next turn of the same --session, never by another', async () => {
     const server = await serve()
     const address = new URL(server.url).host
-    const turn = (session: string) =>
-      stdio([
-        'mcp',
-        '--connect',
-        address,
-        '--session',
-        session,
-        '--token-file',
-        join(server.state, 'serve.token'),
-      ])
+    const turn = (session: string) => stdio(bridgeArgs(address, server.state, session))
     const one = await turn('agent-1')
     const task = await startTask(one, 'counter', { to: 5, 'every-ms': 100 })
     await one.close()

@@ -4,17 +4,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { createSessions } from '@toolvisor/tasks'
 import { createToolRegistry } from '@toolvisor/toolbox'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type HttpSurface, SESSION_HEADER, serveHttp } from '../src/index.js'
+import { describe, expect, it } from 'vitest'
+import { SESSION_HEADER, serveHttp } from '../src/index.js'
 import { text, tool, waitFor } from './helpers.js'
-
-const TOKEN = 'test-token-0123456789abcdef'
-const servers: HttpSurface[] = []
-const clients: Client[] = []
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => {})
-  for (const server of servers.splice(0)) await server.close()
-})
+import { closedAfter, disconnectedAfter, TOKEN } from './http-helpers.js'
 
 function whoAmI() {
   const tools = createToolRegistry()
@@ -34,7 +27,7 @@ async function serve(extra: Partial<Parameters<typeof serveHttp>[1]> = {}) {
     log: (line) => logs.push(line),
     ...extra,
   })
-  servers.push(server)
+  closedAfter(server)
   return { server, sessions, logs }
 }
 
@@ -45,7 +38,7 @@ async function connect(url: string, headers: Record<string, string> = {}, sessio
   })
   const client = new Client({ name: 'http-test', version: '0' })
   await client.connect(transport)
-  clients.push(client)
+  disconnectedAfter(client)
   return { client, transport }
 }
 

@@ -6,17 +6,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { createSessions } from '@toolvisor/tasks'
 import { createToolRegistry } from '@toolvisor/toolbox'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type HttpSurface, serveHttp } from '../src/index.js'
+import { describe, expect, it } from 'vitest'
+import { serveHttp } from '../src/index.js'
 import { deferred, text, tool } from './helpers.js'
-
-const TOKEN = 'test-token-0123456789abcdef'
-const servers: HttpSurface[] = []
-const clients: Client[] = []
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => {})
-  for (const server of servers.splice(0)) await server.close()
-})
+import { closedAfter, disconnectedAfter, TOKEN } from './http-helpers.js'
 
 const SCHEMA_2020_12 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -44,13 +37,13 @@ async function setUp() {
     sessions: createSessions(),
     log: () => {},
   })
-  servers.push(server)
+  closedAfter(server)
   const transport = new StreamableHTTPClientTransport(new URL(server.url), {
     requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
   })
   const client = new Client({ name: 'resume-test', version: '0' })
   await client.connect(transport)
-  clients.push(client)
+  disconnectedAfter(client)
   return { url: server.url, session: transport.sessionId!, client, release }
 }
 

@@ -15,8 +15,14 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { ExtraFd, Launch, SandboxPolicy } from '@toolvisor/process-runtime'
 import { spawnLaunch } from '@toolvisor/process-runtime'
-import { eventually, processesRunning } from '@toolvisor/process-runtime/testing'
+import {
+  createTestUser,
+  eventually,
+  processesRunning,
+  type TestUser,
+} from '@toolvisor/process-runtime/testing'
 import { syscallFilter } from '@toolvisor/syscall-filter'
+import { afterAll, afterEach, beforeAll } from 'vitest'
 
 export {
   createTestUser,
@@ -430,4 +436,24 @@ export function exitOf(child: ChildProcess): Promise<{ code: number | null; sign
     }
     child.once('exit', (code, signal) => resolve({ code, signal }))
   })
+}
+
+/**
+ * The lifecycle of a test file that runs the launcher: a real user to switch to when root (made
+ * once, removed at the end), every process group it started killed after each test, its temporary
+ * directories removed at the end. Returns the user, once made (undefined when not root).
+ */
+export function launcherLifecycle(prefix: string): () => TestUser | undefined {
+  let user: TestUser | undefined
+  beforeAll(() => {
+    if (isRoot) user = createTestUser(prefix)
+  })
+  afterEach(async () => {
+    await killStarted()
+  })
+  afterAll(() => {
+    user?.remove()
+    removeTempDirs()
+  })
+  return () => user
 }

@@ -4,22 +4,19 @@ import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type UdpSink, udpSink } from '@toolvisor/process-runtime/testing'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { builtLauncher } from '../src/internal/launcher.js'
 import { execMinimum } from '../src/internal/policy.js'
 import {
-  createTestUser,
   filters,
   type Given,
   isRoot,
-  killStarted,
+  launcherLifecycle,
   launcherRun,
   node,
   nodeOutsideUsr,
   probeTool,
-  removeTempDirs,
   run,
-  type TestUser,
   tempDir,
   writeTool,
 } from './helpers.js'
@@ -33,18 +30,7 @@ const base = [
   ...minimum.write.flatMap((p) => ['--rw', p]),
   ...(nodeOutsideUsr ? ['--ro', node] : []),
 ]
-let user: TestUser | undefined
-
-beforeAll(() => {
-  if (isRoot) user = createTestUser('tvll')
-})
-afterEach(async () => {
-  await killStarted()
-})
-afterAll(() => {
-  if (user !== undefined) user.remove()
-  removeTempDirs()
-})
+const testUser = launcherLifecycle('tvll')
 
 /** Runs the launcher with `args` and the filter on descriptor 3 (see `launcherRun`). */
 const launch = (args: string[], env: Record<string, string> = {}, given: Given = 'host') =>
@@ -174,7 +160,7 @@ describe('fails closed with 125 and one line', () => {
   })
 
   it.skipIf(!isRoot)('--user run by a non-root caller (needs root to create the user)', () => {
-    const u = user!
+    const u = testUser()!
     // A copy the user can reach: the checkout may lie under a directory other users cannot enter.
     const launcher = join(tempDir(), 'landlock-launcher')
     copyFileSync(builtLauncher, launcher)

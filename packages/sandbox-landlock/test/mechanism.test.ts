@@ -15,26 +15,23 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { readableBy, unreachableCheckout } from '@toolvisor/process-runtime/testing'
 import { syscallFilter } from '@toolvisor/syscall-filter'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { builtLauncher, probeLauncher } from '../src/internal/launcher.js'
 import { execMinimum } from '../src/internal/policy.js'
 import { landlockMechanism } from '../src/mechanism.js'
 import {
-  createTestUser,
   eventually,
   finish,
   hasPython,
   isRoot,
-  killStarted,
+  launcherLifecycle,
   launchOf,
   policyFor,
   probeTool,
   processesRunning,
   processesWith,
-  removeTempDirs,
   run,
   start,
-  type TestUser,
   tempDir,
   waitForOutput,
   writeTool,
@@ -44,20 +41,7 @@ const needsRoot = 'needs root (useradd, and --user switches users)'
 const mechanism = landlockMechanism()
 const status = await probeLauncher(builtLauncher)
 const abi = status.available ? status.abi : 0
-let user: TestUser | undefined
-
-beforeAll(() => {
-  if (isRoot) user = createTestUser('tvll')
-})
-
-afterEach(async () => {
-  await killStarted()
-})
-
-afterAll(() => {
-  if (user !== undefined) user.remove()
-  removeTempDirs()
-})
+const testUser = launcherLifecycle('tvll')
 
 /** Runs the probe tool under the mechanism with `ops`; returns its JSON answer and the exit code. */
 async function probe(
@@ -165,7 +149,7 @@ describe('fs.write P', () => {
   it.skipIf(!isRoot)(
     `a file written under run_as is owned by the user on the host (${needsRoot})`,
     async () => {
-      const u = user!
+      const u = testUser()!
       const out = tempDir()
       chownSync(out, u.uid, u.gid)
       const tool = probeTool()
@@ -305,7 +289,7 @@ describe('root caller', () => {
         ['setuid0', 'setuid0'],
         ['status', 'read', '/proc/self/status'],
       ],
-      { user: user!.user },
+      { user: testUser()!.user },
     )
     expect(out.setuid0).toBe('EPERM')
     expect(String(out.status)).toMatch(/^NoNewPrivs:\t1$/m)
@@ -315,7 +299,7 @@ describe('root caller', () => {
 
 describe('run_as', () => {
   it.skipIf(!isRoot)(`id -u is the user and supplementary groups are kept (${needsRoot})`, async () => {
-    const u = user!
+    const u = testUser()!
     const data = tempDir()
     const groupOnly = join(data, 'group-only')
     writeFileSync(groupOnly, 'via the supplementary group')
@@ -336,7 +320,7 @@ describe('run_as', () => {
   })
 
   it.skipIf(!isRoot)(`user:group switches the primary group (${needsRoot})`, async () => {
-    const u = user!
+    const u = testUser()!
     const dir = tempDir()
     const tool = writeTool(join(dir, 'id.sh'), '#!/bin/sh\nid -u\nid -g\n')
     const policy = policyFor(dir, tool)
@@ -364,7 +348,7 @@ describe('run_as', () => {
   it.skipIf(!isRoot)(
     `qualify refuses run_as when toolvisor is not root (${needsRoot} to set the case up)`,
     async (context) => {
-      const u = user!
+      const u = testUser()!
       const entry = fileURLToPath(new URL('../dist/index.js', import.meta.url))
       if (!readableBy(u.user, entry)) return context.skip(unreachableCheckout(u.user, entry))
       const tool = probeTool()
