@@ -187,9 +187,12 @@ export class Tree {
   async removeLater(retryMs: number): Promise<void> {
     this.#release()
     const dirs = [...this.#leaves.values()]
-    if (this.#remover !== undefined && (await this.#remover(dirs)) === 0) this.#removedAll()
+    // How many the fork server left (busy: try again after retryMs); undefined: it did not try
+    // (there is none, or it is gone), so they are removed here at once.
+    const left = this.#remover === undefined ? undefined : await this.#remover(dirs)
+    if (left === 0) this.#removedAll()
     for (let attempt = 0; attempt < 2 && !this.#removed; attempt++) {
-      if (attempt > 0 || this.#remover !== undefined)
+      if (attempt > 0 || left !== undefined)
         await new Promise((resolve) => setTimeout(resolve, retryMs).unref())
       const results = await Promise.all(
         dirs.map((dir) =>
