@@ -9,9 +9,15 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { TaskRegistry } from '@toolvisor/tasks'
-import type { ConnectionId, ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
+import {
+  type ConnectionId,
+  foldMail,
+  type ToolCallContext,
+  type ToolRegistry,
+  type ToolResult,
+} from '@toolvisor/toolbox'
 import { CallGate } from './call-gate.js'
-import { foldMail, type SessionMailOptions } from './mail.js'
+import type { SessionMailOptions } from './mail.js'
 import type { Limits } from './options.js'
 import { CallProgress } from './progress.js'
 import { errorResult, messageOf, PROGRESS_META_KEY, toCallToolResult, withPresentation } from './result.js'
@@ -140,7 +146,9 @@ async function callAsTask(
  */
 function withMail(result: CallToolResult, options: CallHandlerOptions, extra: Extra): CallToolResult {
   if (options.mail === undefined || extra.signal.aborted) return result
-  const blocks = foldMail(options.mail)
+  const { mailbox, sessionId, mailBytes, readBack } = options.mail
+  // The one fold every surface calls (toolbox's), at most mailBytes of the session's mail.
+  const blocks = foldMail(mailbox, sessionId, { maxBytes: mailBytes, readBack })
   if (blocks.length === 0) return result
   return {
     ...result,

@@ -1,13 +1,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Mailbox } from '@toolvisor/mailbox'
-import { mailBlock, type ReadBack } from '@toolvisor/toolbox'
+import { mailWaiting, type ReadBack } from '@toolvisor/toolbox'
 import { messageOf } from './result.js'
-
-/** The text after the last block when more mail waits than one result holds. */
-export function moreMail(readBack: ReadBack | undefined): string {
-  const wait = readBack?.call({ command: 'wait', timeout_seconds: 0 })
-  return `[more mail waits than one result holds${wait ? `: call ${wait} to read it` : ''}]`
-}
 
 /** What the mail of one connection's session needs. */
 export interface SessionMailOptions {
@@ -18,20 +12,6 @@ export interface SessionMailOptions {
   readonly log: (line: string) => void
   /** The words of the call that reads the mail that waits (none: the texts name no tool). */
   readonly readBack?: ReadBack | undefined
-}
-
-/**
- * The session's pending mail as text blocks for the next result (`[mail <id> from process:p1] ...`,
- * `mailBlock`): the session's delivery point, at most `mailBytes` of it, and a last block saying
- * how to read the rest when more waits. None when folding is off or the session has no mailbox.
- */
-export function foldMail(options: SessionMailOptions): string[] {
-  const { mailbox, sessionId, mailBytes } = options
-  if (mailBytes === 0 || !mailbox.isOpen(sessionId)) return []
-  const page = mailbox.deliver(sessionId, { maxBytes: mailBytes })
-  const blocks = page.envelopes.map((envelope) => mailBlock(envelope))
-  if (page.more) blocks.push(moreMail(options.readBack))
-  return blocks
 }
 
 /**
@@ -49,10 +29,7 @@ export function noticeMail(options: SessionMailOptions & { readonly server: Serv
     const cursor = mailbox.cursor(sessionId)
     if (noticedAt === cursor) return
     noticedAt = cursor
-    const wait = options.readBack?.call({ command: 'wait' })
-    const data =
-      `[mail waiting from ${from}] it comes with the next tool result of this session` +
-      (wait ? `, or call ${wait} to read it now` : '')
+    const data = mailWaiting(from, options.readBack)
     server
       .sendLoggingMessage({ level: 'notice', logger: 'toolvisor.mail', data })
       .catch((error: unknown) => log(`mail notice not sent: ${messageOf(error)}`))
