@@ -18,7 +18,11 @@ async function killedHost(stateDir: string, count: number): Promise<string> {
     child.once('exit', (code) => reject(new Error(`host exited ${code}`)))
   })
   const runId = line.replace(/^ready /, '')
+  // Reaped, not only killed: a process still tearing down (threads, memory) counts as the run's
+  // live owner, and a live owner's run is not recovered.
+  const exited = new Promise((resolve) => child.once('exit', resolve))
   child.kill('SIGKILL')
+  await exited
   expect(await eventually(() => markedProcesses(runId).length === 0, 3000)).toBe(true)
   return runId
 }
