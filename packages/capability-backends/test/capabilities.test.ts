@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describePlugin, LoadingError } from '@toolvisor/describe-v2'
 import { Kernel, KernelError } from '@toolvisor/kernel'
+import { launchNativePlugin } from '@toolvisor/launch-native'
 import { markedProcesses, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
 import { tasksPlugin } from '@toolvisor/tasks'
 import { BinaryToolsToken, type ToolCallContext, ToolsToken, toolboxPlugin } from '@toolvisor/toolbox'
@@ -36,7 +37,8 @@ async function kernelWith(capabilities: Record<string, unknown> | undefined) {
   const stateDir = mkdtempSync(join(tmpdir(), 'tv-cap-'))
   const kernel = new Kernel()
   kernel.use(describePlugin)
-  kernel.use(runtimePlugin, { stateDir })
+  kernel.use(launchNativePlugin)
+  kernel.use(runtimePlugin, { stateDir, spawner: 'native' })
   kernel.use(tasksPlugin)
   await kernel.use(toolboxPlugin, { toolboxes: [] })
   const handle = capabilities ? kernel.use(capabilitiesPlugin, capabilities) : undefined

@@ -1,6 +1,7 @@
 import { cacheFileIn, capabilitiesPlugin } from '@toolvisor/capability-backends'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
+import { launchNativePlugin } from '@toolvisor/launch-native'
 import { type Mailbox, MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
 import { journalMailboxPlugin } from '@toolvisor/mailbox-journal'
 import { McpApprovals, mcpApprovalPlugin } from '@toolvisor/mcp-server'
@@ -103,7 +104,13 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     })
     kernel.use(bwrapPlugin, config.bwrap ? { bwrap: config.bwrap } : {})
     kernel.use(landlockPlugin, config.landlockLauncher ? { launcher: config.landlockLauncher } : {})
-    kernel.use(runtimePlugin, runtimeOptions(config, stateDir, ownPathsOf(options)))
+    // The native launch path (a cgroup per launch, limits), unless the operator turned it off.
+    const native = config.launch?.native !== false
+    if (native) kernel.use(launchNativePlugin)
+    kernel.use(runtimePlugin, {
+      ...runtimeOptions(config, stateDir, ownPathsOf(options)),
+      ...(native ? { spawner: 'native' } : {}),
+    })
     kernel.use(tasksPlugin)
     kernel.use(describePlugin)
     if (config.bash?.enabled) {

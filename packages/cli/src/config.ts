@@ -197,6 +197,18 @@ export const ConfigFile = z
       .describe(
         'The bounds of each MCP session, for `mcp` and `serve` (decision 0015), and what a launch may use (`defaults`, `ceilings`: decision 0097).',
       ),
+    launch: z
+      .object({
+        native: z
+          .boolean()
+          .optional()
+          .describe(
+            'Fork launches from the fork server of @toolvisor/launch-native, which puts each in its own cgroup and sets its limits before its exec (default true); false: spawn them from toolvisor itself, without a cgroup per launch or limits (decision 0107). TOOLVISOR_FORK_SERVER=off does the same.',
+          ),
+      })
+      .strict()
+      .optional()
+      .describe('How launches are spawned.'),
     cgroup: z
       .union([z.string().refine(isAbsolute, 'an absolute path'), z.literal(false)])
       .optional()

@@ -12,6 +12,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { CallToolResultSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
+import { launchNativePlugin } from '@toolvisor/launch-native'
 import { markedProcesses, type Runtime, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { type TaskRegistry, TasksToken, tasksPlugin } from '@toolvisor/tasks'
@@ -202,7 +203,8 @@ function greetBox(): string {
 async function compose(bash: Record<string, unknown> | undefined, toolboxes: string[] = []) {
   const kernel = new Kernel()
   kernel.use(describePlugin)
-  kernel.use(runtimePlugin, { stateDir: tempDir('tv-meta-state-') })
+  kernel.use(launchNativePlugin)
+  kernel.use(runtimePlugin, { stateDir: tempDir('tv-meta-state-'), spawner: 'native' })
   kernel.use(tasksPlugin)
   kernel.use(toolboxPlugin, { toolboxes })
   if (bash) kernel.use(bashPlugin, bash)

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { nativeSpawner } from '@toolvisor/launch-native'
 import { serveHttp } from '@toolvisor/mcp-server'
 import { createLaunchers, markedProcesses, Runtime } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
@@ -23,7 +24,10 @@ export async function setup(
   options: Partial<Pick<OperatorPageOptions, 'control' | 'maxStreams' | 'mail' | 'restartsOf'>> = {},
 ) {
   const stateDir = mkdtempSync(join(tmpdir(), 'tv-ui-state-'))
-  const runtime = new Runtime({ stateDir, ringEvents: 16, resultBytes: 1024 }, createLaunchers())
+  const runtime = new Runtime(
+    { stateDir, ringEvents: 16, resultBytes: 1024, spawner: nativeSpawner() },
+    createLaunchers(),
+  )
   const tasks = createTaskRegistry(runtime)
   const sessions = createSessions()
   sessions.onClose((session) => stopOwnedTasks(tasks, session.id))

@@ -1,7 +1,6 @@
 // Builds native/toolvisor-exec.c into dist/native/toolvisor-exec (or the directory given as the
-// first argument), and native/toolvisor-spawnd.c, the fork server, into fork-server/ beside it
-// (its own directory: its own UNAVAILABLE record). See native.mjs for what happens when one cannot
-// be built; without the fork server, launches are spawned from Node itself.
+// first argument). See native.mjs for what happens when it cannot be built. The fork server is
+// @toolvisor/launch-native's.
 import { spawnSync } from 'node:child_process'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -26,27 +25,5 @@ if (built) {
   const shown = relative(process.cwd(), join(outDir, 'toolvisor-exec'))
   process.stdout.write(
     `@toolvisor/process-runtime: built ${shown.startsWith('..') ? join(outDir, 'toolvisor-exec') : shown}\n`,
-  )
-}
-
-// The fork server runs only under Node's IPC channel: run bare, it must refuse, saying why.
-const forkDir = join(outDir, 'fork-server')
-const server = compileNative({
-  pkg: '@toolvisor/process-runtime',
-  name: 'toolvisor-spawnd',
-  source: join(root, 'native', 'toolvisor-spawnd.c'),
-  outDir: forkDir,
-  check(binary) {
-    const run = spawnSync(binary, [], { encoding: 'utf8', env: {} })
-    if (run.error) return run.error.message
-    return run.status === 2 && run.stderr.includes('NODE_CHANNEL_FD')
-      ? undefined
-      : `exit ${run.status}: ${run.stderr.trim()}`
-  },
-})
-if (server) {
-  const shown = relative(process.cwd(), join(forkDir, 'toolvisor-spawnd'))
-  process.stdout.write(
-    `@toolvisor/process-runtime: built ${shown.startsWith('..') ? join(forkDir, 'toolvisor-spawnd') : shown}\n`,
   )
 }

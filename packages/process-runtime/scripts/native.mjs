@@ -1,5 +1,5 @@
 // Builds a small C program of a toolvisor package with the system compiler (`$CC`, else `cc`),
-// shared by @toolvisor/process-runtime (toolvisor-exec) and @toolvisor/sandbox-landlock (its
+// shared by @toolvisor/process-runtime (toolvisor-exec), @toolvisor/launch-native (toolvisor-spawnd) and @toolvisor/sandbox-landlock (its
 // launcher). A package build never fails because of it: when the compiler is missing, refuses the
 // source or builds something that does not run here, `UNAVAILABLE` beside the binary records the
 // reason and the fix, a warning is printed, and the package reports the program unavailable with

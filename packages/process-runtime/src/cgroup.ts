@@ -11,7 +11,7 @@ import {
   sameLimits,
 } from './cgroup-limits.js'
 import { type Remover, Tree } from './cgroup-tree.js'
-import type { WarmAnswer, WarmPlan } from './fork-request.js'
+import type { CgroupPlacement, WarmAnswer } from './spawner.js'
 
 export type { CgroupLimits }
 export { Tree }
@@ -46,15 +46,6 @@ interface Spare {
   readonly made: Promise<WarmAnswer>
 }
 
-/**
- * What makes and removes the trees made ahead, off the runtime's event loop: the fork server
- * (`ForkServer.warm`, `.remove`); undefined when there is none just now (they are made here then).
- */
-export interface TreeServer {
-  warm(plan: WarmPlan): Promise<WarmAnswer>
-  remove(dirs: readonly string[]): Promise<number | undefined>
-}
-
 /** The cgroups of one runtime instance: `<base>/<runId>` in every hierarchy, a leaf per launch. */
 export class Containment {
   readonly host: Extract<CgroupHost, { available: true }>
@@ -66,7 +57,7 @@ export class Containment {
   #closed = false
   /** Trees not removed yet: `close` removes what is left of them. */
   readonly #trees = new Set<Tree>()
-  readonly #server: () => TreeServer | undefined
+  readonly #server: () => CgroupPlacement | undefined
   /** The launch that comes next and the limits most launches have: what a tree made ahead is for. */
   readonly #next: () => readonly [id: string, limits: CgroupLimits]
   /** Trees ended on this turn of the loop, removed together by one request to the server. */
@@ -75,7 +66,7 @@ export class Containment {
   constructor(
     host: Extract<CgroupHost, { available: true }>,
     runId: string,
-    server: () => TreeServer | undefined,
+    server: () => CgroupPlacement | undefined,
     next: () => readonly [id: string, limits: CgroupLimits],
   ) {
     this.host = host

@@ -20,29 +20,10 @@ export function execHelperStatus(path: string): LaunchFacts['execHelper'] {
 }
 
 /**
- * `toolvisor-spawnd`, the fork server, as this package's build compiled it (beside
- * `toolvisor-exec`, in its own directory: its own `UNAVAILABLE` record when it could not be built).
+ * Why a program a package's native build compiled at `path` cannot run (the `UNAVAILABLE` record
+ * its build left beside it, see `native-build`), or undefined when it can.
  */
-export const builtForkServer = fileURLToPath(
-  new URL('../dist/native/fork-server/toolvisor-spawnd', import.meta.url),
-)
-
-/**
- * The fork server launches go through, or why none: `option` is `RuntimeOptions.forkServer`
- * (`false`: turned off, as `TOOLVISOR_FORK_SERVER=off` does; a path; undefined: the built one).
- */
-export function forkServerStatus(option: string | false | undefined): LaunchFacts['forkServer'] {
-  if (option === false) return { available: false, reason: 'turned off (forkServer: false)' }
-  if (process.env.TOOLVISOR_FORK_SERVER === 'off')
-    return { available: false, reason: 'turned off (TOOLVISOR_FORK_SERVER=off)' }
-  const path = option ?? builtForkServer
-  const missing = nativeProblem(path)
-  if (missing === undefined) return { available: true, path }
-  return { available: false, reason: `toolvisor-spawnd is missing: ${missing.reason}` }
-}
-
-/** Why the program this package builds at `path` cannot run (its build's record), or undefined. */
-function nativeProblem(path: string): { readonly reason: string; readonly fix: string } | undefined {
+export function nativeProblem(path: string): { readonly reason: string; readonly fix: string } | undefined {
   try {
     accessSync(path, constants.X_OK)
     return undefined

@@ -8,9 +8,8 @@ export { CORE_VARIABLES, DEFAULT_EXCLUDES, inherited } from './environment.js'
 export type { RuntimeErrorCode } from './errors.js'
 export { RuntimeError, RuntimeErrorCodes } from './errors.js'
 export type { EventPage, SequencedEvent } from './event-log.js'
-export { builtExecHelper } from './exec-helper.js'
+export { builtExecHelper, nativeProblem } from './exec-helper.js'
 export { pinnedExecutable } from './executable.js'
-export type { Child } from './fork-server.js'
 export type {
   ExtraFd,
   Launch,
@@ -36,6 +35,7 @@ export type { OwnPathOption } from './own-paths.js'
 export { installation } from './own-paths.js'
 export type { PlainProcessSpec } from './plain.js'
 export { defaultStateDir, EnvironmentPolicyConfig, RuntimeConfig, runtimePlugin } from './plugin.js'
+export { signalGroup } from './process-util.js'
 export { markedProcesses } from './procfs.js'
 export { PROTECTED_PATHS } from './protected.js'
 export type { ProtectedTarget } from './protection.js'
@@ -43,15 +43,26 @@ export { Placeholders, protectedTargets } from './protection.js'
 export { createLaunchers } from './registry.js'
 export { setprivRunAs } from './run-as.js'
 export { RAW_ONESHOT, Runtime } from './runtime.js'
-export type { Spawned } from './spawn.js'
-export { assemble, spawnLaunch } from './spawn.js'
+export { assemble, openFailure, pinFailure, spawnLaunch, typeFailure, wireExtras } from './spawn.js'
+export type {
+  CgroupPlacement,
+  Child,
+  Spawned,
+  Spawner,
+  SpawnerFacts,
+  SpawnOptions,
+  SpillStages,
+  WarmAnswer,
+  WarmPlan,
+} from './spawner.js'
+export { nodeSpawner } from './spawner.js'
 export type { SpillAllowance, SpillCut } from './spill-cut.js'
 export { spillCutText } from './spill-cut.js'
 export type { StartedWith } from './started-with.js'
 export { trustStateDir } from './state-dir.js'
 export type { StreamBytes, StreamRange } from './stream-bytes.js'
 export { endOf, newestBytes } from './stream-bytes.js'
-export { LaunchersToken, RuntimeToken, sandboxMechanismToken } from './tokens.js'
+export { LaunchersToken, RuntimeToken, sandboxMechanismToken, spawnerToken } from './tokens.js'
 export type {
   CapturedOutput,
   ContainmentFacts,

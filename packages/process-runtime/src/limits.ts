@@ -46,16 +46,18 @@ export interface AppliedLimits {
 /** What the host offers to enforce limits with. */
 export interface LimitFacts {
   readonly cgroups: CgroupHost
-  /** Launches go through the fork server (it joins the cgroup and sets rlimits before the exec). */
-  readonly forkServer: boolean
+  /** Launches go through a spawner that places them: joins their cgroups and sets their rlimits before the exec (`Spawner.placement`). */
+  readonly placed: boolean
 }
 
 const FIELDS = ['memory', 'pids', 'cpu', 'fileSize', 'openFiles', 'cpuTime'] as const
 
 /** What enforces `field` here, or why nothing does. */
 export function enforcer(field: keyof LimitsSpec, facts: LimitFacts): { by: string } | { why: string } {
-  if (!facts.forkServer)
-    return { why: 'launches do not go through the fork server here (it sets limits before the exec)' }
+  if (!facts.placed)
+    return {
+      why: 'launches do not go through a fork server here (@toolvisor/launch-native sets limits before the exec)',
+    }
   if (field === 'fileSize') return { by: 'RLIMIT_FSIZE' }
   if (field === 'openFiles') return { by: 'RLIMIT_NOFILE' }
   if (field === 'cpuTime') return { by: 'RLIMIT_CPU' }
@@ -119,7 +121,7 @@ export function applyLimits(
   return {
     values,
     cgroup: cgroupPart(values),
-    rlimits: facts.forkServer ? rlimitsOf(values) : [],
+    rlimits: facts.placed ? rlimitsOf(values) : [],
     enforcedBy,
     unenforced,
   }

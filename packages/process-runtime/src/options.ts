@@ -3,6 +3,7 @@ import type { EnvironmentPolicy } from './environment.js'
 import type { LimitsPolicy } from './limits.js'
 import type { OwnPathOption } from './own-paths.js'
 import { DEFAULT_SANDBOX_USER } from './prepare.js'
+import type { Spawner } from './spawner.js'
 
 /** Operator options of the runtime. */
 export interface RuntimeOptions {
@@ -29,8 +30,12 @@ export interface RuntimeOptions {
   readonly environment?: EnvironmentPolicy
   /** The final-exec helper to run (default: the one this package's build compiled). */
   readonly execHelper?: string
-  /** The fork server launches are forked from (default: the one built here); `false`, `TOOLVISOR_FORK_SERVER=off` or none built: from this process. */
-  readonly forkServer?: string | false
+  /**
+   * What launches are spawned through (decision 0107): default Node's own spawn, from this process,
+   * without a cgroup per launch; `@toolvisor/launch-native`'s `nativeSpawner()` forks them from a
+   * small fork server that places each in its cgroups before its exec.
+   */
+  readonly spawner?: Spawner
   /**
    * Where every launch gets its own cgroup (decision 0097): a v2 directory delegated to toolvisor
    * (`/sys/fs/cgroup/toolvisor.slice/...`), or, by default, `toolvisor` below this process's own

@@ -1,7 +1,7 @@
 import { closeSync, constants, readSync, writeSync } from 'node:fs'
 import { fileAt, type HeldFile } from './held-dir.js'
+import type { SpillStages } from './spawner.js'
 import type { SpillAllowance, SpillCut } from './spill-cut.js'
-import { StagedWriter } from './spill-direct.js'
 
 /**
  * One output stream of a process: the first `limit` bytes in memory (for results), a rolling tail
@@ -25,9 +25,9 @@ export class SpillingOutput {
   #spillError: Error | undefined
   /** The head left memory for the spill file (a finished process, compacted). */
   #compacted = false
-  /** Spill writes past the page cache, for a bulk stream (spill-direct.ts), where the file system allows. */
-  readonly #direct: boolean
-  #writer: StagedWriter | undefined
+  /** Spill writes past the page cache, for a bulk stream (`Spawner.spillStages`), where the file system allows. */
+  readonly #stages: ((fd: number) => SpillStages | undefined) | undefined
+  #writer: SpillStages | undefined
   /** The most bytes the spill file may hold (`spillBytes`). */
   readonly #cap: number
   /** The disk budget each spill write asks first, when there is one. */
@@ -41,7 +41,8 @@ export class SpillingOutput {
     readonly tailBytes: number
     /** The spill file, or a path (opened without following a link at it). */
     readonly spill: HeldFile | string
-    readonly direct?: boolean
+    /** Its spill file is written in stages (`launch-native`'s O_DIRECT writer) when they can be had. */
+    readonly stages?: ((fd: number) => SpillStages | undefined) | undefined
     /** The most bytes the spill file may hold. Default: no cap. */
     readonly cap?: number
     readonly allowance?: SpillAllowance
@@ -49,7 +50,7 @@ export class SpillingOutput {
     this.#limit = options.limit
     this.#tailBytes = options.tailBytes
     this.#spill = typeof options.spill === 'string' ? fileAt(options.spill) : options.spill
-    this.#direct = options.direct ?? false
+    this.#stages = options.stages
     this.#cap = options.cap ?? Number.POSITIVE_INFINITY
     this.#allowance = options.allowance
   }
@@ -87,7 +88,7 @@ export class SpillingOutput {
     this.#writer?.flush()
   }
 
-  /** Resolves once the spill file holds every byte appended so far, `close()` apart (see spill-direct.ts). */
+  /** Resolves once the spill file holds every byte appended so far, `close()` apart (see `SpillStages`). */
   drained(): Promise<void> {
     return this.#writer?.drained() ?? Promise.resolve()
   }
@@ -102,7 +103,7 @@ export class SpillingOutput {
     if (this.#headLength < this.#limit) {
       const take = Math.min(chunk.length, this.#limit - this.#headLength)
       const kept = chunk.subarray(0, take)
-      // A chunk that is a view of a larger buffer (a slab, slab-reader.ts) is copied: the head,
+      // A chunk that is a view of a larger buffer (a slab: launch-native reads bulk stdout so) is copied: the head,
       // kept for the life of the process, must not hold the slab. Node's own reads own theirs.
       this.#head.push(chunk.byteLength === chunk.buffer.byteLength ? kept : Buffer.from(kept))
       this.#headLength += take
@@ -214,7 +215,7 @@ export class SpillingOutput {
     try {
       this.#fd = this.#spill.open(constants.O_RDWR | constants.O_CREAT | constants.O_TRUNC)
       this.#spilled = true
-      if (this.#direct) this.#writer = StagedWriter.open(this.#fd)
+      this.#writer = this.#stages?.(this.#fd)
       // Everything before this chunk is in the head (the limit had not been passed yet).
       const before = this.head().subarray(0, this.#total - chunk.length)
       this.#write(before)

@@ -7,7 +7,8 @@ import { AUTO_ORDER } from './mechanism-choice.js'
 import { createLaunchers } from './registry.js'
 import { runuserRunAs, setprivRunAs } from './run-as.js'
 import { Runtime } from './runtime.js'
-import { LaunchersToken, RuntimeToken, sandboxMechanismToken } from './tokens.js'
+import type { Spawner } from './spawner.js'
+import { LaunchersToken, RuntimeToken, sandboxMechanismToken, spawnerToken } from './tokens.js'
 import type { RuntimeOptions } from './types.js'
 
 /** Where run records and spill files go by default: `$XDG_STATE_HOME/toolvisor` or `~/.local/state/toolvisor`. */
@@ -44,6 +45,8 @@ export const RuntimeConfig = z
     stateDir: z.string().min(1).default(defaultStateDir),
     envdirRoot: z.string().min(1).optional(),
     sandbox: z.string().min(1).optional(),
+    /** The spawner launches go through, by the name its plugin provides it under (`native`); default Node's spawn. */
+    spawner: z.string().min(1).optional(),
     runAs: z.string().min(1).optional(),
     runAsAllow: z.array(z.string().min(1)).optional(),
     sandboxUser: z.string().min(1).optional(),
@@ -97,37 +100,52 @@ export const RuntimeConfig = z
   })
   .strict()
 
-/** The mechanisms a `sandbox` option needs: the one it names, `auto`'s, or none. */
-function mechanismsFor(sandbox: string | undefined): Record<string, Token<SandboxMechanism>> {
+/** The key the spawner a `spawner` option names is injected under (not a mechanism's name: those have no colon). */
+const SPAWNER = 'spawner:'
+
+/** What the options need: the mechanisms a `sandbox` option names (`auto`'s), and the spawner a `spawner` option names. */
+function injected(config: z.output<typeof RuntimeConfig>): Record<string, Token<SandboxMechanism | Spawner>> {
+  const { sandbox, spawner } = config
   const names = sandbox === undefined ? [] : sandbox === 'auto' ? AUTO_ORDER : [sandbox]
-  return Object.fromEntries(names.map((name) => [name, sandboxMechanismToken(name)]))
+  return {
+    ...Object.fromEntries(names.map((name) => [name, sandboxMechanismToken(name)])),
+    ...(spawner === undefined ? {} : { [SPAWNER]: spawnerToken(spawner) }),
+  }
 }
 
 /**
  * The process runtime as a kernel plugin: provides `launchers` (with the `setpriv` and `runuser`
  * run_as mechanisms registered) and `runtime` (the task registry over it is `@toolvisor/tasks`). It injects the sandbox mechanism its
- * `sandbox` option names (`sandboxMechanismToken`), so it is active only once that mechanism's
- * plugin is: tools are never prepared before their mechanism exists. Unloading it stops every
- * running process.
+ * `sandbox` option names (`sandboxMechanismToken`) and the spawner its `spawner` option names
+ * (`spawnerToken`: `native` is `@toolvisor/launch-native`'s), so it is active only once their
+ * plugins are: tools are never prepared before their mechanism exists, nor launched by another
+ * spawner than the one asked for. Unloading it stops every running process.
  */
 export const runtimePlugin = definePlugin({
   name: 'process-runtime',
   provides: [LaunchersToken, RuntimeToken],
   config: RuntimeConfig,
-  inject: (config: z.output<typeof RuntimeConfig>) => mechanismsFor(config.sandbox),
+  inject: injected,
   apply(ctx, config) {
     const launchers = createLaunchers()
     launchers.registerRunAs(setprivRunAs())
     launchers.registerRunAs(runuserRunAs())
-    for (const mechanism of Object.values(ctx.deps)) launchers.registerSandbox(mechanism)
-    const runtime = new Runtime(stripUndefined(config), launchers)
+    const { [SPAWNER]: spawner, ...mechanisms } = ctx.deps
+    for (const mechanism of Object.values(mechanisms))
+      launchers.registerSandbox(mechanism as SandboxMechanism)
+    // The option names the spawner; the runtime gets the spawner itself.
+    const { spawner: _named, ...options } = config
+    const runtime = new Runtime(
+      { ...stripUndefined(options), ...(spawner === undefined ? {} : { spawner: spawner as Spawner }) },
+      launchers,
+    )
     ctx.provide(LaunchersToken, launchers)
     ctx.provide(RuntimeToken, runtime)
     ctx.onDispose(() => runtime.dispose())
   },
 })
 
-function stripUndefined(value: z.output<typeof RuntimeConfig>): RuntimeOptions {
+function stripUndefined(value: Omit<z.output<typeof RuntimeConfig>, 'spawner'>): RuntimeOptions {
   return Object.fromEntries(
     Object.entries(value).filter(([, v]) => v !== undefined),
   ) as unknown as RuntimeOptions

@@ -5,14 +5,14 @@ import type { CgroupLimits, Tree } from './cgroup.js'
 import type { SpillLedger } from './disk.js'
 import { buildEnvironment } from './environment.js'
 import { RuntimeError } from './errors.js'
-import type { Child, ForkServer } from './fork-server.js'
 import type { Launch, ProcessControl } from './launchers.js'
 import type { AppliedLimits } from './limits.js'
 import type { ToolProcess } from './process.js'
 import { bulkStdout } from './process-output.js'
 import { ProcessTree } from './process-tree.js'
 import { errnoText, workingDirectory } from './process-util.js'
-import { assemble, spawnServed } from './spawn.js'
+import { assemble } from './spawn.js'
+import type { Child, Spawner } from './spawner.js'
 import { MARKER_VARIABLE, type RunState } from './state.js'
 import type { SweepUrgency } from './sweeper.js'
 import type { ProcessRuntime, StartOptions } from './types.js'
@@ -28,8 +28,8 @@ export interface ProcessHost {
   spillLedger(id: string): SpillLedger
   /** The final-exec helper, when it could be built here. */
   readonly execHelper: string | undefined
-  /** The fork server launches go through, when there is one (else they are spawned from Node). */
-  forkServer(): ForkServer | undefined
+  /** What launches are spawned through (Node's spawn, or `launch-native`'s fork server). */
+  readonly spawner: Spawner
   /** A cgroup tree for launch `id` (decision 0097), when this host has cgroups for it; throws when one cannot be made. */
   tree(id: string, limits: CgroupLimits): Promise<Tree> | undefined
   /** The limits of a launch whose tool has none of its own (describe, check, help). */
@@ -67,7 +67,7 @@ export interface Launched {
 export async function launchProcess(
   id: string,
   start: StartOptions,
-  host: Pick<ProcessHost, 'state' | 'execHelper' | 'forkServer' | 'tree' | 'defaultLimits'>,
+  host: Pick<ProcessHost, 'state' | 'execHelper' | 'spawner' | 'tree' | 'defaultLimits'>,
 ): Promise<Launched> {
   const { tool } = start
   if (tool.rundir !== undefined) ensureRundir(tool.rundir)
@@ -82,9 +82,10 @@ export async function launchProcess(
   const assembled = assemble(tool, base, host.execHelper)
   const { status } = assembled
   const limits = tool.limits ?? host.defaultLimits
-  const server = host.forkServer()
+  const { spawner } = host
   // The tree is made, its limits written, before anything is spawned: the launch joins it first.
-  const cgroups = server === undefined ? undefined : await treeOf(host, id, limits)
+  // Only a spawner that places a child in its cgroups before its exec gets one.
+  const cgroups = spawner.placement?.() === undefined ? undefined : await treeOf(host, id, limits)
   const launch: Launch = {
     ...assembled.launch,
     ...(cgroups?.bornIn !== undefined ? { cgroupDir: cgroups.bornIn } : {}),
@@ -94,15 +95,14 @@ export async function launchProcess(
   if (launch.placeholders) host.state.holding(id, launch.placeholders)
   // The spec the process runs with (a start may give its own), as its output reads it.
   const slabs = bulkStdout(start.process ?? tool.process)
-  const { child, pipes } = await spawnServed(launch, server, {
-    stdoutInSlabs: slabs,
-    tool: tool.path,
-    ...stdinFileOf(server, start),
-  }).catch((error: unknown) => {
-    launch.release?.()
-    cgroups?.remove()
-    throw error
-  })
+  const whole = stdinAtOnce(start)
+  const { child, pipes } = await spawner
+    .launch(launch, { stdoutInSlabs: slabs, tool: tool.path, ...(whole ? { stdinFile: whole } : {}) })
+    .catch((error: unknown) => {
+      launch.release?.()
+      cgroups?.remove()
+      throw error
+    })
   const control =
     child.pid !== undefined && tool.sandbox?.mechanism.control
       ? tool.sandbox.mechanism.control({ pid: child.pid, extraFds: pipes as (Readable | undefined)[] })
@@ -186,12 +186,6 @@ export function wireStdin(child: Child, start: StartOptions): void {
     if (whole.length > 0) stdin.end(whole)
     else stdin.end()
   } else if (input && input.length > 0) stdin.write(Buffer.from(input))
-}
-
-/** Without a fork server, all of the stdin that closes at once is given as a file (see node-pipes.ts). */
-function stdinFileOf(server: ForkServer | undefined, start: StartOptions): { stdinFile?: Uint8Array } {
-  const whole = server === undefined ? stdinAtOnce(start) : undefined
-  return whole === undefined ? {} : { stdinFile: whole }
 }
 
 /**

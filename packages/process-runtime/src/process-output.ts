@@ -6,6 +6,7 @@ import { LineFramer } from './framing.js'
 import type { HeldDirectory } from './held-dir.js'
 import { SpillingOutput } from './output.js'
 import { Ring } from './ring.js'
+import type { SpillStages } from './spawner.js'
 import { lineKeptText, type SpillAllowance } from './spill-cut.js'
 import type { CapturedOutput, ProcessCounters, ProcessRuntime } from './types.js'
 
@@ -23,6 +24,8 @@ export interface OutputOptions {
   /** The in-memory bound of each stream before it spills, over `options.resultBytes`. */
   readonly resultBytes?: number
   readonly spec: ProcessSpec
+  /** Spill stages for a bulk stdout, when the spawner has them (`Spawner.spillStages`). */
+  readonly spillStages?: ((fd: number) => SpillStages | undefined) | undefined
   /** The ready line was seen (it is not an event). */
   readonly onReady: () => void
   /** An event arrived (after its listeners ran): the idle timer restarts on it. */
@@ -55,7 +58,8 @@ export class ProcessOutput {
       cap: runtime.spillBytes,
       ...(options.allowance ? { allowance: options.allowance } : {}),
     }
-    this.stdout = new SpillingOutput({ ...bounds, spill: spill('stdout'), direct: bulkStdout(spec) })
+    const stages = bulkStdout(spec) ? options.spillStages : undefined
+    this.stdout = new SpillingOutput({ ...bounds, spill: spill('stdout'), stages })
     this.stderr = new SpillingOutput({ ...bounds, spill: spill('stderr') })
     const stdout = this.stdout
     const decode = {

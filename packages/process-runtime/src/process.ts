@@ -2,7 +2,6 @@ import type { Readable } from 'node:stream'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
 import type { TreeUsage } from './cgroup.js'
 import type { EventPage, SequencedEvent } from './event-log.js'
-import type { Child } from './fork-server.js'
 import type { ProcessControl } from './launchers.js'
 import {
   launchFailure,
@@ -16,6 +15,7 @@ import { capture, ProcessOutput } from './process-output.js'
 import { cancelSequence, ProcessTimers } from './process-timers.js'
 import { cleanUp, exitOf, type ProcessTree } from './process-tree.js'
 import { drained, signalGroup } from './process-util.js'
+import type { Child } from './spawner.js'
 import { type StartedWith, startedWith } from './started-with.js'
 import type {
   CapturedOutput,
@@ -90,6 +90,7 @@ export class ToolProcess implements ManagedProcess {
       options: host.options,
       ...(start.resultBytes !== undefined ? { resultBytes: start.resultBytes } : {}),
       spec: this.#spec,
+      spillStages: host.spawner.spillStages,
       onReady: () => this.#becomeReady(),
       onActivity: () => this.#timers.touch(),
     })

@@ -5,9 +5,7 @@ import { confineTool } from './confine.js'
 import { DiskBudget, type SpillLedger } from './disk.js'
 import { EnvdirRootGuard } from './envdir-root.js'
 import { RuntimeError } from './errors.js'
-import { builtExecHelper, execHelperStatus, forkServerStatus } from './exec-helper.js'
-import type { ForkServer } from './fork-server.js'
-import { forkServer } from './fork-servers.js'
+import { builtExecHelper, execHelperStatus } from './exec-helper.js'
 import type { Launchers } from './launchers.js'
 import { type AppliedLimits, applyLimits } from './limits.js'
 import { keptLost, markTold } from './lost-records.js'
@@ -20,6 +18,7 @@ import type { ProcessHost } from './process-launch.js'
 import { protectedPaths } from './protected.js'
 import { RAW_ONESHOT } from './raw.js'
 import { Retention } from './retention.js'
+import { type CgroupPlacement, nodeSpawner } from './spawner.js'
 import { RunState } from './state.js'
 import { Sweeper } from './sweeper.js'
 import type {
@@ -50,7 +49,6 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   readonly #disk: DiskBudget
   readonly #host: ProcessHost
   readonly #context: PrepareContext
-  readonly #fork: LaunchFacts['forkServer']
   readonly #containment: Containment | undefined
   readonly #defaultLimits: AppliedLimits
   readonly #warnings: string[] = []
@@ -68,18 +66,15 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     if (refused !== undefined) throw new RuntimeError('RUNTIME_ERR_ENVDIR_PERMISSIONS', refused)
     this.#state = RunState.open(options.stateDir, this.options.retentionMs)
     const execHelper = execHelperStatus(options.execHelper ?? builtExecHelper)
-    const fork = forkServerStatus(options.forkServer)
-    const forkBinary = fork.available ? fork.path : undefined
-    // Started now, while a host is usually still small, so no call pays for it.
-    if (forkBinary !== undefined) forkServer(forkBinary)
-    const server = () => (forkBinary === undefined ? undefined : forkServer(forkBinary))
+    const spawner = options.spawner ?? nodeSpawner
+    const server = () => spawner.placement?.()
     const next = () => [processId(this.#counter + 1), this.#defaultLimits.cgroup] as const
     const contained = containmentOf(cgroup, this.#state, { server, next }, orphanGraceMs, warn)
     this.#containment = typeof contained === 'string' ? undefined : contained
     const cgroups: CgroupHost =
       typeof contained === 'string' ? { available: false, reason: contained } : contained.host
     this.#context = {
-      limitFacts: { cgroups, forkServer: fork.available },
+      limitFacts: { cgroups, placed: spawner.placement !== undefined && spawner.facts.available },
       options: this.options,
       launchers,
       execHelper,
@@ -87,7 +82,6 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       own: ownPathsOf(this.options),
       protect: protectedPaths(this.options.protectedPaths),
     }
-    this.#fork = fork
     this.#defaultLimits = applyLimits(
       undefined,
       this.options.limits ?? {},
@@ -108,7 +102,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       state: this.#state,
       spillLedger: (id) => this.#spillLedger(id),
       execHelper: execHelper.available ? execHelper.path : undefined,
-      forkServer: server,
+      spawner,
       tree: (id, limits) => this.#tree(id, limits),
       defaultLimits: this.#defaultLimits,
       finished: (process) => this.#finished(process),
@@ -164,7 +158,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   launchFacts(): LaunchFacts {
     return {
       execHelper: this.#context.execHelper,
-      forkServer: this.#fork,
+      forkServer: this.#host.spawner.facts,
       sandboxUser: this.options.sandboxUser,
       root: process.geteuid?.() === 0,
       environment: this.options.environment ?? {},
@@ -234,14 +228,17 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
 function containmentOf(
   option: string | false | undefined,
   state: RunState,
-  { server, next }: { server: () => ForkServer | undefined; next: () => readonly [string, CgroupLimits] },
+  {
+    server,
+    next,
+  }: { server: () => CgroupPlacement | undefined; next: () => readonly [string, CgroupLimits] },
   graceMs: number,
   warn: (line: string) => void,
 ): Containment | string {
   const host = cgroupHost(option)
   if (!host.available) return host.reason
   if (server() === undefined)
-    return 'launches do not go through the fork server here (it puts each in its cgroup before its exec)'
+    return 'launches do not go through a fork server here (@toolvisor/launch-native puts each in its cgroup before its exec)'
   const killed = reapOrphanCgroups(host, graceMs)
   if (killed > 0) warn(`killed ${killed} processes left in the cgroups of runtimes that are gone`)
   try {

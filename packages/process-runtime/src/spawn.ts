@@ -2,10 +2,10 @@ import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process'
 import { type BigIntStats, closeSync, constants, fstatSync, openSync, realpathSync } from 'node:fs'
 import { environmentBlock } from './environment.js'
 import { RuntimeError } from './errors.js'
-import type { Child, ForkServer, LaunchOptions } from './fork-server.js'
 import { typeDescription, typeOf } from './grant-type.js'
 import { CLEAN_ENVIRONMENT, type ExtraFd, type Launch, type Pin } from './launchers.js'
 import { overPipes, standardPipes } from './node-pipes.js'
+import type { Child } from './spawner.js'
 import { MARKER_VARIABLE } from './state.js'
 import type { PreparedTool } from './types.js'
 
@@ -119,20 +119,6 @@ export function spawnLaunch(
     // Not taken over by a socket: the spawn threw before.
     for (const descriptor of ours) closeSync(descriptor)
   }
-}
-
-/**
- * Spawns a launch through the fork server when there is one (`spawnLaunch`'s contract, its pid
- * known once the promise resolves), else from this process. Rejects as `spawnLaunch` throws, and
- * with the spawn's own error when the exec failed. `options`: see `ForkServer.launch`.
- */
-export async function spawnServed(
-  launch: Launch,
-  server: ForkServer | undefined,
-  options: LaunchOptions = {},
-): Promise<Spawned> {
-  if (server === undefined) return spawnLaunch(launch, options.stdinFile)
-  return server.launch(launch, options)
 }
 
 type Duplex = NodeJS.ReadableStream & NodeJS.WritableStream

@@ -1,5 +1,6 @@
 import { type Token, token } from '@toolvisor/kernel'
 import type { Launchers, SandboxMechanism } from './launchers.js'
+import type { Spawner } from './spawner.js'
 import type { ProcessRuntime } from './types.js'
 
 /** The `launchers` token: the registry of sandbox and run_as mechanisms. */
@@ -15,4 +16,13 @@ export const RuntimeToken = token<ProcessRuntime>('runtime')
  */
 export function sandboxMechanismToken(name: string): Token<SandboxMechanism> {
   return token<SandboxMechanism>(`sandbox-mechanism:${name}`)
+}
+
+/**
+ * The token a spawner's plugin provides its `Spawner` under (`spawner:native`, by
+ * `@toolvisor/launch-native`). The runtime plugin injects the one its `spawner` option names, so
+ * no launch is spawned before it exists, whatever order the plugins are used in.
+ */
+export function spawnerToken(name: string): Token<Spawner> {
+  return token<Spawner>(`spawner:${name}`)
 }

@@ -217,7 +217,7 @@ export type UndefaultedRuntimeOption =
   | 'runAs'
   | 'environment'
   | 'execHelper'
-  | 'forkServer'
+  | 'spawner'
   | 'ownPaths'
   | 'protectedPaths'
   | 'cgroup'

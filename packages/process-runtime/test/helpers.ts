@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, expect } from 'vitest'
-import type { Launchers } from '../src/index.js'
+import type { Launchers, Spawner } from '../src/index.js'
 import { createLaunchers, markedProcesses, Runtime, type RuntimeOptions } from '../src/index.js'
 import { output, preparedTool, processesInRun, processSpec, runtimeSpec } from '../src/testing.js'
 
@@ -14,6 +14,24 @@ export const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures'
 export function fixture(name: string): string {
   return join(fixtures, name)
 }
+
+/**
+ * The launch path these tests run on: Node's own spawn, this package's default; `native` when
+ * `@toolvisor/launch-native` runs them (its vitest config sets `TOOLVISOR_TEST_SPAWNER=native`), so
+ * the fork server keeps the coverage of the runtime's behaviour tests. Imported from the workspace
+ * at test time: launch-native depends on this package, not the other way.
+ */
+export const spawnerUnderTest: 'node' | 'native' =
+  process.env.TOOLVISOR_TEST_SPAWNER === 'native' ? 'native' : 'node'
+
+async function nativeSpawner(): Promise<Spawner | undefined> {
+  if (spawnerUnderTest === 'node') return undefined
+  const where = new URL('../../launch-native/src/index.ts', import.meta.url).href
+  const native = (await import(where)) as { nativeSpawner: () => Spawner }
+  return native.nativeSpawner()
+}
+
+const testSpawner = await nativeSpawner()
 
 const cleanups: Array<() => Promise<void> | void> = []
 
@@ -37,7 +55,8 @@ export function makeRuntime(
   launchers: Launchers = createLaunchers(),
 ): Runtime {
   const stateDir = options.stateDir ?? tempDir('tv-state-')
-  const runtime = new Runtime({ ...options, stateDir }, launchers)
+  const spawner = options.spawner ?? testSpawner
+  const runtime = new Runtime({ ...options, ...(spawner ? { spawner } : {}), stateDir }, launchers)
   cleanups.push(async () => {
     await runtime.dispose()
     await expectNoneLeft(runtime.runId)

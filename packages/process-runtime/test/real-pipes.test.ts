@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { makeRuntime, tempDir, tool } from './helpers.js'
+import { makeRuntime, spawnerUnderTest, tempDir, tool } from './helpers.js'
 
 /**
  * A tool's 0, 1 and 2 are pipes, as a shell gives them (issue 28 A): the idioms that open them
@@ -19,11 +19,14 @@ echo "through tee" | tee /dev/stderr
 echo "by fd number" > /proc/self/fd/1
 `
 
-/** Each launch path, and what stdin given whole is there (decision 0098: a file without a fork server). */
-const paths = {
-  'the fork server': { options: {}, stdin: 'pipe' },
-  "Node's own spawn (no fork server)": { options: { forkServer: false as const }, stdin: 'file' },
-}
+/**
+ * The launch path under test, and what stdin given whole is there (decision 0098: a file without a
+ * fork server). `@toolvisor/launch-native` runs this file with its fork server.
+ */
+const paths =
+  spawnerUnderTest === 'native'
+    ? { 'the fork server': { options: {}, stdin: 'pipe' } }
+    : { "Node's own spawn (no fork server)": { options: {}, stdin: 'file' } }
 
 describe('a tool reopens its standard descriptors by name', () => {
   for (const [path, { options, stdin }] of Object.entries(paths)) {

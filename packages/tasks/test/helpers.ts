@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { nativeSpawner } from '@toolvisor/launch-native'
 import { createLaunchers, markedProcesses, Runtime, type RuntimeOptions } from '@toolvisor/process-runtime'
 import { eventually, processesInRun } from '@toolvisor/process-runtime/testing'
 import { afterEach, expect } from 'vitest'
@@ -34,7 +35,7 @@ export function tempDir(prefix = 'tv-tasks-'): string {
  */
 export function makeRuntime(options: Partial<RuntimeOptions> = {}): Runtime {
   const runtime = new Runtime(
-    { ...options, stateDir: options.stateDir ?? tempDir('tv-state-') },
+    { spawner: nativeSpawner(), ...options, stateDir: options.stateDir ?? tempDir('tv-state-') },
     createLaunchers(),
   )
   cleanups.push(async () => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { definePlugin, Kernel } from '@toolvisor/kernel'
+import { launchNativePlugin } from '@toolvisor/launch-native'
 import { type Envelope, MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
 import { markedProcesses, type Runtime, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
@@ -64,7 +65,14 @@ export async function compose(
   const stateDir = tempDir('tv-bash-state-')
   const kernel = new Kernel()
   kernel.use(describePlugin)
-  kernel.use(runtimePlugin, { stateDir, ...(sandbox ? { sandbox } : {}), ...runtimeOptions })
+  // The launch path the CLI composes (a cgroup per launch, real pipes): bash runs on it there.
+  kernel.use(launchNativePlugin)
+  kernel.use(runtimePlugin, {
+    stateDir,
+    spawner: 'native',
+    ...(sandbox ? { sandbox } : {}),
+    ...runtimeOptions,
+  })
   kernel.use(tasksPlugin)
   if (sandbox === 'bwrap') kernel.use(bwrapPlugin, {})
   if (sandbox === 'landlock') kernel.use(landlockPlugin, {})

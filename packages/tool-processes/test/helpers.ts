@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
+import { launchNativePlugin } from '@toolvisor/launch-native'
 import { MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
 import { markedProcesses, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
 import { SessionsToken, TasksToken, tasksPlugin } from '@toolvisor/tasks'
@@ -30,7 +31,8 @@ export async function compose(
   const stateDir = mkdtempSync(join(tmpdir(), 'tv-proc-'))
   const kernel = new Kernel()
   kernel.use(describePlugin)
-  kernel.use(runtimePlugin, { stateDir, ...runtime })
+  kernel.use(launchNativePlugin)
+  kernel.use(runtimePlugin, { stateDir, spawner: 'native', ...runtime })
   kernel.use(tasksPlugin)
   kernel.use(mailboxPlugin, mailbox)
   kernel.use(toolboxPlugin, { toolboxes: [fixtures], yieldMs: 100, ...toolbox })

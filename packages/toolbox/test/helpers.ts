@@ -4,6 +4,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { definePlugin, Kernel } from '@toolvisor/kernel'
+import { launchNativePlugin } from '@toolvisor/launch-native'
 import { markedProcesses, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
 import { SessionsToken, TasksToken, tasksPlugin } from '@toolvisor/tasks'
 import { afterEach, expect } from 'vitest'
@@ -69,7 +70,8 @@ export async function compose(
 ) {
   const kernel = new Kernel()
   kernel.use(describePlugin)
-  kernel.use(runtimePlugin, { stateDir: tempDir('tv-state-'), ...runtimeConfig })
+  kernel.use(launchNativePlugin)
+  kernel.use(runtimePlugin, { stateDir: tempDir('tv-state-'), spawner: 'native', ...runtimeConfig })
   kernel.use(tasksPlugin)
   if (readBack) kernel.use(readBackPlugin)
   const handle = kernel.use(toolboxPlugin, { toolboxes, ...toolbox })

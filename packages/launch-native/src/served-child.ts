@@ -1,22 +1,7 @@
 import { EventEmitter } from 'node:events'
 import { Socket } from 'node:net'
-import type { Readable, Writable } from 'node:stream'
+import type { Child } from '@toolvisor/process-runtime'
 import { slabOnread } from './slab-reader.js'
-
-/** A spawned child as the runtime uses it: what Node's `ChildProcess` gives, and a served child too. */
-export interface Child {
-  readonly pid?: number | undefined
-  readonly stdin: Writable | null
-  readonly stdout: Readable | null
-  readonly stderr: Readable | null
-  on(event: 'error', listener: (error: Error) => void): this
-  once(event: 'close', listener: () => void): this
-  /** `why`: set when the runtime itself killed the process for a reason of its own (served children). */
-  once(
-    event: 'exit',
-    listener: (code: number | null, signal: NodeJS.Signals | null, why?: string) => void,
-  ): this
-}
 
 /** A child forked by the fork server (see `fork-server.ts`): its pid known at once, its exit told by the server. */
 export class ServedChild extends EventEmitter implements Child {

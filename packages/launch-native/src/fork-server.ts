@@ -1,9 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import {
+  type Launch,
+  type Spawned,
+  type SpawnOptions,
+  signalGroup,
+  type WarmAnswer,
+  type WarmPlan,
+  wireExtras,
+} from '@toolvisor/process-runtime'
+import {
   type Answered,
   type ForkServerOptions,
   LAUNCH_DEADLINE_MS,
-  type LaunchOptions,
   launchError,
   launchTimeout,
   type Pending,
@@ -12,17 +20,12 @@ import {
   removePayload,
   requestOf,
   signalName,
-  type WarmAnswer,
-  type WarmPlan,
   warmAnswer,
   warmPayload,
 } from './fork-request.js'
-import type { Launch } from './launchers.js'
-import { signalGroup } from './process-util.js'
-import { type Child, ServedChild, socketsOver } from './served-child.js'
-import { type Spawned, wireExtras } from './spawn.js'
+import { ServedChild, socketsOver } from './served-child.js'
 
-export type { Child, ForkServerOptions, LaunchOptions, WarmAnswer, WarmPlan }
+export type { ForkServerOptions }
 
 /**
  * The runtime's side of the fork server (see `native/toolvisor-spawnd.c`): one per Node process
@@ -82,7 +85,7 @@ export class ForkServer {
    * Rejects as `spawnLaunch` throws, with the exec's own error, or with `RUNTIME_ERR_LAUNCH_TIMEOUT`
    * when no answer came within the deadline (nothing of it runs then).
    */
-  launch(launch: Launch, options: LaunchOptions = {}): Promise<Spawned> {
+  launch(launch: Launch, options: SpawnOptions = {}): Promise<Spawned> {
     if (!this.#alive) return Promise.reject(new Error('the fork server ended'))
     const id = this.#nextId++
     let request: string

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process'
 import { readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { Child, Launch } from '@toolvisor/process-runtime'
+import { eventually } from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
-import { builtForkServer } from '../src/exec-helper.js'
-import { type Child, ForkServer } from '../src/fork-server.js'
-import type { Launch } from '../src/index.js'
-import { eventually } from '../src/testing.js'
+import { ForkServer } from '../src/fork-server.js'
+import { builtForkServer, nativeSpawner } from '../src/native-spawner.js'
 import { makeRuntime, tempDir, tool } from './helpers.js'
 
 const servers: ForkServer[] = []
@@ -276,10 +276,12 @@ describe('launches of a runtime', () => {
   })
 
   it('are spawned from this process when it is turned off, or missing, saying why', async () => {
-    const off = await parentOf({ forkServer: false })
+    const off = await parentOf({ spawner: nativeSpawner({ forkServer: false }) })
     expect(off.facts).toEqual({ available: false, reason: 'turned off (forkServer: false)' })
     expect(off.parent).toBe(process.pid)
-    const missing = await parentOf({ forkServer: '/nonexistent/toolvisor-spawnd' })
+    const missing = await parentOf({
+      spawner: nativeSpawner({ forkServer: '/nonexistent/toolvisor-spawnd' }),
+    })
     expect(missing.facts).toMatchObject({
       available: false,
       reason: expect.stringContaining('toolvisor-spawnd is missing'),

@@ -1,10 +1,10 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { eventually } from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
-import { builtForkServer } from '../src/exec-helper.js'
 import { ForkServer } from '../src/fork-server.js'
+import { builtForkServer } from '../src/native-spawner.js'
 import { MAX_SLAB, MIN_SLAB, SlabReader } from '../src/slab-reader.js'
-import { eventually } from '../src/testing.js'
 import { makeRuntime, output, tempDir, tool } from './helpers.js'
 
 const servers: ForkServer[] = []

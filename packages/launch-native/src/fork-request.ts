@@ -1,7 +1,15 @@
 import { constants } from 'node:os'
-import { RuntimeError } from './errors.js'
-import type { Launch } from './launchers.js'
-import { openFailure, pinFailure, type Spawned, typeFailure } from './spawn.js'
+import {
+  type Launch,
+  openFailure,
+  pinFailure,
+  RuntimeError,
+  type Spawned,
+  type SpawnOptions,
+  typeFailure,
+  type WarmAnswer,
+  type WarmPlan,
+} from '@toolvisor/process-runtime'
 
 /** What the fork server's messages and requests are made of (see `native/toolvisor-spawnd.c`). */
 
@@ -71,27 +79,6 @@ export function encode(id: number, launch: Launch): Buffer {
   for (const limit of limits) parts.push(String(limit.resource), value(limit.soft), value(limit.hard))
   // A payload is not NUL-terminated: its length says where it ends.
   return Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(`${part}\0`) : part)))
-}
-
-/** A tree of cgroups made ahead by the fork server, and the warm child it has wait there. */
-export interface WarmPlan {
-  /** The v2 cgroup the warm child is born in (clone3 CLONE_INTO_CGROUP), when there is one. */
-  readonly bornIn: string | undefined
-  /** The `cgroup.procs` files it joins (the v1 hierarchies). */
-  readonly procsFiles: readonly string[]
-  /** The directories made first, in order. */
-  readonly make: readonly string[]
-  /** The limit files written in them: file, value, and whether the host may lack the file. */
-  readonly writes: readonly (readonly [file: string, value: string, optional?: boolean])[]
-}
-
-/** What a "w" was answered with (`made` false and no `problem`: the server is gone). */
-export interface WarmAnswer {
-  readonly made: boolean
-  /** The warm child waiting in the tree; undefined: none (the launch joins its cgroups itself). */
-  readonly pid: number | undefined
-  /** Why the tree could not be made (nothing of it is left). */
-  readonly problem?: string
 }
 
 /** Resolves what a "w" or "r" waits for with the words of its answer (undefined: none will come). */
@@ -198,25 +185,12 @@ export interface ForkServerOptions {
   readonly deadlineMs?: number
 }
 
-/** Options of one {@link ForkServer.launch}. */
-export interface LaunchOptions {
-  /** Its stdout is read into slabs (decision 0083: bulk binary output). */
-  readonly stdoutInSlabs?: boolean
-  /** What errors name it by (the tool's path; default the launch's file). */
-  readonly tool?: string
-  /**
-   * All of its stdin, closed right after: without a fork server it is given as a file (see
-   * `node-pipes.ts`); the fork server's pipe is written as usual.
-   */
-  readonly stdinFile?: Uint8Array
-}
-
 /** A launch sent, waiting for its pid and its descriptors. */
 /** Launch `id` as it waits for the server's answers. */
 export function pendingOf(
   id: number,
   launch: Launch,
-  options: LaunchOptions,
+  options: SpawnOptions,
   resolve: Pending['resolve'],
   reject: Pending['reject'],
 ): Pending {

@@ -5,10 +5,10 @@ import { spawnSync } from 'node:child_process'
 import { pbkdf2 } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { eventually } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
-import { SpillingOutput } from '../src/output.js'
-import { STAGE } from '../src/spill-direct.js'
-import { eventually } from '../src/testing.js'
+import { SpillingOutput } from '../../process-runtime/src/output.js'
+import { STAGE, StagedWriter } from '../src/spill-direct.js'
 import { generator, makeRuntime, randomBytes, tempDir, tool } from './helpers.js'
 
 /** Appends `data` in random pieces (1 byte to 300 KiB), reading back at random as it goes. */
@@ -28,6 +28,9 @@ function feed(output: SpillingOutput, data: Buffer, random: () => number, where:
   check()
 }
 
+/** The O_DIRECT stages, as `nativeSpawner` gives a bulk stdout's spill. */
+const stages = (fd: number) => StagedWriter.open(fd)
+
 describe('the spill file written past the page cache', () => {
   it('holds every byte in order; reads are right while bytes wait in memory (40 seeds, up to 6 MiB)', async () => {
     const dir = tempDir('tv-spill-direct-')
@@ -36,7 +39,7 @@ describe('the spill file written past the page cache', () => {
       const data = randomBytes(random, Math.floor(random() * 6 * STAGE))
       const limit = [0, 1, 4096, 256 * 1024][seed % 4]!
       const spillPath = join(dir, `${seed}.out`)
-      const output = new SpillingOutput({ limit, tailBytes: 4096, spill: spillPath, direct: true })
+      const output = new SpillingOutput({ limit, tailBytes: 4096, spill: spillPath, stages })
       const where = `seed ${seed} (${data.length} bytes, limit ${limit})`
       feed(output, data, random, where)
       await output.drained()
@@ -56,7 +59,7 @@ describe('the spill file written past the page cache', () => {
       limit: 0,
       tailBytes: 100,
       spill: join(dir, 'quiet'),
-      direct: true,
+      stages,
     })
     quiet.append(data)
     // The full stage lands on its own, then the 1,000 bytes after it once the stream stayed quiet.
@@ -66,7 +69,7 @@ describe('the spill file written past the page cache', () => {
       limit: 0,
       tailBytes: 100,
       spill: join(dir, 'asked'),
-      direct: true,
+      stages,
     })
     asked.append(data.subarray(0, 1000))
     asked.flush()
@@ -80,7 +83,7 @@ describe('the spill file written past the page cache', () => {
     const random = generator(99)
     const streams = Array.from({ length: 40 }, (_, i) => ({
       data: randomBytes(random, 2 * STAGE + Math.floor(random() * STAGE)),
-      output: new SpillingOutput({ limit: 0, tailBytes: 100, spill: join(dir, `${i}`), direct: true }),
+      output: new SpillingOutput({ limit: 0, tailBytes: 100, spill: join(dir, `${i}`), stages }),
       at: 0,
     }))
     // Interleaved, as concurrent tools would be read: every stream holds a stage while it spills.
@@ -101,7 +104,7 @@ describe('the spill file written past the page cache', () => {
 
   it('holds at most 4 MiB for a stream ahead of the disk: past 3 stages in flight it writes at once', async () => {
     const file = join(tempDir('tv-spill-direct-'), 'out')
-    const output = new SpillingOutput({ limit: 0, tailBytes: 1, spill: file, direct: true })
+    const output = new SpillingOutput({ limit: 0, tailBytes: 1, spill: file, stages })
     const data = randomBytes(generator(3), 20 * STAGE)
     let most = 0
     // One synchronous loop: no write in flight can land meanwhile.
@@ -146,9 +149,10 @@ describe('the spill file written past the page cache', () => {
     const file = join(tempDir('tv-spill-direct-'), 'out')
     const script = `
       import { readFileSync } from 'node:fs'
-      import { SpillingOutput } from ${JSON.stringify(new URL('../dist/output.js', import.meta.url).href)}
+      import { SpillingOutput } from ${JSON.stringify(new URL('../../process-runtime/dist/output.js', import.meta.url).href)}
+      import { StagedWriter } from ${JSON.stringify(new URL('../dist/spill-direct.js', import.meta.url).href)}
       const data = Buffer.alloc(3 * 1024 * 1024 + 5).map((_, i) => i % 251)
-      const output = new SpillingOutput({ limit: 10, tailBytes: 10, spill: ${JSON.stringify(file)}, direct: true })
+      const output = new SpillingOutput({ limit: 10, tailBytes: 10, spill: ${JSON.stringify(file)}, stages: (fd) => StagedWriter.open(fd) })
       for (let at = 0; at < data.length; at += 70_000) output.append(data.subarray(at, at + 70_000))
       await output.drained()
       output.close()

@@ -2,13 +2,21 @@ import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { markedProcesses } from '@toolvisor/process-runtime'
+import {
+  box,
+  boxesHere,
+  eventually,
+  forker,
+  processesInRun,
+  processesRunning,
+} from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
-import { cgroupHost } from '../src/cgroup-host.js'
-import { builtForkServer } from '../src/exec-helper.js'
+import { cgroupHost } from '../../process-runtime/src/cgroup-host.js'
 import { forkServer } from '../src/fork-servers.js'
-import { markedProcesses } from '../src/index.js'
-import { box, boxesHere, eventually, forker, processesInRun, processesRunning } from '../src/testing.js'
-import { fixture, makeRuntime, output, processSpec, runtimeSpec, tempDir } from './helpers.js'
+import { builtForkServer } from '../src/native-spawner.js'
+import { makeRuntime, output, processSpec, runtimeSpec, tempDir } from './helpers.js'
 
 /**
  * Containment (decision 0097), written as the attacker: a tool that sheds everything toolvisor
@@ -33,6 +41,9 @@ function gone(pid: number): boolean {
     return true
   }
 }
+
+/** A runtime's host in a process of its own, launching through this package's fork server. */
+const containedHost = fileURLToPath(new URL('fixtures/contained-host.mjs', import.meta.url))
 
 /** The pids the strays wrote to `dir` (one file each). */
 function strays(dir: string): number[] {
@@ -69,7 +80,7 @@ function evasive(dir: string): string {
  * they are in place: nothing is left to kill them but a later start.
  */
 async function hostKilledWithStrays(stateDir: string, dir: string): Promise<void> {
-  const args = [fixture('contained-host.mjs'), stateDir, '{}', `${evasive(dir)}\nexec sleep 300`, 'hold']
+  const args = [containedHost, stateDir, '{}', `${evasive(dir)}\nexec sleep 300`, 'hold']
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve)
@@ -347,7 +358,7 @@ describe('trees the fork server makes and removes (off the event loop)', () => {
 async function contained(limits: object, command: string) {
   const boxed = box()
   try {
-    const args = [fixture('contained-host.mjs'), tempDir('tv-boxed-'), JSON.stringify(limits), command]
+    const args = [containedHost, tempDir('tv-boxed-'), JSON.stringify(limits), command]
     const child = boxed.spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
     let text = ''
     child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()))

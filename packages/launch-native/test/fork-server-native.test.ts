@@ -6,15 +6,16 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Launch } from '@toolvisor/process-runtime'
+import { eventually } from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
-import { cgroupHost } from '../src/cgroup-host.js'
-import { builtForkServer } from '../src/exec-helper.js'
+import { cgroupHost } from '../../process-runtime/src/cgroup-host.js'
 import { encode, removePayload, warmPayload } from '../src/fork-request.js'
-import type { Launch } from '../src/index.js'
-import { eventually } from '../src/testing.js'
-import { fixtures, tempDir } from './helpers.js'
+import { builtForkServer } from '../src/native-spawner.js'
+import { tempDir } from './helpers.js'
 
-const source = join(fixtures, '..', '..', 'native', 'toolvisor-spawnd.c')
+const source = fileURLToPath(new URL('../native/toolvisor-spawnd.c', import.meta.url))
 const hasCc = spawnSync('cc', ['--version']).status === 0
 
 const cleanups: Array<() => void> = []

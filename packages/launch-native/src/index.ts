@@ -1,0 +1,6 @@
+export type { ForkServerOptions } from './fork-server.js'
+export { ForkServer } from './fork-server.js'
+export { forkServer } from './fork-servers.js'
+export type { NativeSpawnerOptions } from './native-spawner.js'
+export { builtForkServer, forkServerStatus, nativeSpawner } from './native-spawner.js'
+export { LaunchNativeConfig, launchNativePlugin, NativeSpawnerToken } from './plugin.js'

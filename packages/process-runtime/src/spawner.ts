@@ -1,0 +1,115 @@
+import type { Readable, Writable } from 'node:stream'
+import type { Launch } from './launchers.js'
+import { type Spawned, spawnLaunch } from './spawn.js'
+
+export type { Spawned }
+
+/**
+ * The seam a launch is spawned through (decision 0107). The runtime builds the launch (its
+ * environment, the final exec stage, the mechanisms' wrapping, its cgroups and rlimits) and hands
+ * it to a `Spawner`; Node's own spawn (`nodeSpawner`) is the default. A spawner that can put a child
+ * in its cgroups and set its rlimits before its exec says so by having `placement`
+ * (`@toolvisor/launch-native`'s fork server): only then does the runtime give each launch a cgroup.
+ */
+export interface Spawner {
+  /** Where launches are forked from, for operators (`LaunchFacts.forkServer`). */
+  readonly facts: SpawnerFacts
+  /**
+   * Spawns a launch in its own process group, its pid known once the promise resolves; rejects
+   * with a `RuntimeError` (or the spawn's own error) when nothing was started.
+   */
+  launch(launch: Launch, options?: SpawnOptions): Promise<Spawned>
+  /**
+   * What makes and removes the cgroup trees made ahead, off the event loop, when this spawner
+   * places each child in its cgroups (and sets its rlimits) before its exec; undefined when it
+   * cannot just now (the trees are made by the runtime then).
+   */
+  readonly placement?: () => CgroupPlacement | undefined
+  /** Spill writes past the page cache for a bulk stream's spill file open as `fd`; undefined: plain writes. */
+  readonly spillStages?: (fd: number) => SpillStages | undefined
+}
+
+/** Where launches are forked from: a fork server, or (and why) this process. */
+export type SpawnerFacts =
+  | { readonly available: true; readonly path: string }
+  | { readonly available: false; readonly reason: string }
+
+/** Options of one `Spawner.launch`. */
+export interface SpawnOptions {
+  /** Its stdout is read into slabs (decision 0083: bulk binary output). */
+  readonly stdoutInSlabs?: boolean
+  /** What errors name it by (the tool's path; default the launch's file). */
+  readonly tool?: string
+  /**
+   * All of its stdin, closed right after: Node's spawn gives it as a file (see `node-pipes.ts`); a
+   * spawner with real pipes ignores it (the runtime writes it to the child's stdin).
+   */
+  readonly stdinFile?: Uint8Array
+}
+
+/** A spawned child as the runtime uses it: what Node's `ChildProcess` gives, and a served child too. */
+export interface Child {
+  readonly pid?: number | undefined
+  readonly stdin: Writable | null
+  readonly stdout: Readable | null
+  readonly stderr: Readable | null
+  on(event: 'error', listener: (error: Error) => void): this
+  once(event: 'close', listener: () => void): this
+  /** `why`: set when the runtime itself killed the process for a reason of its own (served children). */
+  once(
+    event: 'exit',
+    listener: (code: number | null, signal: NodeJS.Signals | null, why?: string) => void,
+  ): this
+}
+
+/** What makes the cgroup trees of the launches to come, and removes ended ones, off the event loop. */
+export interface CgroupPlacement {
+  warm(plan: WarmPlan): Promise<WarmAnswer>
+  /** How many of `dirs` are still there; undefined when it could not be asked. */
+  remove(dirs: readonly string[]): Promise<number | undefined>
+}
+
+/** A tree of cgroups made ahead, and the warm child waiting there for the launch that joins it. */
+export interface WarmPlan {
+  /** The v2 cgroup the warm child is born in (clone3 CLONE_INTO_CGROUP), when there is one. */
+  readonly bornIn: string | undefined
+  /** The `cgroup.procs` files it joins (the v1 hierarchies). */
+  readonly procsFiles: readonly string[]
+  /** The directories made first, in order. */
+  readonly make: readonly string[]
+  /** The limit files written in them: file, value, and whether the host may lack the file. */
+  readonly writes: readonly (readonly [file: string, value: string, optional?: boolean])[]
+}
+
+/** What a warm request was answered with (`made` false and no `problem`: the placement is gone). */
+export interface WarmAnswer {
+  readonly made: boolean
+  /** The warm child waiting in the tree; undefined: none (the launch joins its cgroups itself). */
+  readonly pid: number | undefined
+  /** Why the tree could not be made (nothing of it is left). */
+  readonly problem?: string
+}
+
+/** Writes of a spill file in stages (`launch-native`'s O_DIRECT writer); what it holds is overlaid on reads. */
+export interface SpillStages {
+  /** Why writing failed: bytes from then on are not in the file. */
+  readonly error: Error | undefined
+  /** Memory it holds: the stage being filled and those in flight. */
+  readonly heldBytes: number
+  write(bytes: Buffer): void
+  /** Copies what it holds of `[offset, offset + into.length)` over `into`. */
+  overlay(into: Buffer, offset: number): void
+  flush(): void
+  /** Resolves once the file holds every byte appended so far. */
+  drained(): Promise<void>
+  close(): void
+}
+
+/** Node's own spawn: a launch forked from this process, FIFOs for its stdio, no cgroup placement. */
+export const nodeSpawner: Spawner = {
+  facts: {
+    available: false,
+    reason: 'no fork server composed (@toolvisor/launch-native): launches are spawned from this process',
+  },
+  launch: async (launch, options = {}) => spawnLaunch(launch, options.stdinFile),
+}
