@@ -9,10 +9,27 @@ import { createLaunchers, markedProcesses, Runtime } from '../dist/index.js'
 export const here = dirname(fileURLToPath(import.meta.url))
 export const producers = join(here, 'producers')
 
+/**
+ * The launch path the benchmarks run on: Node's spawn, this package's default; with
+ * `BENCH_SPAWNER=native` (launch-native's `pnpm bench` runs them so) the fork server of
+ * `@toolvisor/launch-native`, from the workspace (a bench-time import, not a dependency).
+ */
+export const launchPath = process.env.BENCH_SPAWNER === 'native' ? 'native' : 'node'
+const spawner =
+  launchPath === 'native'
+    ? (await import(new URL('../../launch-native/dist/index.js', import.meta.url).href)).nativeSpawner()
+    : undefined
+console.log(
+  `launch path: ${launchPath === 'native' ? "launch-native's fork server" : "Node's spawn (no launch-native)"}`,
+)
+
 /** A runtime whose state dir (run records, spill files) lives in a fresh temp dir. */
 export function benchRuntime(options = {}) {
   const root = mkdtempSync(join(tmpdir(), 'tv-bench-'))
-  const runtime = new Runtime({ ...options, stateDir: join(root, 'state') }, createLaunchers())
+  const runtime = new Runtime(
+    { ...(spawner ? { spawner } : {}), ...options, stateDir: join(root, 'state') },
+    createLaunchers(),
+  )
   return { runtime, root }
 }
 

@@ -109,7 +109,7 @@ export interface SpillStages {
 export const nodeSpawner: Spawner = {
   facts: {
     available: false,
-    reason: 'no fork server composed (@toolvisor/launch-native): launches are spawned from this process',
+    reason: 'no fork server: @toolvisor/launch-native is not composed',
   },
   launch: async (launch, options = {}) => spawnLaunch(launch, options.stdinFile),
 }

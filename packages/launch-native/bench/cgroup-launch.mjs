@@ -12,7 +12,19 @@
 // Run after a build: `node bench/cgroup-launch.mjs` (RUNS: rounds per side, default 300).
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { benchRuntime, cleanup, median, percentile, rotate, since, sleep } from './lib.mjs'
+import {
+  benchRuntime,
+  cleanup,
+  median,
+  percentile,
+  rotate,
+  since,
+  sleep,
+} from '../../process-runtime/bench/lib.mjs'
+import { nativeSpawner } from '../dist/index.js'
+
+/** Every runtime here launches through the fork server: only it places a launch in its cgroups. */
+const spawner = nativeSpawner()
 
 const RUNS = Number(process.env.RUNS ?? 300)
 const WARMUP = 20
@@ -43,8 +55,8 @@ async function oneshot(runtime, tool, accounted) {
 }
 
 async function latency(gapMs) {
-  const withCg = benchRuntime()
-  const without = benchRuntime({ cgroup: false })
+  const withCg = benchRuntime({ spawner })
+  const without = benchRuntime({ spawner, cgroup: false })
   try {
     if (hierarchies(withCg.runtime).length === 0)
       throw new Error(`no cgroups here: ${withCg.runtime.launchFacts().containment.cgroup.reason}`)
@@ -134,7 +146,7 @@ async function startAll(runtime, tool, count, batch) {
 }
 
 async function manySleepers() {
-  const { runtime, root } = benchRuntime()
+  const { runtime, root } = benchRuntime({ spawner })
   const { runId } = runtime
   const dirs = hierarchies(runtime).map((hierarchy) => join(hierarchy.base, runId))
   let marked = 0
