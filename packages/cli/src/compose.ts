@@ -102,15 +102,7 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
       // in-memory head (which also bounds describe documents) at its default.
       ...defined({ yieldMs, streamResultEvents: config.streamResultEvents, resultBytes: config.resultBytes }),
     })
-    kernel.use(bwrapPlugin, config.bwrap ? { bwrap: config.bwrap } : {})
-    kernel.use(landlockPlugin, config.landlockLauncher ? { launcher: config.landlockLauncher } : {})
-    // The native launch path (a cgroup per launch, limits), unless the operator turned it off.
-    const native = config.launch?.native !== false
-    if (native) kernel.use(launchNativePlugin)
-    kernel.use(runtimePlugin, {
-      ...runtimeOptions(config, stateDir, ownPathsOf(options)),
-      ...(native ? { spawner: 'native' } : {}),
-    })
+    useRuntime(kernel, config, stateDir, ownPathsOf(options))
     kernel.use(tasksPlugin)
     kernel.use(describePlugin)
     if (config.bash?.enabled) {
@@ -135,6 +127,21 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     readBack: kernel.get(ReadBackToken),
     approvals: approvalsOf(kernel.get(ApprovalToken)),
   }
+}
+
+/**
+ * The runtime, its sandbox mechanisms, and the native launch path (a cgroup per launch, limits:
+ * `launch-native`) unless the operator turned it off (`launch.native: false`).
+ */
+function useRuntime(kernel: Kernel, config: Config, stateDir: string, ownPaths: OwnPathOption[]): void {
+  kernel.use(bwrapPlugin, config.bwrap ? { bwrap: config.bwrap } : {})
+  kernel.use(landlockPlugin, config.landlockLauncher ? { launcher: config.landlockLauncher } : {})
+  const native = config.launch?.native !== false
+  if (native) kernel.use(launchNativePlugin)
+  kernel.use(runtimePlugin, {
+    ...runtimeOptions(config, stateDir, ownPaths),
+    ...(native ? { spawner: 'native' } : {}),
+  })
 }
 
 /** The mailbox: in a journal in `journal` (`toolvisor serve`: it survives a restart), else in memory. */

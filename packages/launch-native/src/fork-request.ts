@@ -181,7 +181,7 @@ export function launchTimeout(tool: string, deadlineMs: number): RuntimeError {
 
 /** Options of a {@link ForkServer}. */
 export interface ForkServerOptions {
-  /** How long a launch may wait for its exec (default {@link LAUNCH_DEADLINE_MS}). */
+  /** How long a launch may wait for its exec, in ms (default 10,000). */
   readonly deadlineMs?: number
 }
 

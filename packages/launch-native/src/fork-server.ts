@@ -1,13 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import {
-  type Launch,
-  type Spawned,
-  type SpawnOptions,
-  signalGroup,
-  type WarmAnswer,
-  type WarmPlan,
-  wireExtras,
-} from '@toolvisor/process-runtime'
+import type { Launch, Spawned, SpawnOptions, WarmAnswer, WarmPlan } from '@toolvisor/process-runtime'
+import { signalGroup, wireExtras } from '@toolvisor/process-runtime'
 import {
   type Answered,
   type ForkServerOptions,
@@ -24,8 +17,6 @@ import {
   warmPayload,
 } from './fork-request.js'
 import { ServedChild, socketsOver } from './served-child.js'
-
-export type { ForkServerOptions }
 
 /**
  * The runtime's side of the fork server (see `native/toolvisor-spawnd.c`): one per Node process

@@ -1,4 +1,4 @@
-export type { ForkServerOptions } from './fork-server.js'
+export type { ForkServerOptions } from './fork-request.js'
 export { ForkServer } from './fork-server.js'
 export { forkServer } from './fork-servers.js'
 export type { NativeSpawnerOptions } from './native-spawner.js'

@@ -43,6 +43,7 @@ export { Placeholders, protectedTargets } from './protection.js'
 export { createLaunchers } from './registry.js'
 export { setprivRunAs } from './run-as.js'
 export { RAW_ONESHOT, Runtime } from './runtime.js'
+export type { ExtraStream } from './spawn.js'
 export { assemble, openFailure, pinFailure, spawnLaunch, typeFailure, wireExtras } from './spawn.js'
 export type {
   CgroupPlacement,

@@ -27,10 +27,7 @@ import type {
   StartOptions,
 } from './types.js'
 
-/**
- * One spawned tool process (see `ManagedProcess`): its lifecycle, stdin, and how it stops. Its
- * output is a `ProcessOutput`, its timers `ProcessTimers`, its launch `spawn.ts`.
- */
+/** A tool process (`ManagedProcess`): lifecycle, stdin, stop; its output a `ProcessOutput`, timers `ProcessTimers`. */
 export class ToolProcess implements ManagedProcess {
   readonly id: string
   readonly tool: string

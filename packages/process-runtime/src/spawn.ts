@@ -112,7 +112,7 @@ export function spawnLaunch(
     })
     if (standard !== undefined) overPipes(child, standard.ours)
     ours.length = 0
-    const pipes = wireExtras(launch, (i) => child.stdio[3 + i] as Duplex | null)
+    const pipes = wireExtras(launch, (i) => child.stdio[3 + i] as ExtraStream | null)
     return { child, pipes }
   } finally {
     for (const descriptor of opened) closeSync(descriptor)
@@ -121,7 +121,8 @@ export function spawnLaunch(
   }
 }
 
-type Duplex = NodeJS.ReadableStream & NodeJS.WritableStream
+/** A stream over one of a child's extra descriptors (a socket pair's end: both ways). */
+export type ExtraStream = NodeJS.ReadableStream & NodeJS.WritableStream
 
 /**
  * The extra descriptors' streams by index: `data` written and closed, `exchange` written and kept,
@@ -129,7 +130,7 @@ type Duplex = NodeJS.ReadableStream & NodeJS.WritableStream
  */
 export function wireExtras(
   launch: Launch,
-  streamAt: (index: number) => Duplex | null | undefined,
+  streamAt: (index: number) => ExtraStream | null | undefined,
   written: (index: number) => number = () => 0,
 ): (NodeJS.ReadableStream | undefined)[] {
   return launch.extraFds.map((fd, i) => {
