@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
-import { markedProcesses, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
+import { markedProcesses, type Runtime, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
 import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
 import { landlockPlugin } from '@toolvisor/sandbox-landlock'
 import { tasksPlugin } from '@toolvisor/tasks'
@@ -43,11 +43,12 @@ async function libraryHost(box: string, sandbox: 'bwrap' | 'landlock') {
   kernels.push(kernel)
   kernel.use(describePlugin)
   kernel.use(runtimePlugin, { stateDir: dir('tv-no-native-state-'), sandbox })
-  kernel.use(sandbox === 'bwrap' ? bwrapPlugin : landlockPlugin)
+  if (sandbox === 'bwrap') kernel.use(bwrapPlugin)
+  else kernel.use(landlockPlugin)
   kernel.use(tasksPlugin)
   kernel.use(toolboxPlugin, { toolboxes: [box] })
   await kernel.ready({ timeoutMs: 30_000 })
-  return { tools: kernel.get(ToolsToken)!, runtime: kernel.get(RuntimeToken)! }
+  return { tools: kernel.get(ToolsToken)!, runtime: kernel.get(RuntimeToken)! as Runtime }
 }
 
 const mechanisms = [...(hasBwrap ? ['bwrap' as const] : []), 'landlock' as const]
