@@ -13,7 +13,7 @@ import {
   processesRunning,
 } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
-import { cgroupHost } from '../../process-runtime/src/cgroup-host.js'
+import { cgroupHost } from '@toolvisor/containment'
 import { forkServer } from '../src/fork-servers.js'
 import { builtForkServer } from '../src/native-spawner.js'
 import { makeRuntime, output, processSpec, runtimeSpec, tempDir } from './helpers.js'

@@ -41,7 +41,8 @@ function tell(message) {
 
 /** The toolvisor side: a runtime, a task registry, one stream task, one follower. */
 async function childToolvisor() {
-  const { createTaskRegistry } = await import('../dist/index.js')
+  // The task registry is @toolvisor/tasks' (which depends on this package): a bench-time import.
+  const { createTaskRegistry } = await import('../../tasks/dist/index.js')
   const validate = compileEventSchema(schema)
   const { runtime, root } = benchRuntime()
   const tasks = createTaskRegistry(runtime)

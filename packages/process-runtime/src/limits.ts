@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { totalmem } from 'node:os'
+import type { CgroupHost, CgroupLimits, Controller } from '@toolvisor/containment'
 import { type LimitsSpec, limitKey } from '@toolvisor/describe-v2'
-import type { CgroupLimits } from './cgroup.js'
-import type { CgroupHost, Controller } from './cgroup-host.js'
 import type { Rlimit } from './launchers.js'
 import type { Fail } from './policy.js'
 

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import type { Readable, Writable } from 'node:stream'
+import type { CgroupLimits, Tree } from '@toolvisor/containment'
 import type { InputSpec } from '@toolvisor/describe-v2'
-import type { CgroupLimits, Tree } from './cgroup.js'
 import type { SpillLedger } from './disk.js'
 import { buildEnvironment } from './environment.js'
 import { RuntimeError } from './errors.js'

@@ -1,4 +1,4 @@
-import type { Tree, TreeUsage } from './cgroup.js'
+import type { Tree, TreeUsage } from '@toolvisor/containment'
 import { type AppliedLimits, bytes, show } from './limits.js'
 import type { SweepUrgency } from './sweeper.js'
 import type { EndReason, LimitHit, ProcessExit } from './types.js'

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream'
+import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
-import type { TreeUsage } from './cgroup.js'
 import type { EventPage, SequencedEvent } from './event-log.js'
 import type { ProcessControl } from './launchers.js'
 import {

@@ -1,9 +1,14 @@
-import { type CgroupRecord, reapCgroups } from './cgroup-reap.js'
+import {
+  type CgroupRecord,
+  hasVariable,
+  isSameProcess,
+  pidsWithEnv,
+  reapCgroups,
+} from '@toolvisor/containment'
 import type { HeldDirectory } from './held-dir.js'
 import type { Placeholder } from './launchers.js'
 import type { LostProcess } from './lost.js'
 import { keepLost } from './lost-records.js'
-import { hasVariable, isSameProcess, pidsWithEnv } from './procfs.js'
 import { removePlaceholder } from './protection.js'
 import { eachRun } from './state-dir.js'
 

@@ -1,6 +1,11 @@
-import { type CgroupLimits, Containment, type Tree } from './cgroup.js'
-import { type CgroupHost, cgroupHost } from './cgroup-host.js'
-import { reapOrphanCgroups } from './cgroup-reap.js'
+import {
+  type CgroupHost,
+  type CgroupLimits,
+  Containment,
+  cgroupHost,
+  reapOrphanCgroups,
+  type Tree,
+} from '@toolvisor/containment'
 import { confineTool } from './confine.js'
 import { DiskBudget, type SpillLedger } from './disk.js'
 import { EnvdirRootGuard } from './envdir-root.js'

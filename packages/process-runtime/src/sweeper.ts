@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
-import { procStat } from './procfs.js'
+import { procStat } from '@toolvisor/containment'
 import { SCAN_PASSES } from './recovery.js'
 import { MARKER_VARIABLE } from './state.js'
 

@@ -17,12 +17,12 @@ import {
 } from 'node:fs'
 import { join } from 'node:path'
 
-import { processesWithVariable, procStat } from './procfs.js'
+import { processesWithVariable, procStat } from '@toolvisor/containment'
 
-export { box, boxesHere, type CgroupBox, forker } from './cgroup-box.js'
+export { markedProcesses } from '@toolvisor/containment'
+export { box, boxesHere, type CgroupBox, forker } from '@toolvisor/containment/testing'
 export { type UnixDatagramSink, unixDatagramSink } from './datagram-sink.js'
 export { loggedMechanism } from './logged-mechanism.js'
-export { markedProcesses } from './procfs.js'
 export { deadRun, output, preparedTool, processSpec, runtimeSpec } from './test-specs.js'
 
 /** A throwaway user with its own primary group and one supplementary group. */

@@ -1,6 +1,6 @@
+import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec, RuntimeSpec } from '@toolvisor/describe-v2'
 import type { Account } from './accounts.js'
-import type { TreeUsage } from './cgroup.js'
 import type { EffectivePolicy, EnvironmentPolicy } from './environment.js'
 import type { EventPage, SequencedEvent } from './event-log.js'
 import type { RunAsMechanism, RunAsTarget, SandboxMechanism, SandboxPolicy } from './launchers.js'

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
+import { procStat } from '@toolvisor/containment'
 import { describe, expect, it } from 'vitest'
 import { markedProcesses } from '../src/index.js'
-import { procStat } from '../src/procfs.js'
 import { deadRun, eventually, processesRunning } from '../src/testing.js'
 import { fixture, makeRuntime, sleep, tempDir } from './helpers.js'
 

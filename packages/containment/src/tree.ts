@@ -1,7 +1,7 @@
 import { closeSync } from 'node:fs'
 import { rmdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { TreeEvents, TreeUsage } from './cgroup.js'
+import type { TreeEvents, TreeUsage } from './containment.js'
 import {
   type Controller,
   type Hierarchy,
@@ -11,8 +11,8 @@ import {
   readHeld,
   removeDir,
   writeTo,
-} from './cgroup-host.js'
-import { emptied, keyed, killTree, pidsIn } from './cgroup-kill.js'
+} from './host.js'
+import { emptied, keyed, killTree, pidsIn } from './kill.js'
 
 /**
  * Removes a tree's cgroups elsewhere (the fork server): how many are still there, undefined when

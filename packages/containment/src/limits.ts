@@ -1,4 +1,4 @@
-import type { Hierarchy } from './cgroup-host.js'
+import type { Hierarchy } from './host.js'
 
 /**
  * The limit files of a launch's cgroups (decision 0097): which leaves it needs, and what is

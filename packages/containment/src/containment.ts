@@ -1,17 +1,10 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { type CgroupHost, enableIn, type Hierarchy, makeDir, removeDir, writeTo } from './cgroup-host.js'
-import { alive } from './cgroup-kill.js'
-import {
-  type CgroupLimits,
-  type LimitWrite,
-  liftWrites,
-  limitWrites,
-  needs,
-  sameLimits,
-} from './cgroup-limits.js'
-import { type Remover, Tree } from './cgroup-tree.js'
-import type { CgroupPlacement, WarmAnswer } from './spawner.js'
+import { type CgroupHost, enableIn, type Hierarchy, makeDir, removeDir, writeTo } from './host.js'
+import { alive } from './kill.js'
+import { type CgroupLimits, type LimitWrite, liftWrites, limitWrites, needs, sameLimits } from './limits.js'
+import type { CgroupPlacement, WarmAnswer } from './placement.js'
+import { type Remover, Tree } from './tree.js'
 
 export type { CgroupLimits }
 export { Tree }

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { kill as signal } from 'node:process'
-import { type KillMethod, read, writeTo } from './cgroup-host.js'
+import { type KillMethod, read, writeTo } from './host.js'
 import { procStat } from './procfs.js'
 
 /** How long a killed tree may take to be empty before the wait gives up (it is retried later). */

@@ -1,8 +1,8 @@
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import type { CgroupHost, KillMethod } from './cgroup-host.js'
-import { removeDir, writeTo } from './cgroup-host.js'
-import { pidsIn } from './cgroup-kill.js'
+import type { CgroupHost, KillMethod } from './host.js'
+import { removeDir, writeTo } from './host.js'
+import { pidsIn } from './kill.js'
 import { isSameProcess } from './procfs.js'
 
 /**

@@ -1,8 +1,8 @@
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process'
 import { type Dirent, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { cgroupHost, removeDir } from './cgroup-host.js'
-import { pidsIn } from './cgroup-kill.js'
+import { cgroupHost, removeDir } from './host.js'
+import { pidsIn } from './kill.js'
 
 /**
  * A box for tests that could exhaust the host (a fork bomb, a memory hog): a cgroup with a small

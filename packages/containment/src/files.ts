@@ -1,4 +1,4 @@
-// The cgroup filesystem's files, read and written without throwing (cgroup-host.ts, cgroup.ts).
+// The cgroup filesystem's files, read and written without throwing (host.ts, containment.ts).
 import { closeSync, mkdirSync, openSync, readSync, rmdirSync, writeFileSync } from 'node:fs'
 
 const buffer = Buffer.alloc(4096)
