@@ -16,3 +16,4 @@ export {
 } from './procfs.js'
 export type { CgroupRecord } from './reap.js'
 export { reapCgroups, reapOrphanCgroups } from './reap.js'
+export type { Remover } from './tree.js'
