@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { basename, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { cgroupHost } from '@toolvisor/containment'
 import { markedProcesses } from '@toolvisor/process-runtime'
 import {
   box,
@@ -13,7 +14,6 @@ import {
   processesRunning,
 } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
-import { cgroupHost } from '@toolvisor/containment'
 import { forkServer } from '../src/fork-servers.js'
 import { builtForkServer } from '../src/native-spawner.js'
 import { makeRuntime, output, processSpec, runtimeSpec, tempDir } from './helpers.js'

@@ -7,8 +7,10 @@ import { spawn } from 'node:child_process'
 import { chmodSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { markedProcesses } from '../dist/index.js'
+
 // The task registry is @toolvisor/tasks' (which depends on this package): a bench-time import.
 const { createTaskRegistry } = await import('../../tasks/dist/index.js')
+
 import { benchRuntime, cleanup, median, preparedTool, report, since, sleep, verdict } from './lib.mjs'
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 200)
