@@ -1,5 +1,7 @@
 export type { CgroupLimits, TreeUsage } from '@toolvisor/containment'
 export { markedProcesses } from '@toolvisor/containment'
+export type { SpillAllowance, SpillCut } from '@toolvisor/run-state'
+export { spillCutText, trustStateDir } from '@toolvisor/run-state'
 export type { Account } from './accounts.js'
 export type { DecodeSink, EventValue, InvalidEvent } from './decode.js'
 export type { EnvdirVariables } from './envdir.js'
@@ -57,10 +59,7 @@ export type {
   WarmPlan,
 } from './spawner.js'
 export { nodeSpawner } from './spawner.js'
-export type { SpillAllowance, SpillCut } from './spill-cut.js'
-export { spillCutText } from './spill-cut.js'
 export type { StartedWith } from './started-with.js'
-export { trustStateDir } from './state-dir.js'
 export type { StreamBytes, StreamRange } from './stream-bytes.js'
 export { endOf, newestBytes } from './stream-bytes.js'
 export { LaunchersToken, RuntimeToken, sandboxMechanismToken, spawnerToken } from './tokens.js'

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream'
+import type { Placeholder } from '@toolvisor/run-state'
 
 /**
  * The `launchers` seam: how a process gets wrapped by a sandbox mechanism and a run_as mechanism
@@ -53,11 +54,7 @@ export interface Rlimit {
   readonly hard: number
 }
 
-/** A placeholder a mechanism makes where a protected path is missing: an empty directory or file. */
-export interface Placeholder {
-  readonly path: string
-  readonly kind: 'dir' | 'file'
-}
+export type { Placeholder }
 
 /**
  * An extra descriptor: `pipe` gives the mechanism a stream it reads after spawn (bwrap's

@@ -1,7 +1,7 @@
 import { closeSync, constants, readSync, writeSync } from 'node:fs'
-import { fileAt, type HeldFile } from './held-dir.js'
+import type { SpillAllowance, SpillCut } from '@toolvisor/run-state'
+import { fileAt, type HeldFile } from '@toolvisor/run-state'
 import type { SpillStages } from './spawner.js'
-import type { SpillAllowance, SpillCut } from './spill-cut.js'
 
 /**
  * One output stream of a process: the first `limit` bytes in memory (for results), a rolling tail

@@ -1,13 +1,13 @@
 import type { ProcessSpec } from '@toolvisor/describe-v2'
+import type { HeldDirectory } from '@toolvisor/run-state'
+import { lineKeptText, type SpillAllowance } from '@toolvisor/run-state'
 import { createDecoder, type Decoder } from './decode.js'
 import { RuntimeError } from './errors.js'
 import { EventLog, type EventPage, type SequencedEvent } from './event-log.js'
 import { LineFramer } from './framing.js'
-import type { HeldDirectory } from './held-dir.js'
 import { SpillingOutput } from './output.js'
 import { Ring } from './ring.js'
 import type { SpillStages } from './spawner.js'
-import { lineKeptText, type SpillAllowance } from './spill-cut.js'
 import type { CapturedOutput, ProcessCounters, ProcessRuntime } from './types.js'
 
 /** Longest stderr line kept whole in the stderr ring. */

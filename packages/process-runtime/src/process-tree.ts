@@ -1,6 +1,6 @@
 import type { Tree, TreeUsage } from '@toolvisor/containment'
+import type { SweepUrgency } from '@toolvisor/run-state'
 import { type AppliedLimits, bytes, show } from './limits.js'
-import type { SweepUrgency } from './sweeper.js'
 import type { EndReason, LimitHit, ProcessExit } from './types.js'
 
 /** How long pipes may stay open after the exit before the sweep of what holds them is hurried. */

@@ -4,10 +4,11 @@
  * a mask leaves on the host until the run ends. Every mechanism plans the same way; only how it
  * mounts differs.
  */
-import { lstatSync, rmdirSync, type Stats, unlinkSync } from 'node:fs'
+import { lstatSync, type Stats } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { removePlaceholder } from '@toolvisor/run-state'
 import { RuntimeError } from './errors.js'
-import type { Launch, Pin, Placeholder, SandboxPolicy } from './launchers.js'
+import type { Launch, Pin, SandboxPolicy } from './launchers.js'
 
 /** A protected path of one launch, and how it is to be kept. */
 export interface ProtectedTarget {
@@ -153,17 +154,5 @@ export class Placeholders {
       before?.()
     }
     return { release, placeholders: placeholders.map(({ path, kind }) => ({ path, kind })) }
-  }
-}
-
-/** Removes a placeholder if it still is one; anything else (content put there since) is left. */
-export function removePlaceholder(placeholder: Placeholder): void {
-  const stat = lstatOrNone(placeholder.path)
-  if (stat === undefined) return
-  try {
-    if (placeholder.kind === 'dir' && stat.isDirectory()) rmdirSync(placeholder.path)
-    else if (placeholder.kind === 'file' && stat.isFile() && stat.size === 0) unlinkSync(placeholder.path)
-  } catch {
-    // not empty, or gone meanwhile: left as it is
   }
 }

@@ -6,14 +6,13 @@ import {
   reapOrphanCgroups,
   type Tree,
 } from '@toolvisor/containment'
+import { DiskBudget, keptLost, markTold, RunState, type SpillLedger, Sweeper } from '@toolvisor/run-state'
 import { confineTool } from './confine.js'
-import { DiskBudget, type SpillLedger } from './disk.js'
 import { EnvdirRootGuard } from './envdir-root.js'
 import { RuntimeError } from './errors.js'
 import { builtExecHelper, execHelperStatus } from './exec-helper.js'
 import type { Launchers } from './launchers.js'
 import { type AppliedLimits, applyLimits } from './limits.js'
-import { keptLost, markTold } from './lost-records.js'
 import { RUNTIME_DEFAULTS } from './options.js'
 import { ownPathsOf } from './own-paths.js'
 import { type PlainProcessSpec, plainInput } from './plain.js'
@@ -24,8 +23,6 @@ import { protectedPaths } from './protected.js'
 import { RAW_ONESHOT } from './raw.js'
 import { Retention } from './retention.js'
 import { type CgroupPlacement, nodeSpawner } from './spawner.js'
-import { RunState } from './state.js'
-import { Sweeper } from './sweeper.js'
 import type {
   ContainmentFacts,
   LaunchFacts,

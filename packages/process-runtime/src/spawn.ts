@@ -1,12 +1,12 @@
 import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process'
 import { type BigIntStats, closeSync, constants, fstatSync, openSync, realpathSync } from 'node:fs'
+import { MARKER_VARIABLE } from '@toolvisor/run-state'
 import { environmentBlock } from './environment.js'
 import { RuntimeError } from './errors.js'
 import { typeDescription, typeOf } from './grant-type.js'
 import { CLEAN_ENVIRONMENT, type ExtraFd, type Launch, type Pin } from './launchers.js'
 import { overPipes, standardPipes } from './node-pipes.js'
 import type { Child } from './spawner.js'
-import { MARKER_VARIABLE } from './state.js'
 import type { PreparedTool } from './types.js'
 
 /**

@@ -1,4 +1,4 @@
-import type { SpillCut } from './spill-cut.js'
+import type { SpillCut } from '@toolvisor/run-state'
 import type { ManagedProcess } from './types.js'
 
 /** Bytes of one output stream of a process, as a bounded read returns them. */

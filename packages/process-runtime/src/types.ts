@@ -1,14 +1,13 @@
 import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec, RuntimeSpec } from '@toolvisor/describe-v2'
+import type { LostProcess, SpillCut } from '@toolvisor/run-state'
 import type { Account } from './accounts.js'
 import type { EffectivePolicy, EnvironmentPolicy } from './environment.js'
 import type { EventPage, SequencedEvent } from './event-log.js'
 import type { RunAsMechanism, RunAsTarget, SandboxMechanism, SandboxPolicy } from './launchers.js'
 import type { AppliedLimits } from './limits.js'
-import type { LostProcess } from './lost.js'
 import type { RuntimeOptions } from './options.js'
 import type { PlainProcessSpec } from './plain.js'
-import type { SpillCut } from './spill-cut.js'
 import type { StartedWith } from './started-with.js'
 
 /** A tool after load: its declarations checked against what the operator configured. */
@@ -207,7 +206,7 @@ export interface ManagedProcess {
   readonly startedWith?: StartedWith | undefined
 }
 
-export type { LostProcess } from './lost.js'
+export type { LostProcess } from '@toolvisor/run-state'
 export type { RuntimeOptions } from './options.js'
 
 /** The options a runtime may be given without a default: they stay optional once it resolved them. */

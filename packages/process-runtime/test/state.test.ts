@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process'
+import { chmodSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { procStat } from '@toolvisor/containment'
 import { describe, expect, it } from 'vitest'
-import { markedProcesses } from '../src/index.js'
+import { createLaunchers, markedProcesses, Runtime } from '../src/index.js'
 import { deadRun, eventually, processesRunning } from '../src/testing.js'
 import { fixture, makeRuntime, sleep, tempDir } from './helpers.js'
 
@@ -119,5 +120,15 @@ describe('when the runtime dies', () => {
       stranger.kill('SIGKILL')
       unmarked.kill('SIGKILL')
     }
+  })
+})
+
+describe('the state directory (decision 0092; its checks are tested in @toolvisor/run-state)', () => {
+  it('refuses, at the start of a runtime, with RUNTIME_ERR_STATE_DIR', () => {
+    const stateDir = tempDir('tv-trust-')
+    chmodSync(stateDir, 0o757)
+    expect(() => new Runtime({ stateDir }, createLaunchers())).toThrow(
+      expect.objectContaining({ code: 'RUNTIME_ERR_STATE_DIR' }),
+    )
   })
 })

@@ -23,7 +23,7 @@ export type SweepUrgency = 'soon' | 'lazy'
  * the group kill cannot reach it, the run's marker (`TOOLVISOR_PROCESS=<runId>/<procId>`, in the
  * environment of everything the tool starts) finds it. Scans run off the launch path, asynchronously,
  * batched: one scan of /proc for every process that ended within a few milliseconds of another
- * (or, for cleanup nobody waits for, within {@link LAZY_MS}).
+ * (or, for cleanup nobody waits for, within `LAZY_MS`, 200 ms).
  */
 export class Sweeper {
   readonly #runId: string

@@ -6,10 +6,10 @@ import {
   reapCgroups,
 } from '@toolvisor/containment'
 import type { HeldDirectory } from './held-dir.js'
-import type { Placeholder } from './launchers.js'
 import type { LostProcess } from './lost.js'
 import { keepLost } from './lost-records.js'
-import { removePlaceholder } from './protection.js'
+import type { Placeholder } from './placeholder.js'
+import { removePlaceholder } from './placeholder.js'
 import { eachRun } from './state-dir.js'
 
 /**

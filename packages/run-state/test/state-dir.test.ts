@@ -2,7 +2,7 @@
 import { chmodSync, chownSync, lchownSync, mkdirSync, statSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { createLaunchers, Runtime, trustStateDir } from '../src/index.js'
+import { trustStateDir } from '../src/index.js'
 import { tempDir } from './helpers.js'
 
 const isRoot = process.geteuid?.() === 0
@@ -73,14 +73,6 @@ describe('the state directory (decision 0092)', () => {
     symlinkSync(join(shared, 'state'), join(base, 'state'))
     expect(() => trustStateDir(join(base, 'state'))).toThrow(
       `${shared}, above it, is writable by group or others`,
-    )
-  })
-
-  it('refuses, at the start of a runtime, with RUNTIME_ERR_STATE_DIR', () => {
-    const stateDir = tempDir('tv-trust-')
-    chmodSync(stateDir, 0o757)
-    expect(() => new Runtime({ stateDir }, createLaunchers())).toThrow(
-      expect.objectContaining({ code: 'RUNTIME_ERR_STATE_DIR' }),
     )
   })
 

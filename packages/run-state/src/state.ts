@@ -6,10 +6,10 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { procStat, startTimeOf } from '@toolvisor/containment'
 import { HeldDirectory } from './held-dir.js'
-import type { Placeholder } from './launchers.js'
+import type { LostProcess } from './lost.js'
+import type { Placeholder } from './placeholder.js'
 import { type LogRecord, MARKER_VARIABLE, type OwnerRecord, recoverDeadRuns } from './recovery.js'
 import { trustStateDir } from './state-dir.js'
-import type { LostProcess } from './types.js'
 
 export { MARKER_VARIABLE }
 
