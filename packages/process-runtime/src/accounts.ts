@@ -2,8 +2,7 @@ import { execFile } from 'node:child_process'
 import { accessSync, constants } from 'node:fs'
 import { userInfo } from 'node:os'
 import { promisify } from 'node:util'
-import { pinnedExecutable } from './executable.js'
-import { CLEAN_ENVIRONMENT } from './launchers.js'
+import { CLEAN_ENVIRONMENT, pinnedExecutable } from '@toolvisor/launchers'
 
 const run = promisify(execFile)
 

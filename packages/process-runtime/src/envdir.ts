@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { RuntimeError } from './errors.js'
+import { RuntimeError } from '@toolvisor/launchers'
 
 /** What an envdir says: variables to set, and variables to remove (empty files). */
 export interface EnvdirVariables {

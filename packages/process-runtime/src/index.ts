@@ -1,5 +1,21 @@
 export type { CgroupLimits, TreeUsage } from '@toolvisor/containment'
 export { markedProcesses } from '@toolvisor/containment'
+/** The launchers seam, whole: every type of `@toolvisor/launchers` is one of this package's. */
+export type * from '@toolvisor/launchers'
+export {
+  CLEAN_ENVIRONMENT,
+  createLaunchers,
+  executableFd,
+  grantFd,
+  LaunchersToken,
+  Placeholders,
+  PROTECTED_PATHS,
+  pinnedExecutable,
+  protectedTargets,
+  RuntimeError,
+  RuntimeErrorCodes,
+  sandboxMechanismToken,
+} from '@toolvisor/launchers'
 export type { SpillAllowance, SpillCut } from '@toolvisor/run-state'
 export { spillCutText, trustStateDir } from '@toolvisor/run-state'
 export type { Account } from './accounts.js'
@@ -8,30 +24,8 @@ export type { EnvdirVariables } from './envdir.js'
 export type { EnvdirPermissions } from './envdir-root.js'
 export type { EffectivePolicy, EnvironmentPolicy } from './environment.js'
 export { CORE_VARIABLES, DEFAULT_EXCLUDES, inherited } from './environment.js'
-export type { RuntimeErrorCode } from './errors.js'
-export { RuntimeError, RuntimeErrorCodes } from './errors.js'
 export type { EventPage, SequencedEvent } from './event-log.js'
 export { builtExecHelper, nativeProblem } from './exec-helper.js'
-export { pinnedExecutable } from './executable.js'
-export type {
-  ExtraFd,
-  Launch,
-  Launchers,
-  MechanismDescription,
-  OwnPath,
-  Pin,
-  Placeholder,
-  ProcessControl,
-  Qualification,
-  Rlimit,
-  RunAsMechanism,
-  RunAsTarget,
-  SandboxField,
-  SandboxMechanism,
-  SandboxPolicy,
-  SpawnedChild,
-} from './launchers.js'
-export { CLEAN_ENVIRONMENT, executableFd, grantFd } from './launchers.js'
 export type { AppliedLimits, LimitsPolicy } from './limits.js'
 export { HOUSE_LIMITS, show as showLimit } from './limits.js'
 export type { OwnPathOption } from './own-paths.js'
@@ -39,10 +33,6 @@ export { installation } from './own-paths.js'
 export type { PlainProcessSpec } from './plain.js'
 export { defaultStateDir, EnvironmentPolicyConfig, RuntimeConfig, runtimePlugin } from './plugin.js'
 export { signalGroup } from './process-util.js'
-export { PROTECTED_PATHS } from './protected.js'
-export type { ProtectedTarget } from './protection.js'
-export { Placeholders, protectedTargets } from './protection.js'
-export { createLaunchers } from './registry.js'
 export { setprivRunAs } from './run-as.js'
 export { RAW_ONESHOT, Runtime } from './runtime.js'
 export type { ExtraStream } from './spawn.js'
@@ -62,7 +52,7 @@ export { nodeSpawner } from './spawner.js'
 export type { StartedWith } from './started-with.js'
 export type { StreamBytes, StreamRange } from './stream-bytes.js'
 export { endOf, newestBytes } from './stream-bytes.js'
-export { LaunchersToken, RuntimeToken, sandboxMechanismToken, spawnerToken } from './tokens.js'
+export { RuntimeToken, spawnerToken } from './tokens.js'
 export type {
   CapturedOutput,
   ContainmentFacts,

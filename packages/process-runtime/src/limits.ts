@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { totalmem } from 'node:os'
 import type { CgroupHost, CgroupLimits, Controller } from '@toolvisor/containment'
 import { type LimitsSpec, limitKey } from '@toolvisor/describe-v2'
-import type { Rlimit } from './launchers.js'
+import type { Rlimit } from '@toolvisor/launchers'
 import type { Fail } from './policy.js'
 
 /** The operator's limits (toolvisor.json `limits`): what a tool gets unless it asks for less, and the most it may ask for. */

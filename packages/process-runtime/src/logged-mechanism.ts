@@ -1,7 +1,7 @@
 // The third mechanism of docs/guides/adding-a-sandbox-mechanism.md, verbatim: it enforces nothing
 // and says so, and logs every launch. The runtime's tests run tools through it to prove the seam
 // needs nothing more; `@toolvisor/process-runtime/testing` exports it for other packages' tests.
-import type { Launch, SandboxMechanism } from './launchers.js'
+import type { Launch, SandboxMechanism } from '@toolvisor/launchers'
 
 /**
  * The `none-but-logged` sandbox mechanism: it enforces nothing, refuses every declaration that asks

@@ -6,7 +6,7 @@ import type {
   RunAsTarget,
   SandboxMechanism,
   SandboxPolicy,
-} from './launchers.js'
+} from '@toolvisor/launchers'
 import { type Fail, fieldPath } from './policy.js'
 import type { RuntimeOptions } from './types.js'
 

@@ -1,14 +1,14 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { definePlugin, type Token } from '@toolvisor/kernel'
+import type { SandboxMechanism } from '@toolvisor/launchers'
+import { createLaunchers, LaunchersToken, sandboxMechanismToken } from '@toolvisor/launchers'
 import { z } from 'zod'
-import type { SandboxMechanism } from './launchers.js'
 import { AUTO_ORDER } from './mechanism-choice.js'
-import { createLaunchers } from './registry.js'
 import { runuserRunAs, setprivRunAs } from './run-as.js'
 import { Runtime } from './runtime.js'
 import type { Spawner } from './spawner.js'
-import { LaunchersToken, RuntimeToken, sandboxMechanismToken, spawnerToken } from './tokens.js'
+import { RuntimeToken, spawnerToken } from './tokens.js'
 import type { RuntimeOptions } from './types.js'
 
 /** Where run records and spill files go by default: `$XDG_STATE_HOME/toolvisor` or `~/.local/state/toolvisor`. */

@@ -1,9 +1,8 @@
 import { realpathSync, statSync } from 'node:fs'
 import { isAbsolute, relative, resolve, sep } from 'node:path'
 import type { SandboxDeclaration } from '@toolvisor/describe-v2'
-import type { RuntimeErrorCode } from './errors.js'
+import type { Pin, RuntimeErrorCode, SandboxField, SandboxPolicy } from '@toolvisor/launchers'
 import { typeDescription, typeOf } from './grant-type.js'
-import type { Pin, SandboxField, SandboxPolicy } from './launchers.js'
 
 /** Throws the LoadingError of one field (see `prepare.ts`). */
 export type Fail = (code: RuntimeErrorCode, field: string, reason: string) => never

@@ -1,6 +1,7 @@
 import { mkdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { type LimitsSpec, LoadingError } from '@toolvisor/describe-v2'
+import type { Launchers, OwnPath, RunAsMechanism, RunAsTarget, SandboxPolicy } from '@toolvisor/launchers'
 import {
   type AccessNeed,
   type Account,
@@ -11,7 +12,6 @@ import {
 } from './accounts.js'
 import type { EnvdirRootGuard } from './envdir-root.js'
 import { effectivePolicy } from './environment.js'
-import type { Launchers, OwnPath, RunAsMechanism, RunAsTarget, SandboxPolicy } from './launchers.js'
 import { type AppliedLimits, applyLimits, HOUSE_LIMITS, type LimitFacts } from './limits.js'
 import { chooseMechanism, runAsMechanismOf } from './mechanism-choice.js'
 import { reachableOwn, refuseOwn } from './own-paths.js'

@@ -1,6 +1,6 @@
 import { constants } from 'node:os'
 import type { Readable } from 'node:stream'
-import { RuntimeError } from './errors.js'
+import { RuntimeError } from '@toolvisor/launchers'
 import { isInside } from './policy.js'
 import type { PreparedTool } from './types.js'
 

@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream'
 import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
+import type { ProcessControl } from '@toolvisor/launchers'
 import type { EventPage, SequencedEvent } from './event-log.js'
-import type { ProcessControl } from './launchers.js'
 import {
   launchFailure,
   launchProcess,

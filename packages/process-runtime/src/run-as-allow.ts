@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
+import { CLEAN_ENVIRONMENT, pinnedExecutable, type RunAsTarget } from '@toolvisor/launchers'
 import { lookupAccount } from './accounts.js'
-import { pinnedExecutable } from './executable.js'
-import { CLEAN_ENVIRONMENT, type RunAsTarget } from './launchers.js'
 import type { Fail } from './policy.js'
 
 const run = promisify(execFile)

@@ -1,13 +1,13 @@
 import { execFile, execFileSync } from 'node:child_process'
 import { promisify } from 'node:util'
-import { pinnedExecutable } from './executable.js'
 import {
   CLEAN_ENVIRONMENT,
   type Launch,
+  pinnedExecutable,
   type Qualification,
   type RunAsMechanism,
   type RunAsTarget,
-} from './launchers.js'
+} from '@toolvisor/launchers'
 
 const run = promisify(execFile)
 

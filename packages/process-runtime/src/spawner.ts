@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream'
 import type { CgroupPlacement } from '@toolvisor/containment'
-import type { Launch } from './launchers.js'
+import type { Launch } from '@toolvisor/launchers'
 import { type Spawned, spawnLaunch } from './spawn.js'
 
 export type { CgroupPlacement, WarmAnswer, WarmPlan } from '@toolvisor/containment'

@@ -5,11 +5,11 @@ import {
   pidsWithEnv,
   reapCgroups,
 } from '@toolvisor/containment'
+import type { Placeholder } from '@toolvisor/launchers'
+import { removePlaceholder } from '@toolvisor/launchers'
 import type { HeldDirectory } from './held-dir.js'
 import type { LostProcess } from './lost.js'
 import { keepLost } from './lost-records.js'
-import type { Placeholder } from './placeholder.js'
-import { removePlaceholder } from './placeholder.js'
 import { eachRun } from './state-dir.js'
 
 /**
@@ -125,6 +125,8 @@ export function reapRun(run: HeldDirectory, runId: string): Map<string, number> 
   // Its cgroups first (decision 0097): everything a launch started is in them, whatever it shed.
   const killed = reapRecordedCgroups(run)
   if (live.length === 0) return killed
+  // A leader killed here may still be in /proc when the scan below reads it: it is not counted twice.
+  const signalled = new Set<number>()
   for (const record of live) {
     let count = 0
     const marker = `${runId}/${record.id}`
@@ -138,6 +140,7 @@ export function reapRun(run: HeldDirectory, runId: string): Map<string, number> 
     if (ours) {
       try {
         process.kill(-record.pid, 'SIGKILL')
+        signalled.add(record.pid)
         count++
       } catch {
         // gone meanwhile
@@ -148,7 +151,6 @@ export function reapRun(run: HeldDirectory, runId: string): Map<string, number> 
   const markers = new Set(live.map((record) => `${runId}/${record.id}`))
   // A process forked while a scan reads /proc (a tool's loop starting its next `sleep`) is not in
   // it: scan again until a scan finds nothing new (at most SCAN_PASSES).
-  const signalled = new Set<number>()
   for (let pass = 0; pass < SCAN_PASSES; pass++) {
     let fresh = 0
     for (const [marker, pids] of pidsWithEnv(MARKER_VARIABLE, markers)) {

@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync, realpathSync, type Stats } from 'node:fs'
 import { dirname, join, parse, resolve } from 'node:path'
-import { RunStateError, STATE_DIR_ERROR } from './errors.js'
+import { RuntimeError } from '@toolvisor/launchers'
 import { HeldDirectory } from './held-dir.js'
 
 /**
@@ -24,7 +24,7 @@ export function trustStateDir(stateDir: string): string {
   return path
 }
 
-/** The checks of one state directory, each failure a RunStateError naming it. */
+/** The checks of one state directory, each failure a RuntimeError naming it. */
 class StateDirCheck {
   readonly #stateDir: string
   readonly #euid: number
@@ -120,8 +120,8 @@ class StateDirCheck {
   }
 
   #fail(what: string, fix: string): never {
-    throw new RunStateError(
-      STATE_DIR_ERROR,
+    throw new RuntimeError(
+      'RUNTIME_ERR_STATE_DIR',
       `the state directory ${this.#stateDir} is not safe to use: ${what}: ${fix}`,
     )
   }

@@ -18,8 +18,11 @@ import { onCleanup, tempDir } from './helpers.js'
 
 const WEEK_MS = 7 * 24 * 3600_000
 
-/** A sleeper of its own group carrying `marker` (what a launch of a run would be), and its end. */
-function sleeper(marker: string): { pid: number; ended: Promise<NodeJS.Signals | null> } {
+/**
+ * A sleeper of its own group carrying `marker` (what a launch of a run would be), once it runs (its
+ * exec done: before it, /proc shows the test's own environment), and its end.
+ */
+async function sleeper(marker: string): Promise<{ pid: number; ended: Promise<NodeJS.Signals | null> }> {
   const child = spawn('sleep', ['60'], {
     detached: true,
     stdio: 'ignore',
@@ -28,6 +31,7 @@ function sleeper(marker: string): { pid: number; ended: Promise<NodeJS.Signals |
   const ended = new Promise<NodeJS.Signals | null>((resolve) =>
     child.once('exit', (_code, signal) => resolve(signal)),
   )
+  await new Promise((resolve) => child.once('spawn', resolve))
   onCleanup(() => {
     try {
       process.kill(-child.pid!, 'SIGKILL')
@@ -95,7 +99,7 @@ describe('a run that died', () => {
   it('is found by the next start: what it still ran is killed by its marker, reported lost once, its placeholder removed', async () => {
     const stateDir = tempDir()
     const run = '1-1-1-dead'
-    const { pid, ended } = sleeper(`${run}/proc-1`)
+    const { pid, ended } = await sleeper(`${run}/proc-1`)
     const placeholder = join(tempDir('tv-placeholder-'), 'masked')
     mkdirSync(placeholder)
     deadRun(stateDir, run, [
@@ -129,11 +133,11 @@ describe('a run that died', () => {
     expect(keptLost(stateDir)).toEqual([expect.objectContaining({ id: 'proc-1', told: true })])
   })
 
-  it('leaves a run whose owner is alive (another toolvisor) alone', () => {
+  it('leaves a run whose owner is alive (another toolvisor) alone', async () => {
     const stateDir = tempDir()
     const other = RunState.open(stateDir, WEEK_MS)
     onCleanup(() => other.close())
-    const { pid } = sleeper(`${other.runId}/proc-1`)
+    const { pid } = await sleeper(`${other.runId}/proc-1`)
     other.track('proc-1', pid, 'sleep')
     const state = RunState.open(stateDir, WEEK_MS)
     onCleanup(() => state.close())

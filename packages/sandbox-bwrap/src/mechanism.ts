@@ -11,8 +11,8 @@ import type {
   SandboxMechanism,
   SandboxPolicy,
   SpawnedChild,
-} from '@toolvisor/process-runtime'
-import { grantFd, Placeholders, pinnedExecutable, protectedTargets } from '@toolvisor/process-runtime'
+} from '@toolvisor/launchers'
+import { grantFd, Placeholders, pinnedExecutable, protectedTargets } from '@toolvisor/launchers'
 import { syscallFilter } from '@toolvisor/syscall-filter'
 import { BwrapError } from './errors.js'
 import type { Mount } from './internal/args.js'

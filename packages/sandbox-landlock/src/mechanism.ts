@@ -6,8 +6,8 @@ import type {
   RunAsTarget,
   SandboxMechanism,
   SandboxPolicy,
-} from '@toolvisor/process-runtime'
-import { executableFd, grantFd, Placeholders, protectedTargets } from '@toolvisor/process-runtime'
+} from '@toolvisor/launchers'
+import { executableFd, grantFd, Placeholders, protectedTargets } from '@toolvisor/launchers'
 import { syscallFilter } from '@toolvisor/syscall-filter'
 import { LandlockError } from './errors.js'
 import { describeStatus } from './internal/describe.js'

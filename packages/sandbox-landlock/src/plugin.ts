@@ -1,5 +1,5 @@
 import { definePlugin } from '@toolvisor/kernel'
-import { sandboxMechanismToken } from '@toolvisor/process-runtime'
+import { sandboxMechanismToken } from '@toolvisor/launchers'
 import { z } from 'zod'
 import { landlockMechanism } from './mechanism.js'
 

@@ -1,4 +1,4 @@
-import type { ExtraFd, SandboxPolicy } from '@toolvisor/process-runtime'
+import type { ExtraFd, SandboxPolicy } from '@toolvisor/launchers'
 import type { HostEntry } from './host.js'
 import { kindOnHost, ownMounts, type PathKind } from './own.js'
 

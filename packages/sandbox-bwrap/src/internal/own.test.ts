@@ -1,4 +1,4 @@
-import type { OwnPath, SandboxPolicy } from '@toolvisor/process-runtime'
+import type { OwnPath, SandboxPolicy } from '@toolvisor/launchers'
 import { describe, expect, it } from 'vitest'
 import { mountArgs, mounts } from './args.js'
 import type { PathKind } from './own.js'

@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type { OwnPath } from '@toolvisor/process-runtime'
+import type { OwnPath } from '@toolvisor/launchers'
 import { isWithin, type Mount } from './args.js'
 
 /** What a path is on the host now: a directory, anything else, or nothing. */

@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process'
 import type { Writable } from 'node:stream'
 import { promisify } from 'node:util'
-import type { RunAsTarget, SandboxPolicy } from '@toolvisor/process-runtime'
+import type { RunAsTarget, SandboxPolicy } from '@toolvisor/launchers'
 import { syscallFilter } from '@toolvisor/syscall-filter'
 import { baseMounts, mountArgs, namespaceArgs } from './args.js'
 import type { HostEntry } from './host.js'

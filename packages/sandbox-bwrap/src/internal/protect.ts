@@ -1,4 +1,4 @@
-import type { ExtraFd, ProtectedTarget } from '@toolvisor/process-runtime'
+import type { ExtraFd, ProtectedTarget } from '@toolvisor/launchers'
 import type { Mount } from './args.js'
 
 /**

@@ -1,4 +1,4 @@
-import type { MechanismDescription, SandboxField } from '@toolvisor/process-runtime'
+import type { MechanismDescription, SandboxField } from '@toolvisor/launchers'
 import type { LauncherStatus, PidNamespace } from './launcher.js'
 import { type ExecMinimum, type KernelFeatures, tcpRulesAbi } from './policy.js'
 

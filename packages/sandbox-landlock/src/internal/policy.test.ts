@@ -1,4 +1,4 @@
-import type { SandboxPolicy } from '@toolvisor/process-runtime'
+import type { SandboxPolicy } from '@toolvisor/launchers'
 import { describe, expect, it } from 'vitest'
 import { interpretFeatures } from './launcher.js'
 import { type DirEntry, launcherArgs, readAround, refusal } from './policy.js'

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs'
-import type { ProtectedTarget, Qualification, RunAsTarget, SandboxPolicy } from '@toolvisor/process-runtime'
+import type { ProtectedTarget, Qualification, RunAsTarget, SandboxPolicy } from '@toolvisor/launchers'
 import type { LauncherStatus, PidNamespace } from './launcher.js'
 
 /** The Landlock ABI from which TCP bind and connect can be denied (a second wall under `net: none`). */

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import type { Writable } from 'node:stream'
-import type { Qualification, SandboxField, SandboxPolicy } from '@toolvisor/process-runtime'
+import type { Qualification, SandboxField, SandboxPolicy } from '@toolvisor/launchers'
 
 const prefix = 'toolvisor-landlock: '
 

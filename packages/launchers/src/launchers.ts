@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream'
-import type { Placeholder } from '@toolvisor/run-state'
+import type { Placeholder } from './placeholder.js'
 
 /**
  * The `launchers` seam: how a process gets wrapped by a sandbox mechanism and a run_as mechanism

@@ -6,9 +6,9 @@
  */
 import { lstatSync, type Stats } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { removePlaceholder } from '@toolvisor/run-state'
 import { RuntimeError } from './errors.js'
 import type { Launch, Pin, SandboxPolicy } from './launchers.js'
+import { removePlaceholder } from './placeholder.js'
 
 /** A protected path of one launch, and how it is to be kept. */
 export interface ProtectedTarget {

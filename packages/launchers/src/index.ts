@@ -1,0 +1,28 @@
+export type { RuntimeErrorCode } from './errors.js'
+export { RuntimeError, RuntimeErrorCodes } from './errors.js'
+export { pinnedExecutable } from './executable.js'
+export type {
+  ExtraFd,
+  Launch,
+  Launchers,
+  MechanismDescription,
+  OwnPath,
+  Pin,
+  ProcessControl,
+  Qualification,
+  Rlimit,
+  RunAsMechanism,
+  RunAsTarget,
+  SandboxField,
+  SandboxMechanism,
+  SandboxPolicy,
+  SpawnedChild,
+} from './launchers.js'
+export { CLEAN_ENVIRONMENT, executableFd, grantFd } from './launchers.js'
+export type { Placeholder } from './placeholder.js'
+export { removePlaceholder } from './placeholder.js'
+export { PROTECTED_PATHS, protectedPaths } from './protected.js'
+export type { ProtectedTarget } from './protection.js'
+export { Placeholders, protectedTargets } from './protection.js'
+export { createLaunchers } from './registry.js'
+export { LaunchersToken, sandboxMechanismToken } from './tokens.js'

@@ -1,0 +1,14 @@
+import { type Token, token } from '@toolvisor/kernel'
+import type { Launchers, SandboxMechanism } from './launchers.js'
+
+/** The `launchers` token: the registry of sandbox and run_as mechanisms. */
+export const LaunchersToken = token<Launchers>('launchers')
+
+/**
+ * The token a sandbox mechanism's plugin provides its mechanism under (`sandbox-mechanism:bwrap`).
+ * The runtime plugin injects the one its `sandbox` option names (both of `auto`'s), so it waits
+ * for them, whatever order the plugins are used in.
+ */
+export function sandboxMechanismToken(name: string): Token<SandboxMechanism> {
+  return token<SandboxMechanism>(`sandbox-mechanism:${name}`)
+}
