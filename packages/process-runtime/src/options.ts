@@ -1,8 +1,8 @@
-import type { EnvdirPermissions } from './envdir-root.js'
-import type { EnvironmentPolicy } from './environment.js'
-import type { LimitsPolicy } from './limits.js'
-import type { OwnPathOption } from './own-paths.js'
-import { DEFAULT_SANDBOX_USER } from './prepare.js'
+import type { EnvdirPermissions } from './internal/envdir-root.js'
+import type { EnvironmentPolicy } from './internal/environment.js'
+import type { LimitsPolicy } from './internal/limits.js'
+import type { OwnPathOption } from './internal/own-paths.js'
+import { DEFAULT_SANDBOX_USER } from './internal/prepare.js'
 import type { Spawner } from './spawner.js'
 
 /** Operator options of the runtime. */

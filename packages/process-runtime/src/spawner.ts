@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream'
 import type { CgroupPlacement } from '@toolvisor/containment'
 import type { Launch } from '@toolvisor/launchers'
-import { type Spawned, spawnLaunch } from './spawn.js'
+import { type Spawned, spawnLaunch } from './internal/spawn.js'
 
 export type { CgroupPlacement, WarmAnswer, WarmPlan } from '@toolvisor/containment'
 export type { Spawned }

@@ -2,13 +2,13 @@ import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec, RuntimeSpec } from '@toolvisor/describe-v2'
 import type { RunAsMechanism, RunAsTarget, SandboxMechanism, SandboxPolicy } from '@toolvisor/launchers'
 import type { LostProcess, SpillCut } from '@toolvisor/run-state'
-import type { Account } from './accounts.js'
-import type { EffectivePolicy, EnvironmentPolicy } from './environment.js'
-import type { EventPage, SequencedEvent } from './event-log.js'
-import type { AppliedLimits } from './limits.js'
+import type { Account } from './internal/accounts.js'
+import type { EffectivePolicy, EnvironmentPolicy } from './internal/environment.js'
+import type { EventPage, SequencedEvent } from './internal/event-log.js'
+import type { AppliedLimits } from './internal/limits.js'
+import type { PlainProcessSpec } from './internal/plain.js'
+import type { StartedWith } from './internal/started-with.js'
 import type { RuntimeOptions } from './options.js'
-import type { PlainProcessSpec } from './plain.js'
-import type { StartedWith } from './started-with.js'
 
 /** A tool after load: its declarations checked against what the operator configured. */
 export interface PreparedTool {
@@ -293,6 +293,6 @@ export interface PrepareInput {
   readonly ownPaths?: 'refuse' | 'mask'
 }
 
-import type { LaunchFacts } from './launch-facts.js'
+import type { LaunchFacts } from './internal/launch-facts.js'
 
-export type { ContainmentFacts, LaunchFacts } from './launch-facts.js'
+export type { ContainmentFacts, LaunchFacts } from './internal/launch-facts.js'

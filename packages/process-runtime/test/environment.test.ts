@@ -6,7 +6,7 @@
 import { chmodSync, copyFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { effectivePolicy, inherited } from '../src/environment.js'
+import { effectivePolicy, inherited } from '../src/internal/environment.js'
 import { fixture, makeRuntime, output, processSpec, runtimeSpec, tempDir } from './helpers.js'
 
 const source = {

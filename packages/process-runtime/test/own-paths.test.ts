@@ -10,7 +10,7 @@ import type { SandboxDeclaration } from '@toolvisor/describe-v2'
 import { LoadingError } from '@toolvisor/describe-v2'
 import { describe, expect, it } from 'vitest'
 import { createLaunchers, installation, type SandboxMechanism, type SandboxPolicy } from '../src/index.js'
-import { overlap, ownPathsOf, resolvedOwn } from '../src/own-paths.js'
+import { overlap, ownPathsOf, resolvedOwn } from '../src/internal/own-paths.js'
 import { readableBy } from '../src/testing.js'
 import { fixture, makeRuntime, output, processSpec, runtimeSpec, tempDir } from './helpers.js'
 

@@ -15,7 +15,6 @@ import { join } from 'node:path'
 import type { RuntimeSpec, SandboxDeclaration } from '@toolvisor/describe-v2'
 import { LoadingError } from '@toolvisor/describe-v2'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readEnvdir } from '../src/envdir.js'
 import {
   createLaunchers,
   type Launch,
@@ -23,7 +22,8 @@ import {
   type SandboxMechanism,
   setprivRunAs,
 } from '../src/index.js'
-import { runuserRunAs } from '../src/run-as.js'
+import { readEnvdir } from '../src/internal/envdir.js'
+import { runuserRunAs } from '../src/internal/run-as.js'
 import { createTestUser, loggedMechanism as guideMechanism, type TestUser } from '../src/testing.js'
 import { fixture, makeRuntime, output, processSpec, runtimeSpec, tempDir } from './helpers.js'
 

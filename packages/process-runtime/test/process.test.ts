@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { isInvalidEvent } from '../src/decode.js'
 import type { SequencedEvent } from '../src/index.js'
+import { isInvalidEvent } from '../src/internal/decode.js'
 import { eventually } from '../src/testing.js'
 import { fixture, makeRuntime, output, tool } from './helpers.js'
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { SpillingOutput } from '../src/output.js'
+import { SpillingOutput } from '../src/internal/output.js'
 import { generator, makeRuntime, output, randomBytes, tempDir, tool } from './helpers.js'
 
 /** Random cut points: chunk sizes from 1 byte to 200 KiB, some of them empty. */

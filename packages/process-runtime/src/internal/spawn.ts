@@ -2,11 +2,11 @@ import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process'
 import { type BigIntStats, closeSync, constants, fstatSync, openSync, realpathSync } from 'node:fs'
 import { CLEAN_ENVIRONMENT, type ExtraFd, type Launch, type Pin, RuntimeError } from '@toolvisor/launchers'
 import { MARKER_VARIABLE } from '@toolvisor/run-state'
+import type { Child } from '../spawner.js'
+import type { PreparedTool } from '../types.js'
 import { environmentBlock } from './environment.js'
 import { typeDescription, typeOf } from './grant-type.js'
 import { overPipes, standardPipes } from './node-pipes.js'
-import type { Child } from './spawner.js'
-import type { PreparedTool } from './types.js'
 
 /**
  * The one way a process is launched. The tool's launch becomes the final exec stage

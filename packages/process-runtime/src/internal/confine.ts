@@ -2,6 +2,7 @@ import { dirname } from 'node:path'
 import type { RuntimeSpec } from '@toolvisor/describe-v2'
 import { LoadingError } from '@toolvisor/describe-v2'
 import type { OwnPath, RunAsTarget, SandboxMechanism, SandboxPolicy } from '@toolvisor/launchers'
+import type { PreparedTool } from '../types.js'
 import { type Account, lookupAccount, missingAccess, selfAccount } from './accounts.js'
 import { effectivePolicy } from './environment.js'
 import { AUTO_ORDER, safeQualify, unknownRunAs, withFix } from './mechanism-choice.js'
@@ -9,7 +10,6 @@ import { reachableOwn, refuseOwn } from './own-paths.js'
 import { confiningPolicy } from './policy.js'
 import type { PrepareContext } from './prepare.js'
 import { RAW_ONESHOT } from './raw.js'
-import type { PreparedTool } from './types.js'
 
 const NO_RUNTIME: RuntimeSpec = {
   environment: {},

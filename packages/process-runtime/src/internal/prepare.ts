@@ -2,6 +2,7 @@ import { mkdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { type LimitsSpec, LoadingError } from '@toolvisor/describe-v2'
 import type { Launchers, OwnPath, RunAsMechanism, RunAsTarget, SandboxPolicy } from '@toolvisor/launchers'
+import type { LaunchFacts, PreparedTool, PrepareInput, RuntimeOptions } from '../types.js'
 import {
   type AccessNeed,
   type Account,
@@ -17,7 +18,6 @@ import { chooseMechanism, runAsMechanismOf } from './mechanism-choice.js'
 import { reachableOwn, refuseOwn } from './own-paths.js'
 import { type Fail, isInside, resolvePolicy } from './policy.js'
 import { refuseUnlistedRunAs } from './run-as-allow.js'
-import type { LaunchFacts, PreparedTool, PrepareInput, RuntimeOptions } from './types.js'
 
 /** The default `--sandbox-user`. */
 export const DEFAULT_SANDBOX_USER = 'nobody'

@@ -2,10 +2,11 @@
  * The runtime a process was started with, resolved (spec §2.3: "the runtime it was started with,
  * resolved (which user, which envdir)"): what `processes status` shows of a handle or a task.
  */
+
+import type { PreparedTool } from '../types.js'
 import { selfAccount } from './accounts.js'
 import type { AppliedLimits } from './limits.js'
 import { workingDirectory } from './process-util.js'
-import type { PreparedTool } from './types.js'
 
 /** Who, where and under what a process runs, as its launch resolved it. */
 export interface StartedWith {

@@ -1,5 +1,5 @@
 import type { ProcessSpec, RuntimeSpec } from '@toolvisor/describe-v2'
-import type { EndReason, StartOptions } from './types.js'
+import type { EndReason, StartOptions } from '../types.js'
 
 /** What the timers of a process act on. */
 export interface TimedProcess {

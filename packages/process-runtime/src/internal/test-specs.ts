@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { OutputSpec, ProcessSpec, ReadySpec, RuntimeSpec } from '@toolvisor/describe-v2'
-import type { PreparedTool } from './types.js'
+import type { PreparedTool } from '../types.js'
 
 /** An output spec of `framing`. */
 export const output = (framing: OutputSpec['framing'], extra: Partial<OutputSpec> = {}): OutputSpec => ({

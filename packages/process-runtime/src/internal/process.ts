@@ -2,6 +2,16 @@ import type { Readable } from 'node:stream'
 import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
 import type { ProcessControl } from '@toolvisor/launchers'
+import type { Child } from '../spawner.js'
+import type {
+  CapturedOutput,
+  EndReason,
+  Lifecycle,
+  ManagedProcess,
+  ProcessCounters,
+  ProcessExit,
+  StartOptions,
+} from '../types.js'
 import type { EventPage, SequencedEvent } from './event-log.js'
 import {
   launchFailure,
@@ -15,17 +25,7 @@ import { capture, ProcessOutput } from './process-output.js'
 import { cancelSequence, ProcessTimers } from './process-timers.js'
 import { cleanUp, exitOf, type ProcessTree } from './process-tree.js'
 import { drained, signalGroup } from './process-util.js'
-import type { Child } from './spawner.js'
 import { type StartedWith, startedWith } from './started-with.js'
-import type {
-  CapturedOutput,
-  EndReason,
-  Lifecycle,
-  ManagedProcess,
-  ProcessCounters,
-  ProcessExit,
-  StartOptions,
-} from './types.js'
 
 /** A tool process (`ManagedProcess`): lifecycle, stdin, stop; its output a `ProcessOutput`, timers `ProcessTimers`. */
 export class ToolProcess implements ManagedProcess {

@@ -1,7 +1,7 @@
 import { dirname } from 'node:path'
 import type { CancelSpec, Framing, LimitsSpec, RunAsDeclaration, TimeoutSpec } from '@toolvisor/describe-v2'
+import type { PrepareInput } from '../types.js'
 import type { EnvironmentPolicy } from './environment.js'
-import type { PrepareInput } from './types.js'
 
 /**
  * A process no describe document declared (a shell command: `bash -c ...`), for `preparePlain`:

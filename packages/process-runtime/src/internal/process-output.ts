@@ -2,13 +2,13 @@ import type { ProcessSpec } from '@toolvisor/describe-v2'
 import { RuntimeError } from '@toolvisor/launchers'
 import type { HeldDirectory } from '@toolvisor/run-state'
 import { lineKeptText, type SpillAllowance } from '@toolvisor/run-state'
+import type { SpillStages } from '../spawner.js'
+import type { CapturedOutput, ProcessCounters, ProcessRuntime } from '../types.js'
 import { createDecoder, type Decoder } from './decode.js'
 import { EventLog, type EventPage, type SequencedEvent } from './event-log.js'
 import { LineFramer } from './framing.js'
 import { SpillingOutput } from './output.js'
 import { Ring } from './ring.js'
-import type { SpillStages } from './spawner.js'
-import type { CapturedOutput, ProcessCounters, ProcessRuntime } from './types.js'
 
 /** Longest stderr line kept whole in the stderr ring. */
 const MAX_STDERR_LINE = 16 * 1024

@@ -6,6 +6,8 @@ import type { Launch, ProcessControl } from '@toolvisor/launchers'
 import { RuntimeError } from '@toolvisor/launchers'
 import type { SpillLedger, SweepUrgency } from '@toolvisor/run-state'
 import { MARKER_VARIABLE, type RunState } from '@toolvisor/run-state'
+import type { Child, Spawner } from '../spawner.js'
+import type { ProcessRuntime, StartOptions } from '../types.js'
 import { buildEnvironment } from './environment.js'
 import type { AppliedLimits } from './limits.js'
 import type { ToolProcess } from './process.js'
@@ -13,8 +15,6 @@ import { bulkStdout } from './process-output.js'
 import { ProcessTree } from './process-tree.js'
 import { errnoText, workingDirectory } from './process-util.js'
 import { assemble } from './spawn.js'
-import type { Child, Spawner } from './spawner.js'
-import type { ProcessRuntime, StartOptions } from './types.js'
 
 /** What a process needs from its runtime. */
 export interface ProcessHost {

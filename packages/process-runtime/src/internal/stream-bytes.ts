@@ -1,5 +1,5 @@
 import type { SpillCut } from '@toolvisor/run-state'
-import type { ManagedProcess } from './types.js'
+import type { ManagedProcess } from '../types.js'
 
 /** Bytes of one output stream of a process, as a bounded read returns them. */
 export interface StreamBytes {

@@ -7,8 +7,8 @@ import type {
   SandboxMechanism,
   SandboxPolicy,
 } from '@toolvisor/launchers'
+import type { RuntimeOptions } from '../types.js'
 import { type Fail, fieldPath } from './policy.js'
-import type { RuntimeOptions } from './types.js'
 
 /** The mechanisms `auto` tries, strongest first (spec §1.4). */
 export const AUTO_ORDER = ['bwrap', 'landlock'] as const

@@ -1,8 +1,8 @@
 import { constants } from 'node:os'
 import type { Readable } from 'node:stream'
 import { RuntimeError } from '@toolvisor/launchers'
+import type { PreparedTool } from '../types.js'
 import { isInside } from './policy.js'
-import type { PreparedTool } from './types.js'
 
 const errnoConstants = constants.errno as Record<string, number>
 

@@ -1,13 +1,13 @@
 import { accessSync, constants, readFileSync, realpathSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { LaunchFacts } from './types.js'
+import type { LaunchFacts } from '../types.js'
 
 /**
  * `toolvisor-exec`, the final exec into every tool, as this package's build compiled it
  * (`dist/native/`, from `src/` and from `dist/` alike).
  */
-export const builtExecHelper = fileURLToPath(new URL('../dist/native/toolvisor-exec', import.meta.url))
+export const builtExecHelper = fileURLToPath(new URL('../../dist/native/toolvisor-exec', import.meta.url))
 
 const rebuild = 'install a C compiler (apt-get install gcc) and rebuild @toolvisor/process-runtime'
 

@@ -1,7 +1,7 @@
 import type { Tree, TreeUsage } from '@toolvisor/containment'
 import type { SweepUrgency } from '@toolvisor/run-state'
+import type { EndReason, LimitHit, ProcessExit } from '../types.js'
 import { type AppliedLimits, bytes, show } from './limits.js'
-import type { EndReason, LimitHit, ProcessExit } from './types.js'
 
 /** How long pipes may stay open after the exit before the sweep of what holds them is hurried. */
 const HELD_MS = 20

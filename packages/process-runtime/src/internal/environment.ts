@@ -1,6 +1,6 @@
+import type { PreparedTool, RunContext } from '../types.js'
 import type { Account } from './accounts.js'
 import { readEnvdir } from './envdir.js'
-import type { PreparedTool, RunContext } from './types.js'
 
 /**
  * Which variables of the runtime's own environment a tool starts from (the operator's policy,

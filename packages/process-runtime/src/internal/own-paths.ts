@@ -31,7 +31,7 @@ export interface OwnPathOption {
 export function installation(): string[] {
   let self: string
   try {
-    self = realpathSync(fileURLToPath(new URL('..', import.meta.url)))
+    self = realpathSync(fileURLToPath(new URL('../..', import.meta.url)))
   } catch {
     return []
   }
