@@ -7,8 +7,8 @@ import type { RunAsMechanism, RunAsTarget, SandboxMechanism, SandboxPolicy } fro
 import type { AppliedLimits } from './limits.js'
 import type { LostProcess } from './lost.js'
 import type { RuntimeOptions } from './options.js'
+import type { CapturedOutput, ProcessCounters } from './output-view.js'
 import type { PlainProcessSpec } from './plain.js'
-import type { SpillCut } from './spill-cut.js'
 import type { StartedWith } from './started-with.js'
 
 /** A tool after load: its declarations checked against what the operator configured. */
@@ -137,31 +137,6 @@ export interface LimitHit {
   readonly marker: string
 }
 
-/** Counters of one process. */
-export interface ProcessCounters {
-  readonly events: number
-  readonly invalidEvents: number
-  readonly stdoutBytes: number
-  readonly stderrBytes: number
-  readonly stdinEvents: number
-  /** Events no longer in the ring (still readable from the spill file unless it failed). */
-  readonly elided: number
-}
-
-/** A bounded capture of one output stream. */
-export interface CapturedOutput {
-  /** The first bytes (up to the result bound). */
-  readonly head: Buffer
-  /** The last bytes (up to the tail bound). */
-  readonly tail: Buffer
-  readonly totalBytes: number
-  readonly truncated: boolean
-  /** The spill file, once the stream passed the bound: every byte, unless `spillCut` says otherwise. */
-  readonly spillPath?: string
-  /** Where the spill file stops short of the stream (its cap, or the disk budget), once it did. */
-  readonly spillCut?: SpillCut
-}
-
 /** A running or finished process. */
 export interface ManagedProcess {
   /** Unique in this runtime (`proc-1`, ...). */
@@ -208,6 +183,7 @@ export interface ManagedProcess {
 }
 
 export type { LostProcess } from './lost.js'
+export type { CapturedOutput, ProcessCounters } from './output-view.js'
 export type { RuntimeOptions } from './options.js'
 
 /** The options a runtime may be given without a default: they stay optional once it resolved them. */
