@@ -23,7 +23,7 @@ const STDERR_LOOK_MS = 250
 
 /** Where a tail starts by default: the last 100 events and the last 8 KiB of stderr. */
 export function defaultStart(process: ManagedProcess): TailStart {
-  const counters = process.counters()
+  const counters = process.output.counters()
   return { events: Math.max(0, counters.events - 100), stderr: Math.max(0, counters.stderrBytes - 8192) }
 }
 
@@ -49,9 +49,9 @@ export class Tail {
     this.#process = process
     this.#events = start.events
     this.#stderr = start.stderr
-    const unsubscribe = process.onEvent(() => this.#kick())
+    const unsubscribe = process.output.onEvent(() => this.#kick())
     const look = setInterval(() => {
-      if (process.counters().stderrBytes > this.#stderr) this.#kick()
+      if (process.output.counters().stderrBytes > this.#stderr) this.#kick()
     }, STDERR_LOOK_MS)
     look.unref()
     stream.onClose(() => {
@@ -100,7 +100,7 @@ export class Tail {
   /** Sends the next events, if any; true when it sent some. */
   #sendEvents(): boolean {
     const from = this.#events
-    const total = this.#process.counters().events
+    const total = this.#process.output.counters().events
     if (total <= from) return false
     const start = total - from > EVENTS_BEHIND ? total - 100 : from
     const run = eventRun(this.#process, start, EVENTS_PER_MESSAGE)
@@ -113,7 +113,7 @@ export class Tail {
   /** Sends the next stderr bytes, if any (read without blocking when they are on disk); true when it sent some. */
   async #sendStderr(): Promise<boolean> {
     const from = this.#stderr
-    const total = this.#process.counters().stderrBytes
+    const total = this.#process.output.counters().stderrBytes
     if (total <= from) return false
     const run = await stderrRun(
       this.#process,

@@ -77,6 +77,7 @@ export type {
   PrepareInput,
   ProcessCounters,
   ProcessExit,
+  ProcessOutputView,
   ProcessRuntime,
   ResolvedRuntimeOptions,
   RunContext,

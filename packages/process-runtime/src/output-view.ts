@@ -1,3 +1,4 @@
+import type { EventPage, SequencedEvent } from './event-log.js'
 import type { SpillCut } from './spill-cut.js'
 
 /** Counters of one process. */
@@ -23,4 +24,33 @@ export interface CapturedOutput {
   readonly spillPath?: string
   /** Where the spill file stops short of the stream (its cap, or the disk budget), once it did. */
   readonly spillCut?: SpillCut
+}
+
+/**
+ * What a process wrote, as callers read it (`ManagedProcess.output`): its events, stderr lines and
+ * the bytes of both streams, bounded in memory and read back from the spill files past that. A
+ * service's holds the events of every run as one sequence, and its current run's streams.
+ */
+export interface ProcessOutputView {
+  /** The counters of the process: events, bytes of each stream, stdin events, events elided. */
+  counters(): ProcessCounters
+  /** About how many bytes the process holds in memory (its ring, heads and tails of output). */
+  heldBytes(): number
+  /** The last `n` output events, oldest first. */
+  tail(n: number): SequencedEvent[]
+  /** The last `n` stderr lines, oldest first. */
+  stderrLines(n: number): string[]
+  /** Up to `max` events from absolute position `from` (ring, then spill file). */
+  read(from: number, max: number): EventPage
+  /** stdout's bounded capture (what waits in memory for its spill file is written there first). */
+  stdout(): CapturedOutput
+  /** stderr's bounded capture (what waits in memory for its spill file is written there first). */
+  stderr(): CapturedOutput
+  /**
+   * Up to `length` bytes of a stream from byte `offset` of everything it wrote (memory, else the
+   * spill file); fewer at the end, none when they cannot be read back (the spill file is gone).
+   */
+  bytes(stream: 'stdout' | 'stderr', offset: number, length: number): Buffer
+  /** Subscribes to output events; returns the unsubscription. */
+  onEvent(listener: (event: SequencedEvent) => void): () => void
 }

@@ -50,7 +50,7 @@ export function newestBytes(
   stream: 'stdout' | 'stderr',
   range: StreamRange,
 ): StreamBytes {
-  const captured = stream === 'stdout' ? process.stdout() : process.stderr()
+  const captured = stream === 'stdout' ? process.output.stdout() : process.output.stderr()
   const total = captured.totalBytes
   const spill = {
     ...(captured.spillPath !== undefined ? { spillPath: captured.spillPath } : {}),
@@ -59,15 +59,17 @@ export function newestBytes(
   const from = Math.min(Math.max(0, range.from), total)
   let end = total
   if (range.utf8 && !range.final && end > from) {
-    end -= incompleteTail(process.bytes(stream, Math.max(from, end - 3), end - Math.max(from, end - 3)))
+    end -= incompleteTail(
+      process.output.bytes(stream, Math.max(from, end - 3), end - Math.max(from, end - 3)),
+    )
   }
   let start = Math.max(from, end - Math.max(0, range.max))
-  let bytes = process.bytes(stream, start, end - start)
+  let bytes = process.output.bytes(stream, start, end - start)
   if (bytes.length < end - start) {
     // Not all of it is kept (past a cut spill file, or the file is gone): the newest bytes, from
     // the tail in memory.
     start = Math.max(start, total - captured.tail.length)
-    bytes = process.bytes(stream, start, end - start)
+    bytes = process.output.bytes(stream, start, end - start)
   }
   if (bytes.length < end - start)
     return { bytes: Buffer.alloc(0), from: end, skipped: end - from, total, ...spill }

@@ -2,12 +2,12 @@ import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec, RuntimeSpec } from '@toolvisor/describe-v2'
 import type { Account } from './accounts.js'
 import type { EffectivePolicy, EnvironmentPolicy } from './environment.js'
-import type { EventPage, SequencedEvent } from './event-log.js'
+import type { SequencedEvent } from './event-log.js'
 import type { RunAsMechanism, RunAsTarget, SandboxMechanism, SandboxPolicy } from './launchers.js'
 import type { AppliedLimits } from './limits.js'
 import type { LostProcess } from './lost.js'
 import type { RuntimeOptions } from './options.js'
-import type { CapturedOutput, ProcessCounters } from './output-view.js'
+import type { ProcessOutputView } from './output-view.js'
 import type { PlainProcessSpec } from './plain.js'
 import type { StartedWith } from './started-with.js'
 
@@ -152,24 +152,8 @@ export interface ManagedProcess {
   readonly ready: Promise<void>
   /** Resolves when it ended and all its output was read. Never rejects. */
   readonly exit: Promise<ProcessExit>
-  counters(): ProcessCounters
-  /** About how many bytes the process holds in memory (its ring, heads and tails of output). */
-  heldBytes(): number
-  /** The last `n` output events, oldest first. */
-  tail(n: number): SequencedEvent[]
-  /** The last `n` stderr lines, oldest first. */
-  stderrLines(n: number): string[]
-  /** Up to `max` events from absolute position `from` (ring, then spill file). */
-  read(from: number, max: number): EventPage
-  stdout(): CapturedOutput
-  stderr(): CapturedOutput
-  /**
-   * Up to `length` bytes of a stream from byte `offset` of everything it wrote (memory, else the
-   * spill file); fewer at the end, none when they cannot be read back (the spill file is gone).
-   */
-  bytes(stream: 'stdout' | 'stderr', offset: number, length: number): Buffer
-  /** Subscribes to output events; returns the unsubscription. */
-  onEvent(listener: (event: SequencedEvent) => void): () => void
+  /** What it wrote: events, stderr lines, both streams' bytes; its event subscription. */
+  readonly output: ProcessOutputView
   /** Writes one event to stdin, framed as `process.input` declares. */
   write(event: unknown): Promise<void>
   /** Closes stdin. */
@@ -183,8 +167,8 @@ export interface ManagedProcess {
 }
 
 export type { LostProcess } from './lost.js'
-export type { CapturedOutput, ProcessCounters } from './output-view.js'
 export type { RuntimeOptions } from './options.js'
+export type { CapturedOutput, ProcessCounters, ProcessOutputView } from './output-view.js'
 
 /** The options a runtime may be given without a default: they stay optional once it resolved them. */
 export type UndefaultedRuntimeOption =

@@ -105,7 +105,7 @@ export function info(entry: Entry): TaskInfo {
 /** Up to `max` events of a task from position `from`. */
 export function pageOf(entry: Entry, from: number, max: number): TaskRead {
   if (!entry.process) return { task: info(entry), events: [], next: 0, elided: 0, total: 0 }
-  const page = entry.process.read(from, max)
+  const page = entry.process.output.read(from, max)
   return { task: info(entry), events: page.events, next: page.next, elided: page.elided, total: page.total }
 }
 

@@ -42,10 +42,10 @@ function processOf(context: OutputContext, id: string): ManagedProcess {
  */
 export function output(context: OutputContext, request: OutputRequest): ToolResult {
   const process = processOf(context, request.process)
-  const captured = request.stream === 'stdout' ? process.stdout() : process.stderr()
+  const captured = request.stream === 'stdout' ? process.output.stdout() : process.output.stderr()
   const length = Math.min(request.length, context.resultBytes - ENVELOPE)
   // The runtime's read: from memory what is still there (the head, a staged spill write), else the file.
-  const bytes = process.bytes(request.stream, request.offset, length)
+  const bytes = process.output.bytes(request.stream, request.offset, length)
   if (bytes.length === 0 && request.offset < captured.totalBytes) {
     const cut = captured.spillCut
     const newest = captured.totalBytes - captured.tail.length
