@@ -2,6 +2,7 @@ import type { ToolSpec } from '@toolvisor/describe-v2'
 import {
   type ManagedProcess,
   type ProcessExit,
+  type ProcessOutputView,
   type ProcessRuntime,
   type SequencedEvent,
   spillCutText,
@@ -43,7 +44,7 @@ export function oneshotHandler(
         ? oneshotResult({ call, process, exit, collector, render, readBack })
         : {
             result: failure(call.name, process, exit, { render, readAs: process.id, readBack }),
-            cut: failureCut(process),
+            cut: failureCut(process.output),
           }
       // Only a call whose answer left output out is kept: its note names it, the read back reads it.
       if (answer.cut) oneshots.add(process, call.ctx.sessionId)
@@ -62,11 +63,8 @@ interface Finished {
 }
 
 /** True when a failure's tails did not hold all of stdout or stderr. */
-function failureCut(process: ManagedProcess): boolean {
-  return (
-    process.output.stdout().totalBytes > ERROR_TAIL_BYTES ||
-    process.output.stderr().totalBytes > ERROR_TAIL_BYTES
-  )
+function failureCut(output: ProcessOutputView): boolean {
+  return output.stdout().totalBytes > ERROR_TAIL_BYTES || output.stderr().totalBytes > ERROR_TAIL_BYTES
 }
 
 /** An answer, and whether it left output out (then the call is kept, for reading it back). */
