@@ -60,8 +60,8 @@ export async function runCheck(
     ...(fix ? { fix } : {}),
     at,
   })
-  const stdout = process.stdout().head.toString('utf8').trim()
-  const stderr = process.stderr().tail.toString('utf8').trim()
+  const stdout = process.output.stdout().head.toString('utf8').trim()
+  const stderr = process.output.stderr().tail.toString('utf8').trim()
   if (exit.status === 'failed') return failed(`check could not run: ${exit.why}`)
   if (exit.reason === 'timeout')
     return failed(

@@ -157,7 +157,7 @@ describe.skipIf(!hasBwrap)('the sandbox matrix, through the runtime (bwrap: need
           cwd: work,
         })
         expect(await proc.exit).toMatchObject({ code: 0 })
-        const [cwd, denied, uid] = proc.stdout().head.toString().trim().split('\n')
+        const [cwd, denied, uid] = proc.output.stdout().head.toString().trim().split('\n')
         expect([cwd, denied]).toEqual([work, 'denied'])
         if (isRoot) expect(uid).not.toBe('0')
         expect(readFileSync(join(work, 'made'), 'utf8')).toBe('made\n')

@@ -100,7 +100,9 @@ describe('one cgroup per launch', () => {
     const dir = tempDir('tv-strays-')
     const tool = await runtime.preparePlain({ name: 'evasive', file: '/bin/sh', mode: 'stream' })
     const proc = runtime.start({ tool, argv: ['-c', `${evasive(dir)}\nexec sleep 300`] })
-    expect(await eventually(() => proc.counters().events > 0 || proc.stdout().totalBytes > 0)).toBe(true)
+    expect(
+      await eventually(() => proc.output.counters().events > 0 || proc.output.stdout().totalBytes > 0),
+    ).toBe(true)
     const pids = strays(dir)
     expect(pids).toHaveLength(3)
     // Nothing of them carries the marker: the scan alone would miss every one.
@@ -122,7 +124,7 @@ describe('one cgroup per launch', () => {
     const other = tempDir('tv-strays-')
     const stream = await runtime.preparePlain({ name: 'evasive', file: '/bin/sh', mode: 'stream' })
     const running = runtime.start({ tool: stream, argv: ['-c', `${evasive(other)}\nexec sleep 300`] })
-    expect(await eventually(() => running.stdout().totalBytes > 0)).toBe(true)
+    expect(await eventually(() => running.output.stdout().totalBytes > 0)).toBe(true)
     expect(running.usage()?.pids).toBeGreaterThanOrEqual(4)
     await runtime.dispose()
     expect(strays(other).filter((pid) => !gone(pid))).toEqual([])
@@ -194,7 +196,7 @@ describe('the tree made ahead, and the fork server child that waits in it', () =
       const warm = await waiting(runtime.runId)
       const proc = runtime.start({ tool, argv: ['-c', SELF] })
       expect(await proc.exit).toMatchObject({ code: 0 })
-      const [pid, ...seen] = proc.stdout().head.toString().split('\n')
+      const [pid, ...seen] = proc.output.stdout().head.toString().split('\n')
       expect(proc.pid).toBe(warm)
       expect(Number(pid)).toBe(warm)
       // Forked at its launch (no cgroup: nothing is made ahead), the same tool sees the same.
@@ -202,7 +204,7 @@ describe('the tree made ahead, and the fork server child that waits in it', () =
       const same = await forked.preparePlain({ name: 'self', file: '/bin/sh' })
       const direct = forked.start({ tool: same, argv: ['-c', SELF] })
       await direct.exit
-      expect(seen).toEqual(direct.stdout().head.toString().split('\n').slice(1))
+      expect(seen).toEqual(direct.output.stdout().head.toString().split('\n').slice(1))
       expect(seen).toContain('SigBlk:\t0000000000000000')
       expect(seen).toContain('SigIgn:\t0000000000000000')
     },
@@ -220,7 +222,7 @@ describe('the tree made ahead, and the fork server child that waits in it', () =
     expect(await proc.exit).toMatchObject({ code: 0 })
     expect(proc.pid).toBe(warm)
     if (host.available && host.hierarchies.some((h) => h.controllers.has('pids')))
-      expect(proc.stdout().head.toString().trim()).toBe('40')
+      expect(proc.output.stdout().head.toString().trim()).toBe('40')
   })
 
   const v1Cpu = host.available && host.hierarchies.some((h) => h.version === 1 && h.controllers.has('cpu'))
@@ -236,7 +238,7 @@ describe('the tree made ahead, and the fork server child that waits in it', () =
       expect(await proc.exit).toMatchObject({ code: 0 })
       expect(proc.pid).not.toBe(warm)
       expect(gone(warm)).toBe(true)
-      expect(proc.stdout().head.toString().split('\n')[1]).toBe(String(proc.pid))
+      expect(proc.output.stdout().head.toString().split('\n')[1]).toBe(String(proc.pid))
     },
   )
 
@@ -317,13 +319,13 @@ describe('trees the fork server makes and removes (off the event loop)', () => {
         expect(exit.why).toMatch(
           /^cannot contain the launch: cannot make the cgroup \/.+: EAGAIN; nothing was started$/,
         )
-        expect(refused.stdout().head.toString()).toBe('')
+        expect(refused.output.stdout().head.toString()).toBe('')
       } finally {
         writeFileSync(join(member, 'cgroup.max.descendants'), 'max')
       }
       const after = runtime.start({ tool: plain, argv: ['-c', 'cat /proc/self/cgroup'] })
       expect(await after.exit).toMatchObject({ code: 0 })
-      expect(after.stdout().head.toString()).toContain(`/${runtime.runId}/`)
+      expect(after.output.stdout().head.toString()).toContain(`/${runtime.runId}/`)
       await runtime.dispose()
       expect(processesInRun(runtime.runId)).toEqual([])
     },
@@ -343,7 +345,7 @@ describe('trees the fork server makes and removes (off the event loop)', () => {
       expect(await eventually(() => !server.alive && gone(warm))).toBe(true)
       const proc = runtime.start({ tool: plain, argv: ['-c', 'cat /proc/self/cgroup'] })
       expect(await proc.exit).toMatchObject({ status: 'exited', code: 0 })
-      expect(proc.stdout().head.toString()).toContain(`/${runtime.runId}/`)
+      expect(proc.output.stdout().head.toString()).toContain(`/${runtime.runId}/`)
       expect((await proc.exit).usage).toHaveProperty('pidsPeak')
       await runtime.dispose()
       expect(processesInRun(runtime.runId)).toEqual([])
@@ -397,7 +399,7 @@ describe('limits, written where the kernel enforces them', () => {
         const limits = { memory: 64 * 1024 * 1024, pids: 32, cpu: 0.5 }
         const tool = await runtime.preparePlain({ name: 'limited', file: '/bin/sh', mode: 'stream', limits })
         const proc = runtime.start({ tool, argv: ['-c', 'echo up; exec sleep 30'] })
-        expect(await eventually(() => proc.stdout().totalBytes > 0)).toBe(true)
+        expect(await eventually(() => proc.output.stdout().totalBytes > 0)).toBe(true)
         const membership = readFileSync(`/proc/${proc.pid}/cgroup`, 'utf8')
         for (const hierarchy of here) {
           for (const controller of hierarchy.controllers) {

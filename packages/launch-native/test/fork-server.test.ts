@@ -246,7 +246,10 @@ describe('launches of a runtime', () => {
     const runtime = makeRuntime(options)
     const proc = runtime.start({ tool: tool('/bin/sh'), argv: ['-c', 'echo $PPID'] })
     await proc.exit
-    return { parent: Number(proc.stdout().head.toString().trim()), facts: runtime.launchFacts().forkServer }
+    return {
+      parent: Number(proc.output.stdout().head.toString().trim()),
+      facts: runtime.launchFacts().forkServer,
+    }
   }
 
   it('are forked from the fork server, which check reports', async () => {
@@ -258,8 +261,8 @@ describe('launches of a runtime', () => {
   it('killed with the fork server they came from, say why in their exit; later launches get a new server', async () => {
     const runtime = makeRuntime({})
     const proc = runtime.start({ tool: tool('/bin/sh'), argv: ['-c', 'echo $PPID; exec sleep 60'] })
-    expect(await eventually(() => proc.stdout().head.includes(10))).toBe(true)
-    const served = Number(proc.stdout().head.toString().trim())
+    expect(await eventually(() => proc.output.stdout().head.includes(10))).toBe(true)
+    const served = Number(proc.output.stdout().head.toString().trim())
     expect(readFileSync(`/proc/${served}/comm`, 'utf8').trim()).toBe('toolvisor-spawn')
     process.kill(served, 'SIGKILL')
     expect(await proc.exit).toMatchObject({

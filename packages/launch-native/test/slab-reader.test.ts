@@ -98,7 +98,7 @@ describe('the slab reader', () => {
     expect((await proc.exit).code).toBe(0)
     expect(stalled).toBeUndefined()
     expect(Buffer.concat(chunks).equals(expected)).toBe(true)
-    expect(readFileSync(proc.stdout().spillPath!).equals(expected)).toBe(true)
+    expect(readFileSync(proc.output.stdout().spillPath!).equals(expected)).toBe(true)
     expect(Math.max(...slabs)).toBe(MAX_SLAB)
     expect(dirty).toBe(0)
   })

@@ -138,11 +138,11 @@ describe('the spill file written past the page cache', () => {
       },
     })
     await proc.exit
-    const atExit = statSync(proc.stdout().spillPath!).size
+    const atExit = statSync(proc.output.stdout().spillPath!).size
     await busy
     expect((await proc.exit).code).toBe(0)
     expect(atExit).toBe(total)
-    expect(readFileSync(proc.stdout().spillPath!).equals(readFileSync(copy))).toBe(true)
+    expect(readFileSync(proc.output.stdout().spillPath!).equals(readFileSync(copy))).toBe(true)
   })
 
   it('writes as before where there is no WebAssembly for its stages (node --jitless)', () => {

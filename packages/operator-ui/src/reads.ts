@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises'
-import type { CapturedOutput, EventPage, ManagedProcess } from '@toolvisor/process-runtime'
+import type { CapturedOutput, EventPage, ProcessOutputView } from '@toolvisor/process-runtime'
 import { eventValue } from '@toolvisor/toolbox'
 
 /** One event as the page shows it: its position and its JSON (cut past {@link EVENT_CHARS}). */
@@ -38,8 +38,8 @@ const EVENT_CHARS = 16 * 1024
 const RUN_CHARS = 256 * 1024
 
 /** Up to `max` events from position `from`, within {@link RUN_CHARS}. */
-export function eventRun(process: Pick<ManagedProcess, 'read'>, from: number, max: number): EventRun {
-  return lines(process.read(from, max))
+export function eventRun(output: Pick<ProcessOutputView, 'read'>, from: number, max: number): EventRun {
+  return lines(output.read(from, max))
 }
 
 /** The lines of a page of events (the page's `next` moved back when the size bound cut it). */
@@ -70,11 +70,11 @@ export function lines(page: EventPage): EventRun {
  * spill file that could not be written) are skipped: `from` then says where the text starts.
  */
 export async function stderrRun(
-  process: Pick<ManagedProcess, 'stderr'>,
+  output: Pick<ProcessOutputView, 'stderr'>,
   offset: number,
   max: number,
 ): Promise<StderrRun> {
-  const captured = process.stderr()
+  const captured = output.stderr()
   const total = captured.totalBytes
   const bytes = whole(await stderrBytes(captured, Math.min(Math.max(0, offset), total), max), total)
   return { from: bytes.from, text: bytes.data.toString('utf8'), next: bytes.from + bytes.data.length, total }

@@ -132,7 +132,7 @@ function sessionView(
 
 function taskView(sources: Sources, task: TaskInfo, mail: Map<string, number> | undefined): TaskView {
   const process = processOf(sources.tasks, task)
-  const counters = process?.counters()
+  const counters = process?.output.counters()
   const restarts = process ? sources.restartsOf(process) : undefined
   const usage = process?.usage()
   const memory = task.exit ? usage?.memoryPeak : usage?.memory

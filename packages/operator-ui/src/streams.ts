@@ -35,8 +35,8 @@ export function tailStream(
   const process = processOf(context, task, url, response)
   if (process === undefined) return
   const start = resumeFrom(header(request, 'last-event-id')) ?? {
-    events: whole(url.searchParams.get('events')) ?? defaultStart(process).events,
-    stderr: whole(url.searchParams.get('stderr')) ?? defaultStart(process).stderr,
+    events: whole(url.searchParams.get('events')) ?? defaultStart(process.output).events,
+    stderr: whole(url.searchParams.get('stderr')) ?? defaultStart(process.output).stderr,
   }
   const stream = open(context, response)
   if (stream) new Tail(stream, process, start)
@@ -48,7 +48,7 @@ export function eventPage(context: ReadContext, url: URL, response: ServerRespon
   if (process === undefined) return
   const offset = whole(url.searchParams.get('offset')) ?? 0
   const max = Math.min(500, Math.max(1, whole(url.searchParams.get('max')) ?? 100))
-  sendJson(response, 200, eventRun(process, offset, max))
+  sendJson(response, 200, eventRun(process.output, offset, max))
 }
 
 /** `GET /ui/api/stderr?task=&session=&offset=&max=`: stderr bytes, through everything kept. */
@@ -57,7 +57,7 @@ export async function stderrPage(context: ReadContext, url: URL, response: Serve
   if (process === undefined) return
   const offset = whole(url.searchParams.get('offset')) ?? 0
   const max = Math.min(256 * 1024, Math.max(1, whole(url.searchParams.get('max')) ?? 16 * 1024))
-  sendJson(response, 200, await stderrRun(process, offset, max))
+  sendJson(response, 200, await stderrRun(process.output, offset, max))
 }
 
 /** An event stream, or a 503 past the bound. */

@@ -1,4 +1,4 @@
-import type { ManagedProcess, ProcessExit } from '@toolvisor/process-runtime'
+import type { ManagedProcess, ProcessExit, ProcessOutputView } from '@toolvisor/process-runtime'
 import { eventRun, stderrRun } from './reads.js'
 import type { EventStream } from './sse.js'
 
@@ -22,8 +22,8 @@ const BATCH_MS = 40
 const STDERR_LOOK_MS = 250
 
 /** Where a tail starts by default: the last 100 events and the last 8 KiB of stderr. */
-export function defaultStart(process: ManagedProcess): TailStart {
-  const counters = process.counters()
+export function defaultStart(output: ProcessOutputView): TailStart {
+  const counters = output.counters()
   return { events: Math.max(0, counters.events - 100), stderr: Math.max(0, counters.stderrBytes - 8192) }
 }
 
@@ -36,7 +36,7 @@ export function defaultStart(process: ManagedProcess): TailStart {
  */
 export class Tail {
   readonly #stream: EventStream
-  readonly #process: ManagedProcess
+  readonly #output: ProcessOutputView
   #events: number
   #stderr: number
   #timer: NodeJS.Timeout | undefined
@@ -46,12 +46,12 @@ export class Tail {
 
   constructor(stream: EventStream, process: ManagedProcess, start: TailStart) {
     this.#stream = stream
-    this.#process = process
+    this.#output = process.output
     this.#events = start.events
     this.#stderr = start.stderr
-    const unsubscribe = process.onEvent(() => this.#kick())
+    const unsubscribe = this.#output.onEvent(() => this.#kick())
     const look = setInterval(() => {
-      if (process.counters().stderrBytes > this.#stderr) this.#kick()
+      if (this.#output.counters().stderrBytes > this.#stderr) this.#kick()
     }, STDERR_LOOK_MS)
     look.unref()
     stream.onClose(() => {
@@ -100,10 +100,10 @@ export class Tail {
   /** Sends the next events, if any; true when it sent some. */
   #sendEvents(): boolean {
     const from = this.#events
-    const total = this.#process.counters().events
+    const total = this.#output.counters().events
     if (total <= from) return false
     const start = total - from > EVENTS_BEHIND ? total - 100 : from
-    const run = eventRun(this.#process, start, EVENTS_PER_MESSAGE)
+    const run = eventRun(this.#output, start, EVENTS_PER_MESSAGE)
     if (run.next <= from) return false
     this.#events = run.next
     this.#stream.send('events', { ...run, ...(start > from ? { skipped: start - from } : {}) }, this.#id())
@@ -113,10 +113,10 @@ export class Tail {
   /** Sends the next stderr bytes, if any (read without blocking when they are on disk); true when it sent some. */
   async #sendStderr(): Promise<boolean> {
     const from = this.#stderr
-    const total = this.#process.counters().stderrBytes
+    const total = this.#output.counters().stderrBytes
     if (total <= from) return false
     const run = await stderrRun(
-      this.#process,
+      this.#output,
       total - from > STDERR_BEHIND ? total - 8192 : from,
       STDERR_PER_MESSAGE,
     )

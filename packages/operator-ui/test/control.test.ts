@@ -51,7 +51,7 @@ describe('actions', () => {
     sessions.open({ id: 'alpha' })
     // The declared cancel (SIGTERM) runs the script's trap: the exit code proves it came.
     const task = start('alpha', `trap "exit 7" TERM; echo '{"trap":"set"}'; while :; do sleep 0.1; done`)
-    expect(await eventually(() => tasks.process(task.id, 'alpha').counters().events === 1)).toBe(true)
+    expect(await eventually(() => tasks.process(task.id, 'alpha').output.counters().events === 1)).toBe(true)
     const post = (body: unknown) =>
       fetch(`${base}/ui/api/stop`, {
         method: 'POST',

@@ -196,7 +196,7 @@ describe('mail and restarts', () => {
   })
 
   it('shows the restarts a process reports (a count, or the list in its facts)', () => {
-    const process = { counters: () => ({}) } as unknown as ManagedProcess
+    const process = { output: { counters: () => ({}) } } as unknown as ManagedProcess
     expect(reportedRestarts(process)).toBeUndefined()
     expect(reportedRestarts(Object.assign(Object.create(process), { restarts: 4 }))).toBe(4)
     const facts = { facts: () => ({ on_exit: 'restart', restarts: [{ restart: 1 }, { restart: 2 }] }) }

@@ -35,7 +35,7 @@ async function viaRuntime(bytes) {
   })
   const exit = await proc.exit
   const ms = since(start)
-  const { spillPath, totalBytes } = proc.stdout()
+  const { spillPath, totalBytes } = proc.output.stdout()
   if (exit.code !== 0 || seen !== bytes || totalBytes !== bytes || spillPath === undefined)
     throw new Error(`runtime run: exit ${JSON.stringify(exit)}, ${seen} bytes seen, ${totalBytes} captured`)
   // One round's spill file must not make the disk slower for the next rounds.

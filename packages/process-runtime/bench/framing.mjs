@@ -68,7 +68,7 @@ async function viaRuntime(c) {
   })
   const exit = await proc.exit
   const ms = since(start)
-  const { spillPath, totalBytes } = proc.stdout()
+  const { spillPath, totalBytes } = proc.output.stdout()
   const want = expected(c)
   if (exit.code !== 0 || (c.binary ? bytes : events) !== want || spillPath === undefined)
     throw new Error(`${c.name}: exit ${JSON.stringify(exit)}, ${events} events, ${bytes} bytes, want ${want}`)

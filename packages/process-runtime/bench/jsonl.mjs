@@ -55,11 +55,11 @@ async function viaRuntime(lines) {
   })
   const exit = await proc.exit
   const ms = since(start)
-  const { invalidEvents } = proc.counters()
+  const { invalidEvents } = proc.output.counters()
   if (exit.code !== 0 || invalidEvents !== 0 || events !== lines)
     throw new Error(`runtime run: exit ${JSON.stringify(exit)}, ${events} events, ${invalidEvents} invalid`)
   // One round's spill file must not make the disk slower for the next rounds.
-  const { spillPath } = proc.stdout()
+  const { spillPath } = proc.output.stdout()
   if (spillPath) rmSync(spillPath)
   return [events, ms]
 }

@@ -60,10 +60,10 @@ async function childToolvisor() {
   }, SAMPLE_MS)
   const exit = await proc.exit
   clearInterval(follower)
-  const { events, invalidEvents, stdoutBytes } = proc.counters()
+  const { events, invalidEvents, stdoutBytes } = proc.output.counters()
   tell({ phase: 'end', events, invalidEvents, bytes: stdoutBytes, followed, code: exit.code })
   // Remove the spill file (and the whole state dir) before the next side runs.
-  const spill = proc.stdout().spillPath
+  const spill = proc.output.stdout().spillPath
   if (spill) rmSync(spill)
   await cleanup('memory (toolvisor child)', runtime, root)
 }

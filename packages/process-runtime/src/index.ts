@@ -66,6 +66,7 @@ export type {
   PrepareInput,
   ProcessCounters,
   ProcessExit,
+  ProcessOutputView,
   ProcessRuntime,
   ResolvedRuntimeOptions,
   RunContext,

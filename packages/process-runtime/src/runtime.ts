@@ -127,7 +127,8 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
 
   #finished(process: ToolProcess): void {
     this.#running.delete(process)
-    this.#retention.add(process)
+    // Held weakly: the output and its process (through its callbacks) hold each other, and go together.
+    this.#retention.add(process.output)
     // Nothing the budget keeps may hold the process: it would never see it collected.
     const { spill } = this.#state
     const id = process.id

@@ -1,14 +1,15 @@
 import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec, RuntimeSpec } from '@toolvisor/describe-v2'
 import type { RunAsMechanism, RunAsTarget, SandboxMechanism, SandboxPolicy } from '@toolvisor/launchers'
-import type { LostProcess, SpillCut } from '@toolvisor/run-state'
+import type { LostProcess } from '@toolvisor/run-state'
 import type { Account } from './internal/accounts.js'
 import type { EffectivePolicy, EnvironmentPolicy } from './internal/environment.js'
-import type { EventPage, SequencedEvent } from './internal/event-log.js'
+import type { SequencedEvent } from './internal/event-log.js'
 import type { AppliedLimits } from './internal/limits.js'
 import type { PlainProcessSpec } from './internal/plain.js'
 import type { StartedWith } from './internal/started-with.js'
 import type { RuntimeOptions } from './options.js'
+import type { ProcessOutputView } from './output-view.js'
 
 /** A tool after load: its declarations checked against what the operator configured. */
 export interface PreparedTool {
@@ -136,31 +137,6 @@ export interface LimitHit {
   readonly marker: string
 }
 
-/** Counters of one process. */
-export interface ProcessCounters {
-  readonly events: number
-  readonly invalidEvents: number
-  readonly stdoutBytes: number
-  readonly stderrBytes: number
-  readonly stdinEvents: number
-  /** Events no longer in the ring (still readable from the spill file unless it failed). */
-  readonly elided: number
-}
-
-/** A bounded capture of one output stream. */
-export interface CapturedOutput {
-  /** The first bytes (up to the result bound). */
-  readonly head: Buffer
-  /** The last bytes (up to the tail bound). */
-  readonly tail: Buffer
-  readonly totalBytes: number
-  readonly truncated: boolean
-  /** The spill file, once the stream passed the bound: every byte, unless `spillCut` says otherwise. */
-  readonly spillPath?: string
-  /** Where the spill file stops short of the stream (its cap, or the disk budget), once it did. */
-  readonly spillCut?: SpillCut
-}
-
 /** A running or finished process. */
 export interface ManagedProcess {
   /** Unique in this runtime (`proc-1`, ...). */
@@ -176,24 +152,8 @@ export interface ManagedProcess {
   readonly ready: Promise<void>
   /** Resolves when it ended and all its output was read. Never rejects. */
   readonly exit: Promise<ProcessExit>
-  counters(): ProcessCounters
-  /** About how many bytes the process holds in memory (its ring, heads and tails of output). */
-  heldBytes(): number
-  /** The last `n` output events, oldest first. */
-  tail(n: number): SequencedEvent[]
-  /** The last `n` stderr lines, oldest first. */
-  stderrLines(n: number): string[]
-  /** Up to `max` events from absolute position `from` (ring, then spill file). */
-  read(from: number, max: number): EventPage
-  stdout(): CapturedOutput
-  stderr(): CapturedOutput
-  /**
-   * Up to `length` bytes of a stream from byte `offset` of everything it wrote (memory, else the
-   * spill file); fewer at the end, none when they cannot be read back (the spill file is gone).
-   */
-  bytes(stream: 'stdout' | 'stderr', offset: number, length: number): Buffer
-  /** Subscribes to output events; returns the unsubscription. */
-  onEvent(listener: (event: SequencedEvent) => void): () => void
+  /** What it wrote: events, stderr lines, both streams' bytes; its event subscription. */
+  readonly output: ProcessOutputView
   /** Writes one event to stdin, framed as `process.input` declares. */
   write(event: unknown): Promise<void>
   /** Closes stdin. */
@@ -208,6 +168,7 @@ export interface ManagedProcess {
 
 export type { LostProcess } from '@toolvisor/run-state'
 export type { RuntimeOptions } from './options.js'
+export type { CapturedOutput, ProcessCounters, ProcessOutputView } from './output-view.js'
 
 /** The options a runtime may be given without a default: they stay optional once it resolved them. */
 export type UndefaultedRuntimeOption =

@@ -22,7 +22,7 @@ describe('escaped descendants', () => {
     })
     const marker = `${runtime.runId}/${proc.id}`
     expect(
-      await until(() => proc.tail(1)[0]?.value === 'started' && markedProcesses(marker).length >= 4),
+      await until(() => proc.output.tail(1)[0]?.value === 'started' && markedProcesses(marker).length >= 4),
     ).toBe(true)
     await proc.stop()
     expect(markedProcesses(marker)).toEqual([])
@@ -59,9 +59,9 @@ describe('a {"send": EVENT} cancel', () => {
       argv: [],
       stdin: Buffer.from('ada\n'),
     })
-    expect(await until(() => proc.tail(1)[0]?.value === 'hello ada')).toBe(true)
+    expect(await until(() => proc.output.tail(1)[0]?.value === 'hello ada')).toBe(true)
     const exit = await proc.stop()
     expect(exit).toMatchObject({ code: 0, signal: null, reason: 'cancelled' })
-    expect(proc.tail(10).map((event) => event.value)).toEqual(['hello ada', 'got-quit'])
+    expect(proc.output.tail(10).map((event) => event.value)).toEqual(['hello ada', 'got-quit'])
   })
 })

@@ -105,7 +105,7 @@ describe('a started tool', () => {
           env: { REPORT_ENV: 'TV_TEST_API_KEY,TV_TEST_VISIBLE,SET_BY_TOOLBOX' },
         })
         await proc.exit
-        return JSON.parse(proc.stdout().head.toString()).env
+        return JSON.parse(proc.output.stdout().head.toString()).env
       }
       expect(await report()).toEqual({
         TV_TEST_API_KEY: null,

@@ -104,7 +104,7 @@ describe('envdir', () => {
         env: { REPORT_ENV: 'TOKEN,OVERRIDDEN,HOME' },
       })
       await proc.exit
-      return JSON.parse(proc.stdout().head.toString()).env
+      return JSON.parse(proc.output.stdout().head.toString()).env
     }
     expect(await run()).toEqual({ TOKEN: 'first', OVERRIDDEN: 'env', HOME: null })
     writeFileSync(join(root, 'secrets', 'TOKEN'), 'rotated\n')
@@ -139,7 +139,7 @@ describe('rundir', () => {
     expect(existsSync(join(dir, 'state/work'))).toBe(true)
     const proc = runtime.start({ tool: prepared, argv: ['run'] })
     await proc.exit
-    expect(JSON.parse(proc.stdout().head.toString()).cwd).toBe(join(dir, 'state/work'))
+    expect(JSON.parse(proc.output.stdout().head.toString()).cwd).toBe(join(dir, 'state/work'))
   })
 
   it('creates it again when it was deleted after load', async () => {
@@ -149,7 +149,7 @@ describe('rundir', () => {
     rmSync(join(dir, 'state'), { recursive: true })
     const proc = runtime.start({ tool: prepared, argv: ['run'] })
     expect(await proc.exit).toMatchObject({ status: 'exited', code: 0 })
-    expect(JSON.parse(proc.stdout().head.toString()).cwd).toBe(join(dir, 'state'))
+    expect(JSON.parse(proc.output.stdout().head.toString()).cwd).toBe(join(dir, 'state'))
   })
 })
 
@@ -220,14 +220,14 @@ describe('run_as', () => {
         argv: [`${out}-2`],
       })
       expect(await other.exit).toMatchObject({ code: 0 })
-      const [, groups2, identity] = other.stdout().head.toString().trim().split('\n')
+      const [, groups2, identity] = other.output.stdout().head.toString().trim().split('\n')
       expect(groups2?.split(' ')).toContain(group)
       const home = execFileSync('getent', ['passwd', user], { encoding: 'utf8' }).split(':')[5]
       expect(identity).toBe(`${user} ${home}`)
       const prepared = await runtime.prepare({ ...input(path, dir, { runAs: { user } }), slug: 'whoami' })
       const proc = runtime.start({ tool: prepared, argv: [out] })
       expect(await proc.exit).toMatchObject({ code: 0 })
-      const [name, groups] = proc.stdout().head.toString().trim().split('\n')
+      const [name, groups] = proc.output.stdout().head.toString().trim().split('\n')
       expect(name).toBe(user)
       expect(groups?.split(' ')).toContain(group)
       expect(statSync(out).uid).toBe(uid)
@@ -294,7 +294,7 @@ describe('sandbox declarations', () => {
       ),
     ])
     // A variable the mechanism adds to its own (clean) environment never reaches the tool.
-    expect(JSON.parse(proc.stdout().head.toString()).env).toEqual({ SANDBOXED_BY: null })
+    expect(JSON.parse(proc.output.stdout().head.toString()).env).toEqual({ SANDBOXED_BY: null })
     // One that asks for something it cannot enforce is refused, never weakened.
     const error = await loadError(
       runtime.prepare(

@@ -24,7 +24,7 @@ describe('launch', () => {
       })
       const exit = await proc.exit
       expect(exit).toMatchObject({ status: 'exited', code: 0, signal: null, reason: 'exit' })
-      const report = JSON.parse(proc.stdout().head.toString())
+      const report = JSON.parse(proc.output.stdout().head.toString())
       expect(report.argv).toEqual(['run', 'two words', '--flag=x', ''])
       expect(decode(report.stdin)).toBe('line one\nline two\n')
       expect(report.env).toEqual({
@@ -48,7 +48,7 @@ describe('launch', () => {
       context: { sessionId: 'real' },
     })
     await proc.exit
-    expect(JSON.parse(proc.stdout().head.toString()).env).toEqual({ AGENT_SESSION_ID: 'real' })
+    expect(JSON.parse(proc.output.stdout().head.toString()).env).toEqual({ AGENT_SESSION_ID: 'real' })
   })
 
   it('reports a missing executable as a failed start, not a throw', async () => {
@@ -97,7 +97,7 @@ describe('framing', () => {
       { n: 99 },
     ])
     expect(seen.map((e) => e.seq)).toEqual([0, 1, 2, 3, 4, 5])
-    expect(proc.counters()).toMatchObject({ events: 6, invalidEvents: 3 })
+    expect(proc.output.counters()).toMatchObject({ events: 6, invalidEvents: 3 })
   })
 
   it('frames lines and chunks', async () => {
@@ -107,10 +107,10 @@ describe('framing', () => {
       argv: ['run', '0', '0'],
     })
     await lines.exit
-    expect(lines.tail(10).map((e) => e.value)).toEqual(['out'])
+    expect(lines.output.tail(10).map((e) => e.value)).toEqual(['out'])
     const chunks = runtime.start({ tool: tool(fixture('produce.mjs')), argv: ['run', 'binary', '200000'] })
     await chunks.exit
-    const bytes = Buffer.concat(chunks.read(0, 1000).events.map((e) => e.value as Buffer))
+    const bytes = Buffer.concat(chunks.output.read(0, 1000).events.map((e) => e.value as Buffer))
     expect(bytes.length).toBe(200000)
     for (const j of [0, 65535, 65536, 199999]) expect(bytes[j]).toBe(expectedByte(j))
   })
@@ -122,7 +122,7 @@ describe('framing', () => {
       argv: ['run', 'oneline', String(10 * 1024 * 1024)],
     })
     await proc.exit
-    const events = proc.tail(10)
+    const events = proc.output.tail(10)
     expect(events).toHaveLength(1)
     const event = events[0]!.value
     expect(isInvalidEvent(event)).toBe(true)
@@ -130,7 +130,7 @@ describe('framing', () => {
       'line of 10485760 bytes is longer than the 1048576-byte bound: cut (the spill file holds it whole)',
     )
     expect((event as { raw: string }).raw.length).toBeLessThanOrEqual(4097)
-    expect(statSync(proc.stdout().spillPath!).size).toBe(10 * 1024 * 1024)
+    expect(statSync(proc.output.stdout().spillPath!).size).toBe(10 * 1024 * 1024)
   })
 
   it('turns binary garbage under jsonl into invalid events', async () => {
@@ -141,7 +141,7 @@ describe('framing', () => {
     })
     const exit = await proc.exit
     expect(exit.code).toBe(0)
-    const counters = proc.counters()
+    const counters = proc.output.counters()
     expect(counters.events).toBeGreaterThan(0)
     expect(counters.invalidEvents).toBe(counters.events)
   })
@@ -155,7 +155,7 @@ describe('output bounds', () => {
       argv: ['run', 'binary', String(50 * 1024 * 1024)],
     })
     await proc.exit
-    const out = proc.stdout()
+    const out = proc.output.stdout()
     expect(out.head.length).toBe(256 * 1024)
     expect(out.truncated).toBe(true)
     expect(out.totalBytes).toBe(50 * 1024 * 1024)
@@ -174,10 +174,10 @@ describe('output bounds', () => {
     const proc = runtime.start({ tool: tool(fixture('noisy-stderr.sh')), argv: ['run', '1000', '3'] })
     const exit = await proc.exit
     expect(exit.code).toBe(3)
-    expect(proc.stderrLines(1000)).toHaveLength(256)
-    expect(proc.stderrLines(2)).toEqual(['err line 998', 'err line 999'])
-    expect(proc.counters().stderrBytes).toBe(proc.stderr().totalBytes)
-    expect(proc.stderr().tail.toString()).toMatch(/err line 999\n$/)
+    expect(proc.output.stderrLines(1000)).toHaveLength(256)
+    expect(proc.output.stderrLines(2)).toEqual(['err line 998', 'err line 999'])
+    expect(proc.output.counters().stderrBytes).toBe(proc.output.stderr().totalBytes)
+    expect(proc.output.stderr().tail.toString()).toMatch(/err line 999\n$/)
   })
 
   it('reads events beyond the ring back from the spill file, by absolute offset', async () => {
@@ -187,19 +187,19 @@ describe('output bounds', () => {
       argv: ['run', 'lines', String(2 * 1024 * 1024)],
     })
     await proc.exit
-    const total = proc.counters().events
+    const total = proc.output.counters().events
     expect(total).toBeGreaterThan(30000)
-    expect(proc.counters().elided).toBe(total - 16)
-    const early = proc.read(5, 3)
+    expect(proc.output.counters().elided).toBe(total - 16)
+    const early = proc.output.read(5, 3)
     expect(early.events.map((e) => [e.seq, (e.value as { n: number }).n])).toEqual([
       [5, 5],
       [6, 6],
       [7, 7],
     ])
     expect(early.elided).toBe(0)
-    const middle = proc.read(20_000, 2)
+    const middle = proc.output.read(20_000, 2)
     expect(middle.events.map((e) => (e.value as { n: number }).n)).toEqual([20_000, 20_001])
-    const recent = proc.read(total - 2, 10)
+    const recent = proc.output.read(total - 2, 10)
     expect(recent.events.map((e) => e.seq)).toEqual([total - 2, total - 1])
     expect(recent.next).toBe(total)
   })
@@ -213,10 +213,10 @@ describe('memory bounds', () => {
       argv: ['run', 'lines', '200000'],
     })
     await proc.exit
-    const total = proc.counters().events
+    const total = proc.output.counters().events
     // ~65-byte lines: the ring keeps about 15 events, far fewer than its 256 slots.
-    expect(total - proc.counters().elided).toBeLessThan(20)
-    const last = proc.tail(100)
+    expect(total - proc.output.counters().elided).toBeLessThan(20)
+    const last = proc.output.tail(100)
     expect(last.map((e) => (e.value as { n: number }).n)).toEqual(
       Array.from({ length: 100 }, (_, i) => total - 100 + i),
     )
@@ -229,16 +229,16 @@ describe('memory bounds', () => {
       argv: ['run', '5'],
     })
     await proc.exit
-    expect(proc.heldBytes()).toBeLessThan(100)
-    expect(proc.counters().elided).toBe(5)
-    expect(proc.read(0, 10).events.map((e) => e.value)).toEqual([
+    expect(proc.output.heldBytes()).toBeLessThan(100)
+    expect(proc.output.counters().elided).toBe(5)
+    expect(proc.output.read(0, 10).events.map((e) => e.value)).toEqual([
       { n: 0 },
       { n: 1 },
       { n: 2 },
       { n: 3 },
       { n: 4 },
     ])
-    expect(proc.stdout().head.toString()).toBe('{"n":0}\n{"n":1}\n{"n":2}\n{"n":3}\n{"n":4}\n')
+    expect(proc.output.stdout().head.toString()).toBe('{"n":0}\n{"n":1}\n{"n":2}\n{"n":3}\n{"n":4}\n')
   })
 })
 
@@ -260,11 +260,11 @@ describe('ready', () => {
     await proc.ready
     expect(proc.lifecycle.status).toBe('running')
     await proc.write({ op: 'ping' })
-    await waitFor(() => proc.counters().events === 2)
-    expect(proc.tail(10).map((e) => e.value)).toEqual([{ phase: 'booting' }, { echo: { op: 'ping' } }])
+    await waitFor(() => proc.output.counters().events === 2)
+    expect(proc.output.tail(10).map((e) => e.value)).toEqual([{ phase: 'booting' }, { echo: { op: 'ping' } }])
     await proc.write({ op: 'quit' })
     expect(await proc.exit).toMatchObject({ code: 7 })
-    expect(proc.counters().stdinEvents).toBe(2)
+    expect(proc.output.counters().stdinEvents).toBe(2)
   })
 
   it('fails the start when ready does not come in time, with the tails of stdout and stderr', async () => {
@@ -359,10 +359,10 @@ describe('stop and cancel', () => {
         }),
         argv: ['run'],
       })
-      await waitFor(() => proc.counters().events === 1)
+      await waitFor(() => proc.output.counters().events === 1)
       const exit = await proc.stop()
       expect(exit).toMatchObject({ code, reason: 'cancelled' })
-      expect(proc.tail(5).map((e) => e.value)).toEqual(['started', line])
+      expect(proc.output.tail(5).map((e) => e.value)).toEqual(['started', line])
     }
   })
 
@@ -394,7 +394,7 @@ describe('stop and cancel', () => {
       signal: controller.signal,
     })
     // Abort once its TERM trap is set (it says ready after), so SIGKILL is what ends it.
-    await waitFor(() => proc.stdout().head.includes('ready'))
+    await waitFor(() => proc.output.stdout().head.includes('ready'))
     controller.abort()
     expect(await proc.exit).toMatchObject({ reason: 'cancelled', signal: 'SIGKILL' })
   })
@@ -405,9 +405,9 @@ describe('stop and cancel', () => {
       tool: tool(fixture('closes-stdout.sh'), { process: { mode: 'stream', output: output('lines') } }),
       argv: ['run'],
     })
-    await waitFor(() => proc.counters().events === 1)
+    await waitFor(() => proc.output.counters().events === 1)
     // Three beats on stderr after its stdout closed: the end of stdout did not end the process.
-    await waitFor(() => proc.stderrLines(10).length >= 3)
+    await waitFor(() => proc.output.stderrLines(10).length >= 3)
     expect(proc.lifecycle.status).toBe('running')
     expect(await proc.stop()).toMatchObject({ status: 'exited', reason: 'cancelled' })
   })

@@ -37,11 +37,13 @@ describe('a tool reopens its standard descriptors by name', () => {
       const runtime = makeRuntime(options)
       const proc = runtime.start({ tool: tool(file), argv: [], stdin: Buffer.from('the content\n') })
       const exit = await proc.exit
-      expect(proc.stderr().head.toString()).toBe(
+      expect(proc.output.stderr().head.toString()).toBe(
         `kinds: ${stdin} pipe pipe\nto stderr by name\nthrough tee\n`,
       )
       expect(exit).toMatchObject({ status: 'exited', code: 0 })
-      expect(proc.stdout().head.toString()).toBe('from stdin: the content\nthrough tee\nby fd number\n')
+      expect(proc.output.stdout().head.toString()).toBe(
+        'from stdin: the content\nthrough tee\nby fd number\n',
+      )
     })
   }
 })

@@ -25,18 +25,20 @@ describe('F7: spill files are bounded', () => {
     const first = runtime.start({ tool: sh, argv: ['-c', 'head -c 3000000 /dev/zero'] })
     expect(await first.exit).toMatchObject({ code: 0 })
     expect(spillBytes(stateDir, runtime.runId)).toBeLessThanOrEqual(budget)
-    expect(first.stdout()).toMatchObject({
+    expect(first.output.stdout()).toMatchObject({
       totalBytes: 3_000_000,
       spillCut: { why: 'budget', bound: budget },
     })
     const next = runtime.start({ tool: sh, argv: ['-c', 'head -c 50000 /dev/zero'] })
     expect(await next.exit).toMatchObject({ code: 0 })
-    expect(next.stdout()).toMatchObject({
+    expect(next.output.stdout()).toMatchObject({
       totalBytes: 50_000,
       spillCut: { kept: 0, why: 'budget', bound: budget },
     })
     expect(spillBytes(stateDir, runtime.runId)).toBeLessThanOrEqual(budget)
-    expect(first.stdout().spillCut!.kept + next.stdout().spillCut!.kept).toBeLessThanOrEqual(budget)
+    expect(first.output.stdout().spillCut!.kept + next.output.stdout().spillCut!.kept).toBeLessThanOrEqual(
+      budget,
+    )
   })
 
   it('a stream past its spillBytes cap keeps its first bytes on disk, and its newest in memory', async () => {
@@ -46,16 +48,18 @@ describe('F7: spill files are bounded', () => {
     expect(await proc.exit).toMatchObject({ code: 0 })
     const all = Buffer.from(`${Array.from({ length: 100_000 }, (_, i) => i + 1).join('\n')}\n`)
     expect(spillBytes(stateDir, runtime.runId)).toBe(100_000)
-    expect(proc.stdout()).toMatchObject({
+    expect(proc.output.stdout()).toMatchObject({
       totalBytes: all.length,
       truncated: true,
       spillCut: { kept: 100_000, why: 'cap', bound: 100_000 },
     })
-    expect(proc.bytes('stdout', 99_990, 10).equals(all.subarray(99_990, 100_000))).toBe(true)
+    expect(proc.output.bytes('stdout', 99_990, 10).equals(all.subarray(99_990, 100_000))).toBe(true)
     // Past the cap and before the tail: not kept anywhere.
-    expect(proc.bytes('stdout', 100_000, 10).length).toBe(0)
-    expect(proc.bytes('stdout', 300_000, 10).length).toBe(0)
+    expect(proc.output.bytes('stdout', 100_000, 10).length).toBe(0)
+    expect(proc.output.bytes('stdout', 300_000, 10).length).toBe(0)
     // The newest bytes, from the tail in memory.
-    expect(proc.bytes('stdout', all.length - 100, 100).equals(all.subarray(all.length - 100))).toBe(true)
+    expect(proc.output.bytes('stdout', all.length - 100, 100).equals(all.subarray(all.length - 100))).toBe(
+      true,
+    )
   })
 })

@@ -100,7 +100,7 @@ describe('the spill file, for random chunk boundaries and sizes', () => {
       })
       const exit = await proc.exit
       expect(exit.code, `seed ${seed}`).toBe(0)
-      const out = proc.stdout()
+      const out = proc.output.stdout()
       expect(out.totalBytes, `seed ${seed}`).toBe(total)
       expect(readFileSync(out.spillPath!).equals(expected(seed, total)), `seed ${seed}, ${framing}`).toBe(
         true,

@@ -51,9 +51,9 @@ describe('F8: run and spill files are opened through the directories the run hol
     expect(await proc.exit).toMatchObject({ status: 'exited', code: 0 })
     expect(readdirSync(target)).toEqual([])
     expect(statSync(join(moved, 'spill', 'proc-1.stdout')).size).toBe(5000)
-    expect(proc.bytes('stdout', 4000, 1000).toString()).toBe('Z'.repeat(1000))
+    expect(proc.output.bytes('stdout', 4000, 1000).toString()).toBe('Z'.repeat(1000))
     // The path reported is the one the run was made at (what an operator looks for).
-    expect(proc.stdout().spillPath).toBe(join(runDir, 'spill', 'proc-1.stdout'))
+    expect(proc.output.stdout().spillPath).toBe(join(runDir, 'spill', 'proc-1.stdout'))
     await runtime.dispose()
     expect(existsSync(join(moved, 'closed.json'))).toBe(true)
     expect(readFileSync(join(moved, 'processes.log'), 'utf8')).toContain('"id":"proc-1"')
@@ -88,8 +88,8 @@ describe('F8: run and spill files are opened through the directories the run hol
     expect(readFileSync(victim, 'utf8')).toBe('untouched')
     expect(readlinkSync(join(spill, 'proc-1.stdout'))).toBe(victim)
     // The head is still in memory; what the file could not take is gone, and reads say so (none).
-    expect(proc.stdout().head.length).toBe(1024)
-    expect(proc.bytes('stdout', 2000, 100).length).toBe(0)
+    expect(proc.output.stdout().head.length).toBe(1024)
+    expect(proc.output.bytes('stdout', 2000, 100).length).toBe(0)
   })
 
   it("the watchdog of a run that died kills its tools from the log of the directory it was handed, whatever is at the run's path now", async () => {

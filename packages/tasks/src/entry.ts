@@ -105,7 +105,7 @@ export function info(entry: Entry): TaskInfo {
 /** Up to `max` events of a task from position `from`. */
 export function pageOf(entry: Entry, from: number, max: number): TaskRead {
   if (!entry.process) return { task: info(entry), events: [], next: 0, elided: 0, total: 0 }
-  const page = entry.process.read(from, max)
+  const page = entry.process.output.read(from, max)
   return { task: info(entry), events: page.events, next: page.next, elided: page.elided, total: page.total }
 }
 
@@ -123,8 +123,8 @@ export function bytesOf(
   const [out, err] = entry.byteCursors.get(reader) ?? [0, 0]
   const final = task.lifecycle.status === 'exited' || task.lifecycle.status === 'failed'
   const range = { max: options.max, final, utf8: options.utf8 === true }
-  const stdout = newestBytes(process, 'stdout', { ...range, from: out })
-  const stderr = newestBytes(process, 'stderr', { ...range, from: err })
+  const stdout = newestBytes(process.output, 'stdout', { ...range, from: out })
+  const stderr = newestBytes(process.output, 'stderr', { ...range, from: err })
   entry.byteCursors.set(reader, [endOf(stdout), endOf(stderr)])
   return { task, stdout, stderr }
 }

@@ -140,7 +140,7 @@ describe('task registry', () => {
     const long = tasks.add({ kind: 'stream', tool: 'graceful', owner: 's', process: graceful })
     await tasks.wait('t1', 's', 5000)
     // Its TERM trap is set once it printed its first line.
-    expect(await eventually(() => graceful.counters().events >= 1)).toBe(true)
+    expect(await eventually(() => graceful.output.counters().events >= 1)).toBe(true)
     const exit = await tasks.cancel(long.id, 's')
     expect(exit).toMatchObject({ code: 42, reason: 'cancelled' })
     expect(await eventually(() => completions.length === 2)).toBe(true)

@@ -58,7 +58,9 @@ describe('task registry: byte cursors', () => {
     const process = runtime.start({ ...shell(script, 0), stdin: 'open' })
     const task = tasks.add({ kind: 'bash', tool: 'bash', owner: 's', process })
     expect(
-      await eventually(() => process.counters().stdoutBytes === 10 && process.counters().stderrBytes === 3),
+      await eventually(
+        () => process.output.counters().stdoutBytes === 10 && process.output.counters().stderrBytes === 3,
+      ),
     ).toBe(true)
     const first = tasks.readBytes(task.id, 's', { max: 4 })
     expect(first.task.lifecycle.status).toBe('running')
@@ -89,7 +91,7 @@ describe('task registry: byte cursors', () => {
       stdin: 'open',
     })
     const task = tasks.add({ kind: 'bash', tool: 'bash', owner: 's', process })
-    expect(await eventually(() => process.counters().stdoutBytes === 3)).toBe(true)
+    expect(await eventually(() => process.output.counters().stdoutBytes === 3)).toBe(true)
     const first = tasks.readBytes(task.id, 's', { max: 100, utf8: true })
     expect(first.stdout.bytes.toString()).toBe('ab')
     process.closeStdin()

@@ -63,12 +63,12 @@ async function childToolvisor() {
     if (!last.endsWith('[status: running]')) break
   }
   const process = tasks.process(id, 'bench')
-  const spill = process.stdout().spillPath
+  const spill = process.output.stdout().spillPath
   const spillBytes = spill ? statSync(spill).size : 0
   tell({
     phase: 'end',
     code: tasks.get(id, 'bench').exit?.code,
-    bytes: process.counters().stdoutBytes,
+    bytes: process.output.counters().stdoutBytes,
     spillBytes,
     reads,
     dropped,

@@ -26,7 +26,7 @@ describe('bash (seed 001), background tasks', () => {
       'started background task bash-1',
     )
     const process = tasks.process('bash-1', 'alice')
-    expect(await eventually(() => process.counters().stdoutBytes === 4)).toBe(true)
+    expect(await eventually(() => process.output.counters().stdoutBytes === 4)).toBe(true)
     expect((await call('bash_output', { task_id: 'bash-1' })).text).toBe('one\n\n[status: running]')
     expect((await call('bash_output', { task_id: 'bash-1' })).text).toBe('(no new output)\n[status: running]')
     expect(mail()).toEqual([])
@@ -55,7 +55,7 @@ describe('bash (seed 001), background tasks', () => {
     expect((await call('bash_kill', { task_id: 'bash-1' })).text).toBe('task bash-1 had already finished')
     await call('bash', bg('trap "echo bye; exit 0" TERM; echo ready; sleep 30 & wait'))
     const trapping = tasks.process('bash-2', 'alice')
-    expect(await eventually(() => trapping.counters().stdoutBytes === 6)).toBe(true)
+    expect(await eventually(() => trapping.output.counters().stdoutBytes === 6)).toBe(true)
     expect((await call('bash_kill', { task_id: 'bash-2' })).text).toBe('killed background task bash-2')
     expect((await call('bash_output', { task_id: 'bash-2' })).text).toBe('ready\nbye\n\n[status: killed]')
     await call('bash', bg('kill -KILL $$'))
@@ -72,7 +72,7 @@ describe('bash (seed 001), background tasks', () => {
     const script = 'sleep 300 & setsid sleep 301 & (sleep 302 &); echo ready; wait'
     await call('bash', bg(script))
     const process = tasks.process('bash-1', 'alice')
-    expect(await eventually(() => process.counters().stdoutBytes === 6)).toBe(true)
+    expect(await eventually(() => process.output.counters().stdoutBytes === 6)).toBe(true)
     expect(await eventually(() => markedProcesses(runId).length === 4)).toBe(true)
     expect((await call('bash_kill', { task_id: 'bash-1' })).text).toBe('killed background task bash-1')
     expect(markedProcesses(runId)).toEqual([])
@@ -149,7 +149,7 @@ describe('bash (seed 001), background tasks', () => {
     await call('bash', bg(script))
     const process = tasks.process('bash-1', 'alice')
     const first = Array.from({ length: 3000 }, (_, i) => `${i + 1}\n`).join('')
-    expect(await eventually(() => process.counters().stdoutBytes === first.length)).toBe(true)
+    expect(await eventually(() => process.output.counters().stdoutBytes === first.length)).toBe(true)
     const read = await call('bash_output', { task_id: 'bash-1' })
     const match =
       /^([\s\S]*)\n\[some output was dropped from memory; full output: (\/\S+)\]\n\[status: running\]$/.exec(
@@ -160,7 +160,7 @@ describe('bash (seed 001), background tasks', () => {
     expect(first.endsWith(match![1]!)).toBe(true)
     expect(readFileSync(match![2]!, 'utf8')).toBe(first)
     writeFileSync(join(dir, 'more'), '')
-    expect(await eventually(() => process.counters().stdoutBytes === first.length + 15)).toBe(true)
+    expect(await eventually(() => process.output.counters().stdoutBytes === first.length + 15)).toBe(true)
     expect((await call('bash_output', { task_id: 'bash-1' })).text).toBe(
       '5001\n5002\n5003\n\n[status: running]',
     )
@@ -176,7 +176,7 @@ describe('bash (seed 001), background tasks', () => {
     await call('bash', bg(`seq 1 3000; ${until(join(dir, 'end'))}`))
     const process = tasks.process('bash-1', 'alice')
     const first = Array.from({ length: 3000 }, (_, i) => `${i + 1}\n`).join('')
-    expect(await eventually(() => process.counters().stdoutBytes === first.length)).toBe(true)
+    expect(await eventually(() => process.output.counters().stdoutBytes === first.length)).toBe(true)
     const read = await call('bash_output', { task_id: 'bash-1' })
     const match =
       /^([\s\S]*)\n\[some output was dropped from memory; what is kept of it: (\/\S+); (\d+) bytes past the first 5000 were not kept: the spill file's cap is 5000 bytes\]\n\[status: running\]$/.exec(
@@ -207,7 +207,7 @@ describe('bash (seed 001), background tasks', () => {
     const { call, tasks, runtime } = await compose()
     await call('bash', bg('echo $PPID; exec sleep 30'))
     const process = tasks.process('bash-1', 'alice')
-    expect(await eventually(() => process.counters().stdoutBytes > 1)).toBe(true)
+    expect(await eventually(() => process.output.counters().stdoutBytes > 1)).toBe(true)
     const server = Number.parseInt((await call('bash_output', { task_id: 'bash-1' })).text, 10)
     expect(readFileSync(`/proc/${server}/comm`, 'utf8').trim()).toBe('toolvisor-spawn')
     const foreground = call('bash', { command: 'sleep 30', description: 'wait in the foreground' })

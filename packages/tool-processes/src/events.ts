@@ -46,7 +46,7 @@ function budgetNote(asked: number, got: number, budget: number, more: string): R
 export function tail(context: EventsContext, id: string, n: number): ToolResult {
   const { tasks, session } = context
   const task = tasks.get(id, session)
-  const total = task.process === undefined ? 0 : tasks.process(task.id, session).counters().events
+  const total = task.process === undefined ? 0 : tasks.process(task.id, session).output.counters().events
   const read = tasks.page(task.id, session, { offset: Math.max(0, total - n), max: n })
   const fitted = fitBackward(
     read.events.map((e) => eventValue(e.value)),
@@ -116,14 +116,14 @@ export function status(
   const process = tasks.process(task.id, session)
   const half = Math.floor((context.resultBytes - ENVELOPE) / 2)
   const events = fitBackward(
-    process.tail(counts.events).map((e) => eventValue(e.value)),
+    process.output.tail(counts.events).map((e) => eventValue(e.value)),
     half,
     ESCAPING,
   )
-  const stderr = fitBackward(process.stderrLines(counts.stderr), half, ESCAPING)
+  const stderr = fitBackward(process.output.stderrLines(counts.stderr), half, ESCAPING)
   return answer({
     ...summary(task),
-    counters: process.counters(),
+    counters: process.output.counters(),
     // The tree's live use (its final account once ended), where a cgroup accounts for it.
     ...(process.usage() ? { usage: process.usage() } : {}),
     // The runtime it was started with, resolved: which user, where, which envdir (spec §2.3).

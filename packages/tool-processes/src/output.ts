@@ -1,4 +1,4 @@
-import type { ManagedProcess } from '@toolvisor/process-runtime'
+import type { ProcessOutputView } from '@toolvisor/process-runtime'
 import { spillCutText } from '@toolvisor/process-runtime'
 import { type TaskRegistry, TasksError } from '@toolvisor/tasks'
 import { fitBytes, IN_JSON, type Oneshots, type ToolResult } from '@toolvisor/toolbox'
@@ -24,15 +24,15 @@ export interface OutputRequest {
 }
 
 /**
- * The process behind a task id (`t1`) or a cut oneshot call (`proc-3`, from its result), with the
- * ownership fence of either: another session's is refused with the one stable text.
+ * The output of the process behind a task id (`t1`) or a cut oneshot call (`proc-3`, from its
+ * result), with the ownership fence of either: another session's is refused with the one stable text.
  */
-function processOf(context: OutputContext, id: string): ManagedProcess {
+function outputOf(context: OutputContext, id: string): ProcessOutputView {
   try {
-    return context.tasks.process(id, context.session)
+    return context.tasks.process(id, context.session).output
   } catch (error) {
     if (!TasksError.is(error) || error.code !== 'TASKS_ERR_UNKNOWN_TASK') throw error
-    return context.oneshots.get(id, context.session)
+    return context.oneshots.get(id, context.session).output
   }
 }
 
@@ -41,11 +41,11 @@ function processOf(context: OutputContext, id: string): ManagedProcess {
  * character, control codes escaped) or base64, within the answer budget; `next` is where to go on.
  */
 export function output(context: OutputContext, request: OutputRequest): ToolResult {
-  const process = processOf(context, request.process)
-  const captured = request.stream === 'stdout' ? process.stdout() : process.stderr()
+  const processOutput = outputOf(context, request.process)
+  const captured = request.stream === 'stdout' ? processOutput.stdout() : processOutput.stderr()
   const length = Math.min(request.length, context.resultBytes - ENVELOPE)
   // The runtime's read: from memory what is still there (the head, a staged spill write), else the file.
-  const bytes = process.bytes(request.stream, request.offset, length)
+  const bytes = processOutput.bytes(request.stream, request.offset, length)
   if (bytes.length === 0 && request.offset < captured.totalBytes) {
     const cut = captured.spillCut
     const newest = captured.totalBytes - captured.tail.length

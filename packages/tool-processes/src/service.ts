@@ -1,11 +1,9 @@
 import type {
-  CapturedOutput,
   EndReason,
-  EventPage,
   Lifecycle,
   ManagedProcess,
-  ProcessCounters,
   ProcessExit,
+  ProcessOutputView,
   SequencedEvent,
   StartedWith,
   TreeUsage,
@@ -39,10 +37,11 @@ export class Service implements ManagedProcess {
   readonly launched: Promise<void>
   readonly ready: Promise<void>
   readonly exit: Promise<ProcessExit>
+  /** Every run's events as one sequence, and the current run's streams (`ServiceRuns`). */
+  readonly output: ProcessOutputView
   readonly #options: ServiceOptions
   readonly #runs = new ServiceRuns()
   readonly #restarts: RestartRecord[] = []
-  #listeners: Array<(event: SequencedEvent) => void> = []
   readonly #replies = new ReplyWindows()
   #started = false
   #row = 0
@@ -55,6 +54,7 @@ export class Service implements ManagedProcess {
   constructor(options: ServiceOptions) {
     this.#options = options
     this.handle = options.handle
+    this.output = this.#runs
     this.exit = new Promise((resolve) => {
       this.#resolveExit = resolve
     })
@@ -96,14 +96,6 @@ export class Service implements ManagedProcess {
     }
   }
 
-  counters(): ProcessCounters {
-    return this.#runs.counters()
-  }
-
-  heldBytes(): number {
-    return this.#runs.heldBytes()
-  }
-
   /** The current run's tree (a restart is a new launch, with a tree of its own). */
   usage(): TreeUsage | undefined {
     return this.#runs.current.usage()
@@ -112,38 +104,6 @@ export class Service implements ManagedProcess {
   /** What the current run was started with, resolved (spec §2.3). */
   get startedWith(): StartedWith | undefined {
     return this.#runs.current.startedWith
-  }
-
-  tail(n: number): SequencedEvent[] {
-    return this.#runs.tail(n)
-  }
-
-  stderrLines(n: number): string[] {
-    return this.#runs.stderrLines(n)
-  }
-
-  read(from: number, max: number): EventPage {
-    return this.#runs.read(from, max)
-  }
-
-  stdout(): CapturedOutput {
-    return this.#runs.current.stdout()
-  }
-
-  stderr(): CapturedOutput {
-    return this.#runs.current.stderr()
-  }
-
-  /** Bytes of the current run's stream (as `stdout()` and `stderr()` show it). */
-  bytes(stream: 'stdout' | 'stderr', offset: number, length: number): Buffer {
-    return this.#runs.current.bytes(stream, offset, length)
-  }
-
-  onEvent(listener: (event: SequencedEvent) => void): () => void {
-    this.#listeners = [...this.#listeners, listener]
-    return () => {
-      this.#listeners = this.#listeners.filter((other) => other !== listener)
-    }
   }
 
   /** Opens a send's reply window (`ReplyWindows`): an event `take` takes is its answer, never mail. */
@@ -191,14 +151,7 @@ export class Service implements ManagedProcess {
   #event(event: SequencedEvent, base: number): void {
     const value = eventValue(event.value)
     if (!this.#replies.offer(value)) this.#options.mail?.event(value)
-    const shifted = base === 0 ? event : { seq: event.seq + base, value: event.value }
-    for (const listener of this.#listeners) {
-      try {
-        listener(shifted)
-      } catch {
-        // One listener's bug (a send collecting its reply) must not stop the others or the mail.
-      }
-    }
+    this.#runs.emit(event, base)
   }
 
   #ended(run: ManagedProcess, exit: ProcessExit): void {

@@ -26,7 +26,7 @@ describe('a digest per events (ruling 15; issue 28, audit D-3)', () => {
     const { call, tasks, mail } = await compose({ replyMs: 200 })
     const { feed, add } = feedFile()
     expect((await call('feeder', { feed }, 's1')).body).toMatchObject({ process: 'p1', status: 'running' })
-    const events = () => tasks.process('p1', 's1').counters().events
+    const events = () => tasks.process('p1', 's1').output.counters().events
     add('a')
     expect(await eventually(() => events() === 1)).toBe(true)
     // The delivery point (any tool result that folds mail) does not cut the digest short.
@@ -62,7 +62,7 @@ describe('a digest per events (ruling 15; issue 28, audit D-3)', () => {
     const { feed, add } = feedFile()
     await call('feeder', { feed }, 's1')
     add('a', 'b')
-    expect(await eventually(() => tasks.process('p1', 's1').counters().events === 2)).toBe(true)
+    expect(await eventually(() => tasks.process('p1', 's1').output.counters().events === 2)).toBe(true)
     expect(mail.deliver('s1').envelopes).toEqual([])
     await call('processes', { command: 'stop', process: 'p1' }, 's1')
     const page = mail.deliver('s1').envelopes
@@ -89,10 +89,10 @@ describe('a send answers its reply, and the reply is not mail too (issue 28, aud
     const { feed, add } = feedFile()
     await call('feeder', { feed }, 's1')
     add('a')
-    expect(await eventually(() => tasks.process('p1', 's1').counters().events === 1)).toBe(true)
+    expect(await eventually(() => tasks.process('p1', 's1').output.counters().events === 1)).toBe(true)
     const sent = await call('feeder.send', { process: 'p1', event: { say: 'hi', times: 2 } }, 's1')
     expect(sent.body).toEqual({ accepted: true, events: [{ got: 'hi' }, { got: 'hi' }] })
-    expect(tasks.process('p1', 's1').counters().events).toBe(3)
+    expect(tasks.process('p1', 's1').output.counters().events).toBe(3)
     // Three events were produced, but the two of the reply count for no digest: one is pending.
     expect(mail.deliver('s1').envelopes).toEqual([])
     expect((await call('processes', { command: 'status', process: 'p1' }, 's1')).body.mail.pending).toBe(1)
@@ -126,7 +126,7 @@ describe('a send answers its reply, and the reply is not mail too (issue 28, aud
     expect(sent.body.note).toBe(
       '3 more events came within the window than this answer holds; they come as mail from process:p1 (processes {"command":"tail","process":"p1"} shows them too)',
     )
-    expect(tasks.process('p1', 's1').counters().events).toBe(4)
+    expect(tasks.process('p1', 's1').output.counters().events).toBe(4)
     const page = mail.deliver('s1').envelopes
     expect(page.map((e) => [e.kind, e.events])).toEqual([['digest', 3]])
     expect(eventsFrom(page as unknown as MailJson[], 'process:p1')).toHaveLength(3)
@@ -141,7 +141,7 @@ describe('a send answers its reply, and the reply is not mail too (issue 28, aud
       { process: 'p1', event: { say: 'bye' } },
       { sessionId: 's1', signal: caller.signal },
     )
-    expect(await eventually(() => tasks.process('p1', 's1').counters().events === 1)).toBe(true)
+    expect(await eventually(() => tasks.process('p1', 's1').output.counters().events === 1)).toBe(true)
     expect(mail.deliver('s1').envelopes).toEqual([])
     caller.abort()
     await sending

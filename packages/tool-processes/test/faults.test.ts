@@ -16,17 +16,19 @@ describe('bad output and faults', () => {
         () =>
           tasks
             .process('p2', 'alice')
-            .tail(1)
+            .output.tail(1)
             .some((e) => valid(e.value)),
         15_000,
       ),
     ).toBe(true)
     const garbage = tasks.process('p2', 'alice')
-    const events = garbage.read(0, 1000).events.map((e) => e.value as { invalid?: boolean; raw?: string })
+    const events = garbage.output
+      .read(0, 1000)
+      .events.map((e) => e.value as { invalid?: boolean; raw?: string })
     expect(events[0]).toMatchObject({ invalid: true })
     expect(events[0]!.raw!.length).toBeLessThan(64 * 1024)
     expect(events.slice(0, -1).every((e) => e.invalid === true)).toBe(true)
-    expect(garbage.counters().invalidEvents).toBe(events.length - 1)
+    expect(garbage.output.counters().invalidEvents).toBe(events.length - 1)
     expect(garbage.lifecycle.status).toBe('running')
     // The mail stands for every event, each envelope within its bound.
     const got = await mailUntil(call, 'alice', (m) => total(m, 'process:p2') === events.length)
@@ -44,7 +46,7 @@ describe('bad output and faults', () => {
     await call('echoer', {}, 'bob')
     const ctx = { sessionId: 'alice', signal: new AbortController().signal }
     const sending = tools.call('echoer.send', { process: 'p1', event: { say: 'bye' } }, ctx)
-    expect(await eventually(() => tasks.process('p1', 'alice').counters().events === 1)).toBe(true)
+    expect(await eventually(() => tasks.process('p1', 'alice').output.counters().events === 1)).toBe(true)
     const began = Date.now()
     await sessions.close('alice')
     const answer = JSON.parse((await sending).content[0]!.text)
@@ -74,16 +76,16 @@ describe('bad output and faults', () => {
       // A model's turn reads its mail about once a second of this output (20,000 events), never
       // more: between two turns, the round digest holds what came, within its bound.
       await eventually(() => {
-        maxHeld = Math.max(maxHeld, service.heldBytes())
-        return service.counters().events >= Math.min(expected, mark + 20_000)
+        maxHeld = Math.max(maxHeld, service.output.heldBytes())
+        return service.output.counters().events >= Math.min(expected, mark + 20_000)
       }, 30_000)
-      mark = service.counters().events
+      mark = service.output.counters().events
       const answer = await call('processes', { command: 'wait', timeout_seconds: 5 }, 's1')
       deliveries += 1
       got.push(...answer.body.mail)
       maxUnread = Math.max(maxUnread, mail.unread('s1'))
     }
-    expect(service.counters().events).toBe(expected)
+    expect(service.output.counters().events).toBe(expected)
     expect(total(got, 'process:p1')).toBe(expected)
     const kept = got.reduce((sum, m) => sum + (m.kind === 'digest' ? (m.body as unknown[]).length : 1), 0)
     const omitted = got.reduce((sum, m) => sum + m.omitted, 0)
@@ -133,7 +135,7 @@ describe('processes wait', () => {
     await call('feeder', { feed }, 's1')
     const waiting = call('processes', { command: 'wait', process: 'p1', timeout_seconds: 20 }, 's1')
     await call('echoer', { greeting: 'not for the wait' }, 's1')
-    expect(await eventually(() => tasks.process('p2', 's1').counters().events === 1)).toBe(true)
+    expect(await eventually(() => tasks.process('p2', 's1').output.counters().events === 1)).toBe(true)
     appendFileSync(feed, 'for\nthe\nwait\n')
     const woke = (await waiting).body.mail as MailJson[]
     expect(eventsOf(woke, 'process:p1')).toEqual([{ line: 'for' }, { line: 'the' }, { line: 'wait' }])

@@ -122,10 +122,10 @@ describe('service tools: the story of spec §3, in process', () => {
     expect((await call('echoer.send', { process: 'p1', event: {}, extra: 1 }, 's1')).body.error).toBe(
       'echoer.send: unknown argument "extra": the arguments are "process" and "event"',
     )
-    expect(tasks.process('p1', 's1').counters().stdinEvents).toBe(0)
+    expect(tasks.process('p1', 's1').output.counters().stdinEvents).toBe(0)
     expect(tasks.get('p1', 's1').lifecycle.status).toBe('running')
     // The stdin argument was written first and stdin stayed open for events.
-    expect(await eventually(() => tasks.process('p1', 's1').counters().events === 1)).toBe(true)
+    expect(await eventually(() => tasks.process('p1', 's1').output.counters().events === 1)).toBe(true)
     const good = await call('echoer.send', { process: 'p1', event: { say: 'hi', times: 2 } }, 's1')
     expect(good.body).toEqual({
       accepted: true,
@@ -164,7 +164,7 @@ describe('service tools: the story of spec §3, in process', () => {
     ]) {
       expect(await call('processes', args, 'bob')).toEqual({ isError: true, body: foreign })
     }
-    expect(tasks.process('p1', 'alice').counters().stdinEvents).toBe(0)
+    expect(tasks.process('p1', 'alice').output.counters().stdinEvents).toBe(0)
     expect(tasks.get('p1', 'alice').lifecycle.status).toBe('running')
     // bob's own first service has a handle of its own: p1 is alice's.
     expect((await call('echoer', {}, 'bob')).body).toMatchObject({ process: 'p2' })

@@ -70,7 +70,7 @@ export function helpTool(
       })
       const exit = await process.exit
       if (!succeeded(exit)) return failure(`${key} help`, process, exit, { render })
-      const stdout = process.stdout()
+      const stdout = process.output.stdout()
       const shown = fitBytes(stdout.head, options.resultBytes, render)
       const cut =
         shown.used < stdout.totalBytes

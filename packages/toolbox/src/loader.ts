@@ -168,7 +168,7 @@ export async function loadTool(
     timeoutMs: options.describeTimeoutMs,
   })
   const exit = await process.exit
-  const stderr = process.stderr().tail.toString('utf8').trim()
+  const stderr = process.output.stderr().tail.toString('utf8').trim()
   const said = stderr.length > 0 ? `: ${stderr.slice(-500)}` : ''
   if (exit.status === 'failed') fail(`describe could not run: ${exit.why}`)
   if (exit.reason === 'timeout') fail(`describe did not answer within ${options.describeTimeoutMs / 1000} s`)
@@ -176,7 +176,7 @@ export async function loadTool(
     const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`
     fail(`describe ${how}${said}`)
   }
-  const stdout = process.stdout()
+  const stdout = process.output.stdout()
   if (stdout.truncated)
     fail(`describe printed ${stdout.totalBytes} bytes, more than a describe document may hold`)
   const { spec, allowDash } = overridden(deps.describe.parse(stdout.head, real), entry.allowDash)

@@ -2,6 +2,7 @@ import type { ToolSpec } from '@toolvisor/describe-v2'
 import {
   type ManagedProcess,
   type ProcessExit,
+  type ProcessOutputView,
   type ProcessRuntime,
   type SequencedEvent,
   spillCutText,
@@ -43,7 +44,7 @@ export function oneshotHandler(
         ? oneshotResult({ call, process, exit, collector, render, readBack })
         : {
             result: failure(call.name, process, exit, { render, readAs: process.id, readBack }),
-            cut: failureCut(process),
+            cut: failureCut(process.output),
           }
       // Only a call whose answer left output out is kept: its note names it, the read back reads it.
       if (answer.cut) oneshots.add(process, call.ctx.sessionId)
@@ -62,8 +63,8 @@ interface Finished {
 }
 
 /** True when a failure's tails did not hold all of stdout or stderr. */
-function failureCut(process: ManagedProcess): boolean {
-  return process.stdout().totalBytes > ERROR_TAIL_BYTES || process.stderr().totalBytes > ERROR_TAIL_BYTES
+function failureCut(output: ProcessOutputView): boolean {
+  return output.stdout().totalBytes > ERROR_TAIL_BYTES || output.stderr().totalBytes > ERROR_TAIL_BYTES
 }
 
 /** An answer, and whether it left output out (then the call is kept, for reading it back). */
@@ -74,7 +75,7 @@ interface Answer {
 
 /** Oneshot results (ruling 9): jsonl a JSON array, lines joined, chunks as stdout; `empty-result` on 0 bytes. */
 function oneshotResult({ call, process, exit, collector, render, readBack }: Finished): Answer {
-  const stdout = process.stdout()
+  const stdout = process.output.stdout()
   const meta = exitMeta(process, exit)
   if (stdout.totalBytes === 0) return { result: text(emptyResult(call.loaded.spec), false, meta), cut: false }
   if (collector === undefined) {
@@ -106,7 +107,7 @@ function elisionNote(
   budget: number,
   readBack: ReadBack | undefined,
 ): string {
-  const { totalBytes: total, spillCut } = process.stdout()
+  const { totalBytes: total, spillCut } = process.output.stdout()
   const lost = spillCut ? `; ${spillCutText(spillCut, total)}` : ''
   const read = readBack?.call({ command: 'output', process: process.id })
   return (

@@ -48,8 +48,8 @@ export function succeeded(exit: ProcessExit): boolean {
 
 /** Facts for the host about how a process ended (never shown to the model as such). */
 export function exitMeta(process: ManagedProcess, exit: ProcessExit): Record<string, unknown> {
-  const stdout = process.stdout()
-  const stderr = process.stderr()
+  const stdout = process.output.stdout()
+  const stderr = process.output.stderr()
   return {
     process: process.id,
     exitCode: exit.code,
@@ -104,8 +104,8 @@ export function failure(
       output.totalBytes > tail.length ? ` (last ${tail.length} of ${output.totalBytes} bytes${whole})` : ''
     parts.push(`--- ${name}${cut} ---\n${render.text(tail.toString('utf8')).replace(/\n$/, '')}`)
   }
-  section('stdout', process.stdout())
-  section('stderr', process.stderr())
+  section('stdout', process.output.stdout())
+  section('stderr', process.output.stderr())
   return text(parts.join('\n'), true, exitMeta(process, exit))
 }
 

@@ -83,8 +83,8 @@ async function finished({ process, task, call, options, render, readBack }: Ende
     : failure(call.name, process, exit, { render, readAs: task, readBack })
   const used = failed === undefined ? 0 : Buffer.byteLength(failed.content.map((c) => c.text).join('\n'))
   const budget = Math.max(0, call.rules.resultBytes - used)
-  const total = process.counters().events
-  const last = process.tail(options.streamResultEvents).map((event) => eventValue(event.value))
+  const total = process.output.counters().events
+  const last = process.output.tail(options.streamResultEvents).map((event) => eventValue(event.value))
   const fitted = fitBackward(last, budget, render)
   const elided = total - fitted.values.length
   const note =

@@ -10,7 +10,7 @@ function testServiceHandler(runtime: Awaited<ReturnType<typeof compose>>['runtim
     async call(call) {
       const process = runtime.start({ ...call.start, signal: call.ctx.signal })
       const exit = await process.exit
-      return text(`served by the test mode: ${process.stdout().head.toString('utf8').trim()}`, false, {
+      return text(`served by the test mode: ${process.output.stdout().head.toString('utf8').trim()}`, false, {
         ...exitMeta(process, exit),
       })
     },

@@ -148,7 +148,7 @@ async function stoppedService(
   io: Io,
 ): Promise<ToolResult> {
   const exit = await composed.tasks.cancel(handle, session)
-  const total = composed.tasks.process(handle, session).counters().events
+  const total = composed.tasks.process(handle, session).output.counters().events
   io.err(
     `toolvisor call: ${visibleLine(handle)} is a service, which cannot outlive this command: it was stopped with its declared cancel (${exit.signal ?? `exit code ${exit.code}`}) after ${total} events. To keep it running and talk to it, serve it with toolvisor mcp.\n`,
   )

@@ -3,7 +3,7 @@ import { RuntimeError } from '@toolvisor/launchers'
 import type { HeldDirectory } from '@toolvisor/run-state'
 import { lineKeptText, type SpillAllowance } from '@toolvisor/run-state'
 import type { SpillStages } from '../spawner.js'
-import type { CapturedOutput, ProcessCounters, ProcessRuntime } from '../types.js'
+import type { CapturedOutput, ProcessCounters, ProcessOutputView, ProcessRuntime } from '../types.js'
 import { createDecoder, type Decoder } from './decode.js'
 import { EventLog, type EventPage, type SequencedEvent } from './event-log.js'
 import { LineFramer } from './framing.js'
@@ -30,21 +30,24 @@ export interface OutputOptions {
   readonly onReady: () => void
   /** An event arrived (after its listeners ran): the idle timer restarts on it. */
   readonly onActivity: () => void
+  /** The events written to its stdin so far (counted where they are written), for `counters()`. */
+  readonly stdinEvents: () => number
 }
 
 /**
  * Everything a process wrote: stdout (a spill file past the result bound, framed and decoded
  * into events kept in a ring) and stderr (a spill file and a ring of lines), with the listeners of
- * its events. One job: turning bytes into what callers read, bounded.
+ * its events. One job: turning bytes into what callers read, bounded (`ProcessOutputView`).
  */
-export class ProcessOutput {
-  readonly stdout: SpillingOutput
-  readonly stderr: SpillingOutput
+export class ProcessOutput implements ProcessOutputView {
   readonly events: EventLog
+  readonly #stdout: SpillingOutput
+  readonly #stderr: SpillingOutput
   readonly #stderrLines: Ring<string>
   readonly #decoder: Decoder
   readonly #stderrFramer: LineFramer
   readonly #onActivity: () => void
+  readonly #stdinEvents: () => number
   /** An array, not a Set: iterating a Set allocates an iterator per event on the hot path. */
   #listeners: Array<(event: SequencedEvent) => void> = []
   #invalid = 0
@@ -59,9 +62,9 @@ export class ProcessOutput {
       ...(options.allowance ? { allowance: options.allowance } : {}),
     }
     const stages = bulkStdout(spec) ? options.spillStages : undefined
-    this.stdout = new SpillingOutput({ ...bounds, spill: spill('stdout'), stages })
-    this.stderr = new SpillingOutput({ ...bounds, spill: spill('stderr') })
-    const stdout = this.stdout
+    this.#stdout = new SpillingOutput({ ...bounds, spill: spill('stdout'), stages })
+    this.#stderr = new SpillingOutput({ ...bounds, spill: spill('stderr') })
+    const stdout = this.#stdout
     const decode = {
       output: spec.output,
       maxLine: runtime.maxLineBytes,
@@ -74,9 +77,10 @@ export class ProcessOutput {
       capacity: runtime.ringEvents,
       maxBytes: runtime.ringBytes,
       decode,
-      stdout: this.stdout,
+      stdout: this.#stdout,
     })
     this.#onActivity = options.onActivity
+    this.#stdinEvents = options.stdinEvents
     this.#decoder = createDecoder(decode, {
       event: (value, offset, invalid) => this.#event(value, offset, invalid),
       ready: (offset) => {
@@ -95,25 +99,24 @@ export class ProcessOutput {
     )
   }
 
-  /** The counters of the process, with its stdin events (counted where they are written). */
-  counters(stdinEvents: number): ProcessCounters {
+  counters(): ProcessCounters {
     return {
       events: this.events.total,
       invalidEvents: this.#invalid,
-      stdoutBytes: this.stdout.total,
-      stderrBytes: this.stderr.total,
-      stdinEvents,
+      stdoutBytes: this.#stdout.total,
+      stderrBytes: this.#stderr.total,
+      stdinEvents: this.#stdinEvents(),
       elided: this.events.first,
     }
   }
 
   pushStdout(chunk: Buffer): void {
-    this.stdout.append(chunk)
+    this.#stdout.append(chunk)
     this.#decoder.push(chunk)
   }
 
   pushStderr(chunk: Buffer): void {
-    this.stderr.append(chunk)
+    this.#stderr.append(chunk)
     this.#stderrFramer.push(chunk)
   }
 
@@ -125,21 +128,21 @@ export class ProcessOutput {
 
   /** Bytes its spill files were given (stdout and stderr). */
   spillBytes(): number {
-    return this.stdout.spilledBytes + this.stderr.spilledBytes
+    return this.#stdout.spilledBytes + this.#stderr.spilledBytes
   }
 
   /** Resolves once the spill files hold every byte written so far (`close()` writes the last stage). */
   async drained(): Promise<void> {
-    await Promise.all([this.stdout.drained(), this.stderr.drained()])
+    await Promise.all([this.#stdout.drained(), this.#stderr.drained()])
   }
 
   /** Closes the spill files (what was written stays readable). */
   close(): void {
-    this.stdout.close()
-    this.stderr.close()
+    this.#stdout.close()
+    this.#stderr.close()
   }
 
-  subscribe(listener: (event: SequencedEvent) => void): () => void {
+  onEvent(listener: (event: SequencedEvent) => void): () => void {
     this.#listeners = [...this.#listeners, listener]
     return () => {
       this.#listeners = this.#listeners.filter((other) => other !== listener)
@@ -158,21 +161,32 @@ export class ProcessOutput {
     return this.events.read(from, max)
   }
 
-  /** About how many bytes this output holds in memory (ring, heads, tails). */
+  stdout(): CapturedOutput {
+    return capture(this.#stdout)
+  }
+
+  stderr(): CapturedOutput {
+    return capture(this.#stderr)
+  }
+
+  bytes(stream: 'stdout' | 'stderr', offset: number, length: number): Buffer {
+    return (stream === 'stdout' ? this.#stdout : this.#stderr).read(offset, length)
+  }
+
   heldBytes(): number {
-    return this.events.heldBytes + this.stdout.heldBytes + this.stderr.heldBytes
+    return this.events.heldBytes + this.#stdout.heldBytes + this.#stderr.heldBytes
   }
 
   /** Moves the events and output of a finished process to its spill files, freeing the memory. */
   compact(): void {
-    if (this.stdout.compact()) this.events.compact()
-    this.stderr.compact()
+    if (this.#stdout.compact()) this.events.compact()
+    this.#stderr.compact()
   }
 
   /** The error of a start that never became ready, with the last bytes of both streams. */
   notReady(tool: string, why: string): RuntimeError {
-    const out = this.stdout.tail(2048).toString('utf8')
-    const err = this.stderr.tail(2048).toString('utf8')
+    const out = this.#stdout.tail(2048).toString('utf8')
+    const err = this.#stderr.tail(2048).toString('utf8')
     const tails = `--- stdout (last bytes) ---\n${out}\n--- stderr (last bytes) ---\n${err}`
     return new RuntimeError('RUNTIME_ERR_NOT_READY', `${tool} ${why}\n${tails}`)
   }
@@ -203,8 +217,8 @@ export function bulkStdout(spec: ProcessSpec): boolean {
   return spec.output.framing === 'chunks'
 }
 
-/** A stream's bounded capture, as `ManagedProcess.stdout()`/`stderr()` return it. */
-export function capture(output: SpillingOutput): CapturedOutput {
+/** A stream's bounded capture, as `ProcessOutputView.stdout()`/`stderr()` return it. */
+function capture(output: SpillingOutput): CapturedOutput {
   // Whoever asks may read the spill file next: what waits in memory for it goes there first.
   output.flush()
   const spillPath = output.spillPath

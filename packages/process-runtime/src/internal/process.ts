@@ -3,16 +3,7 @@ import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
 import type { ProcessControl } from '@toolvisor/launchers'
 import type { Child } from '../spawner.js'
-import type {
-  CapturedOutput,
-  EndReason,
-  Lifecycle,
-  ManagedProcess,
-  ProcessCounters,
-  ProcessExit,
-  StartOptions,
-} from '../types.js'
-import type { EventPage, SequencedEvent } from './event-log.js'
+import type { EndReason, Lifecycle, ManagedProcess, ProcessExit, StartOptions } from '../types.js'
 import {
   launchFailure,
   launchProcess,
@@ -21,7 +12,7 @@ import {
   wireStdin,
   writeEvent,
 } from './process-launch.js'
-import { capture, ProcessOutput } from './process-output.js'
+import { ProcessOutput } from './process-output.js'
 import { cancelSequence, ProcessTimers } from './process-timers.js'
 import { cleanUp, exitOf, type ProcessTree } from './process-tree.js'
 import { drained, signalGroup } from './process-util.js'
@@ -35,11 +26,12 @@ export class ToolProcess implements ManagedProcess {
   readonly launched: Promise<void>
   readonly ready: Promise<void>
   readonly exit: Promise<ProcessExit>
+  /** What it wrote (`ProcessOutputView`); the retention budget compacts it once it finished. */
+  readonly output: ProcessOutput
 
   readonly #host: ProcessHost
   readonly #start: StartOptions
   readonly #spec: ProcessSpec
-  readonly #output: ProcessOutput
   /** One controller for the process: every timer and listener hangs on it. */
   readonly #lifetime = new AbortController()
   readonly #timers: ProcessTimers
@@ -80,7 +72,7 @@ export class ToolProcess implements ManagedProcess {
       isReady: () => this.#ready,
       finished: () => this.#finished,
     })
-    this.#output = new ProcessOutput({
+    this.output = new ProcessOutput({
       id,
       spillDir: host.state.spill,
       allowance: host.spillLedger(id),
@@ -90,8 +82,9 @@ export class ToolProcess implements ManagedProcess {
       spillStages: host.spawner.spillStages,
       onReady: () => this.#becomeReady(),
       onActivity: () => this.#timers.touch(),
+      stdinEvents: () => this.#stdinEvents,
     })
-    if (start.onEvent) this.#output.subscribe(start.onEvent)
+    if (start.onEvent) this.output.onEvent(start.onEvent)
     const failed = (error: unknown) => this.#failStart('spawn-failed', launchFailure(start, error))
     this.launched = this.#launch().catch(failed)
   }
@@ -108,49 +101,8 @@ export class ToolProcess implements ManagedProcess {
     return this.#lifecycle
   }
 
-  counters(): ProcessCounters {
-    return this.#output.counters(this.#stdinEvents)
-  }
-
-  tail(n: number): SequencedEvent[] {
-    return this.#output.tail(n)
-  }
-
-  stderrLines(n: number): string[] {
-    return this.#output.stderrLines(n)
-  }
-
-  read(from: number, max: number): EventPage {
-    return this.#output.read(from, max)
-  }
-
-  stdout(): CapturedOutput {
-    return capture(this.#output.stdout)
-  }
-
-  stderr(): CapturedOutput {
-    return capture(this.#output.stderr)
-  }
-
-  bytes(stream: 'stdout' | 'stderr', offset: number, length: number): Buffer {
-    return this.#output[stream].read(offset, length)
-  }
-
   usage(): TreeUsage {
-    return { ...this.#tree?.usage(), spillBytes: this.#output.spillBytes() }
-  }
-
-  heldBytes(): number {
-    return this.#output.heldBytes()
-  }
-
-  /** Moves a finished process's events and output to its spill files, freeing the memory. */
-  compact(): void {
-    this.#output.compact()
-  }
-
-  onEvent(listener: (event: SequencedEvent) => void): () => void {
-    return this.#output.subscribe(listener)
+    return { ...this.#tree?.usage(), spillBytes: this.output.spillBytes() }
   }
 
   async write(event: unknown): Promise<void> {
@@ -223,8 +175,8 @@ export class ToolProcess implements ManagedProcess {
       })
     }
     wireStdin(child, this.#start)
-    child.stdout?.on('data', (chunk: Buffer) => this.#output.pushStdout(chunk))
-    child.stderr?.on('data', (chunk: Buffer) => this.#output.pushStderr(chunk))
+    child.stdout?.on('data', (chunk: Buffer) => this.output.pushStdout(chunk))
+    child.stderr?.on('data', (chunk: Buffer) => this.output.pushStderr(chunk))
     child.once('exit', (code, signal, why) => void this.#onExit(child, code, signal, why))
     this.#timers.arm(this.#start, this.#spec, this.#host.options.oneshotTimeoutMs)
     if (this.#spec.ready.kind === 'immediate') this.#becomeReady()
@@ -248,7 +200,7 @@ export class ToolProcess implements ManagedProcess {
     if (this.#ready) return
     this.#ready = true
     this.#failure ??= why
-    this.#rejectReady(this.#output.notReady(this.tool, why))
+    this.#rejectReady(this.output.notReady(this.tool, why))
   }
 
   async #onExit(child: Child, code: number | null, signal: NodeJS.Signals | null, why?: string) {
@@ -258,9 +210,9 @@ export class ToolProcess implements ManagedProcess {
     signalGroup(child.pid, 'SIGKILL')
     const pipes = [drained(child.stdout), drained(child.stderr), drained(this.#execStatus)]
     await cleanUp(this.#tree, (urgency) => this.#host.sweep(this, urgency), pipes)
-    if (limit?.field === 'pids') this.#output.pushStderr(Buffer.from(`\n[toolvisor: ${limit.why}]\n`))
-    this.#output.end()
-    await this.#output.drained() // the exit is told once the spill files hold everything
+    if (limit?.field === 'pids') this.output.pushStderr(Buffer.from(`\n[toolvisor: ${limit.why}]\n`))
+    this.output.end()
+    await this.output.drained() // the exit is told once the spill files hold everything
     const ended = `exited (${code === null ? `signal ${signal}` : `code ${code}`}) before it was ready`
     if (!this.#ready && this.#spec.ready.kind === 'exit') this.#becomeReady()
     else if (!this.#ready) this.#failReady(ended)
@@ -272,7 +224,7 @@ export class ToolProcess implements ManagedProcess {
     this.#finished = true
     this.#lifetime.abort()
     this.#child?.stdin?.destroy()
-    this.#output.close()
+    this.output.close()
     this.#host.state.untrack(this.id)
     const exit = exitOf(code, signal, {
       reason: this.#endReason,

@@ -1,4 +1,4 @@
-/** What the retention budget needs of a finished process. */
+/** What the retention budget needs of a finished process: its output (`ProcessOutput`). */
 export interface Retained {
   heldBytes(): number
   compact(): void

@@ -1,5 +1,5 @@
 import type { SpillCut } from '@toolvisor/run-state'
-import type { ManagedProcess } from '../types.js'
+import type { ProcessOutputView } from '../types.js'
 
 /** Bytes of one output stream of a process, as a bounded read returns them. */
 export interface StreamBytes {
@@ -46,11 +46,11 @@ export function endOf(read: StreamBytes): number {
  * for callers that read a finished process's tail.
  */
 export function newestBytes(
-  process: ManagedProcess,
+  output: ProcessOutputView,
   stream: 'stdout' | 'stderr',
   range: StreamRange,
 ): StreamBytes {
-  const captured = stream === 'stdout' ? process.stdout() : process.stderr()
+  const captured = stream === 'stdout' ? output.stdout() : output.stderr()
   const total = captured.totalBytes
   const spill = {
     ...(captured.spillPath !== undefined ? { spillPath: captured.spillPath } : {}),
@@ -59,15 +59,15 @@ export function newestBytes(
   const from = Math.min(Math.max(0, range.from), total)
   let end = total
   if (range.utf8 && !range.final && end > from) {
-    end -= incompleteTail(process.bytes(stream, Math.max(from, end - 3), end - Math.max(from, end - 3)))
+    end -= incompleteTail(output.bytes(stream, Math.max(from, end - 3), end - Math.max(from, end - 3)))
   }
   let start = Math.max(from, end - Math.max(0, range.max))
-  let bytes = process.bytes(stream, start, end - start)
+  let bytes = output.bytes(stream, start, end - start)
   if (bytes.length < end - start) {
     // Not all of it is kept (past a cut spill file, or the file is gone): the newest bytes, from
     // the tail in memory.
     start = Math.max(start, total - captured.tail.length)
-    bytes = process.bytes(stream, start, end - start)
+    bytes = output.bytes(stream, start, end - start)
   }
   if (bytes.length < end - start)
     return { bytes: Buffer.alloc(0), from: end, skipped: end - from, total, ...spill }

@@ -242,7 +242,7 @@ export async function foreground(
     return answer(exit.why ?? 'the command could not be started', true)
   const max = services.options.outputBytes
   const read = (stream: 'stdout' | 'stderr') =>
-    newestBytes(process, stream, { from: 0, max, utf8: true, final: true })
+    newestBytes(process.output, stream, { from: 0, max, utf8: true, final: true })
   const streams = { stdout: read('stdout'), stderr: read('stderr') }
   const denial = denialLines(command.launch, exit.code, streams.stderr.bytes, escalates(services))
   const meta = {
@@ -273,7 +273,7 @@ export function taskDenial(services: BashServices, task: TaskInfo): string[] {
   const confined = services.confined.get(task.id)
   if (confined === undefined || task.exit === undefined) return []
   const process = services.tasks.process(task.id, task.owner)
-  const tail = newestBytes(process, 'stderr', { from: 0, max: DENIAL_TAIL_BYTES, final: true })
+  const tail = newestBytes(process.output, 'stderr', { from: 0, max: DENIAL_TAIL_BYTES, final: true })
   return denialLines(confined, task.exit.code, tail.bytes, escalates(services))
 }
 

@@ -188,7 +188,7 @@ function tailsOf(services: BashServices, id: string, session: string | undefined
   }
   const final = process.lifecycle.status === 'exited' || process.lifecycle.status === 'failed'
   const tail = (stream: 'stdout' | 'stderr') =>
-    newestBytes(process, stream, { from: 0, max: TAIL_BYTES, utf8: true, final })
+    newestBytes(process.output, stream, { from: 0, max: TAIL_BYTES, utf8: true, final })
   const [out, err] = [tail('stdout'), tail('stderr')]
   return {
     stdout_tail: out.bytes.toString('utf8'),
