@@ -51,7 +51,7 @@ function composed(withMechanism: boolean) {
 describe('the adding-a-sandbox-mechanism guide', () => {
   it('prints the mechanism the runtime tests and the plugin this test composes', () => {
     const mechanism = readFileSync(
-      join(root, 'packages', 'process-runtime', 'src', 'logged-mechanism.ts'),
+      join(root, 'packages', 'process-runtime', 'src', 'internal', 'logged-mechanism.ts'),
       'utf8',
     )
     const plugin = readFileSync(join(import.meta.dirname, 'fixtures', 'sandbox-logged', 'plugin.ts'), 'utf8')
