@@ -1,3 +1,5 @@
+import type { ReadBack } from '@toolvisor/answers'
+import { ReadBackToken, visibleLine } from '@toolvisor/answers'
 import { cacheFileIn, capabilitiesPlugin } from '@toolvisor/capability-backends'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { Kernel } from '@toolvisor/kernel'
@@ -12,15 +14,8 @@ import { landlockPlugin } from '@toolvisor/sandbox-landlock'
 import { type Sessions, SessionsToken, type TaskRegistry, TasksToken, tasksPlugin } from '@toolvisor/tasks'
 import { bashPlugin } from '@toolvisor/tool-bash'
 import { processesPlugin } from '@toolvisor/tool-processes'
-import type { BinaryTools, ReadBack, ToolRegistry } from '@toolvisor/toolbox'
-import {
-  ApprovalToken,
-  BinaryToolsToken,
-  ReadBackToken,
-  ToolsToken,
-  toolboxPlugin,
-  visibleLine,
-} from '@toolvisor/toolbox'
+import type { BinaryTools, ToolRegistry } from '@toolvisor/toolbox'
+import { ApprovalToken, BinaryToolsToken, ToolsToken, toolboxPlugin } from '@toolvisor/toolbox'
 import type { Config } from './config.js'
 import { CliError } from './errors.js'
 

@@ -1,4 +1,4 @@
-import { visibleText } from '@toolvisor/toolbox'
+import { visibleText } from '@toolvisor/answers'
 import { callCommand } from './commands/call.js'
 import { checkCommand } from './commands/check.js'
 import { demoCommand } from './commands/demo.js'

@@ -1,5 +1,5 @@
+import { visibleText } from '@toolvisor/answers'
 import { KernelError, ToolvisorError } from '@toolvisor/kernel'
-import { visibleText } from '@toolvisor/toolbox'
 
 /** Where a command writes: stdout for results, stderr for everything else. */
 export interface Io {

@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises'
+import { eventValue } from '@toolvisor/answers'
 import type { CapturedOutput, EventPage, ProcessOutputView } from '@toolvisor/process-runtime'
-import { eventValue } from '@toolvisor/toolbox'
 
 /** One event as the page shows it: its position and its JSON (cut past {@link EVENT_CHARS}). */
 export interface EventLine {

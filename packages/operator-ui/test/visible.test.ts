@@ -2,7 +2,7 @@
 // toolvisor's: over every code point, `visible()` writes exactly what `visibleText` writes.
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { visibleText } from '@toolvisor/toolbox'
+import { visibleText } from '@toolvisor/answers'
 import { describe, expect, it } from 'vitest'
 
 const render = pathToFileURL(join(import.meta.dirname, '..', 'assets', 'render.js')).href

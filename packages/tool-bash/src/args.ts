@@ -1,4 +1,5 @@
-import { quoteInput, type ToolInputSchema } from '@toolvisor/toolbox'
+import { quoteInput } from '@toolvisor/answers'
+import type { ToolInputSchema } from '@toolvisor/toolbox'
 import { BashError } from './errors.js'
 import { ESCALATION_MODES, SANDBOX_MODES } from './modes.js'
 

@@ -2,9 +2,10 @@
  * Seed 001's result texts (deepseek-harness `dsh-tool-bash`), exactly: the interface a model
  * written against that harness reads. The toolnexus profile shows foreground results the same way.
  */
+
+import type { Renderer } from '@toolvisor/answers'
 import { type ProcessExit, type StreamBytes, spillCutText } from '@toolvisor/process-runtime'
 import type { TaskBytes, TaskInfo } from '@toolvisor/tasks'
-import type { Renderer } from '@toolvisor/toolbox'
 import type { Launch } from './launcher.js'
 import { DENIAL_TAIL_BYTES, denialMarker, deniedBy, ESCALATION_HINT } from './modes.js'
 

@@ -1,6 +1,7 @@
+import { ESCAPING, fitBackward, visibleJson } from '@toolvisor/answers'
 import type { Lifecycle } from '@toolvisor/process-runtime'
 import type { TaskInfo } from '@toolvisor/tasks'
-import { ESCAPING, fitBackward, type ToolResult, visibleJson } from '@toolvisor/toolbox'
+import type { ToolResult } from '@toolvisor/toolbox'
 
 /**
  * An answer of `processes`: JSON, with every control code a process produced escaped (JSON

@@ -1,4 +1,4 @@
-import { quoteInput } from '@toolvisor/toolbox'
+import { quoteInput } from '@toolvisor/answers'
 
 /** The sub-commands of `processes`. */
 export const COMMANDS = ['list', 'status', 'tail', 'read', 'page', 'output', 'stop', 'wait'] as const

@@ -1,6 +1,7 @@
+import { ESCAPING, eventValue, fitBackward, fitForward } from '@toolvisor/answers'
 import type { SequencedEvent } from '@toolvisor/process-runtime'
 import type { TaskInfo, TaskRead, TaskRegistry } from '@toolvisor/tasks'
-import { ESCAPING, eventValue, fitBackward, fitForward, type ToolResult } from '@toolvisor/toolbox'
+import type { ToolResult } from '@toolvisor/toolbox'
 import { answer, statusOf, summary } from './answers.js'
 import { Service } from './service.js'
 

@@ -1,7 +1,8 @@
+import { fitBytes, IN_JSON } from '@toolvisor/answers'
 import type { ProcessOutputView } from '@toolvisor/process-runtime'
 import { spillCutText } from '@toolvisor/process-runtime'
 import { type TaskRegistry, TasksError } from '@toolvisor/tasks'
-import { fitBytes, IN_JSON, type Oneshots, type ToolResult } from '@toolvisor/toolbox'
+import type { Oneshots, ToolResult } from '@toolvisor/toolbox'
 import { answer } from './answers.js'
 
 /** Room an output answer keeps for its fields around the text. */

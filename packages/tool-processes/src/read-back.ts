@@ -1,4 +1,4 @@
-import type { ReadBack, ReadBackRequest } from '@toolvisor/toolbox'
+import type { ReadBack, ReadBackRequest } from '@toolvisor/answers'
 
 /** The tool's name, as the model calls it. */
 const TOOL = 'processes'

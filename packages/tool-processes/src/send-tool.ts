@@ -1,14 +1,7 @@
+import { ESCAPING, fitForward, quoteInput } from '@toolvisor/answers'
 import { RuntimeError } from '@toolvisor/process-runtime'
 import { type TaskRegistry, TasksError } from '@toolvisor/tasks'
-import {
-  ESCAPING,
-  fitForward,
-  type LoadedTool,
-  quoteInput,
-  type Tool,
-  type ToolCallContext,
-  type ToolResult,
-} from '@toolvisor/toolbox'
+import type { LoadedTool, Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
 import { answer, refusal, statusOf } from './answers.js'
 import { ProcessesError } from './errors.js'
 import { Service } from './service.js'

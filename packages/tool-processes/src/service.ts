@@ -1,3 +1,4 @@
+import { eventValue } from '@toolvisor/answers'
 import type {
   EndReason,
   Lifecycle,
@@ -8,7 +9,6 @@ import type {
   StartedWith,
   TreeUsage,
 } from '@toolvisor/process-runtime'
-import { eventValue } from '@toolvisor/toolbox'
 import { statusOf } from './answers.js'
 import { ProcessesError, ProcessesErrorCodes } from './errors.js'
 import { type ReplyTaker, ReplyWindows } from './reply-windows.js'

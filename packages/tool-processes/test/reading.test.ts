@@ -1,4 +1,4 @@
-import { type ReadBackRequest, ReadBackToken } from '@toolvisor/toolbox'
+import { type ReadBackRequest, ReadBackToken } from '@toolvisor/answers'
 import { describe, expect, it } from 'vitest'
 import { processesReadBack } from '../src/index.js'
 import { compose } from './helpers.js'

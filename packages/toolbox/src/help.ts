@@ -1,9 +1,8 @@
+import { fitBytes, quoteInput, rendererFor } from '@toolvisor/answers'
 import { RAW_ONESHOT } from '@toolvisor/process-runtime'
 import type { BinaryToolDeps, LoadedTool } from './binary-tool.js'
-import { fitBytes, rendererFor } from './budget.js'
 import { providerSafeName } from './names.js'
 import { bytesText, failure, succeeded, text } from './results.js'
-import { quoteInput } from './text.js'
 import type { Tool } from './types.js'
 
 /** How help runs and answers. */

@@ -1,3 +1,5 @@
+import type { ReadBack, ReadBackOf } from '@toolvisor/answers'
+import { eventValue, fitBytes, fitForward, type Renderer, rendererFor } from '@toolvisor/answers'
 import type { ToolSpec } from '@toolvisor/describe-v2'
 import {
   type ManagedProcess,
@@ -7,10 +9,8 @@ import {
   type SequencedEvent,
   spillCutText,
 } from '@toolvisor/process-runtime'
-import { eventValue, fitBytes, fitForward, type Renderer, rendererFor } from './budget.js'
 import type { ModeCall, ModeHandler } from './modes.js'
 import type { Oneshots } from './oneshots.js'
-import type { ReadBack, ReadBackOf } from './read-back.js'
 import { bytesText, ERROR_TAIL_BYTES, emptyResult, exitMeta, failure, succeeded, text } from './results.js'
 import type { ToolResult } from './types.js'
 

@@ -1,8 +1,8 @@
+import type { ReadBackOf } from '@toolvisor/answers'
+import { quoteInput } from '@toolvisor/answers'
 import type { ManagedProcess } from '@toolvisor/process-runtime'
 import { foreignTask } from '@toolvisor/tasks'
 import { ToolboxError } from './errors.js'
-import type { ReadBackOf } from './read-back.js'
-import { quoteInput } from './text.js'
 
 /** How many cut oneshot calls stay readable (each keeps its process, and so its spill files). */
 export const KEEP_ONESHOTS = 100

@@ -1,3 +1,4 @@
+import { ReadBackToken } from '@toolvisor/answers'
 import { DescribeToken } from '@toolvisor/describe-v2'
 import { definePlugin } from '@toolvisor/kernel'
 import { EnvironmentPolicyConfig, RAW_ONESHOT, RuntimeToken } from '@toolvisor/process-runtime'
@@ -16,7 +17,6 @@ import {
 import { createModes, type Modes } from './modes.js'
 import { oneshotHandler } from './oneshot.js'
 import { createOneshots } from './oneshots.js'
-import { ReadBackToken } from './read-back.js'
 import { createToolRegistry } from './registry.js'
 import { type Served, serve } from './serve.js'
 import { streamHandler } from './stream.js'

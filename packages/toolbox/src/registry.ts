@@ -1,6 +1,6 @@
+import { quoteInput } from '@toolvisor/answers'
 import { ToolboxError } from './errors.js'
 import { providerSafeName } from './names.js'
-import { quoteInput } from './text.js'
 import type { Guidance, LoadReport, Tool, ToolCallContext, ToolRegistry, ToolResult } from './types.js'
 
 /** The provider-safe name of a tool; throws when there is none. */

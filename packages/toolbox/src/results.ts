@@ -1,3 +1,5 @@
+import type { ReadBack } from '@toolvisor/answers'
+import { ESCAPING, eventValue, type FittedBytes, type Renderer } from '@toolvisor/answers'
 import type { ToolSpec } from '@toolvisor/describe-v2'
 import {
   type CapturedOutput,
@@ -6,8 +8,6 @@ import {
   type SequencedEvent,
   spillCutText,
 } from '@toolvisor/process-runtime'
-import { ESCAPING, eventValue, type FittedBytes, type Renderer } from './budget.js'
-import type { ReadBack } from './read-back.js'
 import type { ToolResult } from './types.js'
 
 /** Bytes of the end of stdout and stderr shown in an error result (ruling 4). */

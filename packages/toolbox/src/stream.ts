@@ -1,8 +1,8 @@
+import type { ReadBack, ReadBackOf } from '@toolvisor/answers'
+import { eventValue, fitBackward, type Renderer, rendererFor } from '@toolvisor/answers'
 import type { ManagedProcess, ProcessRuntime } from '@toolvisor/process-runtime'
 import type { TaskRegistry } from '@toolvisor/tasks'
-import { eventValue, fitBackward, type Renderer, rendererFor } from './budget.js'
 import type { ModeCall, ModeHandler } from './modes.js'
-import type { ReadBack, ReadBackOf } from './read-back.js'
 import { exitMeta, failure, succeeded, text } from './results.js'
 import type { ToolCallContext, ToolResult } from './types.js'
 

@@ -2,6 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { type ReadBack, ReadBackToken } from '@toolvisor/answers'
 import { describePlugin } from '@toolvisor/describe-v2'
 import { definePlugin, Kernel } from '@toolvisor/kernel'
 import { launchNativePlugin } from '@toolvisor/launch-native'
@@ -13,8 +14,6 @@ import {
   BinaryToolsToken,
   ModesToken,
   OneshotsToken,
-  type ReadBack,
-  ReadBackToken,
   type ToolboxConfig,
   type ToolCallContext,
   ToolsToken,

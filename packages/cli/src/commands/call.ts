@@ -1,11 +1,5 @@
-import {
-  type LoadedTool,
-  type Tool,
-  type ToolProgress,
-  type ToolResult,
-  visibleLine,
-  visibleText,
-} from '@toolvisor/toolbox'
+import { visibleLine, visibleText } from '@toolvisor/answers'
+import type { LoadedTool, Tool, ToolProgress, ToolResult } from '@toolvisor/toolbox'
 import { type Composed, compose, reportLost } from '../compose.js'
 import type { Config } from '../config.js'
 import { CliError } from '../errors.js'

@@ -1,3 +1,4 @@
+import { visibleJson, visibleLine } from '@toolvisor/answers'
 import type { CapabilityReport, CheckResult } from '@toolvisor/capability-backends'
 import {
   CORE_VARIABLES,
@@ -5,7 +6,6 @@ import {
   type LaunchFacts,
   type LostProcess,
 } from '@toolvisor/process-runtime'
-import { visibleJson, visibleLine } from '@toolvisor/toolbox'
 import type { Config } from '../config.js'
 import { human, type Io } from '../output.js'
 import { containmentLines, containmentReport, type LimitsReport, limitsLine } from './check-containment.js'

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { type LoadedTool, type Tool, type ToolRegistry, visibleJson, visibleLine } from '@toolvisor/toolbox'
+import { visibleJson, visibleLine } from '@toolvisor/answers'
+import type { LoadedTool, Tool, ToolRegistry } from '@toolvisor/toolbox'
 import { compose } from '../compose.js'
 import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
 import { human, type Io } from '../output.js'

@@ -4,7 +4,9 @@
  * line, then the command in a fence it cannot close, each of its lines numbered, its line count
  * stated, and where and how it runs. What the user approves is what runs.
  */
-import { type ApprovalRequest, visibleLine } from '@toolvisor/toolbox'
+
+import { visibleLine } from '@toolvisor/answers'
+import type { ApprovalRequest } from '@toolvisor/toolbox'
 
 /** The prompt's last line: what an answer does. */
 export const APPROVAL_FOOTER = 'Accept allows this one call only; nothing is remembered. Decline refuses it.'

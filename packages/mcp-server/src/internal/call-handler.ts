@@ -8,14 +8,9 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js'
+import { foldMail } from '@toolvisor/answers'
 import type { TaskRegistry } from '@toolvisor/tasks'
-import {
-  type ConnectionId,
-  foldMail,
-  type ToolCallContext,
-  type ToolRegistry,
-  type ToolResult,
-} from '@toolvisor/toolbox'
+import type { ConnectionId, ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
 import { CallGate } from './call-gate.js'
 import type { SessionMailOptions } from './mail.js'
 import type { Limits } from './options.js'

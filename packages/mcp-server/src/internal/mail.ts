@@ -1,6 +1,6 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { mailWaiting, type ReadBack } from '@toolvisor/answers'
 import type { Mailbox } from '@toolvisor/mailbox'
-import { mailWaiting, type ReadBack } from '@toolvisor/toolbox'
 import { messageOf } from './result.js'
 
 /** What the mail of one connection's session needs. */

@@ -1,4 +1,4 @@
-import { visibleText } from '@toolvisor/toolbox'
+import { visibleText } from '@toolvisor/answers'
 
 /**
  * The default log: one line to stderr, its control codes, bidi, zero-width and tag characters

@@ -12,8 +12,9 @@ import {
   type Result,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js'
+import type { ReadBack } from '@toolvisor/answers'
 import { type TaskInfo, type TaskRegistry, TasksError, TasksErrorCodes } from '@toolvisor/tasks'
-import { describeExit, type ReadBack, succeeded, type ToolResult } from '@toolvisor/toolbox'
+import { describeExit, succeeded, type ToolResult } from '@toolvisor/toolbox'
 import { toCallToolResult } from './result.js'
 
 /** How often a client is asked to poll (`Task.pollInterval`), and how often `tasks/result` looks. */

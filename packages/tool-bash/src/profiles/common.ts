@@ -2,6 +2,8 @@
  * What the three profiles' tools (claude-code-like.ts, daemon-like.ts, codex-like.ts) share: the
  * services, the tool shape, the foreground run, the inline wait.
  */
+
+import type { Renderer } from '@toolvisor/answers'
 import { newestBytes, RuntimeError } from '@toolvisor/process-runtime'
 import {
   type SessionInfo,
@@ -10,15 +12,7 @@ import {
   type TaskRegistry,
   TasksError,
 } from '@toolvisor/tasks'
-import type {
-  Approval,
-  CallCard,
-  Renderer,
-  ResultCard,
-  Tool,
-  ToolCallContext,
-  ToolResult,
-} from '@toolvisor/toolbox'
+import type { Approval, CallCard, ResultCard, Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
 import { type Fields, type Parsed, parseArgs, schemaOf } from '../args.js'
 import type { BashOptions } from '../config.js'
 import { BashError } from '../errors.js'

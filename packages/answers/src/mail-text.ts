@@ -1,18 +1,9 @@
+import type { Envelope } from '@toolvisor/mailbox'
 import { ESCAPING, type Renderer } from './budget.js'
 import type { ReadBack } from './read-back.js'
 
-/**
- * What a `[mail ...]` block is made of: the fields of a mailbox envelope (`Envelope` of
- * `@toolvisor/mailbox`), by shape, so that every surface renders mail the same way.
- */
-export interface MailText {
-  readonly id: string
-  readonly from: string
-  readonly kind: 'event' | 'digest' | 'completion' | 'control'
-  readonly body: unknown
-  readonly events: number
-  readonly omitted: number
-}
+/** What a `[mail ...]` block is made of: the fields of a mailbox envelope it shows. */
+export type MailText = Pick<Envelope, 'id' | 'from' | 'kind' | 'body' | 'events' | 'omitted'>
 
 /**
  * One envelope as the model reads it, starting `[mail <id> from <sender>]`:
