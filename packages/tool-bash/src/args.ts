@@ -89,7 +89,8 @@ export function parseArgs<F extends Fields>(fields: F, raw: unknown): Parsed<F> 
   }
   const args = raw as Record<string, unknown>
   for (const key of Object.keys(args)) {
-    if (!(key in fields)) {
+    // Own keys only: `in` would take Object.prototype's names (`constructor`, `toString`) as fields.
+    if (!Object.hasOwn(fields, key)) {
       const known = Object.keys(fields).join(', ')
       throw invalid(`invalid arguments: unknown key ${quoteInput(key)}; the keys are ${known}`)
     }
