@@ -29,6 +29,9 @@ describe('bash tools (seed 001): bad input', () => {
       [b({ timeoutMs: 0 }), 'invalid timeoutMs: expected a positive number, got 0'],
       [b({ timeoutMs: '5' }), 'invalid timeoutMs: expected a positive number, got "5"'],
       [b({ env: { A: '1' } }), `invalid arguments: unknown key "env"; the keys are ${keys}`],
+      // A name of Object.prototype is no field either (it once passed, ignored).
+      [b({ constructor: 1 }), `invalid arguments: unknown key "constructor"; the keys are ${keys}`],
+      [JSON.parse('{"__proto__": 1}'), `invalid arguments: unknown key "__proto__"; the keys are ${keys}`],
       ['echo hi', 'invalid arguments: expected an object, got "echo hi"'],
       [b({ run_in_background: 'yes' }), 'invalid run_in_background: expected a boolean, got "yes"'],
       [b({ name: 'job' }), 'invalid name: only a background task has a name'],

@@ -9,7 +9,14 @@ import {
   type ToolResult,
 } from '@toolvisor/toolbox'
 import { answer, list, refusal } from './answers.js'
-import { type Args, COMMANDS, MAX_WAIT_SECONDS, parseArgs } from './args.js'
+import {
+  type Args,
+  DEFAULT_READ,
+  DEFAULT_TAIL,
+  DEFAULT_WAIT_SECONDS,
+  MAX_WAIT_SECONDS,
+  processesArgs,
+} from './args.js'
 import { pageAt, readOn, status, tail } from './events.js'
 import { output } from './output.js'
 import { waitForMail } from './wait.js'
@@ -32,12 +39,6 @@ export interface ProcessesOptions {
   readonly statusEvents: number
   readonly statusStderrLines: number
 }
-
-/** How many events `tail` gives when `n` is absent, and `read` and `page` when `max` is. */
-const DEFAULT_TAIL = 20
-const DEFAULT_READ = 100
-/** How long `wait` waits when `timeout_seconds` is absent. */
-const DEFAULT_WAIT_SECONDS = 30
 
 /** The model-facing description (one tool for every family: spec §2.4, D6); every number is the configured one. */
 function description(options: ProcessesOptions): string {
@@ -65,10 +66,11 @@ function description(options: ProcessesOptions): string {
  * session's is refused, and every answer is bounded by the byte budget.
  */
 export function processesTool(deps: ProcessesDeps, options: ProcessesOptions): Tool {
+  const declared = processesArgs(options)
   return {
     name: 'processes',
     description: description(options),
-    inputSchema: inputSchema(options),
+    inputSchema: declared.schema,
     // It starts tools (which reach whatever they reach) and stops processes.
     annotations: {
       title: 'Manage tool processes',
@@ -77,67 +79,16 @@ export function processesTool(deps: ProcessesDeps, options: ProcessesOptions): T
       openWorldHint: true,
     },
     async call(raw, ctx) {
-      const args = parseArgs(raw, options)
-      if (typeof args === 'string') return refusal(args)
+      const args = declared.parse(raw)
+      if ('problem' in args) return refusal(args.problem)
       try {
-        return await run({ deps, options, args, ctx })
+        return await run({ deps, options, args: args.value, ctx })
       } catch (error) {
         if (RuntimeError.is(error) || TasksError.is(error) || ToolboxError.is(error))
           return refusal(error.message)
         throw error
       }
     },
-  }
-}
-
-function inputSchema(options: ProcessesOptions): Tool['inputSchema'] {
-  return {
-    type: 'object',
-    properties: {
-      command: { type: 'string', enum: [...COMMANDS], description: COMMANDS.join(', ') },
-      process: {
-        type: 'string',
-        description:
-          "the process or task id (t1, p1, bash-1, bg-1, or a oneshot's proc-3); not for list; optional for wait",
-      },
-      n: {
-        type: 'integer',
-        minimum: 1,
-        maximum: options.maxEvents,
-        description: `tail: how many events (default ${DEFAULT_TAIL})`,
-      },
-      max: {
-        type: 'integer',
-        minimum: 1,
-        maximum: options.maxEvents,
-        description: `read, page: the most events (default ${DEFAULT_READ})`,
-      },
-      offset: {
-        type: 'integer',
-        minimum: 0,
-        description: 'page: the first event (0-based); output: the first byte (default 0)',
-      },
-      length: {
-        type: 'integer',
-        minimum: 1,
-        maximum: options.resultBytes,
-        description: 'output: the most bytes',
-      },
-      stream: {
-        type: 'string',
-        enum: ['stdout', 'stderr'],
-        description: 'output: which stream (default stdout)',
-      },
-      force: { type: 'boolean', description: 'stop: SIGKILL at once instead of the declared cancel' },
-      timeout_seconds: {
-        type: 'integer',
-        minimum: 0,
-        maximum: MAX_WAIT_SECONDS,
-        description: `wait: the most seconds to wait for mail (default ${DEFAULT_WAIT_SECONDS})`,
-      },
-    },
-    required: ['command'],
-    additionalProperties: false,
   }
 }
 

@@ -1,8 +1,9 @@
-import { ESCAPING, fitForward, quoteInput } from '@toolvisor/answers'
+import { ESCAPING, fitForward } from '@toolvisor/answers'
 import { RuntimeError } from '@toolvisor/process-runtime'
 import { type TaskRegistry, TasksError } from '@toolvisor/tasks'
 import type { LoadedTool, Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
 import { answer, refusal, statusOf } from './answers.js'
+import { sendArgs } from './args.js'
 import { ProcessesError } from './errors.js'
 import { Service } from './service.js'
 
@@ -30,6 +31,7 @@ const ENVELOPE = 512
 export function sendTool(loaded: LoadedTool, tasks: TaskRegistry, settings: SendSettings): Tool {
   const { slug } = loaded.spec
   const name = `${slug}.send`
+  const declared = sendArgs(loaded)
   return {
     name,
     description:
@@ -37,18 +39,11 @@ export function sendTool(loaded: LoadedTool, tasks: TaskRegistry, settings: Send
       `The event must match ${slug}'s input schema. The answer is {"accepted":true,"events":[...]}: ` +
       `the events the process produced within ${settings.replyMs / 1000} s (they are not mailed again); ` +
       'later ones arrive as mail.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        process: { type: 'string', description: `the handle of a running ${slug} process (p1, p2, ...)` },
-        event: loaded.spec.process.input?.event ?? {},
-      },
-      required: ['process', 'event'],
-      additionalProperties: false,
-    },
+    inputSchema: declared.schema,
     async call(raw, ctx) {
-      const args = parseSendArgs(raw)
-      if (typeof args === 'string') return refusal(`${name}: ${args}`)
+      const parsed = declared.parse(raw)
+      if ('problem' in parsed) return refusal(`${name}: ${parsed.problem}`)
+      const args = parsed.value
       const target = serviceOf(tasks, loaded, args.process, ctx.sessionId)
       if (typeof target === 'string') return refusal(`${name}: ${target}`)
       const problem = loaded.spec.process.input?.validate?.(args.event)
@@ -61,19 +56,6 @@ export function sendTool(loaded: LoadedTool, tasks: TaskRegistry, settings: Send
       return deliver({ service: target, event: args.event, ctx, settings, name })
     },
   }
-}
-
-/** The checked arguments, or what is wrong with them. */
-function parseSendArgs(raw: unknown): { process: string; event: unknown } | string {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'arguments must be an object'
-  const { process, event, ...rest } = raw as Record<string, unknown>
-  const unknown = Object.keys(rest)
-  if (unknown.length > 0)
-    return `unknown argument ${quoteInput(unknown[0])}: the arguments are "process" and "event"`
-  if (typeof process !== 'string' || process.length === 0 || process.length > 128)
-    return `"process" must be the handle of a running process (p1, p2, ...); got ${quoteInput(process)}`
-  if (event === undefined) return '"event" is required: the event to send, as the input schema says'
-  return { process, event }
 }
 
 /** The service behind `id` for this family and session, or why there is none. */

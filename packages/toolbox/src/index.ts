@@ -1,6 +1,8 @@
 export type { AllowDash } from './allow-dash.js'
 export type { Approval, ApprovalOutcome, ApprovalRequest } from './approval.js'
 export { ApprovalToken } from './approval.js'
+export type { ArgsOf, ArgsRules, Checked, DeclaredArgs, Field, FieldContext, Fields } from './arguments.js'
+export { argsSchema, declareArgs, required } from './arguments.js'
 export type { BinaryToolDeps, LoadedTool } from './binary-tool.js'
 export { contextOf } from './binary-tool.js'
 export type { ToolboxErrorCode } from './errors.js'

@@ -5,18 +5,27 @@
  */
 
 import type { TaskInfo } from '@toolvisor/tasks'
-import type { Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
-import { invalid, taskId } from '../args.js'
+import { required, type Tool, type ToolCallContext, type ToolResult } from '@toolvisor/toolbox'
+import {
+  anyString,
+  escalationMode,
+  flag,
+  invalid,
+  positive,
+  sandboxMode,
+  seconds,
+  taskId,
+  taskName,
+  text,
+} from '../args.js'
 import type { BashOptions } from '../config.js'
 import { callMode } from '../escalation.js'
-import type { SandboxMode } from '../modes.js'
 import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from '../present.js'
 import { outputText, renderRun, runEnd, spills } from '../render.js'
 import { handOver } from '../task-handover.js'
 import {
   answer,
   type BashServices,
-  bashTool,
   callWorkdir,
   readTask,
   runCommand,
@@ -24,60 +33,44 @@ import {
   taskDenial,
   waitInline,
 } from './common.js'
+import { bashTool } from './tool.js'
 
 /** The arguments of `bash`; the numbers the model reads are the configured ones. */
-const bashFields = (options: BashOptions) =>
-  ({
-    command: { kind: 'text', required: true, description: 'The bash command to run (`bash -c`).' },
-    description: {
-      kind: 'text',
-      required: true,
-      description:
-        'What the command does, in 5 to 10 words, active voice (shown to people; no effect on the run).',
-    },
-    timeoutMs: {
-      kind: 'positive',
-      description: `Foreground timeout in milliseconds (default ${options.defaultTimeoutMs}, at most ${options.maxTimeoutMs}: a larger one is cut).`,
-    },
-    workdir: {
-      kind: 'text',
-      description:
-        "Where to run it; a relative path is taken from the session's working directory (the default).",
-    },
-    run_in_background: {
-      kind: 'boolean',
-      description: 'Start it as a background task and return its id at once; no timeout applies.',
-    },
-    name: {
-      kind: 'name',
-      description:
-        'With run_in_background: the task id to use (a-z, 0-9, -; at most 63), free again once its task ended.',
-    },
-    wait_seconds: {
-      kind: 'seconds',
-      description: `With run_in_background: wait this long first (at most ${options.maxWaitSeconds} s); a command done by then answers in full.`,
-    },
-    ...ESCALATION_FIELDS,
-  }) as const
+const bashFields = (options: BashOptions) => ({
+  command: required(text('The bash command to run (`bash -c`).')),
+  description: required(
+    text('What the command does, in 5 to 10 words, active voice (shown to people; no effect on the run).'),
+  ),
+  timeoutMs: positive(
+    `Foreground timeout in milliseconds (default ${options.defaultTimeoutMs}, at most ${options.maxTimeoutMs}: a larger one is cut).`,
+  ),
+  workdir: text(
+    "Where to run it; a relative path is taken from the session's working directory (the default).",
+  ),
+  run_in_background: flag('Start it as a background task and return its id at once; no timeout applies.'),
+  name: taskName(
+    'With run_in_background: the task id to use (a-z, 0-9, -; at most 63), free again once its task ended.',
+  ),
+  wait_seconds: seconds(
+    `With run_in_background: wait this long first (at most ${options.maxWaitSeconds} s); a command done by then answers in full.`,
+  ),
+  ...ESCALATION_FIELDS,
+})
 
 /**
  * Seed 001's escalation fields: always taken (a call that sends them without a sandbox gets the
  * seed's "not available" text), shown only when the standing mode confines.
  */
 const ESCALATION_FIELDS = {
-  sandbox_permissions: {
-    kind: 'escalation',
-    description:
-      'The wider sandbox mode this exact command needs. Only as a one-shot retry of a command the sandbox ' +
+  sandbox_permissions: escalationMode(
+    'The wider sandbox mode this exact command needs. Only as a one-shot retry of a command the sandbox ' +
       'just denied (`[sandbox: file access denied ...]`), the narrowest mode that suffices; requires ' +
       'justification, and the user approves it before it runs. A rejected escalation is final.',
-  },
-  justification: {
-    kind: 'string',
-    description:
-      'Required with sandbox_permissions: one sentence for the user on why this exact command needs the wider access.',
-  },
-} as const
+  ),
+  justification: anyString(
+    'Required with sandbox_permissions: one sentence for the user on why this exact command needs the wider access.',
+  ),
+}
 
 /** The fields of `bash` the model is shown: without the escalation ones unless the mode confines. */
 function shownFields(services: BashServices) {
@@ -191,10 +184,10 @@ export function dshMode(services: BashServices): Tool {
       "Lower this session's sandbox mode for every later bash command: read-only (nothing writable but a " +
       'private /tmp, where the sandbox has one) or workspace-write (the working directory and /tmp writable). A session cannot raise ' +
       'its mode: a command that needs more asks with sandbox_permissions.',
-    fields: { mode: { kind: 'mode', required: true, description: 'The new, narrower or equal, mode.' } },
+    fields: { mode: required(sandboxMode('The new, narrower or equal, mode.')) },
     async run({ mode }, ctx) {
       if (ctx.sessionId === undefined) throw invalid('invalid call: only a session has a standing mode')
-      const was = services.modes.lower(ctx.sessionId, mode as SandboxMode)
+      const was = services.modes.lower(ctx.sessionId, mode)
       return answer(`sandbox mode of this session: ${mode} (was ${was})`)
     },
   })

@@ -5,10 +5,11 @@
  */
 
 import type { TaskInfo } from '@toolvisor/tasks'
-import type { Tool } from '@toolvisor/toolbox'
-import { taskId } from '../args.js'
+import { required, type Tool } from '@toolvisor/toolbox'
+import { flag, positive, taskId, text } from '../args.js'
 import { delta, spills, stopped } from '../render.js'
-import { answer, type BashServices, bashTool, readTask, runCommand, stopTask } from './common.js'
+import { answer, type BashServices, readTask, runCommand, stopTask } from './common.js'
+import { bashTool } from './tool.js'
 
 const ID_FIELDS = { id: taskId('The background shell id `bash` returned.') }
 
@@ -21,14 +22,13 @@ export function toolnexusBash(services: BashServices): Tool {
       'Run a bash command and return its output. With `run_in_background: true` it returns at once with ' +
       'the id of a background shell: read it with `bash_output`, stop it with `kill_shell`.',
     fields: {
-      command: { kind: 'text', required: true, description: 'The bash command to run (`bash -c`).' },
-      description: { kind: 'text', description: 'What it does, in a few words (for people).' },
-      timeout: {
-        kind: 'positive',
-        description: `Timeout in milliseconds (default ${defaultTimeoutMs}, at most ${maxTimeoutMs}); not for background shells.`,
-      },
-      workdir: { kind: 'text', description: "Where to run it (default: the session's working directory)." },
-      run_in_background: { kind: 'boolean', description: 'Start a background shell; no timeout applies.' },
+      command: required(text('The bash command to run (`bash -c`).')),
+      description: text('What it does, in a few words (for people).'),
+      timeout: positive(
+        `Timeout in milliseconds (default ${defaultTimeoutMs}, at most ${maxTimeoutMs}); not for background shells.`,
+      ),
+      workdir: text("Where to run it (default: the session's working directory)."),
+      run_in_background: flag('Start a background shell; no timeout applies.'),
     },
     async run(args, ctx) {
       const started = async ({ id }: TaskInfo) =>

@@ -1,26 +1,18 @@
 /**
  * What the three profiles' tools (claude-code-like.ts, daemon-like.ts, codex-like.ts) share: the
- * services, the tool shape, the foreground run, the inline wait.
+ * services, the foreground run, the inline wait (the tool shape: tool.ts).
  */
 
 import type { Renderer } from '@toolvisor/answers'
-import { newestBytes, RuntimeError } from '@toolvisor/process-runtime'
-import {
-  type SessionInfo,
-  type TaskBytes,
-  type TaskInfo,
-  type TaskRegistry,
-  TasksError,
-} from '@toolvisor/tasks'
-import type { Approval, CallCard, ResultCard, Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
-import { type Fields, type Parsed, parseArgs, schemaOf } from '../args.js'
+import { newestBytes } from '@toolvisor/process-runtime'
+import type { SessionInfo, TaskBytes, TaskInfo, TaskRegistry } from '@toolvisor/tasks'
+import type { Approval, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
 import type { BashOptions } from '../config.js'
 import { BashError } from '../errors.js'
 import type { StandingModes } from '../escalation.js'
 import type { Command, Launch, Launcher } from '../launcher.js'
 import { DENIAL_TAIL_BYTES, type SandboxMode } from '../modes.js'
 import { refuseOverCap, type TaskCap } from '../pending.js'
-import { ANNOTATIONS } from '../present.js'
 import { denialLines, renderRun, runEnd, spills } from '../render.js'
 import { workdirOf } from '../workdir.js'
 
@@ -49,45 +41,6 @@ export function answer(text: string, isError = false, meta?: Record<string, unkn
     content: [{ type: 'text', text: isError ? `Error: ${text}` : text }],
     isError,
     ...(meta ? { meta } : {}),
-  }
-}
-
-/** How a tool of this package is declared: its arguments as `Fields`, its run on parsed ones. */
-export interface BashToolSpec<F extends Fields> {
-  readonly name: string
-  readonly description: string
-  readonly fields: F
-  /** The fields the model is shown, when fewer are advertised than taken (default: `fields`). */
-  readonly shown?: Fields
-  presentCall?(args: unknown): CallCard
-  presentResult?(args: unknown, result: ToolResult): ResultCard
-  /** `optional`: a call may run as a task (`ToolCallContext.asTask`); the run hands it over. */
-  readonly taskSupport?: 'optional'
-  run(args: Parsed<F>, ctx: ToolCallContext): Promise<ToolResult>
-}
-
-/**
- * A tool: arguments checked against its fields, and every refusal (a bad argument, another
- * session's task, an unknown id, a taken name) an `isError` result with its message.
- */
-export function bashTool<F extends Fields>(spec: BashToolSpec<F>): Tool {
-  return {
-    name: spec.name,
-    description: spec.description,
-    inputSchema: schemaOf(spec.shown ?? spec.fields),
-    ...(ANNOTATIONS[spec.name] ? { annotations: ANNOTATIONS[spec.name] } : {}),
-    ...(spec.presentCall ? { presentCall: spec.presentCall } : {}),
-    ...(spec.presentResult ? { presentResult: spec.presentResult } : {}),
-    ...(spec.taskSupport ? { taskSupport: spec.taskSupport } : {}),
-    async call(raw, ctx) {
-      try {
-        return await spec.run(parseArgs(spec.fields, raw), ctx)
-      } catch (error) {
-        if (BashError.is(error) || RuntimeError.is(error) || TasksError.is(error))
-          return answer(error.message, true)
-        throw error
-      }
-    },
   }
 }
 

@@ -5,11 +5,12 @@
 import { randomBytes } from 'node:crypto'
 import { newestBytes } from '@toolvisor/process-runtime'
 import { LOST_ON_RESTART, type TaskInfo, TasksError } from '@toolvisor/tasks'
-import type { Tool, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
-import { taskId } from '../args.js'
+import { required, type Tool, type ToolCallContext, type ToolResult } from '@toolvisor/toolbox'
+import { flag, positive, seconds, taskId, taskName, text } from '../args.js'
 import { stopped } from '../render.js'
 import { handOver } from '../task-handover.js'
-import { answer, type BashServices, bashTask, bashTool, commandOf, stopTask, waitInline } from './common.js'
+import { answer, type BashServices, bashTask, commandOf, stopTask, waitInline } from './common.js'
+import { bashTool } from './tool.js'
 
 /** How much of the end of each stream `status` shows (seed 002: the last 4 KiB). */
 const TAIL_BYTES = 4096
@@ -47,19 +48,10 @@ export function hyperhiveRun(services: BashServices): Tool {
       'arrives as mail. Poll with `status`, stop with `kill`. Taken as a task (MCP Tasks), it answers at once ' +
       'and the task ends with the full status.',
     fields: {
-      cmd: { kind: 'text', required: true, description: 'The command.' },
-      timeout_secs: {
-        kind: 'positive',
-        description: 'Kill it after this many seconds (status timed_out). Default: none.',
-      },
-      wait_seconds: {
-        kind: 'seconds',
-        description: `Inline wait before returning (default 3, at most ${cap}; 0: none).`,
-      },
-      name: {
-        kind: 'name',
-        description: 'The task id to use (a-z, 0-9, -; at most 63), free again once its task ended.',
-      },
+      cmd: required(text('The command.')),
+      timeout_secs: positive('Kill it after this many seconds (status timed_out). Default: none.'),
+      wait_seconds: seconds(`Inline wait before returning (default 3, at most ${cap}; 0: none).`),
+      name: taskName('The task id to use (a-z, 0-9, -; at most 63), free again once its task ended.'),
     },
     // Seed 002's one tool that starts long work: a call may run as a task (MCP Tasks, decision 0070).
     taskSupport: 'optional',
@@ -99,7 +91,7 @@ export function hyperhiveStatus(services: BashServices): Tool {
   return bashTool({
     name: 'status',
     description,
-    fields: { id: taskId('The task id from `run`.'), wait_seconds: { kind: 'seconds', description: wait } },
+    fields: { id: taskId('The task id from `run`.'), wait_seconds: seconds(wait) },
     async run(args, ctx) {
       const task = bashTask(services, args.id, ctx.sessionId)
       const ended = task.exit ? task : await waitInline(services, task.id, args.wait_seconds ?? 0, ctx)
@@ -117,7 +109,7 @@ export function hyperhiveKill(services: BashServices): Tool {
       'arrives as mail. A task that ignores SIGINT gets SIGKILL after a grace period.',
     fields: {
       id: taskId('The task id from `run`.'),
-      force: { kind: 'boolean', description: 'SIGKILL at once instead of SIGINT.' },
+      force: flag('SIGKILL at once instead of SIGINT.'),
     },
     async run({ id, force }, ctx) {
       // A pending task is cancelled before it starts (seed 002) and ends as killed: this answer
