@@ -15,8 +15,8 @@ import {
   RuntimeToken,
   spawnLaunch,
 } from '@toolvisor/process-runtime'
-import { compose } from '../dist/compose.js'
 import { ConfigFile } from '../dist/config.js'
+import { compose } from '../dist/internal/compose.js'
 
 const RUNS = Number(process.env.RUNS ?? 100)
 const root = mkdtempSync('/var/tmp/tv-bench-sandbox-')

@@ -7,10 +7,10 @@ import { BashConfigFields } from '@toolvisor/tool-bash'
 import { ProcessesConfig } from '@toolvisor/tool-processes'
 import { ToolboxConfig, ToolboxEntryConfig } from '@toolvisor/toolbox'
 import { z } from 'zod'
-import { bashPaths, sectionPathsAbsolute } from './config-paths.js'
-import { configProblems } from './config-problems.js'
 import { CliError } from './errors.js'
-import { SECTION_FLAGS, type SectionFlag } from './options.js'
+import { bashPaths, sectionPathsAbsolute } from './internal/config-paths.js'
+import { configProblems } from './internal/config-problems.js'
+import { SECTION_FLAGS, type SectionFlag } from './internal/options.js'
 
 /** One capability: a model-facing tool served by ordered backends (spec §1.5). */
 export const CapabilityEntry = z

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { ConfigFile } from './config.js'
-import { allFlags } from './flags.js'
+import { allFlags } from './internal/flags.js'
 
 /** Where the committed JSON Schema is, in this package (`@toolvisor/cli/toolvisor.schema.json`). */
 export const CONFIG_SCHEMA_FILE = 'toolvisor.schema.json'

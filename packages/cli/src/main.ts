@@ -6,8 +6,8 @@ import { describeCommand } from './commands/describe.js'
 import { mcpCommand } from './commands/mcp.js'
 import { serveCommand } from './commands/serve.js'
 import { CliError } from './errors.js'
+import { VERSION } from './internal/version.js'
 import { explain, type Io, processIo } from './output.js'
-import { VERSION } from './version.js'
 
 export const USAGE = `usage: toolvisor COMMAND [...]
 

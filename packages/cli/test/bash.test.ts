@@ -10,8 +10,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { createMcpServer } from '@toolvisor/mcp-server'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
-import { compose } from '../src/compose.js'
 import { ConfigFile, readConfig } from '../src/config.js'
+import { compose } from '../src/internal/compose.js'
 import { bin, run, startedId, tagged, tempDir } from './helpers.js'
 
 const opened: Array<{ close(): Promise<void>; tag?: string }> = []

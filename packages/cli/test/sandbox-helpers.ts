@@ -8,8 +8,8 @@ import { chmodSync, existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync
 import { join } from 'node:path'
 import type { ToolCallContext } from '@toolvisor/toolbox'
 import { afterAll, afterEach } from 'vitest'
-import { compose } from '../src/compose.js'
 import { ConfigFile } from '../src/config.js'
+import { compose } from '../src/internal/compose.js'
 
 export const isRoot = process.geteuid?.() === 0
 export const hasBwrap = existsSync('/usr/bin/bwrap')

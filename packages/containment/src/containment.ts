@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { type CgroupHost, enableIn, type Hierarchy, makeDir, removeDir, writeTo } from './host.js'
-import { alive } from './kill.js'
+import { alive } from './internal/kill.js'
 import { type CgroupLimits, type LimitWrite, liftWrites, limitWrites, needs, sameLimits } from './limits.js'
 import type { CgroupPlacement, WarmAnswer } from './placement.js'
 import { type Remover, Tree } from './tree.js'

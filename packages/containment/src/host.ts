@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
-import { makeDir, read, removeDir, writeTo } from './files.js'
+import { makeDir, read, removeDir, writeTo } from './internal/files.js'
 
-export { makeDir, openHeld, read, readHeld, removeDir, writeTo } from './files.js'
+export { makeDir, openHeld, read, readHeld, removeDir, writeTo } from './internal/files.js'
 
 /**
  * Where this host lets toolvisor keep a cgroup per launch (decision 0097): found once per process

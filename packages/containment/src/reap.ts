@@ -2,7 +2,7 @@ import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { CgroupHost, KillMethod } from './host.js'
 import { removeDir, writeTo } from './host.js'
-import { pidsIn } from './kill.js'
+import { pidsIn } from './internal/kill.js'
 import { isSameProcess } from './procfs.js'
 
 /**

@@ -12,7 +12,7 @@ import {
   removeDir,
   writeTo,
 } from './host.js'
-import { emptied, keyed, killTree, pidsIn } from './kill.js'
+import { emptied, keyed, killTree, pidsIn } from './internal/kill.js'
 
 /**
  * Removes a tree's cgroups elsewhere (the fork server): how many are still there, undefined when

@@ -16,7 +16,7 @@ import {
   warmAnswer,
   warmPayload,
 } from './fork-request.js'
-import { ServedChild, socketsOver } from './served-child.js'
+import { ServedChild, socketsOver } from './internal/served-child.js'
 
 /**
  * The runtime's side of the fork server (see `native/toolvisor-spawnd.c`): one per Node process

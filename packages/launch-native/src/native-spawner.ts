@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url'
 import { nativeProblem, nodeSpawner, type Spawner, type SpawnerFacts } from '@toolvisor/process-runtime'
 import { forkServer } from './fork-servers.js'
-import { StagedWriter } from './spill-direct.js'
+import { StagedWriter } from './internal/spill-direct.js'
 
 /**
  * `toolvisor-spawnd`, the fork server, as this package's build compiled it (its own directory:

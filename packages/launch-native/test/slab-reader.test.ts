@@ -3,8 +3,8 @@ import { join } from 'node:path'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ForkServer } from '../src/fork-server.js'
+import { MAX_SLAB, MIN_SLAB, SlabReader } from '../src/internal/slab-reader.js'
 import { builtForkServer } from '../src/native-spawner.js'
-import { MAX_SLAB, MIN_SLAB, SlabReader } from '../src/slab-reader.js'
 import { makeRuntime, output, tempDir, tool } from './helpers.js'
 
 const servers: ForkServer[] = []

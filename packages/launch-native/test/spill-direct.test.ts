@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
 import { SpillingOutput } from '../../process-runtime/src/internal/output.js'
-import { STAGE, StagedWriter } from '../src/spill-direct.js'
+import { STAGE, StagedWriter } from '../src/internal/spill-direct.js'
 import { generator, makeRuntime, randomBytes, tempDir, tool } from './helpers.js'
 
 /** Appends `data` in random pieces (1 byte to 300 KiB), reading back at random as it goes. */
@@ -150,7 +150,7 @@ describe('the spill file written past the page cache', () => {
     const script = `
       import { readFileSync } from 'node:fs'
       import { SpillingOutput } from ${JSON.stringify(new URL('../../process-runtime/dist/internal/output.js', import.meta.url).href)}
-      import { StagedWriter } from ${JSON.stringify(new URL('../dist/spill-direct.js', import.meta.url).href)}
+      import { StagedWriter } from ${JSON.stringify(new URL('../dist/internal/spill-direct.js', import.meta.url).href)}
       const data = Buffer.alloc(3 * 1024 * 1024 + 5).map((_, i) => i % 251)
       const output = new SpillingOutput({ limit: 10, tailBytes: 10, spill: ${JSON.stringify(file)}, stages: (fd) => StagedWriter.open(fd) })
       for (let at = 0; at < data.length; at += 70_000) output.append(data.subarray(at, at + 70_000))

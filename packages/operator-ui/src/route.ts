@@ -5,12 +5,12 @@ import { type Asset, loadAssets } from './assets.js'
 import { ACTIONS_KEPT, act, type ControlContext } from './control.js'
 import { UiError } from './errors.js'
 import { peerOf, send, sendText } from './http.js'
-import { StateHub } from './live.js'
-import { logIn, loginForm } from './login.js'
-import { clearedCookie, Logins } from './logins.js'
+import { StateHub } from './internal/live.js'
+import { logIn, loginForm } from './internal/login.js'
+import { clearedCookie, Logins } from './internal/logins.js'
+import type { EventStream } from './internal/sse.js'
+import { eventPage, type ReadContext, stateStream, stderrPage, tailStream } from './internal/streams.js'
 import { type ActionView, type MailView, type RestartsOf, reportedRestarts, snapshot } from './snapshot.js'
-import type { EventStream } from './sse.js'
-import { eventPage, type ReadContext, stateStream, stderrPage, tailStream } from './streams.js'
 
 /** What the operator page shows and acts on. */
 export interface OperatorPageOptions {

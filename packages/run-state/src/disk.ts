@@ -2,7 +2,7 @@ import { type Dirent, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { isSameProcess } from '@toolvisor/containment'
 import type { HeldDirectory } from './held-dir.js'
-import type { OwnerRecord } from './recovery.js'
+import type { OwnerRecord } from './internal/recovery.js'
 import type { SpillAllowance } from './spill-cut.js'
 import { eachRun } from './state-dir.js'
 

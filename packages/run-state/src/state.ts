@@ -7,8 +7,8 @@ import { fileURLToPath } from 'node:url'
 import { procStat, startTimeOf } from '@toolvisor/containment'
 import type { Placeholder } from '@toolvisor/launchers'
 import { HeldDirectory } from './held-dir.js'
+import { type LogRecord, MARKER_VARIABLE, type OwnerRecord, recoverDeadRuns } from './internal/recovery.js'
 import type { LostProcess } from './lost.js'
-import { type LogRecord, MARKER_VARIABLE, type OwnerRecord, recoverDeadRuns } from './recovery.js'
 import { trustStateDir } from './state-dir.js'
 
 export { MARKER_VARIABLE }
@@ -179,7 +179,7 @@ export class RunState {
 
 /** The watchdog, handed the run directory held (its fd 3): it reads the log of that very directory. */
 function startWatchdog(runDir: string, held: HeldDirectory): ChildProcess | undefined {
-  const script = fileURLToPath(new URL('./watchdog.js', import.meta.url))
+  const script = fileURLToPath(new URL('./internal/watchdog.js', import.meta.url))
   if (!existsSync(script) || held.fd === undefined) return undefined
   const child = spawn(process.execPath, [script, runDir], {
     detached: true,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
 import { procStat } from '@toolvisor/containment'
-import { SCAN_PASSES } from './recovery.js'
+import { SCAN_PASSES } from './internal/recovery.js'
 import { MARKER_VARIABLE } from './state.js'
 
 /** How long processes are collected before one scan of /proc covers them all, when a caller waits. */

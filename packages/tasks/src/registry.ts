@@ -1,8 +1,8 @@
 import type { LostProcess, ManagedProcess, ProcessExit, ProcessRuntime } from '@toolvisor/process-runtime'
 import { bytesOf, type Entry, info, lostEntry, pageOf, waitEnd, wake } from './entry.js'
 import { TasksError } from './errors.js'
-import { TaskIds } from './ids.js'
-import { TaskSignals } from './signals.js'
+import { TaskIds } from './internal/ids.js'
+import { TaskSignals } from './internal/signals.js'
 import type {
   AddTaskOptions,
   TaskBytes,

@@ -34,7 +34,8 @@ async function childToolvisor() {
   const root = mkdtempSync(join(tmpdir(), 'tv-bench-flood-'))
   const kernel = new Kernel()
   kernel.use(describePlugin)
-  kernel.use(runtimePlugin, { stateDir: join(root, 'state'), stateBytes: 4 * BYTES })
+  // The spill file must hold every byte: the cap (spillBytes, 256 MiB by default) and the budget above it.
+  kernel.use(runtimePlugin, { stateDir: join(root, 'state'), stateBytes: 4 * BYTES, spillBytes: 2 * BYTES })
   kernel.use(tasksPlugin)
   kernel.use(toolboxPlugin, {})
   kernel.use(mailboxPlugin, {})

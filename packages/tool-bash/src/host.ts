@@ -1,7 +1,7 @@
 import { token } from '@toolvisor/kernel'
 import type { TaskInfo, TaskRegistry } from '@toolvisor/tasks'
 import { BashError } from './errors.js'
-import { stopped } from './render.js'
+import { stopped } from './internal/render.js'
 
 /** One background shell as a host sees it (seed 004's `BackgroundShellInfo`). */
 export interface BackgroundShellInfo {

@@ -1,11 +1,11 @@
 import type { TaskCompletion } from '@toolvisor/tasks'
 import type { Guidance, Tool } from '@toolvisor/toolbox'
 import type { ProfileName } from './config.js'
+import { completionNotice } from './internal/render.js'
 import { dshBash, dshKill, dshOutput } from './profiles/claude-code-like.js'
 import { toolnexusBash, toolnexusKill, toolnexusOutput } from './profiles/codex-like.js'
 import type { BashServices } from './profiles/common.js'
 import { hyperhiveKill, hyperhiveReport, hyperhiveRun, hyperhiveStatus } from './profiles/daemon-like.js'
-import { completionNotice } from './render.js'
 
 /**
  * One seed's words over the same tasks and launcher: adding a profile adds words, not machinery

@@ -5,13 +5,13 @@ import { RuntimeToken } from '@toolvisor/process-runtime'
 import { SessionsToken, TasksToken } from '@toolvisor/tasks'
 import { ModesToken, OneshotsToken, ToolsToken } from '@toolvisor/toolbox'
 import { z } from 'zod'
-import { Handles } from './handles.js'
-import { processesTool } from './processes-tool.js'
+import { Handles } from './internal/handles.js'
+import { processesTool } from './internal/processes-tool.js'
+import type { Service } from './internal/service.js'
+import { serviceHandler } from './internal/service-handler.js'
+import { wireSessionMail } from './internal/session-mail.js'
 import { processesReadBack } from './read-back.js'
 import { DEFAULT_RESTART } from './restart.js'
-import type { Service } from './service.js'
-import { serviceHandler } from './service-handler.js'
-import { wireSessionMail } from './session-mail.js'
 
 const positive = z.number().int().positive()
 

@@ -5,7 +5,8 @@ import { EnvironmentPolicyConfig, RAW_ONESHOT, RuntimeToken } from '@toolvisor/p
 import { type Sessions, SessionsToken, TasksToken } from '@toolvisor/tasks'
 import { z } from 'zod'
 import { type BinaryToolDeps, type CallOptions, type LoadedTool, toolsOf } from './binary-tool.js'
-import { type HelpOptions, helpTool } from './help.js'
+import { type HelpOptions, helpTool } from './internal/help.js'
+import { oneshotHandler } from './internal/oneshot.js'
 import {
   type EntryOptions,
   type LoadOptions,
@@ -15,7 +16,6 @@ import {
   type ToolboxEntry,
 } from './loader.js'
 import { createModes, type Modes } from './modes.js'
-import { oneshotHandler } from './oneshot.js'
 import { createOneshots } from './oneshots.js'
 import { createToolRegistry } from './registry.js'
 import { type Served, serve } from './serve.js'

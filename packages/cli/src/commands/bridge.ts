@@ -2,9 +2,9 @@ import { join, resolve } from 'node:path'
 import { bridgeStdio } from '@toolvisor/mcp-server'
 import { defaultStateDir } from '@toolvisor/process-runtime'
 import { CliError } from '../errors.js'
+import { withShutdownSignals } from '../internal/signals.js'
+import { tokenIn } from '../internal/token.js'
 import { type Io, logTo } from '../output.js'
-import { withShutdownSignals } from '../signals.js'
-import { tokenIn } from '../token.js'
 
 /** The flags of `toolvisor mcp --connect`. */
 export interface BridgeFlags {

@@ -1,12 +1,12 @@
 import { visibleLine, visibleText } from '@toolvisor/answers'
 import type { LoadedTool, Tool, ToolProgress, ToolResult } from '@toolvisor/toolbox'
-import { type Composed, compose, reportLost } from '../compose.js'
 import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
-import { configFileOf, configOf, type FlagValues, parseLine, usageOf } from '../flags.js'
+import { type Composed, compose, reportLost } from '../internal/compose.js'
+import { configFileOf, configOf, type FlagValues, parseLine, usageOf } from '../internal/flags.js'
+import { withShutdownSignals } from '../internal/signals.js'
+import { checkToolboxes, entryOf, type FoundTool, findTool, isToolPath } from '../internal/toolboxes.js'
 import { type Io, logTo } from '../output.js'
-import { withShutdownSignals } from '../signals.js'
-import { checkToolboxes, entryOf, type FoundTool, findTool, isToolPath } from '../toolboxes.js'
 
 /** `toolvisor call --help`. */
 export const CALL_USAGE = usageOf(

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Sessions } from '@toolvisor/tasks'
 import type { ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
-import { compose } from '../compose.js'
 import type { Config } from '../config.js'
-import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
+import { compose } from '../internal/compose.js'
+import { configFileOf, configOf, parseLine, usageOf } from '../internal/flags.js'
 import { human, type Io } from '../output.js'
 
 /** `toolvisor demo --help`. */

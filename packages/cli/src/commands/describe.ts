@@ -2,10 +2,10 @@ import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { visibleJson, visibleLine } from '@toolvisor/answers'
 import type { LoadedTool, Tool, ToolRegistry } from '@toolvisor/toolbox'
-import { compose } from '../compose.js'
-import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
+import { compose } from '../internal/compose.js'
+import { configFileOf, configOf, parseLine, usageOf } from '../internal/flags.js'
+import { entryOf } from '../internal/toolboxes.js'
 import { human, type Io } from '../output.js'
-import { entryOf } from '../toolboxes.js'
 
 /** `toolvisor describe --help`. */
 export const DESCRIBE_USAGE = usageOf(

@@ -1,12 +1,12 @@
 import { serveStdio } from '@toolvisor/mcp-server'
 import type { Served } from '@toolvisor/toolbox'
-import { type Composed, compose, reportLost, sessionBounds } from '../compose.js'
 import type { Config } from '../config.js'
-import { configFileOf, configOf, parseLine, usageOf } from '../flags.js'
+import { type Composed, compose, reportLost, sessionBounds } from '../internal/compose.js'
+import { configFileOf, configOf, parseLine, usageOf } from '../internal/flags.js'
+import { withShutdownSignals } from '../internal/signals.js'
+import { checkToolboxes } from '../internal/toolboxes.js'
+import { VERSION } from '../internal/version.js'
 import { explain, human, type Io, logTo } from '../output.js'
-import { withShutdownSignals } from '../signals.js'
-import { checkToolboxes } from '../toolboxes.js'
-import { VERSION } from '../version.js'
 import { bridgeCommand } from './bridge.js'
 
 /** `toolvisor mcp --help`. */

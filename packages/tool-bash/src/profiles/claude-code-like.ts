@@ -6,6 +6,7 @@
 
 import type { TaskInfo } from '@toolvisor/tasks'
 import { required, type Tool, type ToolCallContext, type ToolResult } from '@toolvisor/toolbox'
+import type { BashOptions } from '../config.js'
 import {
   anyString,
   escalationMode,
@@ -17,12 +18,11 @@ import {
   taskId,
   taskName,
   text,
-} from '../args.js'
-import type { BashOptions } from '../config.js'
-import { callMode } from '../escalation.js'
+} from '../internal/args.js'
+import { callMode } from '../internal/escalation.js'
+import { outputText, renderRun, runEnd, spills } from '../internal/render.js'
+import { handOver } from '../internal/task-handover.js'
 import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from '../present.js'
-import { outputText, renderRun, runEnd, spills } from '../render.js'
-import { handOver } from '../task-handover.js'
 import {
   answer,
   type BashServices,

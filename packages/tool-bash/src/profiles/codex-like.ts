@@ -6,8 +6,8 @@
 
 import type { TaskInfo } from '@toolvisor/tasks'
 import { required, type Tool } from '@toolvisor/toolbox'
-import { flag, positive, taskId, text } from '../args.js'
-import { delta, spills, stopped } from '../render.js'
+import { flag, positive, taskId, text } from '../internal/args.js'
+import { delta, spills, stopped } from '../internal/render.js'
 import { answer, type BashServices, readTask, runCommand, stopTask } from './common.js'
 import { bashTool } from './tool.js'
 

@@ -9,12 +9,12 @@ import type { SessionInfo, TaskBytes, TaskInfo, TaskRegistry } from '@toolvisor/
 import type { Approval, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
 import type { BashOptions } from '../config.js'
 import { BashError } from '../errors.js'
-import type { StandingModes } from '../escalation.js'
-import type { Command, Launch, Launcher } from '../launcher.js'
+import type { StandingModes } from '../internal/escalation.js'
+import type { Command, Launch, Launcher } from '../internal/launcher.js'
+import { refuseOverCap, type TaskCap } from '../internal/pending.js'
+import { denialLines, renderRun, runEnd, spills } from '../internal/render.js'
+import { workdirOf } from '../internal/workdir.js'
 import { DENIAL_TAIL_BYTES, type SandboxMode } from '../modes.js'
-import { refuseOverCap, type TaskCap } from '../pending.js'
-import { denialLines, renderRun, runEnd, spills } from '../render.js'
-import { workdirOf } from '../workdir.js'
 
 /** What the tools of a profile run on. */
 export interface BashServices {

@@ -12,8 +12,8 @@ import {
   type ToolCallContext,
   type ToolResult,
 } from '@toolvisor/toolbox'
-import { BASH_ARGS } from '../args.js'
 import { BashError } from '../errors.js'
+import { BASH_ARGS } from '../internal/args.js'
 import { ANNOTATIONS } from '../present.js'
 import { answer } from './common.js'
 
