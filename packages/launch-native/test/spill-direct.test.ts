@@ -7,7 +7,7 @@ import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
-import { SpillingOutput } from '../../process-runtime/src/internal/output.js'
+import { SpillingOutput } from '../../process-output/src/internal/spilling-output.js'
 import { STAGE, StagedWriter } from '../src/internal/spill-direct.js'
 import { generator, makeRuntime, randomBytes, tempDir, tool } from './helpers.js'
 

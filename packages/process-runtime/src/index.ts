@@ -16,15 +16,28 @@ export {
   RuntimeErrorCodes,
   sandboxMechanismToken,
 } from '@toolvisor/launchers'
+export type {
+  CapturedOutput,
+  DecodeSink,
+  EventPage,
+  EventValue,
+  InvalidEvent,
+  ProcessCounters,
+  ProcessOutputView,
+  SequencedEvent,
+  SpillStages,
+  StreamBytes,
+  StreamRange,
+} from '@toolvisor/process-output'
+export { endOf, newestBytes } from '@toolvisor/process-output'
+export type { Account } from '@toolvisor/run-as'
+export { setprivRunAs } from '@toolvisor/run-as'
 export type { SpillAllowance, SpillCut } from '@toolvisor/run-state'
 export { spillCutText, trustStateDir } from '@toolvisor/run-state'
-export type { Account } from './internal/accounts.js'
-export type { DecodeSink, EventValue, InvalidEvent } from './internal/decode.js'
 export type { EnvdirVariables } from './internal/envdir.js'
 export type { EnvdirPermissions } from './internal/envdir-root.js'
 export type { EffectivePolicy, EnvironmentPolicy } from './internal/environment.js'
 export { CORE_VARIABLES, DEFAULT_EXCLUDES, inherited } from './internal/environment.js'
-export type { EventPage, SequencedEvent } from './internal/event-log.js'
 export { builtExecHelper, nativeProblem } from './internal/exec-helper.js'
 export type { AppliedLimits, LimitsPolicy } from './internal/limits.js'
 export { HOUSE_LIMITS, show as showLimit } from './internal/limits.js'
@@ -32,12 +45,9 @@ export type { OwnPathOption } from './internal/own-paths.js'
 export { installation } from './internal/own-paths.js'
 export type { PlainProcessSpec } from './internal/plain.js'
 export { signalGroup } from './internal/process-util.js'
-export { setprivRunAs } from './internal/run-as.js'
 export type { ExtraStream } from './internal/spawn.js'
 export { assemble, openFailure, pinFailure, spawnLaunch, typeFailure, wireExtras } from './internal/spawn.js'
 export type { StartedWith } from './internal/started-with.js'
-export type { StreamBytes, StreamRange } from './internal/stream-bytes.js'
-export { endOf, newestBytes } from './internal/stream-bytes.js'
 export { defaultStateDir, EnvironmentPolicyConfig, RuntimeConfig, runtimePlugin } from './plugin.js'
 export { RAW_ONESHOT, Runtime } from './runtime.js'
 export type {
@@ -47,14 +57,12 @@ export type {
   Spawner,
   SpawnerFacts,
   SpawnOptions,
-  SpillStages,
   WarmAnswer,
   WarmPlan,
 } from './spawner.js'
 export { nodeSpawner } from './spawner.js'
 export { RuntimeToken, spawnerToken } from './tokens.js'
 export type {
-  CapturedOutput,
   ContainmentFacts,
   EndReason,
   LaunchFacts,
@@ -64,9 +72,7 @@ export type {
   ManagedProcess,
   PreparedTool,
   PrepareInput,
-  ProcessCounters,
   ProcessExit,
-  ProcessOutputView,
   ProcessRuntime,
   ResolvedRuntimeOptions,
   RunContext,

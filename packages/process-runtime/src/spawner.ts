@@ -1,9 +1,11 @@
 import type { Readable, Writable } from 'node:stream'
 import type { CgroupPlacement } from '@toolvisor/containment'
 import type { Launch } from '@toolvisor/launchers'
+import type { SpillStages } from '@toolvisor/process-output'
 import { type Spawned, spawnLaunch } from './internal/spawn.js'
 
 export type { CgroupPlacement, WarmAnswer, WarmPlan } from '@toolvisor/containment'
+export type { SpillStages } from '@toolvisor/process-output'
 export type { Spawned }
 
 /**
@@ -62,21 +64,6 @@ export interface Child {
     event: 'exit',
     listener: (code: number | null, signal: NodeJS.Signals | null, why?: string) => void,
   ): this
-}
-
-/** Writes of a spill file in stages (`launch-native`'s O_DIRECT writer); what it holds is overlaid on reads. */
-export interface SpillStages {
-  /** Why writing failed: bytes from then on are not in the file. */
-  readonly error: Error | undefined
-  /** Memory it holds: the stage being filled and those in flight. */
-  readonly heldBytes: number
-  write(bytes: Buffer): void
-  /** Copies what it holds of `[offset, offset + into.length)` over `into`. */
-  overlay(into: Buffer, offset: number): void
-  flush(): void
-  /** Resolves once the file holds every byte appended so far. */
-  drained(): Promise<void>
-  close(): void
 }
 
 /** Node's own spawn: a launch forked from this process, FIFOs for its stdio, no cgroup placement. */

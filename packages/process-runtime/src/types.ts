@@ -1,15 +1,14 @@
 import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec, RuntimeSpec } from '@toolvisor/describe-v2'
 import type { RunAsMechanism, RunAsTarget, SandboxMechanism, SandboxPolicy } from '@toolvisor/launchers'
+import type { ProcessOutputView, SequencedEvent } from '@toolvisor/process-output'
+import type { Account } from '@toolvisor/run-as'
 import type { LostProcess } from '@toolvisor/run-state'
-import type { Account } from './internal/accounts.js'
 import type { EffectivePolicy, EnvironmentPolicy } from './internal/environment.js'
-import type { SequencedEvent } from './internal/event-log.js'
 import type { AppliedLimits } from './internal/limits.js'
 import type { PlainProcessSpec } from './internal/plain.js'
 import type { StartedWith } from './internal/started-with.js'
 import type { RuntimeOptions } from './options.js'
-import type { ProcessOutputView } from './output-view.js'
 
 /** A tool after load: its declarations checked against what the operator configured. */
 export interface PreparedTool {
@@ -168,7 +167,6 @@ export interface ManagedProcess {
 
 export type { LostProcess } from '@toolvisor/run-state'
 export type { RuntimeOptions } from './options.js'
-export type { CapturedOutput, ProcessCounters, ProcessOutputView } from './output-view.js'
 
 /** The options a runtime may be given without a default: they stay optional once it resolved them. */
 export type UndefaultedRuntimeOption =

@@ -14,6 +14,7 @@ import {
 import { join } from 'node:path'
 import type { RuntimeSpec, SandboxDeclaration } from '@toolvisor/describe-v2'
 import { LoadingError } from '@toolvisor/describe-v2'
+import { runuserRunAs } from '@toolvisor/run-as'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   createLaunchers,
@@ -23,7 +24,6 @@ import {
   setprivRunAs,
 } from '../src/index.js'
 import { readEnvdir } from '../src/internal/envdir.js'
-import { runuserRunAs } from '../src/internal/run-as.js'
 import { createTestUser, loggedMechanism as guideMechanism, type TestUser } from '../src/testing.js'
 import { fixture, makeRuntime, output, processSpec, runtimeSpec, tempDir } from './helpers.js'
 
@@ -407,28 +407,5 @@ describe('sandbox declarations', () => {
     expect(error.message).toBe(
       `${path}: $.runtime.sandbox: no mechanism honours every declared field (auto): bwrap: net: bwrap: not found; landlock: net: needs ABI 9`,
     )
-  })
-})
-
-describe('run_as mechanisms', () => {
-  it("run setpriv by its absolute path, so a tool's PATH cannot choose what runs as root; the group is the user's primary one", async () => {
-    const setpriv = setprivRunAs()
-    await setpriv.qualify({ user: 'nobody' })
-    const launch = setpriv.wrap(
-      { file: '/t/tool', args: ['run'], env: { PATH: '/evil' }, cwd: '/', extraFds: [] },
-      { user: 'nobody' },
-    )
-    const gid = execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim()
-    expect(launch.file).toBe('/usr/bin/setpriv')
-    expect(launch.args).toEqual([
-      '--reuid',
-      'nobody',
-      '--regid',
-      gid,
-      '--init-groups',
-      '--',
-      '/t/tool',
-      'run',
-    ])
   })
 })

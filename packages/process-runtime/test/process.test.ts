@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
+import { isInvalidEvent } from '@toolvisor/process-output'
 import { describe, expect, it } from 'vitest'
 import type { SequencedEvent } from '../src/index.js'
-import { isInvalidEvent } from '../src/internal/decode.js'
 import { eventually } from '../src/testing.js'
 import { fixture, makeRuntime, output, tool } from './helpers.js'
 

@@ -1,5 +1,5 @@
+import type { Account } from '@toolvisor/run-as'
 import type { PreparedTool, RunContext } from '../types.js'
-import type { Account } from './accounts.js'
 import { readEnvdir } from './envdir.js'
 
 /**

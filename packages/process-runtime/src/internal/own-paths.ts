@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { OwnPath, SandboxPolicy } from '@toolvisor/launchers'
-import { type AccessNeed, type Account, missingAccess } from './accounts.js'
+import { type AccessNeed, type Account, missingAccess } from '@toolvisor/run-as'
 import { type Fail, isInside } from './policy.js'
 
 /** A path of the host's own, as a host hands it to the runtime (`RuntimeOptions.ownPaths`). */

@@ -2,22 +2,22 @@ import { mkdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { type LimitsSpec, LoadingError } from '@toolvisor/describe-v2'
 import type { Launchers, OwnPath, RunAsMechanism, RunAsTarget, SandboxPolicy } from '@toolvisor/launchers'
-import type { LaunchFacts, PreparedTool, PrepareInput, RuntimeOptions } from '../types.js'
 import {
   type AccessNeed,
   type Account,
   groupIdsOf,
   lookupAccount,
   missingAccess,
+  refuseUnlistedRunAs,
   selfAccount,
-} from './accounts.js'
+} from '@toolvisor/run-as'
+import type { LaunchFacts, PreparedTool, PrepareInput, RuntimeOptions } from '../types.js'
 import type { EnvdirRootGuard } from './envdir-root.js'
 import { effectivePolicy } from './environment.js'
 import { type AppliedLimits, applyLimits, HOUSE_LIMITS, type LimitFacts } from './limits.js'
 import { chooseMechanism, runAsMechanismOf } from './mechanism-choice.js'
 import { reachableOwn, refuseOwn } from './own-paths.js'
 import { type Fail, isInside, resolvePolicy } from './policy.js'
-import { refuseUnlistedRunAs } from './run-as-allow.js'
 
 /** The default `--sandbox-user`. */
 export const DEFAULT_SANDBOX_USER = 'nobody'

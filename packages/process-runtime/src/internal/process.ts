@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream'
 import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
 import type { ProcessControl } from '@toolvisor/launchers'
+import { ProcessOutput } from '@toolvisor/process-output'
 import type { Child } from '../spawner.js'
 import type { EndReason, Lifecycle, ManagedProcess, ProcessExit, StartOptions } from '../types.js'
 import {
@@ -12,7 +13,6 @@ import {
   wireStdin,
   writeEvent,
 } from './process-launch.js'
-import { ProcessOutput } from './process-output.js'
 import { cancelSequence, ProcessTimers } from './process-timers.js'
 import { cleanUp, exitOf, type ProcessTree } from './process-tree.js'
 import { drained, signalGroup } from './process-util.js'

@@ -3,8 +3,8 @@
  * resolved (which user, which envdir)"): what `processes status` shows of a handle or a task.
  */
 
+import { selfAccount } from '@toolvisor/run-as'
 import type { PreparedTool } from '../types.js'
-import { selfAccount } from './accounts.js'
 import type { AppliedLimits } from './limits.js'
 import { workingDirectory } from './process-util.js'
 

@@ -1,6 +1,6 @@
 import { createDecoder, type DecodeOptions, type EventValue } from './decode.js'
-import type { SpillingOutput } from './output.js'
 import { Ring } from './ring.js'
+import type { SpillingOutput } from './spilling-output.js'
 
 /** One event with its absolute position in everything the process produced (0-based). */
 export interface SequencedEvent {

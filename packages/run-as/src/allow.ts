@@ -2,9 +2,11 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { CLEAN_ENVIRONMENT, pinnedExecutable, type RunAsTarget } from '@toolvisor/launchers'
 import { lookupAccount } from './accounts.js'
-import type { Fail } from './policy.js'
 
 const run = promisify(execFile)
+
+/** Refuses the declaration (it throws): the error's code, the field refused, and why. */
+export type RunAsRefusal = (code: 'RUNTIME_ERR_RUN_AS_NOT_ALLOWED', field: string, reason: string) => never
 
 /** The entry of `runAsAllow` that allows any user but root (decision 0092). */
 export const ANY_USER_BUT_ROOT = '*'
@@ -21,7 +23,7 @@ export const ANY_USER_BUT_ROOT = '*'
 export async function refuseUnlistedRunAs(
   target: RunAsTarget,
   allow: readonly string[],
-  fail: Fail,
+  fail: RunAsRefusal,
 ): Promise<void> {
   const listed = allow.includes(target.user)
   if (!listed && !allow.includes(ANY_USER_BUT_ROOT)) {

@@ -1,7 +1,7 @@
 import { closeSync, constants, readSync, writeSync } from 'node:fs'
 import type { SpillAllowance, SpillCut } from '@toolvisor/run-state'
 import { fileAt, type HeldFile } from '@toolvisor/run-state'
-import type { SpillStages } from '../spawner.js'
+import type { SpillStages } from '../stages.js'
 
 /**
  * One output stream of a process: the first `limit` bytes in memory (for results), a rolling tail

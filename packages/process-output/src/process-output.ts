@@ -2,16 +2,34 @@ import type { ProcessSpec } from '@toolvisor/describe-v2'
 import { RuntimeError } from '@toolvisor/launchers'
 import type { HeldDirectory } from '@toolvisor/run-state'
 import { lineKeptText, type SpillAllowance } from '@toolvisor/run-state'
-import type { SpillStages } from '../spawner.js'
-import type { CapturedOutput, ProcessCounters, ProcessOutputView, ProcessRuntime } from '../types.js'
-import { createDecoder, type Decoder } from './decode.js'
-import { EventLog, type EventPage, type SequencedEvent } from './event-log.js'
-import { LineFramer } from './framing.js'
-import { SpillingOutput } from './output.js'
-import { Ring } from './ring.js'
+import { createDecoder, type Decoder } from './internal/decode.js'
+import { EventLog, type EventPage, type SequencedEvent } from './internal/event-log.js'
+import { LineFramer } from './internal/framing.js'
+import { Ring } from './internal/ring.js'
+import { SpillingOutput } from './internal/spilling-output.js'
+import type { SpillStages } from './stages.js'
+import type { CapturedOutput, ProcessCounters, ProcessOutputView } from './view.js'
 
 /** Longest stderr line kept whole in the stderr ring. */
 const MAX_STDERR_LINE = 16 * 1024
+
+/** The bounds of a process's output: the runtime's options of the same names (`RuntimeOptions`). */
+export interface OutputBounds {
+  /** Output events kept in the ring. */
+  readonly ringEvents: number
+  /** The most stdout bytes the ring's events may stand for; older ones are read back from the spill file. */
+  readonly ringBytes: number
+  /** stderr lines kept. */
+  readonly ringStderrLines: number
+  /** Bytes of each stream kept in memory for results; the rest spills. */
+  readonly resultBytes: number
+  /** Longest stdout line kept whole. */
+  readonly maxLineBytes: number
+  /** Bytes kept of the end of each stream for error reports. */
+  readonly tailBytes: number
+  /** The most bytes one stream's spill file keeps. */
+  readonly spillBytes: number
+}
 
 /** What a process's output needs to know. */
 export interface OutputOptions {
@@ -20,7 +38,7 @@ export interface OutputOptions {
   readonly spillDir: HeldDirectory
   /** The disk budget every spill write asks first (the runtime's `DiskBudget`). */
   readonly allowance?: SpillAllowance
-  readonly options: ProcessRuntime['options']
+  readonly options: OutputBounds
   /** The in-memory bound of each stream before it spills, over `options.resultBytes`. */
   readonly resultBytes?: number
   readonly spec: ProcessSpec
@@ -40,7 +58,7 @@ export interface OutputOptions {
  * its events. One job: turning bytes into what callers read, bounded (`ProcessOutputView`).
  */
 export class ProcessOutput implements ProcessOutputView {
-  readonly events: EventLog
+  readonly #events: EventLog
   readonly #stdout: SpillingOutput
   readonly #stderr: SpillingOutput
   readonly #stderrLines: Ring<string>
@@ -73,7 +91,7 @@ export class ProcessOutput implements ProcessOutputView {
       lineKept: (offset: number, length: number) =>
         lineKeptText({ cut: stdout.spillCut, failed: stdout.spillError !== undefined }, offset, length),
     }
-    this.events = new EventLog({
+    this.#events = new EventLog({
       capacity: runtime.ringEvents,
       maxBytes: runtime.ringBytes,
       decode,
@@ -84,7 +102,7 @@ export class ProcessOutput implements ProcessOutputView {
     this.#decoder = createDecoder(decode, {
       event: (value, offset, invalid) => this.#event(value, offset, invalid),
       ready: (offset) => {
-        this.events.markReady(offset)
+        this.#events.markReady(offset)
         options.onReady()
       },
     })
@@ -101,12 +119,12 @@ export class ProcessOutput implements ProcessOutputView {
 
   counters(): ProcessCounters {
     return {
-      events: this.events.total,
+      events: this.#events.total,
       invalidEvents: this.#invalid,
       stdoutBytes: this.#stdout.total,
       stderrBytes: this.#stderr.total,
       stdinEvents: this.#stdinEvents(),
-      elided: this.events.first,
+      elided: this.#events.first,
     }
   }
 
@@ -150,7 +168,7 @@ export class ProcessOutput implements ProcessOutputView {
   }
 
   tail(n: number): SequencedEvent[] {
-    return this.events.last(n)
+    return this.#events.last(n)
   }
 
   stderrLines(n: number): string[] {
@@ -158,7 +176,7 @@ export class ProcessOutput implements ProcessOutputView {
   }
 
   read(from: number, max: number): EventPage {
-    return this.events.read(from, max)
+    return this.#events.read(from, max)
   }
 
   stdout(): CapturedOutput {
@@ -174,12 +192,12 @@ export class ProcessOutput implements ProcessOutputView {
   }
 
   heldBytes(): number {
-    return this.events.heldBytes + this.#stdout.heldBytes + this.#stderr.heldBytes
+    return this.#events.heldBytes + this.#stdout.heldBytes + this.#stderr.heldBytes
   }
 
   /** Moves the events and output of a finished process to its spill files, freeing the memory. */
   compact(): void {
-    if (this.#stdout.compact()) this.events.compact()
+    if (this.#stdout.compact()) this.#events.compact()
     this.#stderr.compact()
   }
 
@@ -192,7 +210,7 @@ export class ProcessOutput implements ProcessOutputView {
   }
 
   #event(value: unknown, offset: number, invalid: boolean): void {
-    const seq = this.events.append(value, offset)
+    const seq = this.#events.append(value, offset)
     if (invalid) this.#invalid++
     this.#onActivity()
     const listeners = this.#listeners

@@ -1,5 +1,5 @@
 import type { SpillCut } from '@toolvisor/run-state'
-import type { ProcessOutputView } from '../types.js'
+import type { ProcessOutputView } from './view.js'
 
 /** Bytes of one output stream of a process, as a bounded read returns them. */
 export interface StreamBytes {
