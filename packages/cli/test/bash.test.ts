@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { ConfigFile, readConfig } from '../src/config.js'
 import { compose } from '../src/internal/compose.js'
 import { bin, run, startedId, tagged, tempDir } from './helpers.js'
+import { bridgeFlags } from './serve-helpers.js'
 
 const opened: Array<{ close(): Promise<void>; tag?: string }> = []
 afterEach(async () => {
@@ -333,15 +334,7 @@ describe('two MCP sessions through toolvisor serve', () => {
     daemon.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')))
     const at = / at (http:\/\/\S+\/mcp) /
     expect(await eventually(() => at.test(log), 20_000), log).toBe(true)
-    const bridge = (session: string) =>
-      served([
-        '--connect',
-        at.exec(log)![1]!,
-        '--session',
-        session,
-        '--token-file',
-        join(state, 'serve.token'),
-      ])
+    const bridge = (session: string) => served(bridgeFlags(at.exec(log)![1]!, state, session))
     const alice = await bridge('alice')
     const bob = await bridge('bob')
     expect(await alice.call('bash', bg('sleep 30'))).toBe('started background task bash-1')
@@ -387,12 +380,7 @@ describe('two MCP sessions through toolvisor serve', () => {
     expect(await eventually(() => at.test(log), 20_000), log).toBe(true)
     const url = at.exec(log)![1]!
     const flags = (session: string, workspace?: string) => [
-      '--connect',
-      url,
-      '--session',
-      session,
-      '--token-file',
-      join(state, 'serve.token'),
+      ...bridgeFlags(url, state, session),
       ...(workspace ? ['--workspace', workspace] : []),
     ]
     const pwd = { command: 'pwd', description: 'where am I' }

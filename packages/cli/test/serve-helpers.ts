@@ -79,9 +79,14 @@ export async function connect(url: string, token: string, sessionId?: string, na
 export const textOf = (result: unknown) =>
   (result as { content: Array<{ text: string }> }).content.map((c) => c.text).join('\n')
 
+/** The flags of `toolvisor mcp` as a bridge to the serve at `address` whose state directory is `state`, as `session`. */
+export function bridgeFlags(address: string, state: string, session: string): string[] {
+  return ['--connect', address, '--session', session, '--token-file', join(state, 'serve.token')]
+}
+
 /** The arguments of a bridge to the serve at `address` whose state directory is `state`, as `session`. */
 export function bridgeArgs(address: string, state: string, session: string): string[] {
-  return ['mcp', '--connect', address, '--session', session, '--token-file', join(state, 'serve.token')]
+  return ['mcp', ...bridgeFlags(address, state, session)]
 }
 
 /** One turn of a stdio client: a bridge `toolvisor mcp --connect ADDR --session NAME`. */
