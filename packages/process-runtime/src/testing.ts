@@ -21,9 +21,10 @@ import { processesWithVariable, procStat } from '@toolvisor/containment'
 
 export { markedProcesses } from '@toolvisor/containment'
 export { box, boxesHere, type CgroupBox, forker } from '@toolvisor/containment/testing'
+export { deadRun } from '@toolvisor/run-state/testing'
 export { type UnixDatagramSink, unixDatagramSink } from './internal/datagram-sink.js'
 export { loggedMechanism } from './internal/logged-mechanism.js'
-export { deadRun, output, preparedTool, processSpec, runtimeSpec } from './internal/test-specs.js'
+export { output, preparedTool, processSpec, runtimeSpec } from './internal/test-specs.js'
 
 /** A throwaway user with its own primary group and one supplementary group. */
 export interface TestUser {
