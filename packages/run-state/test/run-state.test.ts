@@ -1,19 +1,11 @@
 /** A run's directory, its log and what the next start makes of a run that died (decisions 0092, 0097). */
 import { spawn } from 'node:child_process'
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { procStat } from '@toolvisor/containment'
 import { describe, expect, it } from 'vitest'
 import { keptLost, MARKER_VARIABLE, markTold, RunState } from '../src/index.js'
+import { deadRun } from '../src/testing.js'
 import { onCleanup, tempDir } from './helpers.js'
 
 const WEEK_MS = 7 * 24 * 3600_000
@@ -40,15 +32,6 @@ async function sleeper(marker: string): Promise<{ pid: number; ended: Promise<No
     }
   })
   return { pid: child.pid!, ended }
-}
-
-/** A run directory as a runtime killed by SIGKILL leaves it: its owner dead, its log naming `records`. */
-function deadRun(stateDir: string, run: string, records: readonly object[]): string {
-  const dir = join(stateDir, 'runs', run)
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
-  writeFileSync(join(dir, 'owner.json'), JSON.stringify({ pid: 2 ** 22 + 1, start: '1', at: '' }))
-  writeFileSync(join(dir, 'processes.log'), `${records.map((r) => JSON.stringify(r)).join('\n')}\n`)
-  return dir
 }
 
 describe("a run's directory", () => {

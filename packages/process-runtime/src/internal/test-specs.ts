@@ -1,9 +1,8 @@
 /**
- * Prepared tools and state directories built directly, for tests (`@toolvisor/process-runtime/testing`):
- * what `runtime.prepare` would give for no declarations, and the records a run that died left.
+ * Prepared tools built directly, for tests (`@toolvisor/process-runtime/testing`): what
+ * `runtime.prepare` would give for no declarations.
  */
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { dirname } from 'node:path'
 import type { OutputSpec, ProcessSpec, ReadySpec, RuntimeSpec } from '@toolvisor/describe-v2'
 import type { PreparedTool } from '../types.js'
 
@@ -44,15 +43,4 @@ export function preparedTool(
     runtime: runtimeSpec(parts.runtime),
     environment: { inherit: 'all' },
   }
-}
-
-/**
- * Writes the state a run that died left in `stateDir`: `runs/RUN` with an owner that is gone and
- * `records` as its `processes.log` (`{op: '+', id, pid, start, tool, at}`, `{op: '@', id, task, ...}`).
- */
-export function deadRun(stateDir: string, run: string, records: readonly object[]): void {
-  const dir = join(stateDir, 'runs', run)
-  mkdirSync(dir, { recursive: true })
-  writeFileSync(join(dir, 'owner.json'), JSON.stringify({ pid: 2 ** 22 + 1, start: '1', at: '' }))
-  writeFileSync(join(dir, 'processes.log'), `${records.map((r) => JSON.stringify(r)).join('\n')}\n`)
 }

@@ -1,3 +1,4 @@
+// Unix datagram sockets a test binds where a sandboxed tool might send, to see what reached them.
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 
