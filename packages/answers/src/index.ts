@@ -10,7 +10,7 @@ export {
   rendererFor,
 } from './budget.js'
 export type { FoldOptions, MailSource, MailText } from './mail-text.js'
-export { foldMail, mailBlock, mailWaiting, moreMail } from './mail-text.js'
+export { foldMail, mailBlock, mailWaiting } from './mail-text.js'
 export type { ReadBack, ReadBackOf, ReadBackRequest } from './read-back.js'
 export { ReadBackToken } from './read-back.js'
-export { QUOTE_CHARACTERS, quoteInput, visibleJson, visibleLine, visibleText } from './text.js'
+export { quoteInput, visibleJson, visibleLine, visibleText } from './text.js'

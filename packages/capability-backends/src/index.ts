@@ -14,7 +14,7 @@ export {
   whyNoBackend,
 } from './capabilities.js'
 export type { CheckResult, CheckStatus } from './check.js'
-export { CHECK_TIMEOUT_MS, CheckCache, cachedCheck, checkKey, loadFailureStatus, runCheck } from './check.js'
+export { CheckCache, cachedCheck, checkKey, loadFailureStatus, runCheck } from './check.js'
 export type { CapabilityErrorCode } from './errors.js'
 export { CapabilityErrorCodes, CapabilityWarningCodes } from './errors.js'
 export type { Capabilities } from './plugin.js'

@@ -10,5 +10,5 @@ export {
 export type { CliErrorCode } from './errors.js'
 export { CliError, CliErrorCodes } from './errors.js'
 export { CONFIG_SCHEMA_FILE, configJsonSchema } from './json-schema.js'
-export { main, USAGE } from './main.js'
+export { main } from './main.js'
 export type { Io } from './output.js'

@@ -7,7 +7,7 @@ export {
   mcpApprovalPlugin,
 } from './approval.js'
 export type { BridgeOptions, Upstream } from './bridge.js'
-export { bridgeStdio, unixFetch } from './bridge.js'
+export { bridgeStdio } from './bridge.js'
 export type { McpServerErrorCode } from './errors.js'
 export { McpServerError, McpServerErrorCodes } from './errors.js'
 export type { HttpSurface, Listen, Route, ServeHttpOptions } from './http.js'

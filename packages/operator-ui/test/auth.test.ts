@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { ASSETS_DIR, CSP } from '../src/index.js'
+import { ASSETS_DIR } from '../src/assets.js'
+import { CSP } from '../src/index.js'
 import { setup } from './helpers.js'
 
 /** Every path of the page, as a browser or a script would ask for it. */

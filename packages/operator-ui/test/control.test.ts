@@ -1,6 +1,6 @@
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
-import { ACTION_HEADER } from '../src/index.js'
+import { ACTION_HEADER } from '../src/control.js'
 import { setup } from './helpers.js'
 
 const json = { 'content-type': 'application/json' }

@@ -2,7 +2,8 @@ import { createMailbox } from '@toolvisor/mailbox'
 import type { ManagedProcess } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
-import { reportedRestarts, type StateView } from '../src/index.js'
+import type { StateView } from '../src/index.js'
+import { reportedRestarts } from '../src/snapshot.js'
 import { type Message, setup, sse } from './helpers.js'
 
 type State = StateView & { now: number }
