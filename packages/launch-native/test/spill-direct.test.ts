@@ -149,7 +149,7 @@ describe('the spill file written past the page cache', () => {
     const file = join(tempDir('tv-spill-direct-'), 'out')
     const script = `
       import { readFileSync } from 'node:fs'
-      import { SpillingOutput } from ${JSON.stringify(new URL('../../process-runtime/dist/internal/output.js', import.meta.url).href)}
+      import { SpillingOutput } from ${JSON.stringify(new URL('../../process-output/dist/internal/spilling-output.js', import.meta.url).href)}
       import { StagedWriter } from ${JSON.stringify(new URL('../dist/internal/spill-direct.js', import.meta.url).href)}
       const data = Buffer.alloc(3 * 1024 * 1024 + 5).map((_, i) => i % 251)
       const output = new SpillingOutput({ limit: 10, tailBytes: 10, spill: ${JSON.stringify(file)}, stages: (fd) => StagedWriter.open(fd) })
