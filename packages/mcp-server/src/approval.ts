@@ -3,7 +3,7 @@
  * (`elicitation/create`), when the client declared the capability; otherwise the answer is
  * `unavailable`, and the tool that asked fails closed.
  */
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { Server } from '@modelcontextprotocol/server'
 import { definePlugin } from '@toolvisor/kernel'
 import {
   type Approval,

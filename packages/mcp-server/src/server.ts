@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { Server, Transport } from '@modelcontextprotocol/server'
 import type { ReadBack } from '@toolvisor/answers'
 import type { Mailbox } from '@toolvisor/mailbox'
 import type { Sessions, TaskRegistry } from '@toolvisor/tasks'

@@ -1,4 +1,4 @@
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { Server } from '@modelcontextprotocol/server'
 import type { ToolRegistry } from '@toolvisor/toolbox'
 
 /** What a `ToolAnnouncer` watches and where it tells. */

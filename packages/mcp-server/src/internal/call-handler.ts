@@ -1,13 +1,13 @@
-import type { CreateTaskResult } from '@modelcontextprotocol/sdk/experimental/tasks/types.js'
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import {
   type CallToolRequest,
   type CallToolResult,
-  ErrorCode,
-  McpError,
-  type ServerNotification,
-  type ServerRequest,
-} from '@modelcontextprotocol/sdk/types.js'
+  type CreateTaskResult,
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
+  type ServerContext,
+} from '@modelcontextprotocol/server'
 import { foldMail } from '@toolvisor/answers'
 import type { TaskRegistry } from '@toolvisor/tasks'
 import type { ConnectionId, ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
@@ -17,8 +17,6 @@ import type { Limits } from './options.js'
 import { CallProgress } from './progress.js'
 import { errorResult, messageOf, PROGRESS_META_KEY, toCallToolResult, withPresentation } from './result.js'
 import { mcpTask, type TaskAnswers } from './tasks.js'
-
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
 /** What every call of one connection shares. */
 export interface CallHandlerOptions {
@@ -42,18 +40,18 @@ export interface CallHandlerOptions {
  */
 export function callHandler(options: CallHandlerOptions) {
   const gate = new CallGate(options.limits)
-  return async (request: CallToolRequest, extra: Extra): Promise<CallToolResult | CreateTaskResult> => {
+  return async (request: CallToolRequest, ctx: ServerContext): Promise<CallToolResult | CreateTaskResult> => {
     const name = request.params.name
     // Refused before it takes a place: a tool that never runs as a task.
     if (request.params.task !== undefined) taskRefusal(options, name)
     const { running, waiting } = gate.load
-    const entered = await gate.enter(extra.signal)
+    const entered = await gate.enter(ctx.mcpReq.signal)
     // Aborted while waiting: the client gets no answer (MCP cancellation), so none is built.
     if (entered === 'aborted') return errorResult(`tool "${name}" was cancelled before it ran`)
     if (entered === 'refused') return errorResult(refusal(name, running, waiting, options.limits))
     try {
-      if (request.params.task !== undefined) return await callAsTask(options, request, extra)
-      return await callOnce(options, request, extra)
+      if (request.params.task !== undefined) return await callAsTask(options, request, ctx)
+      return await callOnce(options, request, ctx)
     } finally {
       entered()
     }
@@ -64,28 +62,28 @@ export function callHandler(options: CallHandlerOptions) {
 async function callOnce(
   options: CallHandlerOptions,
   request: CallToolRequest,
-  extra: Extra,
+  ctx: ServerContext,
 ): Promise<CallToolResult> {
   const name = request.params.name
-  const token = extra._meta?.progressToken
+  const token = ctx.mcpReq._meta?.progressToken
   const progress =
     token === undefined
       ? undefined
       : new CallProgress({
           token,
-          send: (notification) => extra.sendNotification(notification),
-          signal: extra.signal,
+          send: (notification) => ctx.mcpReq.notify(notification),
+          signal: ctx.mcpReq.signal,
           log: (line) => options.log(`tool "${name}": ${line}`),
           perSecond: options.limits.progressPerSecond,
           burst: options.limits.progressBurst,
         })
-  const ctx: ToolCallContext = {
+  const call: ToolCallContext = {
     sessionId: options.sessionId,
     connection: options.connection,
-    signal: extra.signal,
+    signal: toolSignal(ctx.mcpReq.signal),
     ...(progress ? { progress: progress.report } : {}),
   }
-  const result = withMail(await runCall(options, name, request.params.arguments ?? {}, ctx), options, extra)
+  const result = withMail(await runCall(options, name, request.params.arguments ?? {}, call), options, ctx)
   const count = await progress?.count()
   return count ? { ...result, _meta: { ...result._meta, [PROGRESS_META_KEY]: count } } : result
 }
@@ -93,13 +91,16 @@ async function callOnce(
 /** Throws the protocol's refusal of a task-augmented call the server cannot take as a task. */
 function taskRefusal(options: CallHandlerOptions, name: string): void {
   if (options.tasks === undefined) {
-    throw new McpError(ErrorCode.MethodNotFound, 'this server runs no tool as a task; call it without "task"')
+    throw new ProtocolError(
+      ProtocolErrorCode.MethodNotFound,
+      'this server runs no tool as a task; call it without "task"',
+    )
   }
   // An unknown tool is answered by the registry, which names the tools that exist.
   const tool = options.tools.get(name)
   if (tool !== undefined && tool.taskSupport !== 'optional') {
-    throw new McpError(
-      ErrorCode.MethodNotFound,
+    throw new ProtocolError(
+      ProtocolErrorCode.MethodNotFound,
       `tool "${name}" does not run as a task (its execution.taskSupport is "forbidden"); call it without "task"`,
     )
   }
@@ -113,23 +114,23 @@ function taskRefusal(options: CallHandlerOptions, name: string): void {
 async function callAsTask(
   options: CallHandlerOptions,
   request: CallToolRequest,
-  extra: Extra,
+  ctx: ServerContext,
 ): Promise<CreateTaskResult> {
   const tasks = options.tasks!
   const name = request.params.name
   let handed: { readonly task: string; readonly answer: Promise<ToolResult> } | undefined
-  const ctx: ToolCallContext = {
+  const call: ToolCallContext = {
     sessionId: options.sessionId,
     connection: options.connection,
-    signal: extra.signal,
+    signal: toolSignal(ctx.mcpReq.signal),
     asTask: (task, answer) => {
       handed = { task, answer }
     },
   }
-  const result = await runCall(options, name, request.params.arguments ?? {}, ctx)
+  const result = await runCall(options, name, request.params.arguments ?? {}, call)
   if (handed === undefined) {
     const said = result.content.map((item) => ('text' in item ? item.text : '')).join('\n')
-    throw new McpError(ErrorCode.InvalidParams, `tool "${name}" started no task: ${said}`)
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `tool "${name}" started no task: ${said}`)
   }
   tasks.answers.keep(options.sessionId, handed.task, handed.answer)
   return { task: mcpTask(tasks.registry.get(handed.task, options.sessionId)) }
@@ -139,8 +140,8 @@ async function callAsTask(
  * The result with the session's pending mail after the tool's own content. A cancelled call's
  * result never reaches the client, so it delivers nothing: the mail waits for the next one.
  */
-function withMail(result: CallToolResult, options: CallHandlerOptions, extra: Extra): CallToolResult {
-  if (options.mail === undefined || extra.signal.aborted) return result
+function withMail(result: CallToolResult, options: CallHandlerOptions, ctx: ServerContext): CallToolResult {
+  if (options.mail === undefined || ctx.mcpReq.signal.aborted) return result
   const { mailbox, sessionId, mailBytes, readBack } = options.mail
   // The one fold every surface calls (toolbox's), at most mailBytes of the session's mail.
   const blocks = foldMail(mailbox, sessionId, { maxBytes: mailBytes, readBack })
@@ -149,6 +150,22 @@ function withMail(result: CallToolResult, options: CallHandlerOptions, extra: Ex
     ...result,
     content: [...result.content, ...blocks.map((text) => ({ type: 'text' as const, text }))],
   }
+}
+
+/**
+ * The signal a tool gets: aborted with the client's reason when the client cancels, and plainly
+ * (an `AbortError`) when the connection closes, where the SDK gives its own "Connection closed"
+ * error as the reason, which is no reason a tool could act on.
+ */
+function toolSignal(signal: AbortSignal): AbortSignal {
+  const controller = new AbortController()
+  const follow = (): void => {
+    const closed = SdkError.isInstance(signal.reason) && signal.reason.code === SdkErrorCode.ConnectionClosed
+    controller.abort(...(closed ? [] : [signal.reason]))
+  }
+  if (signal.aborted) follow()
+  else signal.addEventListener('abort', follow, { once: true })
+  return controller.signal
 }
 
 function refusal(name: string, running: number, waiting: number, limits: Limits): string {

@@ -1,12 +1,17 @@
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js'
+import type {
+  JSONRPCMessage,
+  MessageExtraInfo,
+  RequestId,
+  Transport,
+  TransportSendOptions,
+} from '@modelcontextprotocol/server'
 
 /**
  * Gives every request from the client an id of our own (1, 2, 3, ...) on its way to the SDK, and
- * its own id back on the answer. The SDK's Protocol ignores `notifications/cancelled` for request id
- * 0 (it tests the id for truth: typescript-sdk#2283, fixed only in v2), so a client that numbers
- * from 0 could never cancel its first call; ours never is 0. A cancel for a request that is over is
- * dropped here, so it cannot reach a later request that happens to carry our id for it.
+ * its own id back on the answer. It was made because the v1 SDK ignored `notifications/cancelled`
+ * for request id 0 (typescript-sdk#2283, fixed in v2); it stays because a cancel for a request
+ * that is over is dropped here, so it cannot reach a later request that happens to carry our id
+ * for it, and the id the SDK sees is then never one the client chose.
  */
 export class ClientIds implements Transport {
   onclose?: () => void

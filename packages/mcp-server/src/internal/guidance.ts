@@ -3,13 +3,7 @@
  * `instructions` of `initialize`, which a client adds to its system prompt, and one prompt per
  * section for a client that lists prompts (`prompts/list`, `prompts/get`).
  */
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import {
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js'
+import { ProtocolError, ProtocolErrorCode, type Server } from '@modelcontextprotocol/server'
 import type { Guidance, ToolRegistry } from '@toolvisor/toolbox'
 
 /** The sections of `tools`, by order; none for a registry without guidance. */
@@ -28,16 +22,16 @@ export function instructionsOf(sections: readonly Guidance[]): string | undefine
  * read at each request (the capability itself is declared when the server is made).
  */
 export function servePrompts(server: Server, tools: ToolRegistry): void {
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+  server.setRequestHandler('prompts/list', async () => ({
     prompts: guidanceOf(tools).map(({ name, description }) => ({ name, description })),
   }))
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+  server.setRequestHandler('prompts/get', async (request) => {
     const sections = guidanceOf(tools)
     const section = sections.find((each) => each.name === request.params.name)
     if (section === undefined) {
       const names = sections.map((each) => `"${each.name}"`).join(', ') || 'none'
-      throw new McpError(
-        ErrorCode.InvalidParams,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
         `no prompt named ${JSON.stringify(request.params.name).slice(0, 80)}; the prompts are: ${names}`,
       )
     }

@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js'
-import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
+import { isJsonContentType } from '@modelcontextprotocol/server'
 
 /**
  * A POST's JSON-RPC body, read here and handed to the SDK's transport as `parsedBody`: the
@@ -42,7 +41,8 @@ function acceptable(request: IncomingMessage): boolean {
 function tooLarge(request: IncomingMessage, response: ServerResponse, limit: number): 'answered' {
   // What is still coming is not read: the connection closes once the answer is sent.
   response.shouldKeepAlive = false
-  answer(response, 413, -32000, requestBodyTooLargeMessage(limit))
+  // The transport's own text, which the v2 SDK no longer exports.
+  answer(response, 413, -32000, `Payload Too Large: Request body must not exceed ${limit} bytes`)
   request.resume()
   return 'answered'
 }

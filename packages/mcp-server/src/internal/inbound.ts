@@ -1,10 +1,9 @@
 import {
-  ErrorCode,
   type JSONRPCMessage,
-  JSONRPCNotificationSchema,
-  JSONRPCRequestSchema,
-  JSONRPCResponseSchema,
-} from '@modelcontextprotocol/sdk/types.js'
+  ProtocolErrorCode,
+  type StandardSchemaV1,
+  specTypeSchemas,
+} from '@modelcontextprotocol/server'
 import type { Line } from './line-reader.js'
 import { recoverId } from './recover-id.js'
 
@@ -46,7 +45,7 @@ export function inspect(line: Line, maxMessageBytes: number): Inbound {
   try {
     value = JSON.parse(line.text)
   } catch {
-    const error = { code: ErrorCode.ParseError, message: 'Parse error: the line is not valid JSON' }
+    const error = { code: ProtocolErrorCode.ParseError, message: 'Parse error: the line is not valid JSON' }
     return { kind: 'answer', answers: [{ jsonrpc: '2.0', id: null, error }] }
   }
   if (Array.isArray(value)) return batch(value)
@@ -71,15 +70,15 @@ function request(value: Json): Inbound {
   const extra = Object.keys(value).find((key) => !REQUEST_MEMBERS.has(key))
   if (extra !== undefined) return answer(id, `$.${cut(extra)}: not a member of a JSON-RPC request`)
   const { message, token } = withoutBadToken(value)
-  const parsed = JSONRPCRequestSchema.safeParse(message)
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]
-    return answer(id, `${['$', ...(issue?.path ?? []).map(String)].join('.')}: ${cut(issue?.message ?? '')}`)
+  const parsed = validate(specTypeSchemas.JSONRPCRequest, message)
+  if ('issues' in parsed) {
+    const issue = parsed.issues[0]
+    return answer(id, `${pathOf(issue)}: ${cut(issue?.message ?? '')}`)
   }
-  if (token === undefined) return { kind: 'message', message: parsed.data }
+  if (token === undefined) return { kind: 'message', message: parsed.value }
   return {
     kind: 'message',
-    message: parsed.data,
+    message: parsed.value,
     note: `request ${cut(JSON.stringify(id))}: ignored _meta.progressToken ${describe(token)} (a progress token is a string or an integer); the call runs without progress`,
   }
 }
@@ -87,15 +86,38 @@ function request(value: Json): Inbound {
 function notification(value: Json): Inbound {
   const wrong = envelope(value)
   if (wrong !== undefined) return answer(null, wrong)
-  const parsed = JSONRPCNotificationSchema.safeParse(withoutBadToken(value).message)
-  if (parsed.success) return { kind: 'message', message: parsed.data }
-  return { kind: 'ignore', why: `notification ${cut(String(value.method))}: ${cut(parsed.error.message)}` }
+  const parsed = validate(specTypeSchemas.JSONRPCNotification, withoutBadToken(value).message)
+  if ('value' in parsed) return { kind: 'message', message: parsed.value }
+  return {
+    kind: 'ignore',
+    why: `notification ${cut(String(value.method))}: ${cut(described(parsed.issues))}`,
+  }
 }
 
 function response(value: Json): Inbound {
-  const parsed = JSONRPCResponseSchema.safeParse(value)
-  if (parsed.success) return { kind: 'message', message: parsed.data }
-  return { kind: 'ignore', why: `a response the server cannot use: ${cut(parsed.error.message)}` }
+  const parsed = validate(specTypeSchemas.JSONRPCResponse, value)
+  if ('value' in parsed) return { kind: 'message', message: parsed.value }
+  return { kind: 'ignore', why: `a response the server cannot use: ${cut(described(parsed.issues))}` }
+}
+
+/** The SDK's own schema of a message, run synchronously (its schemas have no async parts). */
+function validate<T extends JSONRPCMessage>(
+  schema: StandardSchemaV1<unknown, T>,
+  value: unknown,
+): { readonly value: T } | { readonly issues: readonly StandardSchemaV1.Issue[] } {
+  const result = schema['~standard'].validate(value) as StandardSchemaV1.Result<T>
+  return result.issues === undefined ? { value: result.value } : { issues: result.issues }
+}
+
+/** Where an issue is, as a JSON path from the message (`$.params.name`). */
+function pathOf(issue: StandardSchemaV1.Issue | undefined): string {
+  const keys = (issue?.path ?? []).map((key) => (typeof key === 'object' ? key.key : key))
+  return ['$', ...keys.map(String)].join('.')
+}
+
+/** Every issue, each with its path, for a log line. */
+function described(issues: readonly StandardSchemaV1.Issue[]): string {
+  return issues.map((issue) => `${pathOf(issue)}: ${issue.message}`).join('; ')
 }
 
 /** One answer per element that has a usable id, so no request of a batch waits forever. */
@@ -129,7 +151,7 @@ function answer(id: Id, message: string, data?: unknown): Inbound {
 }
 
 function errorAnswer(id: Id, message: string, data?: unknown): ErrorAnswer {
-  const error = { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${message}` }
+  const error = { code: ProtocolErrorCode.InvalidRequest, message: `Invalid Request: ${message}` }
   return { jsonrpc: '2.0', id, error: data === undefined ? error : { ...error, data } }
 }
 

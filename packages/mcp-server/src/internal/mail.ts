@@ -1,4 +1,4 @@
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { Server } from '@modelcontextprotocol/server'
 import { mailWaiting, type ReadBack } from '@toolvisor/answers'
 import type { Mailbox } from '@toolvisor/mailbox'
 import { messageOf } from './result.js'

@@ -1,4 +1,4 @@
-import type { ProgressToken } from '@modelcontextprotocol/sdk/types.js'
+import type { ProgressToken } from '@modelcontextprotocol/server'
 import type { ToolProgress } from '@toolvisor/toolbox'
 import { McpServerError } from '../errors.js'
 import { messageOf } from './result.js'

@@ -4,9 +4,8 @@
  * server closed) comes back with `Last-Event-ID` and gets what it missed. Decision 0071.
  */
 import type { IncomingMessage } from 'node:http'
-import type { EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node'
+import type { EventStore, JSONRPCMessage } from '@modelcontextprotocol/server'
 
 /** How long a client waits before it reconnects a stream that ended (the SSE `retry` field). */
 export const SSE_RETRY_MS = 1000
@@ -84,12 +83,12 @@ function streamOf(id: string): string | undefined {
  * The SDK transport of one MCP session, with resumability, remembering the protocol version the
  * session negotiated: each request is served at that version (`servedAtNegotiated`).
  */
-export class SessionTransport extends StreamableHTTPServerTransport {
+export class SessionTransport extends NodeStreamableHTTPServerTransport {
   #negotiated: string | undefined
 
   override async send(
     message: JSONRPCMessage,
-    options?: Parameters<StreamableHTTPServerTransport['send']>[1],
+    options?: Parameters<NodeStreamableHTTPServerTransport['send']>[1],
   ) {
     if (
       'result' in message &&

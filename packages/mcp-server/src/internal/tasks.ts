@@ -2,29 +2,18 @@
  * MCP Tasks (protocol 2025-11-25) over the task registry: an MCP task is a registry task, its id
  * the registry's id, its status derived from the registry's, its owner the connection's session
  * (decision 0070). Nothing is stored twice: the only state of its own is the answers calls handed
- * over, kept for `tasks/result`.
+ * over, kept for `tasks/result`. The requests are served by `task-requests.ts`.
  */
-import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js'
-import {
-  type CallToolResult,
-  ErrorCode,
-  McpError,
-  type Result,
-  type Task,
-} from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult, Task } from '@modelcontextprotocol/server'
 import type { ReadBack } from '@toolvisor/answers'
-import { type TaskInfo, type TaskRegistry, TasksError, TasksErrorCodes } from '@toolvisor/tasks'
+import type { TaskInfo } from '@toolvisor/tasks'
 import { describeExit, succeeded, type ToolResult } from '@toolvisor/toolbox'
-import { toCallToolResult } from './result.js'
 
 /** How often a client is asked to poll (`Task.pollInterval`), and how often `tasks/result` looks. */
 export const TASK_POLL_MS = 500
 
 /** Answers kept at most (the oldest go first; a task whose answer went is answered from the registry). */
 const KEEP_ANSWERS = 1000
-
-/** A tasks page (`tasks/list`) holds this many. */
-const PAGE = 100
 
 /**
  * The answers of calls handed over as tasks, by owner and task id: one table for every connection
@@ -79,67 +68,10 @@ function statusOf(info: TaskInfo): Pick<Task, 'status' | 'statusMessage'> {
 }
 
 /**
- * The SDK's task store, as the registry seen by one session: whatever session id the SDK passes
- * (the MCP session's, which changes on reconnect), the owner is the toolvisor session. A task of
- * another session is refused with the registry's own words; an unknown one is not found.
- */
-export function sessionTaskStore(options: {
-  readonly tasks: TaskRegistry
-  readonly answers: TaskAnswers
-  readonly session: string
-  readonly readBack?: ReadBack | undefined
-}): TaskStore {
-  const { tasks, answers, session, readBack } = options
-  const find = (id: string): TaskInfo | undefined => {
-    try {
-      return tasks.get(id, session)
-    } catch (error) {
-      if (TasksError.is(error) && error.code === TasksErrorCodes.UNKNOWN_TASK) return undefined
-      if (TasksError.is(error)) throw new McpError(ErrorCode.InvalidParams, error.message)
-      throw error
-    }
-  }
-  /** A task whose end a listing or a status shows: seen by the session (`tasks.seen`). */
-  const shown = (task: Task): Task => {
-    if (['completed', 'failed', 'cancelled'].includes(task.status)) tasks.seen(task.taskId, session)
-    return task
-  }
-  return {
-    createTask: () => Promise.reject(notHere('a task is created by a tools/call with "task"')),
-    storeTaskResult: () => Promise.reject(notHere('a task ends with its process')),
-    getTask: async (id) => {
-      const info = find(id)
-      return info === undefined ? null : shown(mcpTask(info))
-    },
-    async getTaskResult(id) {
-      const info = find(id)
-      if (info === undefined) throw new McpError(ErrorCode.InvalidParams, `Task not found: ${id}`)
-      const answer = answers.get(session, id)
-      const result = answer ? toCallToolResult(await answer) : fromRegistry(info, readBack)
-      // The client now holds the end: its completion mail is no news any more (decision 0104).
-      tasks.seen(id, session)
-      return result as Result
-    },
-    async updateTaskStatus(id, status) {
-      if (status !== 'cancelled') throw notHere(`a task's status is its process's (asked: ${status})`)
-      await tasks.cancel(id, session)
-    },
-    async listTasks(cursor) {
-      const from = cursor === undefined ? 0 : Number(cursor)
-      if (!Number.isSafeInteger(from) || from < 0)
-        throw new Error(`cursor ${JSON.stringify(cursor)} is not one this server gave`)
-      const mine = tasks.list(session)
-      const page = mine.slice(from, from + PAGE).map((info) => shown(mcpTask(info)))
-      return from + PAGE < mine.length ? { tasks: page, nextCursor: String(from + PAGE) } : { tasks: page }
-    },
-  }
-}
-
-/**
  * The answer of a task no call handed over (started by a call without `task`, or whose answer
  * was dropped): what the registry knows, and how to read the rest.
  */
-function fromRegistry(info: TaskInfo, readBack: ReadBack | undefined): CallToolResult {
+export function fromRegistry(info: TaskInfo, readBack: ReadBack | undefined): CallToolResult {
   const task = mcpTask(info)
   const body = { task: info.id, tool: info.tool, status: task.status, ended: task.statusMessage }
   const read = readBack?.call({ command: 'output', process: info.id })
@@ -153,8 +85,4 @@ function fromRegistry(info: TaskInfo, readBack: ReadBack | undefined): CallToolR
     isError: task.status !== 'completed',
     structuredContent: body,
   }
-}
-
-function notHere(why: string): McpError {
-  return new McpError(ErrorCode.InvalidRequest, `not supported by toolvisor: ${why}`)
 }

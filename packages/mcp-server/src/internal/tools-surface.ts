@@ -1,10 +1,4 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  type ListToolsResult,
-  type Tool as McpTool,
-} from '@modelcontextprotocol/sdk/types.js'
+import type { ListToolsResult, Tool as McpTool } from '@modelcontextprotocol/server'
 import type { TaskRegistry } from '@toolvisor/tasks'
 import type { ToolRegistry } from '@toolvisor/toolbox'
 import type { McpServerOptions } from '../server.js'
@@ -12,7 +6,8 @@ import { ToolAnnouncer } from './announcer.js'
 import type { callHandler } from './call-handler.js'
 import { guidanceOf, instructionsOf, servePrompts } from './guidance.js'
 import type { Inflight } from './inflight.js'
-import { sessionTaskStore, TASK_POLL_MS, type TaskAnswers } from './tasks.js'
+import { serveTasks, TaskServer } from './task-requests.js'
+import type { TaskAnswers } from './tasks.js'
 
 /**
  * The SDK server: tools (announced when the registry can), logging when there is mail to tell of,
@@ -25,52 +20,48 @@ export function sdkServer(
   tasks:
     | { readonly registry: TaskRegistry; readonly answers: TaskAnswers; readonly session: string }
     | undefined,
-): Server {
-  const taskStore =
-    tasks &&
-    sessionTaskStore({
-      tasks: tasks.registry,
-      answers: tasks.answers,
-      session: tasks.session,
-      readBack: options.readBack,
-    })
+): TaskServer {
   const instructions = instructionsOf(guidanceOf(tools))
   const capabilities = {
     tools: ToolAnnouncer.canAnnounce(tools) ? { listChanged: true } : {},
     ...(instructions !== undefined ? { prompts: {} } : {}),
     ...(options.mailbox ? { logging: {} } : {}),
-    ...(taskStore ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
+    ...(tasks ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
   }
-  const server = new Server(
+  const server = new TaskServer(
     { name: options.name, version: options.version },
-    {
-      capabilities,
-      ...(instructions !== undefined ? { instructions } : {}),
-      ...(taskStore ? { taskStore, defaultTaskPollInterval: TASK_POLL_MS } : {}),
-    },
+    { capabilities, ...(instructions !== undefined ? { instructions } : {}) },
   )
+  if (tasks) {
+    serveTasks(server, {
+      tasks: tasks.registry,
+      answers: tasks.answers,
+      session: tasks.session,
+      readBack: options.readBack,
+    })
+  }
   if (instructions !== undefined) servePrompts(server, tools)
   return server
 }
 
 /** `tools/list` and `tools/call` on the SDK server; every call is tracked until it settles. */
 export function serveTools(
-  server: Server,
+  server: TaskServer,
   inflight: Inflight,
   handle: ReturnType<typeof callHandler>,
   listed: { readonly tools: ToolRegistry; readonly tasks: boolean },
   loaded: () => Promise<void>,
 ): void {
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
+  server.setRequestHandler('tools/list', async () => {
     await loaded()
     return listTools(listed.tools, listed.tasks)
   })
   // A call of a tool that is not there yet waits for the first load too (a client that remembers
   // the tools from an earlier connection calls without listing): after it, an unknown tool is one.
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.serveToolCalls(async (request, ctx) => {
     const { name } = request.params
     if (listed.tools.get(name) === undefined) await loaded()
-    return inflight.track(handle(request, extra), name)
+    return inflight.track(handle(request, ctx), name)
   })
 }
 
