@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import type { Server, Transport } from '@modelcontextprotocol/server'
 import type { ReadBack } from '@toolvisor/answers'
 import type { Mailbox } from '@toolvisor/mailbox'
@@ -6,17 +5,12 @@ import type { Sessions, TaskRegistry } from '@toolvisor/tasks'
 import type { ConnectionId, ToolRegistry } from '@toolvisor/toolbox'
 import type { McpApprovals } from './approval.js'
 import { McpServerError } from './errors.js'
-import { ToolAnnouncer } from './internal/announcer.js'
-import { callHandler } from './internal/call-handler.js'
 import { ClientIds } from './internal/client-ids.js'
-import { Inflight } from './internal/inflight.js'
-import { endSession, firstLoadOf, latch } from './internal/lifecycle.js'
-import { noticeMail } from './internal/mail.js'
-import { parseOptions } from './internal/options.js'
+import { connectionServer } from './internal/connection.js'
+import type { Inflight } from './internal/inflight.js'
+import { endSession, latch } from './internal/lifecycle.js'
 import { messageOf } from './internal/result.js'
-import { stderrLog } from './internal/stderr-log.js'
 import { TaskAnswers } from './internal/tasks.js'
-import { sdkServer, serveTools } from './internal/tools-surface.js'
 
 /** How `createMcpServer` (and `serveStdio`) is set up. */
 export interface McpServerOptions {
@@ -182,16 +176,13 @@ export function createSurface(
   options: McpServerOptions,
   answers: TaskAnswers,
 ): McpSurface {
-  const { log, sessionId, connection, mail, server, inflight } = wire(tools, options, answers)
-  const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
+  const built = connectionServer(tools, options, answers)
+  const { log, sessionId, connection, server, inflight } = built
   let state: 'new' | 'connected' | 'closed' = 'new'
-  // What connecting set up and ending undoes: the mail watch, the approvals' attachment.
-  const undo: Array<() => void> = []
   const [closed, resolveClosed] = latch()
   const end = (): void => {
     state = 'closed'
-    announcer.stop()
-    for (const step of undo.splice(0)) step()
+    built.stop()
   }
 
   server.onclose = () => {
@@ -209,14 +200,7 @@ export function createSurface(
     async connect(transport) {
       if (state !== 'new') throw alreadyConnected(state)
       state = 'connected'
-      options.sessions?.open({
-        id: sessionId,
-        origin: options.origin ?? 'mcp',
-        ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
-      })
-      if (mail) undo.push(noticeMail({ ...mail, server }))
-      if (options.approvals) undo.push(options.approvals.attach({ connection, sessionId, server }))
-      announcer.start()
+      built.start()
       try {
         await server.connect(new ClientIds(transport))
       } catch (error) {
@@ -235,25 +219,6 @@ export function createSurface(
       await closed
     },
   }
-}
-
-/** One connection's SDK server, with its tools served and its calls tracked. */
-function wire(tools: ToolRegistry, options: McpServerOptions, answers: TaskAnswers) {
-  const limits = parseOptions('createMcpServer', options)
-  const write = options.log ?? stderrLog
-  const log = (line: string): void => write(`${options.name}: ${line}`)
-  const sessionId = options.sessionId ?? `mcp-${randomUUID()}`
-  // Made here, never from what a client sends: no other connection can name it.
-  const connection: ConnectionId = Symbol(`mcp connection of session ${sessionId}`)
-  const mail = options.mailbox
-    ? { mailbox: options.mailbox, sessionId, mailBytes: limits.mailBytes, log, readBack: options.readBack }
-    : undefined
-  const tasks = options.tasks ? { registry: options.tasks, answers } : undefined
-  const server = sdkServer(options, tools, tasks && { ...tasks, session: sessionId })
-  const inflight = new Inflight()
-  const handle = callHandler({ tools, sessionId, connection, limits, log, mail, tasks })
-  serveTools(server, inflight, handle, { tools, tasks: tasks !== undefined }, firstLoadOf(options))
-  return { log, sessionId, connection, mail, server, inflight }
 }
 
 /** After the connection closed: the calls in flight settle (bounded), then the session ends. */

@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto'
+import type { ConnectionId, ToolRegistry } from '@toolvisor/toolbox'
+import type { McpServerOptions } from '../server.js'
+import { ToolAnnouncer } from './announcer.js'
+import { callHandler } from './call-handler.js'
+import { Inflight } from './inflight.js'
+import { firstLoadOf } from './lifecycle.js'
+import { noticeMail } from './mail.js'
+import { parseOptions } from './options.js'
+import { stderrLog } from './stderr-log.js'
+import type { TaskServer } from './task-requests.js'
+import type { TaskAnswers } from './tasks.js'
+import { sdkServer, serveTools } from './tools-surface.js'
+
+/**
+ * One connection's SDK server, with its tools served and its calls tracked, and what the
+ * connection's life sets up. It is built apart from any transport: `createSurface` connects it to
+ * the one it is given, and an SDK entry that asks a factory for each connection (`serveStdio(factory)`
+ * of decision 0109) can take `server` as the factory's answer once `start` has run.
+ */
+export interface ConnectionServer {
+  readonly server: TaskServer
+  readonly sessionId: string
+  readonly connection: ConnectionId
+  readonly inflight: Inflight
+  /** Logs one line, prefixed with the server name. */
+  readonly log: (line: string) => void
+  /**
+   * Opens the session (the open one again, when `sessionId` names one) and starts what tells the
+   * client: the mail notice, the approvals' attachment, the tool announcer.
+   */
+  start(): void
+  /** Undoes what `start` set up; the session itself ends elsewhere (`endSession`). Idempotent. */
+  stop(): void
+}
+
+/** Builds the SDK server of one connection of `tools`. */
+export function connectionServer(
+  tools: ToolRegistry,
+  options: McpServerOptions,
+  answers: TaskAnswers,
+): ConnectionServer {
+  const limits = parseOptions('createMcpServer', options)
+  const write = options.log ?? stderrLog
+  const log = (line: string): void => write(`${options.name}: ${line}`)
+  const sessionId = options.sessionId ?? `mcp-${randomUUID()}`
+  // Made here, never from what a client sends: no other connection can name it.
+  const connection: ConnectionId = Symbol(`mcp connection of session ${sessionId}`)
+  const mail = options.mailbox
+    ? { mailbox: options.mailbox, sessionId, mailBytes: limits.mailBytes, log, readBack: options.readBack }
+    : undefined
+  const tasks = options.tasks ? { registry: options.tasks, answers } : undefined
+  const server = sdkServer(options, tools, tasks && { ...tasks, session: sessionId })
+  const inflight = new Inflight()
+  const handle = callHandler({ tools, sessionId, connection, limits, log, mail, tasks })
+  serveTools(server, inflight, handle, { tools, tasks: tasks !== undefined }, firstLoadOf(options))
+  const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
+  // What starting set up and stopping undoes: the mail watch, the approvals' attachment.
+  const undo: Array<() => void> = []
+  return {
+    server,
+    sessionId,
+    connection,
+    inflight,
+    log,
+    start() {
+      options.sessions?.open({
+        id: sessionId,
+        origin: options.origin ?? 'mcp',
+        ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+      })
+      if (mail) undo.push(noticeMail({ ...mail, server }))
+      if (options.approvals) undo.push(options.approvals.attach({ connection, sessionId, server }))
+      announcer.start()
+    },
+    stop() {
+      announcer.stop()
+      for (const step of undo.splice(0)) step()
+    },
+  }
+}
