@@ -13,6 +13,7 @@ import {
   type ConnectionId,
 } from '@toolvisor/toolbox'
 import { approvalMessage } from './internal/approval-message.js'
+import { speaksModern } from './internal/era.js'
 
 export { APPROVAL_FOOTER, approvalMessage, JUSTIFICATION_CHARACTERS } from './internal/approval-message.js'
 
@@ -58,7 +59,10 @@ export class McpApprovals implements Approval {
     // A connection answers for its own session only: a request naming another is a bug, refused.
     if (attached === undefined || attached.sessionId !== request.sessionId) return 'unavailable'
     const { server } = attached
-    if (server.getClientCapabilities()?.elicitation === undefined) return 'unavailable'
+    // A 2026-07-28 client is asked by an `input_required` round (decision 0109, point 3), which is
+    // not served yet: its escalations fail closed. A 2025 client is asked when it can be.
+    if (speaksModern(server) || server.getClientCapabilities()?.elicitation === undefined)
+      return 'unavailable'
     if (request.signal.aborted) return 'cancelled'
     try {
       const answer = await server.elicitInput(

@@ -5,7 +5,6 @@ import type { Sessions, TaskRegistry } from '@toolvisor/tasks'
 import type { ConnectionId, ToolRegistry } from '@toolvisor/toolbox'
 import type { McpApprovals } from './approval.js'
 import { McpServerError } from './errors.js'
-import { ClientIds } from './internal/client-ids.js'
 import { connectionServer } from './internal/connection.js'
 import type { Inflight } from './internal/inflight.js'
 import { endSession, latch } from './internal/lifecycle.js'
@@ -202,7 +201,7 @@ export function createSurface(
       state = 'connected'
       built.start()
       try {
-        await server.connect(new ClientIds(transport))
+        await server.connect(transport)
       } catch (error) {
         end()
         resolveClosed()

@@ -8,6 +8,11 @@ export interface ToolAnnouncerOptions {
   readonly sessionId: string
   /** Logs one line (already prefixed with the server name). */
   readonly log: (line: string) => void
+  /**
+   * The client speaks 2026-07-28, which has no `notifications/initialized`: a change is told at
+   * once, and the SDK's entry sends it to the client's listen subscriptions only.
+   */
+  readonly modern?: boolean
 }
 
 /**
@@ -26,6 +31,7 @@ export class ToolAnnouncer {
 
   constructor(private readonly options: ToolAnnouncerOptions) {
     this.served = this.names()
+    this.initialized = options.modern === true
     options.server.oninitialized = () => {
       this.initialized = true
     }
@@ -36,10 +42,16 @@ export class ToolAnnouncer {
     return typeof tools.onChange === 'function'
   }
 
-  /** Logs the load reports and what is served, and starts watching. */
-  start(): void {
-    this.logReports()
-    this.options.log(`serving ${this.summary()} as session ${this.options.sessionId}`)
+  /**
+   * Logs the load reports and what is served, and starts watching. `quiet`: another server of the
+   * same connection logged them already, so only later reports and changes are logged.
+   */
+  start(quiet = false): void {
+    if (quiet) this.logged = this.options.tools.loadErrors().length
+    else {
+      this.logReports()
+      this.options.log(`serving ${this.summary()} as session ${this.options.sessionId}`)
+    }
     this.unsubscribe = this.options.tools.onChange?.(() => {
       this.flush ??= setImmediate(this.announce)
     })

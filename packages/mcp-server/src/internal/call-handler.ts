@@ -88,13 +88,13 @@ async function callOnce(
   return count ? { ...result, _meta: { ...result._meta, [PROGRESS_META_KEY]: count } } : result
 }
 
+/** The refusal of a task-augmented call by a server that runs no tool as a task. */
+export const NO_TASKS = 'this server runs no tool as a task; call it without "task"'
+
 /** Throws the protocol's refusal of a task-augmented call the server cannot take as a task. */
 function taskRefusal(options: CallHandlerOptions, name: string): void {
   if (options.tasks === undefined) {
-    throw new ProtocolError(
-      ProtocolErrorCode.MethodNotFound,
-      'this server runs no tool as a task; call it without "task"',
-    )
+    throw new ProtocolError(ProtocolErrorCode.MethodNotFound, NO_TASKS)
   }
   // An unknown tool is answered by the registry, which names the tools that exist.
   const tool = options.tools.get(name)

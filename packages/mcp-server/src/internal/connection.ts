@@ -3,6 +3,7 @@ import type { ConnectionId, ToolRegistry } from '@toolvisor/toolbox'
 import type { McpServerOptions } from '../server.js'
 import { ToolAnnouncer } from './announcer.js'
 import { callHandler } from './call-handler.js'
+import type { ProtocolEra } from './era.js'
 import { Inflight } from './inflight.js'
 import { firstLoadOf } from './lifecycle.js'
 import { noticeMail } from './mail.js'
@@ -27,18 +28,25 @@ export interface ConnectionServer {
   readonly log: (line: string) => void
   /**
    * Opens the session (the open one again, when `sessionId` names one) and starts what tells the
-   * client: the mail notice, the approvals' attachment, the tool announcer.
+   * client: the mail notice, the approvals' attachment, the tool announcer. `quiet`: the
+   * connection's log told what is served already (another server of the same connection did).
    */
-  start(): void
+  start(options?: { readonly quiet?: boolean }): void
   /** Undoes what `start` set up; the session itself ends elsewhere (`endSession`). Idempotent. */
   stop(): void
 }
 
-/** Builds the SDK server of one connection of `tools`. */
+/**
+ * Builds the SDK server of one connection of `tools`, for a client of `era`. A modern one is served
+ * the tools and the mail folded into results; the 2025 tasks and the mail notice (a logging
+ * notification) are not served to it, since that revision has them another way (decision 0109,
+ * points 4 and 5), and its escalations are refused by `McpApprovals`.
+ */
 export function connectionServer(
   tools: ToolRegistry,
   options: McpServerOptions,
   answers: TaskAnswers,
+  era: ProtocolEra = 'legacy',
 ): ConnectionServer {
   const limits = parseOptions('createMcpServer', options)
   const write = options.log ?? stderrLog
@@ -49,12 +57,12 @@ export function connectionServer(
   const mail = options.mailbox
     ? { mailbox: options.mailbox, sessionId, mailBytes: limits.mailBytes, log, readBack: options.readBack }
     : undefined
-  const tasks = options.tasks ? { registry: options.tasks, answers } : undefined
+  const tasks = options.tasks && era === 'legacy' ? { registry: options.tasks, answers } : undefined
   const server = sdkServer(options, tools, tasks && { ...tasks, session: sessionId })
   const inflight = new Inflight()
   const handle = callHandler({ tools, sessionId, connection, limits, log, mail, tasks })
   serveTools(server, inflight, handle, { tools, tasks: tasks !== undefined }, firstLoadOf(options))
-  const announcer = new ToolAnnouncer({ tools, server, sessionId, log })
+  const announcer = new ToolAnnouncer({ tools, server, sessionId, log, modern: era === 'modern' })
   // What starting set up and stopping undoes: the mail watch, the approvals' attachment.
   const undo: Array<() => void> = []
   return {
@@ -63,15 +71,15 @@ export function connectionServer(
     connection,
     inflight,
     log,
-    start() {
+    start(how) {
       options.sessions?.open({
         id: sessionId,
         origin: options.origin ?? 'mcp',
         ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
       })
-      if (mail) undo.push(noticeMail({ ...mail, server }))
+      if (mail && era === 'legacy') undo.push(noticeMail({ ...mail, server }))
       if (options.approvals) undo.push(options.approvals.attach({ connection, sessionId, server }))
-      announcer.start()
+      announcer.start(how?.quiet)
     },
     stop() {
       announcer.stop()

@@ -2,6 +2,7 @@ import type { Readable, Writable } from 'node:stream'
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server'
 import { McpServerError } from '../errors.js'
 import { type ErrorAnswer, inspect } from './inbound.js'
+import { latch } from './lifecycle.js'
 import { LineReader } from './line-reader.js'
 
 /** How a `StdioTransport` reads and writes. */
@@ -25,6 +26,9 @@ export class StdioTransport implements Transport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: (message: JSONRPCMessage) => void
+  /** Resolves once the transport has closed, from either side (the SDK's entry owns `onclose`). */
+  readonly ended: Promise<void>
+  private readonly resolveEnded: () => void
   private readonly reader: LineReader
   private started = false
   private closed = false
@@ -32,6 +36,9 @@ export class StdioTransport implements Transport {
   private dropping: number | undefined
 
   constructor(private readonly options: StdioTransportOptions) {
+    const [ended, resolveEnded] = latch()
+    this.ended = ended
+    this.resolveEnded = resolveEnded
     this.reader = new LineReader(options.maxMessageBytes, (line) => {
       const inbound = inspect(line, options.maxMessageBytes)
       if (inbound.kind === 'answer') {
@@ -83,6 +90,7 @@ export class StdioTransport implements Transport {
     stdout.off('drain', this.onDrain)
     if (stdin.listenerCount('data') === 0) stdin.pause()
     this.onclose?.()
+    this.resolveEnded()
   }
 
   /** What the transport listens to while it is open. */

@@ -14,10 +14,14 @@ import {
   Server,
   type ServerContext,
   type Task,
+  type Transport,
 } from '@modelcontextprotocol/server'
 import type { ReadBack } from '@toolvisor/answers'
 import { type TaskInfo, type TaskRegistry, TasksError, TasksErrorCodes } from '@toolvisor/tasks'
 import { z } from 'zod'
+import { NO_TASKS } from './call-handler.js'
+import { ClientIds } from './client-ids.js'
+import { speaksModern } from './era.js'
 import { messageOf, toCallToolResult } from './result.js'
 import { fromRegistry, mcpTask, TASK_POLL_MS, type TaskAnswers } from './tasks.js'
 
@@ -35,14 +39,25 @@ type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>
 /**
  * The SDK server, letting a task-augmented `tools/call` answer with its task (`{ task }`): the SDK
  * checks every `tools/call` result against `CallToolResult` and refuses one without `content`,
- * which a 2025 task creation result never has. Every other call is checked as before.
+ * which a 2025 task creation result never has. Every other call is checked as before. Whatever
+ * connects it (`createSurface`, or the SDK's `serveStdio` with the channel it makes for the
+ * connection), the client's request ids are replaced by ours on the way in (`ClientIds`).
  */
 export class TaskServer extends Server {
+  override connect(transport: Transport): Promise<void> {
+    return super.connect(new ClientIds(transport))
+  }
+
   protected override _wrapHandler(method: string, handler: Handler): Handler {
     const wrapped = super._wrapHandler(method, handler)
     if (method !== 'tools/call') return wrapped
-    return (request, ctx) =>
-      request.params?.task === undefined ? wrapped(request, ctx) : handler(request, ctx)
+    return (request, ctx) => {
+      if (request.params?.task === undefined) return wrapped(request, ctx)
+      // A 2026-07-28 call has no `task` (tasks are an extension there, not served yet): the
+      // revision's schema would drop it and run the call as a plain one, so it is refused here.
+      if (speaksModern(this)) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, NO_TASKS)
+      return handler(request, ctx)
+    }
   }
 
   /** Serves `tools/call`, whose answer to a task-augmented call is its task. */

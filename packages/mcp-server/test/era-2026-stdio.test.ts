@@ -1,0 +1,99 @@
+// The 2026-07-28 era on stdio (decision 0109, points 1 and 2): the v2 client pinned to that
+// revision talks to the stdio fixture as a subprocess, the command a 2025 client talks to. It
+// discovers the server, lists and calls the tools of the connection's session, hears of a new tool
+// through its listen subscription, and is refused what this revision does not serve yet: a task
+// and an escalation, which fails closed. Every test ends with the server process gone.
+import { Client } from '@modelcontextprotocol/client'
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
+import { afterEach, describe, expect, it } from 'vitest'
+import { waitFor } from './helpers.js'
+import { alive, fixture, fixtureTools } from './stdio-helpers.js'
+
+const closers: Array<() => Promise<void>> = []
+afterEach(async () => {
+  while (closers.length > 0) await closers.pop()!()
+})
+
+/** A v2 client pinned to 2026-07-28 on the fixture (with `env` added), told of tool list changes. */
+async function modernClient(env: Record<string, string> = {}) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [fixture],
+    env: { ...(process.env as Record<string, string>), ...env },
+    stderr: 'pipe',
+  })
+  const changes: string[][] = []
+  const client = new Client(
+    { name: 'era-2026', version: '0.0.1' },
+    {
+      capabilities: { elicitation: { form: {} } },
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      listChanged: {
+        tools: {
+          onChanged: (error, tools) => {
+            if (error === null && tools !== null) changes.push(tools.map((tool) => tool.name))
+          },
+        },
+      },
+    },
+  )
+  let stderr = ''
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
+  await client.connect(transport)
+  const pid = transport.pid!
+  closers.push(async () => {
+    await client.close()
+    await waitFor(() => !alive(pid), 10_000, 'the server process to exit')
+  })
+  return { client, changes, pid, stderr: () => stderr }
+}
+
+describe('serveStdio to a 2026-07-28 client', () => {
+  it('is discovered in that era, lists the tools a 2025 client sees, and calls one in the session', async () => {
+    const { client } = await modernClient()
+    expect(client.getProtocolEra()).toBe('modern')
+    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28')
+    expect(client.getServerVersion()).toMatchObject({ name: 'fixture', version: '0.0.0' })
+    // The 2025 tasks are not this revision's: nothing says the server has them.
+    expect(client.getServerCapabilities()?.tasks).toBeUndefined()
+
+    const { tools } = await client.listTools()
+    expect(tools.map((tool) => tool.name)).toEqual(fixtureTools)
+    const result = await client.callTool({ name: 'say__hello', arguments: { who: 'modern' } })
+    expect(result.content).toEqual([{ type: 'text', text: 'hello modern from stdio-session' }])
+    expect(result.isError).toBeFalsy()
+  })
+
+  it('tells of a new tool through the listen subscription', async () => {
+    const { client, changes } = await modernClient()
+    await client.listTools()
+    const added = await client.callTool({ name: 'add__tool', arguments: { name: 'late.one' } })
+    expect(added.content).toEqual([{ type: 'text', text: 'added late.one' }])
+    await waitFor(() => changes.some((names) => names.includes('late__one')), 10_000, 'the tools change')
+    expect(changes.at(-1)).toEqual([...fixtureTools, 'late__one'])
+  })
+
+  it('refuses a task-augmented call, as for a client of a server with no tasks', async () => {
+    const { client } = await modernClient()
+    const call = client.request({
+      method: 'tools/call',
+      params: { name: 'say__hello', arguments: { who: 'x' }, task: { ttl: 60_000 } },
+    })
+    await expect(call).rejects.toThrow(/this server runs no tool as a task/)
+  })
+
+  it('refuses an escalation closed: the tool hears unavailable, and nothing asks the client', async () => {
+    const { client } = await modernClient({ FIXTURE_APPROVALS: '1' })
+    let asked = 0
+    client.setRequestHandler('elicitation/create', async () => {
+      asked++
+      return { action: 'accept', content: {} }
+    })
+    const result = await client.callTool({ name: 'escalate', arguments: {} })
+    expect(result.content).toEqual([{ type: 'text', text: 'approval: unavailable' }])
+    expect(result.isError).toBe(true)
+    expect(asked).toBe(0)
+  })
+})
