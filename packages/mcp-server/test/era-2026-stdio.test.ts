@@ -2,12 +2,13 @@
 // revision talks to the stdio fixture as a subprocess, the command a 2025 client talks to. It
 // discovers the server, lists and calls the tools of the connection's session, hears of a new tool
 // through its listen subscription, and is refused what this revision does not serve yet: a task
-// and an escalation, which fails closed. Every test ends with the server process gone.
+// and an escalation, which fails closed. A client that probes with `server/discover` and then opens
+// with `initialize` is served 2025 in the same session. Every test ends with the server process gone.
 import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { afterEach, describe, expect, it } from 'vitest'
 import { waitFor } from './helpers.js'
-import { alive, fixture, fixtureTools } from './stdio-helpers.js'
+import { alive, fixture, fixtureTools, runFixture } from './stdio-helpers.js'
 
 const closers: Array<() => Promise<void>> = []
 afterEach(async () => {
@@ -52,7 +53,7 @@ async function modernClient(env: Record<string, string> = {}) {
 
 describe('serveStdio to a 2026-07-28 client', () => {
   it('is discovered in that era, lists the tools a 2025 client sees, and calls one in the session', async () => {
-    const { client } = await modernClient()
+    const { client, stderr } = await modernClient()
     expect(client.getProtocolEra()).toBe('modern')
     expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28')
     expect(client.getServerVersion()).toMatchObject({ name: 'fixture', version: '0.0.0' })
@@ -64,6 +65,32 @@ describe('serveStdio to a 2026-07-28 client', () => {
     const result = await client.callTool({ name: 'say__hello', arguments: { who: 'modern' } })
     expect(result.content).toEqual([{ type: 'text', text: 'hello modern from stdio-session' }])
     expect(result.isError).toBeFalsy()
+    // What is served is logged once, though the 2025 server waiting at start gave way to another.
+    expect(stderr().match(/serving \d+ tools/g)).toHaveLength(1)
+  })
+
+  it('serves a client that probes with server/discover and then speaks 2025, in the same session', async () => {
+    const server = runFixture()
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    }
+    server.send({ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: envelope } })
+    const discovered = await server.waitForMessage((m) => m.id === 'probe', 'the discover answer')
+    expect(discovered.result?.supportedVersions).toEqual(['2026-07-28'])
+    const initialized = await server.initialize(1)
+    expect(initialized.result?.protocolVersion).toBe('2025-06-18')
+    server.send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'say__hello', arguments: { who: 'late' } },
+    })
+    const called = await server.waitForMessage((m) => m.id === 2, 'the call answer')
+    expect(called.result?.content).toEqual([{ type: 'text', text: 'hello late from stdio-session' }])
+    server.child.stdin.end()
+    expect(await server.exited).toBe(0)
+    expect(server.stderr.text()).toContain('fixture: served, stopped by the client')
   })
 
   it('tells of a new tool through the listen subscription', async () => {
