@@ -1,7 +1,8 @@
 /**
  * The `approval` seam over MCP: the user of a connection is asked through elicitation
- * (`elicitation/create`), when the client declared the capability; otherwise the answer is
- * `unavailable`, and the tool that asked fails closed.
+ * (`elicitation/create`), when the client declared the capability and speaks 2025-11-25 or before;
+ * otherwise (a 2026-07-28 client included, until its `input_required` round is served) the answer
+ * is `unavailable`, and the tool that asked fails closed.
  */
 import type { Server } from '@modelcontextprotocol/server'
 import { definePlugin } from '@toolvisor/kernel'
