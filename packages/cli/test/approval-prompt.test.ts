@@ -11,7 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { type CallToolResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { sandboxUserDir } from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
-import { bin, eventually, tagged, tempDir } from './helpers.js'
+import { bashMcpArgs, eventually, tagged, tempDir } from './helpers.js'
 import { hasBwrap, isRoot, type Mechanism, mechanisms } from './sandbox-helpers.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
@@ -27,17 +27,7 @@ async function accepting(cwd: string, mechanism: Mechanism) {
   const tag = randomUUID()
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [
-      bin,
-      'mcp',
-      '--bash',
-      '--sandbox',
-      mechanism,
-      '--bash-sandbox',
-      'read-only',
-      '--state-dir',
-      tempDir(),
-    ],
+    args: bashMcpArgs(mechanism, 'read-only', '--state-dir', tempDir()),
     cwd,
     env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
     stderr: 'pipe',

@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { asUser, asUserSkip, ordinaryUser, seenAs, userCommand, userDir } from './as-user.js'
-import { bin, eventually } from './helpers.js'
+import { bashMcpArgs, bin, eventually } from './helpers.js'
 import { dir, hasBwrap, isRoot, load, mechanisms, sandboxedTool } from './sandbox-helpers.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
@@ -216,19 +216,14 @@ describe.skipIf(!isRoot || !hasBwrap)('as root: a secret the sandbox user could 
       writeFileSync(config, '{"mailBytes": 54321}\n', { mode: 0o644 })
       const bash = await stdioClient({
         command: process.execPath,
-        args: [
-          bin,
-          'mcp',
-          '--bash',
-          '--sandbox',
+        args: bashMcpArgs(
           mechanism,
-          '--bash-sandbox',
           'read-only',
           '--config',
           config,
           '--state-dir',
           dir('tv-cp-state-', 0o700),
-        ],
+        ),
         cwd: box,
         env: process.env as Record<string, string>,
       })

@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { sandboxUserDir } from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
-import { bin, eventually, tagged, tempDir } from './helpers.js'
+import { bashMcpArgs, eventually, tagged, tempDir } from './helpers.js'
 import { hasBwrap, isRoot } from './sandbox-helpers.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
@@ -23,17 +23,7 @@ describe.skipIf(!hasBwrap || !isRoot)('a bash escalation from a 2026-07-28 clien
     const tag = randomUUID()
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [
-        bin,
-        'mcp',
-        '--bash',
-        '--sandbox',
-        'bwrap',
-        '--bash-sandbox',
-        'read-only',
-        '--state-dir',
-        tempDir(),
-      ],
+      args: bashMcpArgs('bwrap', 'read-only', '--state-dir', tempDir()),
       cwd,
       env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
       stderr: 'pipe',

@@ -12,6 +12,11 @@ export const fixtures = join(here, 'fixtures')
 export const examples = resolve(here, '../../../examples/tools')
 export const bin = resolve(here, '../dist/bin.js')
 
+/** The argv (for `node`) of `toolvisor mcp --bash` under `mechanism` in bash sandbox `mode`, then `rest`. */
+export function bashMcpArgs(mechanism: string, mode: string, ...rest: string[]): string[] {
+  return [bin, 'mcp', '--bash', '--sandbox', mechanism, '--bash-sandbox', mode, ...rest]
+}
+
 beforeAll(() => {
   if (!existsSync(bin))
     throw new Error(`${bin} is missing: build the CLI first (pnpm --filter @toolvisor/cli build)`)

@@ -14,7 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { asUserSkip, ordinaryUser, seenAs, userCommand, userDir } from './as-user.js'
-import { bin, eventually } from './helpers.js'
+import { bashMcpArgs, bin, eventually } from './helpers.js'
 import { dir, hasBwrap, isRoot, mechanisms } from './sandbox-helpers.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
@@ -129,13 +129,8 @@ describe.skipIf(!hasBwrap || !isRoot)('protected paths the operator adds', () =>
     const ws = repository(root, 65534, 65534)
     const run = await bash({
       command: process.execPath,
-      args: [
-        bin,
-        'mcp',
-        '--bash',
-        '--sandbox',
+      args: bashMcpArgs(
         'bwrap',
-        '--bash-sandbox',
         'workspace-write',
         '--protect',
         'Makefile',
@@ -143,7 +138,7 @@ describe.skipIf(!hasBwrap || !isRoot)('protected paths the operator adds', () =>
         'README',
         '--state-dir',
         dir('tv-protect-state-', 0o700),
-      ],
+      ),
       cwd: ws,
       env: process.env as Record<string, string>,
     })
