@@ -1,8 +1,9 @@
-// A bash escalation from a 2026-07-28 client of `toolvisor mcp` (issue 30, decision 0109): that
-// revision asks the user by an `input_required` round, which is not served yet, so the ask must
-// fail closed. The client declares elicitation and would accept anything; the command must not run.
+// A bash escalation from a 2026-07-28 client of `toolvisor mcp` (issue 30, decision 0109, point 3):
+// that revision asks the user by an `input_required` round. The official v2 client, pinned to the
+// revision, answers it through its elicitation handler and the command runs wider once; a retry
+// presented again, or with another command, is refused and runs nothing.
 import { randomUUID } from 'node:crypto'
-import { existsSync, rmSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
@@ -16,52 +17,99 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()!()
 })
 
+/** A v2 client pinned to 2026-07-28 on `toolvisor mcp --bash` under bwrap read-only, in `cwd`. */
+async function modernBash(cwd: string, how: { readonly manual?: boolean } = {}) {
+  const tag = randomUUID()
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: bashMcpArgs('bwrap', 'read-only', '--state-dir', tempDir()),
+    cwd,
+    env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
+    stderr: 'pipe',
+  })
+  const client = new Client(
+    { name: 'era-2026', version: '1' },
+    {
+      capabilities: { elicitation: { form: {} } },
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      ...(how.manual ? { inputRequired: { autoFulfill: false } } : {}),
+    },
+  )
+  await client.connect(transport)
+  cleanups.push(async () => {
+    await client.close()
+    expect(await eventually(() => tagged(tag).length === 0), 'processes left').toBe(true)
+  })
+  expect(client.getProtocolEra()).toBe('modern')
+  return client
+}
+
+function escalating(command: string) {
+  return {
+    command,
+    description: 'Write a marker file',
+    sandbox_permissions: 'danger-full-access',
+    justification: 'The test writes its marker file.',
+  }
+}
+
 describe.skipIf(!hasBwrap || !isRoot)('a bash escalation from a 2026-07-28 client (root)', () => {
-  it('is refused closed: nothing is asked, nothing runs, and the model is told no channel can ask', async () => {
+  it('is asked by an input_required round; accepted, the command runs once, wider', async () => {
     const cwd = sandboxUserDir(import.meta.dirname, 'era-2026-work')
     cleanups.push(() => rmSync(cwd, { recursive: true, force: true }))
-    const tag = randomUUID()
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: bashMcpArgs('bwrap', 'read-only', '--state-dir', tempDir()),
-      cwd,
-      env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
-      stderr: 'pipe',
+    const client = await modernBash(cwd)
+    const asked: string[] = []
+    client.setRequestHandler('elicitation/create', async (request) => {
+      asked.push(String(request.params.message))
+      return { action: asked.length === 1 ? 'accept' : 'decline', content: {} }
     })
-    const client = new Client(
-      { name: 'era-2026', version: '1' },
-      {
-        capabilities: { elicitation: { form: {} } },
-        versionNegotiation: { mode: { pin: '2026-07-28' } },
-      },
-    )
-    let asked = 0
-    client.setRequestHandler('elicitation/create', async () => {
-      asked++
-      return { action: 'accept', content: {} }
-    })
-    await client.connect(transport)
-    cleanups.push(async () => {
-      await client.close()
-      expect(await eventually(() => tagged(tag).length === 0), 'processes left').toBe(true)
-    })
-    expect(client.getProtocolEra()).toBe('modern')
-
     const marker = join(cwd, 'escalated')
-    const result = await client.callTool({
-      name: 'bash',
-      arguments: {
-        command: `echo ran > ${marker}`,
-        description: 'Write a marker file',
-        sandbox_permissions: 'danger-full-access',
-        justification: 'The test writes its marker file.',
-      },
-    })
-    expect(result.isError).toBe(true)
-    expect(JSON.stringify(result.content)).toContain(
-      'sandbox escalation to \\"danger-full-access\\" requires approval, but no approval channel is available',
-    )
-    expect(asked).toBe(0)
+    const allowed = await client.callTool({ name: 'bash', arguments: escalating(`echo ran > ${marker}`) })
+    expect(allowed.isError).toBeFalsy()
+    expect(readFileSync(marker, 'utf8')).toBe('ran\n')
+    expect(asked).toHaveLength(1)
+    expect(asked[0]).toContain(`echo ran > ${marker}`)
+    expect(asked[0]).toContain('danger-full-access')
+
+    // Declined: nothing runs, and the model is told.
+    const other = join(cwd, 'declined')
+    const refused = await client.callTool({ name: 'bash', arguments: escalating(`echo ran > ${other}`) })
+    expect(refused.isError).toBe(true)
+    expect(JSON.stringify(refused.content)).toContain('rejected')
+    expect(existsSync(other)).toBe(false)
+  })
+
+  it('refuses a requestState presented again or for another command, and runs nothing for it', async () => {
+    const cwd = sandboxUserDir(import.meta.dirname, 'era-2026-replay')
+    cleanups.push(() => rmSync(cwd, { recursive: true, force: true }))
+    const client = await modernBash(cwd, { manual: true })
+    const marker = join(cwd, 'count')
+    const params = { name: 'bash', arguments: escalating(`echo ran >> ${marker}`) }
+    const round = (await client.request(
+      { method: 'tools/call', params },
+      { allowInputRequired: true },
+    )) as unknown as {
+      resultType: string
+      requestState: string
+    }
+    expect(round.resultType).toBe('input_required')
+    expect(existsSync(marker)).toBe(false)
+    const retry = (p: typeof params) =>
+      client.request(
+        {
+          method: 'tools/call',
+          params: {
+            ...p,
+            inputResponses: { approval: { action: 'accept', content: {} } },
+            requestState: round.requestState,
+          },
+        },
+        { allowInputRequired: true },
+      )
+    const moved = { ...params, arguments: escalating(`echo moved >> ${marker}`) }
+    await expect(retry(moved)).rejects.toThrow(/the approval state does not match this call/)
+    expect(existsSync(marker)).toBe(false)
+    await expect(retry(params)).rejects.toThrow(/good for one retry/)
     expect(existsSync(marker)).toBe(false)
   })
 })

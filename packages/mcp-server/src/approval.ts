@@ -1,8 +1,9 @@
 /**
- * The `approval` seam over MCP: the user of a connection is asked through elicitation
- * (`elicitation/create`), when the client declared the capability and speaks 2025-11-25 or before;
- * otherwise (a 2026-07-28 client included, until its `input_required` round is served) the answer
- * is `unavailable`, and the tool that asked fails closed.
+ * The `approval` seam over MCP, in each revision's form (decision 0109, point 3). A 2025-11-25
+ * client is asked through elicitation (`elicitation/create`) inside the call, when it declared the
+ * capability. A 2026-07-28 call that asks answers `input_required` with the question and a signed
+ * `requestState`, and its retry carries the answer. Otherwise the answer is `unavailable`, and the
+ * tool that asked fails closed.
  */
 import type { Server } from '@modelcontextprotocol/server'
 import { definePlugin } from '@toolvisor/kernel'
@@ -14,7 +15,9 @@ import {
   type ConnectionId,
 } from '@toolvisor/toolbox'
 import { approvalMessage } from './internal/approval-message.js'
+import { ApprovalStates } from './internal/approval-state.js'
 import { speaksModern } from './internal/era.js'
+import { InputRound, type RoundCall } from './internal/input-round.js'
 
 export { APPROVAL_FOOTER, approvalMessage, JUSTIFICATION_CHARACTERS } from './internal/approval-message.js'
 
@@ -32,18 +35,37 @@ export interface ApprovalConnection {
 }
 
 /**
- * The approvals of every MCP connection of a toolvisor, by connection: each connection attaches
- * its SDK server while it is connected (`createMcpServer`'s `approvals` option), and a request goes
- * to the connection that made the call (`request.connection`), never to another connection of the
- * same session name (a second client of a `serve` session must not answer the first one's
- * questions). A request without a connection, or whose connection is gone, is `unavailable`.
+ * The approvals of every MCP connection of a toolvisor, by connection: each 2025 connection
+ * attaches its SDK server while it is connected (`createMcpServer`'s `approvals` option), and a
+ * request goes to the connection that made the call (`request.connection`), never to another
+ * connection of the same session name (a second client of a `serve` session must not answer the
+ * first one's questions). Each 2026-07-28 call is its own round, answered only by its own retry.
+ * A request without a connection, or whose connection or call is gone, is `unavailable`.
+ *
+ * The `requestState` of a round is signed with a key made when this object is, and never written
+ * down: a state is good for one retry of the same call in the same session, within `timeoutMs`.
  */
 export class McpApprovals implements Approval {
   readonly #connections = new Map<ConnectionId, ApprovalConnection>()
+  readonly #rounds = new Map<ConnectionId, { readonly sessionId: string; readonly round: InputRound }>()
   readonly #timeoutMs: number
+  readonly #states: ApprovalStates
 
   constructor(options: { readonly timeoutMs?: number } = {}) {
     this.#timeoutMs = options.timeoutMs ?? ASK_TIMEOUT_MS
+    this.#states = new ApprovalStates(this.#timeoutMs)
+  }
+
+  /**
+   * Opens the round of one 2026-07-28 call: its `connection` is the call's `ctx.connection`, and
+   * `close` must be called once the tool answered. Throws the protocol error of a refused
+   * `requestState` before anything runs.
+   * @internal
+   */
+  openRound(call: RoundCall): { readonly round: InputRound; close(): void } {
+    const round = new InputRound(this.#states, call)
+    this.#rounds.set(round.connection, { sessionId: call.sessionId, round })
+    return { round, close: () => this.#rounds.delete(round.connection) }
   }
 
   /** Routes the questions of calls made on `connection` to its server until the returned detach is called. */
@@ -56,12 +78,15 @@ export class McpApprovals implements Approval {
   }
 
   async request(request: ApprovalRequest): Promise<ApprovalOutcome> {
+    const open = request.connection === undefined ? undefined : this.#rounds.get(request.connection)
+    if (open !== undefined)
+      return open.sessionId === request.sessionId ? open.round.answer(request) : 'unavailable'
     const attached = request.connection === undefined ? undefined : this.#connections.get(request.connection)
     // A connection answers for its own session only: a request naming another is a bug, refused.
     if (attached === undefined || attached.sessionId !== request.sessionId) return 'unavailable'
     const { server } = attached
-    // A 2026-07-28 client is asked by an `input_required` round (decision 0109, point 3), which is
-    // not served yet: its escalations fail closed. A 2025 client is asked when it can be.
+    // A 2026-07-28 client is asked by its calls' rounds, never inside a call: a request routed to
+    // its connection is a bug, refused. A 2025 client is asked when it can be.
     if (speaksModern(server) || server.getClientCapabilities()?.elicitation === undefined)
       return 'unavailable'
     if (request.signal.aborted) return 'cancelled'

@@ -1,8 +1,9 @@
 // The 2026-07-28 era on stdio (decision 0109, points 1 and 2): the v2 client pinned to that
 // revision talks to the stdio fixture as a subprocess, the command a 2025 client talks to. It
 // discovers the server, lists and calls the tools of the connection's session, hears of a new tool
-// through its listen subscription, and is refused what this revision does not serve yet: a task
-// and an escalation, which fails closed. A client that probes with `server/discover` and then opens
+// through its listen subscription, gets an escalation asked by an `input_required` round (a
+// replayed, altered or moved state refused), and is refused a task, which this revision does not
+// serve yet. A client that probes with `server/discover` and then opens
 // with `initialize` is served 2025 in the same session. Every test ends with the server process gone.
 import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
@@ -15,8 +16,14 @@ afterEach(async () => {
   while (closers.length > 0) await closers.pop()!()
 })
 
-/** A v2 client pinned to 2026-07-28 on the fixture (with `env` added), told of tool list changes. */
-async function modernClient(env: Record<string, string> = {}) {
+/**
+ * A v2 client pinned to 2026-07-28 on the fixture (with `env` added), told of tool list changes.
+ * `manual`: `input_required` answers come back to the test instead of being fulfilled.
+ */
+async function modernClient(
+  env: Record<string, string> = {},
+  how: { readonly manual?: boolean; readonly elicitation?: boolean } = {},
+) {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [fixture],
@@ -27,8 +34,9 @@ async function modernClient(env: Record<string, string> = {}) {
   const client = new Client(
     { name: 'era-2026', version: '0.0.1' },
     {
-      capabilities: { elicitation: { form: {} } },
+      capabilities: how.elicitation === false ? {} : { elicitation: { form: {} } },
       versionNegotiation: { mode: { pin: '2026-07-28' } },
+      ...(how.manual ? { inputRequired: { autoFulfill: false } } : {}),
       listChanged: {
         tools: {
           onChanged: (error, tools) => {
@@ -111,16 +119,96 @@ describe('serveStdio to a 2026-07-28 client', () => {
     await expect(call).rejects.toThrow(/this server runs no tool as a task/)
   })
 
-  it('refuses an escalation closed: the tool hears unavailable, and nothing asks the client', async () => {
+  it('asks an escalation by an input_required round, and the retry carries the answer', async () => {
+    const answers = ['accept', 'decline', 'cancel'] as const
+    const messages: string[] = []
     const { client } = await modernClient({ FIXTURE_APPROVALS: '1' })
-    let asked = 0
-    client.setRequestHandler('elicitation/create', async () => {
-      asked++
-      return { action: 'accept', content: {} }
+    client.setRequestHandler('elicitation/create', async (request) => {
+      messages.push(String(request.params.message))
+      return { action: answers[messages.length - 1]!, ...(messages.length === 1 ? { content: {} } : {}) }
     })
+    const outcomes: unknown[] = []
+    for (const command of ['touch /etc/a', 'touch /etc/b', 'touch /etc/c']) {
+      const result = await client.callTool({ name: 'escalate', arguments: { command } })
+      outcomes.push(result.content)
+    }
+    expect(outcomes).toEqual([
+      [{ type: 'text', text: 'approval: allowed-once' }],
+      [{ type: 'text', text: 'approval: rejected' }],
+      [{ type: 'text', text: 'approval: cancelled' }],
+    ])
+    // The user saw each exact command, in the words of decision 0093.
+    expect(messages.map((message) => /touch \/etc\/\w/.exec(message)?.[0])).toEqual([
+      'touch /etc/a',
+      'touch /etc/b',
+      'touch /etc/c',
+    ])
+  })
+
+  it('refuses a replayed, altered or moved requestState, and a state of another server', async () => {
+    const { client } = await modernClient({ FIXTURE_APPROVALS: '1' }, { manual: true })
+    const params = { name: 'escalate', arguments: { command: 'touch /etc/x' } }
+    const asked = await roundOne(client, params)
+    expect(asked.inputRequests).toEqual({
+      approval: expect.objectContaining({ method: 'elicitation/create' }),
+    })
+    const accept = { approval: { action: 'accept', content: {} } }
+    // An altered state (a character of its claims changed) and a state for another command.
+    const altered = `${asked.requestState.slice(0, 10)}${asked.requestState[10] === 'A' ? 'B' : 'A'}${asked.requestState.slice(11)}`
+    await expect(retry(client, params, accept, altered)).rejects.toThrow(
+      /not a state this server issued, or it was altered/,
+    )
+    const other = { ...params, arguments: { command: 'touch /etc/y' } }
+    await expect(retry(client, other, accept, asked.requestState)).rejects.toThrow(
+      /issued for other arguments/,
+    )
+    // Presented once already (with the other command): spent, whatever that retry was.
+    await expect(retry(client, params, accept, asked.requestState)).rejects.toThrow(/good for one retry/)
+
+    const again = await roundOne(client, params)
+    expect(await retry(client, params, accept, again.requestState)).toMatchObject({
+      content: [{ type: 'text', text: 'approval: allowed-once' }],
+    })
+    await expect(retry(client, params, accept, again.requestState)).rejects.toThrow(/good for one retry/)
+
+    // Another toolvisor (another key) never accepts this one's state.
+    const { client: second } = await modernClient({ FIXTURE_APPROVALS: '1' }, { manual: true })
+    const third = await roundOne(client, params)
+    await expect(retry(second, params, accept, third.requestState)).rejects.toThrow(
+      /not a state this server issued/,
+    )
+  })
+
+  it('refuses an escalation closed for a client that cannot be asked: no round, nothing allowed', async () => {
+    const { client } = await modernClient({ FIXTURE_APPROVALS: '1' }, { elicitation: false })
     const result = await client.callTool({ name: 'escalate', arguments: {} })
     expect(result.content).toEqual([{ type: 'text', text: 'approval: unavailable' }])
     expect(result.isError).toBe(true)
-    expect(asked).toBe(0)
   })
 })
+
+type Params = { name: string; arguments: Record<string, unknown> }
+
+/** The first round of a call that asks: its `input_required` answer. */
+async function roundOne(client: Client, params: Params) {
+  const answer = (await client.request(
+    { method: 'tools/call', params },
+    { allowInputRequired: true },
+  )) as unknown as { resultType: string; inputRequests: Record<string, unknown>; requestState: string }
+  expect(answer.resultType).toBe('input_required')
+  expect(typeof answer.requestState).toBe('string')
+  return answer
+}
+
+/** The retry of a call with its answers and a state. */
+function retry(
+  client: Client,
+  params: Params,
+  inputResponses: Record<string, unknown>,
+  requestState: string,
+) {
+  return client.request(
+    { method: 'tools/call', params: { ...params, inputResponses, requestState } },
+    { allowInputRequired: true },
+  )
+}

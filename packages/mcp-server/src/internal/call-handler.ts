@@ -1,7 +1,9 @@
 import {
   type CallToolRequest,
   type CallToolResult,
+  CLIENT_CAPABILITIES_META_KEY,
   type CreateTaskResult,
+  type InputRequiredResult,
   ProtocolError,
   ProtocolErrorCode,
   SdkError,
@@ -11,6 +13,7 @@ import {
 import { foldMail } from '@toolvisor/answers'
 import type { TaskRegistry } from '@toolvisor/tasks'
 import type { ConnectionId, ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
+import type { McpApprovals } from '../approval.js'
 import { CallGate } from './call-gate.js'
 import type { SessionMailOptions } from './mail.js'
 import type { Limits } from './options.js'
@@ -31,6 +34,11 @@ export interface CallHandlerOptions {
   readonly mail: SessionMailOptions | undefined
   /** The registry MCP tasks are views of, and the answers handed over (absent: no MCP tasks). */
   readonly tasks: { readonly registry: TaskRegistry; readonly answers: TaskAnswers } | undefined
+  /**
+   * A 2026-07-28 connection's approvals: each call is a round of its own, whose escalation is asked
+   * by answering `input_required` (absent: a 2025 connection, asked inside the call, or none).
+   */
+  readonly rounds: McpApprovals | undefined
 }
 
 /**
@@ -40,7 +48,10 @@ export interface CallHandlerOptions {
  */
 export function callHandler(options: CallHandlerOptions) {
   const gate = new CallGate(options.limits)
-  return async (request: CallToolRequest, ctx: ServerContext): Promise<CallToolResult | CreateTaskResult> => {
+  return async (
+    request: CallToolRequest,
+    ctx: ServerContext,
+  ): Promise<CallToolResult | CreateTaskResult | InputRequiredResult> => {
     const name = request.params.name
     // Refused before it takes a place: a tool that never runs as a task.
     if (request.params.task !== undefined) taskRefusal(options, name)
@@ -63,6 +74,41 @@ async function callOnce(
   options: CallHandlerOptions,
   request: CallToolRequest,
   ctx: ServerContext,
+): Promise<CallToolResult | InputRequiredResult> {
+  const opened = options.rounds?.openRound({
+    sessionId: options.sessionId,
+    tool: request.params.name,
+    args: request.params.arguments ?? {},
+    requestState: ctx.mcpReq.requestState(),
+    inputResponses: ctx.mcpReq.inputResponses,
+    canElicit: canElicit(ctx),
+  })
+  try {
+    const result = await runOnce(options, request, ctx, opened?.round.connection ?? options.connection)
+    return opened?.round.settle() ?? result
+  } finally {
+    opened?.close()
+  }
+}
+
+/** Whether a 2026-07-28 request declares form elicitation in its capabilities. */
+function canElicit(ctx: ServerContext): boolean {
+  const envelope = ctx.mcpReq.envelope as
+    | Record<string, { elicitation?: { form?: object } } | undefined>
+    | undefined
+  const elicitation = envelope?.[CLIENT_CAPABILITIES_META_KEY]?.elicitation
+  // A client that declares elicitation without naming a mode supports forms (the spec's default).
+  return (
+    elicitation !== undefined && (elicitation.form !== undefined || Object.keys(elicitation).length === 0)
+  )
+}
+
+/** One call that got its place, run with the connection its approvals are asked on. */
+async function runOnce(
+  options: CallHandlerOptions,
+  request: CallToolRequest,
+  ctx: ServerContext,
+  connection: ConnectionId,
 ): Promise<CallToolResult> {
   const name = request.params.name
   const token = ctx.mcpReq._meta?.progressToken
@@ -79,7 +125,7 @@ async function callOnce(
         })
   const call: ToolCallContext = {
     sessionId: options.sessionId,
-    connection: options.connection,
+    connection,
     signal: toolSignal(ctx.mcpReq.signal),
     ...(progress ? { progress: progress.report } : {}),
   }

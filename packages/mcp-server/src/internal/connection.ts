@@ -40,7 +40,7 @@ export interface ConnectionServer {
  * Builds the SDK server of one connection of `tools`, for a client of `era`. A modern one is served
  * the tools and the mail folded into results; the 2025 tasks and the mail notice (a logging
  * notification) are not served to it, since that revision has them another way (decision 0109,
- * points 4 and 5), and its escalations are refused by `McpApprovals`.
+ * points 4 and 5), and each of its calls asks the user by an `input_required` round of its own.
  */
 export function connectionServer(
   tools: ToolRegistry,
@@ -60,7 +60,8 @@ export function connectionServer(
   const tasks = options.tasks && era === 'legacy' ? { registry: options.tasks, answers } : undefined
   const server = sdkServer(options, tools, tasks && { ...tasks, session: sessionId })
   const inflight = new Inflight()
-  const handle = callHandler({ tools, sessionId, connection, limits, log, mail, tasks })
+  const rounds = era === 'modern' ? options.approvals : undefined
+  const handle = callHandler({ tools, sessionId, connection, limits, log, mail, tasks, rounds })
   serveTools(server, inflight, handle, { tools, tasks: tasks !== undefined }, firstLoadOf(options))
   const announcer = new ToolAnnouncer({ tools, server, sessionId, log, modern: era === 'modern' })
   // What starting set up and stopping undoes: the mail watch, the approvals' attachment.
@@ -78,7 +79,8 @@ export function connectionServer(
         ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
       })
       if (mail && era === 'legacy') undo.push(noticeMail({ ...mail, server }))
-      if (options.approvals) undo.push(options.approvals.attach({ connection, sessionId, server }))
+      if (options.approvals && era === 'legacy')
+        undo.push(options.approvals.attach({ connection, sessionId, server }))
       announcer.start(how?.quiet)
     },
     stop() {

@@ -7,6 +7,7 @@ import {
   type CallToolRequest,
   type CallToolResult,
   type CreateTaskResult,
+  type InputRequiredResult,
   type JSONRPCRequest,
   ProtocolError,
   ProtocolErrorCode,
@@ -62,10 +63,13 @@ export class TaskServer extends Server {
 
   /** Serves `tools/call`, whose answer to a task-augmented call is its task. */
   serveToolCalls(
-    handler: (request: CallToolRequest, ctx: ServerContext) => Promise<CallToolResult | CreateTaskResult>,
+    handler: (
+      request: CallToolRequest,
+      ctx: ServerContext,
+    ) => Promise<CallToolResult | CreateTaskResult | InputRequiredResult>,
   ): void {
     // The SDK types a tools/call answer as a CallToolResult only; `_wrapHandler` above lets the
-    // task through, and nothing else reads the type.
+    // task through, the SDK's own seam takes `input_required`, and nothing else reads the type.
     this.setRequestHandler(
       'tools/call',
       handler as (request: CallToolRequest, ctx: ServerContext) => Promise<CallToolResult>,
