@@ -30,8 +30,10 @@ export interface ConnectionServer {
    * Opens the session (the open one again, when `sessionId` names one) and starts what tells the
    * client: the mail notice, the approvals' attachment, the tool announcer. `quiet`: the
    * connection's log told what is served already (another server of the same connection did).
+   * `announce: false`: changes are not told through this server (a 2026-07-28 HTTP request's
+   * server, whose handler publishes them to every listen subscription).
    */
-  start(options?: { readonly quiet?: boolean }): void
+  start(options?: { readonly quiet?: boolean; readonly announce?: boolean }): void
   /** Undoes what `start` set up; the session itself ends elsewhere (`endSession`). Idempotent. */
   stop(): void
 }
@@ -81,7 +83,7 @@ export function connectionServer(
       if (mail && era === 'legacy') undo.push(noticeMail({ ...mail, server }))
       if (options.approvals && era === 'legacy')
         undo.push(options.approvals.attach({ connection, sessionId, server }))
-      announcer.start(how?.quiet)
+      if (how?.announce !== false) announcer.start(how?.quiet)
     },
     stop() {
       announcer.stop()

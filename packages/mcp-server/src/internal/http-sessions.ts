@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { type NodeIncomingMessageLike, toWebRequest } from '@modelcontextprotocol/node'
+import { isLegacyRequest } from '@modelcontextprotocol/server'
 import type { Sessions } from '@toolvisor/tasks'
 import type { ToolRegistry } from '@toolvisor/toolbox'
 import { createSurface, type McpServerOptions, type McpSurface } from '../server.js'
 import { readJsonBody } from './http-body.js'
+import { ModernLeg } from './http-modern.js'
 import { messageOf } from './result.js'
 import { SessionEvents, SessionTransport, SSE_RETRY_MS } from './resumable.js'
 import { TaskAnswers } from './tasks.js'
@@ -35,10 +38,14 @@ export interface ConnectionsOptions {
 }
 
 /**
- * The MCP sessions of one HTTP server. A POST without `Mcp-Session-Id` may initialize a new one
- * (the SDK's transport refuses anything else); its toolvisor session is the one the client names
- * (`x-toolvisor-session`), else a session of its own. Closing an MCP session (DELETE, shutdown)
- * leaves its toolvisor session open: the client may come back, and the idle sweep ends it.
+ * The MCP sessions of one HTTP server, and its 2026-07-28 leg (decision 0109, points 1 and 2). A
+ * request with `Mcp-Session-Id` is its 2025 session's (404 when there is none). A POST without it
+ * is routed by the SDK's own classifier: a 2026-07-28 request goes to the modern leg, in the
+ * toolvisor session `x-toolvisor-session` names (required: refused without it); anything else may
+ * initialize a new 2025 session (the SDK's transport refuses anything but `initialize`), whose
+ * toolvisor session is the one the client names, else a session of its own. Closing an MCP
+ * session (DELETE, shutdown) leaves its toolvisor session open: the client may come back, and the
+ * idle sweep ends it.
  */
 export class Connections {
   readonly #byId = new Map<string, Connection>()
@@ -46,9 +53,11 @@ export class Connections {
   readonly #options: ConnectionsOptions
   /** The answers of calls taken as tasks, shared by every MCP session of this server. */
   readonly #answers = new TaskAnswers()
+  readonly #modern: ModernLeg
 
   constructor(options: ConnectionsOptions) {
     this.#options = options
+    this.#modern = new ModernLeg({ ...options, answers: this.#answers })
   }
 
   /** Serves one request of `/mcp`. */
@@ -78,6 +87,16 @@ export class Connections {
         `${SESSION_HEADER}: not a session name; use 1 to 128 characters of A-Z a-z 0-9 . _ : @ -`,
       )
     }
+    const read = await readJsonBody(request, response, this.#options.maxBodyBytes)
+    if (read === 'answered') return
+    if (
+      read !== undefined &&
+      !(await isLegacyRequest(await toWebRequest(request as NodeIncomingMessageLike, read.body), read.body))
+    ) {
+      if (named === undefined) return jsonError(response, 400, -32602, NO_SESSION)
+      this.#lastSeen.set(named, Date.now())
+      return this.#modern.handle(request, response, read.body, { session: named, cwd: workspace.cwd })
+    }
     if (this.#byId.size >= this.#options.maxSessions) {
       return jsonError(
         response,
@@ -86,7 +105,7 @@ export class Connections {
         `too many MCP sessions (${this.#options.maxSessions}); end one (DELETE) or wait for an idle one to expire`,
       )
     }
-    await this.#initialize(request, response, named, workspace.cwd)
+    await this.#initialize(request, response, { named, cwd: workspace.cwd, read })
   }
 
   /** The toolvisor sessions with an MCP session attached, and when each was last used. */
@@ -109,17 +128,21 @@ export class Connections {
     })
   }
 
-  /** Closes every MCP session (the server stops); the toolvisor sessions stay open. */
+  /** Closes every MCP session and the modern leg's exchanges (the server stops); the toolvisor sessions stay open. */
   async closeAll(): Promise<void> {
-    await Promise.all([...this.#byId.values()].map((c) => c.surface.close()))
+    await Promise.all([...[...this.#byId.values()].map((c) => c.surface.close()), this.#modern.close()])
   }
 
   async #initialize(
     request: IncomingMessage,
     response: ServerResponse,
-    named: string | undefined,
-    cwd: string | undefined,
+    how: {
+      readonly named: string | undefined
+      readonly cwd: string | undefined
+      readonly read: { readonly body: unknown } | undefined
+    },
   ): Promise<void> {
+    const { named, cwd, read } = how
     const { tools, server, sessions, maxBodyBytes, log } = this.#options
     let connection: Connection | undefined
     const transport = new SessionTransport({
@@ -157,8 +180,7 @@ export class Connections {
     this.#lastSeen.set(session, Date.now())
     await surface.connect(transport)
     try {
-      const read = await readJsonBody(request, response, maxBodyBytes)
-      if (read !== 'answered') await transport.handleRequest(request, response, read?.body)
+      await transport.handleRequest(request, response, read?.body)
     } catch (error) {
       log(`http: a request failed: ${messageOf(error)}`)
     }
@@ -166,6 +188,9 @@ export class Connections {
     if (transport.sessionId === undefined) await surface.close()
   }
 }
+
+/** The refusal of a 2026-07-28 request that names no session (decision 0109, point 2). */
+const NO_SESSION = `${SESSION_HEADER}: required of a 2026-07-28 client, which has no MCP session: name the toolvisor session every request of this client runs in (1 to 128 characters of A-Z a-z 0-9 . _ : @ -), e.g. in the client's configuration of headers; a 2025-11-25 client may leave it out`
 
 function notFound(response: ServerResponse, id: string): void {
   jsonError(
