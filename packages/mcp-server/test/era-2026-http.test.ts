@@ -11,8 +11,10 @@ import { createSessions } from '@toolvisor/tasks'
 import { createToolRegistry } from '@toolvisor/toolbox'
 import { afterEach, describe, expect, it } from 'vitest'
 import { McpApprovals, serveHttp } from '../src/index.js'
+import { escalateTool } from './fixtures/escalate-tool.mjs'
 import { text, tool, waitFor } from './helpers.js'
 import { closedAfter, TOKEN } from './http-helpers.js'
+import { retry, roundOne } from './mrtr.js'
 
 const clients: Array<{ close(): Promise<void> }> = []
 afterEach(async () => {
@@ -23,25 +25,7 @@ async function serve() {
   const tools = createToolRegistry()
   const approvals = new McpApprovals()
   tools.register(tool('whoami', async (_args, ctx) => text(ctx.sessionId ?? '(none)')))
-  tools.register({
-    name: 'escalate',
-    description: 'asks to run its command under danger-full-access, as bash does',
-    inputSchema: { type: 'object', properties: { command: { type: 'string' } } },
-    call: async (args, ctx) => {
-      const outcome = await approvals.request({
-        sessionId: ctx.sessionId,
-        connection: ctx.connection,
-        tool: 'bash',
-        command: String(args.command),
-        justification: 'The test asks.',
-        workdir: '/',
-        background: false,
-        mode: 'danger-full-access',
-        signal: ctx.signal,
-      })
-      return text(`approval: ${outcome}`, outcome !== 'allowed-once')
-    },
-  })
+  tools.register(escalateTool(approvals))
   const sessions = createSessions()
   const server = closedAfter(
     await serveHttp(tools, {
@@ -82,7 +66,7 @@ async function modern(url: string, session: string | undefined, how: { readonly 
   return { client, changes }
 }
 
-async function whoami(client: { callTool: Client['callTool'] }): Promise<unknown> {
+async function whoami(client: Pick<V1Client, 'callTool'> | Pick<Client, 'callTool'>): Promise<unknown> {
   return (await client.callTool({ name: 'whoami', arguments: {} })).content
 }
 
@@ -178,27 +162,10 @@ describe('serveHttp to a 2026-07-28 client', () => {
 
     const manual = await modern(server.url, 'alpha', { manual: true })
     const params = { name: 'escalate', arguments: { command: 'make' } }
-    const round = (await manual.client.request(
-      { method: 'tools/call', params },
-      { allowInputRequired: true },
-    )) as unknown as {
-      resultType: string
-      requestState: string
-    }
-    expect(round.resultType).toBe('input_required')
+    const round = await roundOne(manual.client, params)
     const thief = await modern(server.url, 'beta', { manual: true })
-    const stolen = thief.client.request(
-      {
-        method: 'tools/call',
-        params: {
-          ...params,
-          inputResponses: { approval: { action: 'accept', content: {} } },
-          requestState: round.requestState,
-        },
-      },
-      { allowInputRequired: true },
-    )
-    await expect(stolen).rejects.toThrow(
+    const accept = { approval: { action: 'accept', content: {} } }
+    await expect(retry(thief.client, params, accept, round.requestState)).rejects.toThrow(
       /the approval state does not match this call: it was issued to another session/,
     )
   })

@@ -9,6 +9,7 @@ import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { afterEach, describe, expect, it } from 'vitest'
 import { waitFor } from './helpers.js'
+import { retry, roundOne } from './mrtr.js'
 import { alive, fixture, fixtureTools, runFixture } from './stdio-helpers.js'
 
 const closers: Array<() => Promise<void>> = []
@@ -186,29 +187,3 @@ describe('serveStdio to a 2026-07-28 client', () => {
     expect(result.isError).toBe(true)
   })
 })
-
-type Params = { name: string; arguments: Record<string, unknown> }
-
-/** The first round of a call that asks: its `input_required` answer. */
-async function roundOne(client: Client, params: Params) {
-  const answer = (await client.request(
-    { method: 'tools/call', params },
-    { allowInputRequired: true },
-  )) as unknown as { resultType: string; inputRequests: Record<string, unknown>; requestState: string }
-  expect(answer.resultType).toBe('input_required')
-  expect(typeof answer.requestState).toBe('string')
-  return answer
-}
-
-/** The retry of a call with its answers and a state. */
-function retry(
-  client: Client,
-  params: Params,
-  inputResponses: Record<string, unknown>,
-  requestState: string,
-) {
-  return client.request(
-    { method: 'tools/call', params: { ...params, inputResponses, requestState } },
-    { allowInputRequired: true },
-  )
-}
