@@ -180,6 +180,28 @@ describe('serveStdio to a 2026-07-28 client', () => {
     )
   })
 
+  it('tells a listen stream of mail through the resource toolvisor://mail, and reading it delivers the mail', async () => {
+    const { client } = await modernClient({ FIXTURE_MAIL: '1' })
+    const updates: string[] = []
+    client.setNotificationHandler('notifications/resources/updated', (notification) => {
+      updates.push(notification.params.uri)
+    })
+    const subscription = await client.listen({ resourceSubscriptions: ['toolvisor://mail'] })
+    expect(subscription.honoredFilter.resourceSubscriptions).toEqual(['toolvisor://mail'])
+    const later = await client.callTool({ name: 'mail__later', arguments: { word: 'ping' } })
+    expect(later.content).toEqual([{ type: 'text', text: 'later' }])
+    await waitFor(() => updates.length === 1, 5000, 'the resource update')
+    const { contents } = await client.readResource({ uri: 'toolvisor://mail' })
+    expect(contents).toEqual([
+      {
+        uri: 'toolvisor://mail',
+        mimeType: 'text/plain',
+        text: expect.stringMatching(/^\[mail m-ping from process:p1\] .*"word":"ping"/),
+      },
+    ])
+    await subscription.close()
+  })
+
   it('refuses an escalation closed for a client that cannot be asked: no round, nothing allowed', async () => {
     const { client } = await modernClient({ FIXTURE_APPROVALS: '1' }, { elicitation: false })
     const result = await client.callTool({ name: 'escalate', arguments: {} })

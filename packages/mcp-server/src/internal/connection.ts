@@ -6,8 +6,10 @@ import { callHandler } from './call-handler.js'
 import type { ProtocolEra } from './era.js'
 import { Inflight } from './inflight.js'
 import { firstLoadOf } from './lifecycle.js'
-import { noticeMail } from './mail.js'
+import { noticeMail, type SessionMailOptions, watchMail } from './mail.js'
+import { MAIL_URI, serveMailResource } from './mail-resource.js'
 import { parseOptions } from './options.js'
+import { messageOf } from './result.js'
 import { stderrLog } from './stderr-log.js'
 import type { TaskServer } from './task-requests.js'
 import type { TaskAnswers } from './tasks.js'
@@ -40,9 +42,9 @@ export interface ConnectionServer {
 
 /**
  * Builds the SDK server of one connection of `tools`, for a client of `era`. A modern one is served
- * the tools and the mail folded into results; the 2025 tasks and the mail notice (a logging
- * notification) are not served to it, since that revision has them another way (decision 0109,
- * points 4 and 5), and each of its calls asks the user by an `input_required` round of its own.
+ * the tools, the mail folded into results and as the resource `toolvisor://mail` (not the 2025
+ * logging notice), no 2025 tasks (decision 0109, points 4 and 5), and each of its calls asks the
+ * user by an `input_required` round of its own.
  */
 export function connectionServer(
   tools: ToolRegistry,
@@ -60,7 +62,8 @@ export function connectionServer(
     ? { mailbox: options.mailbox, sessionId, mailBytes: limits.mailBytes, log, readBack: options.readBack }
     : undefined
   const tasks = options.tasks && era === 'legacy' ? { registry: options.tasks, answers } : undefined
-  const server = sdkServer(options, tools, tasks && { ...tasks, session: sessionId })
+  const server = sdkServer(options, tools, tasks && { ...tasks, session: sessionId }, era)
+  if (mail && era === 'modern') serveMailResource(server, mail)
   const inflight = new Inflight()
   const rounds = era === 'modern' ? options.approvals : undefined
   const handle = callHandler({ tools, sessionId, connection, limits, log, mail, tasks, rounds })
@@ -81,6 +84,8 @@ export function connectionServer(
         ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
       })
       if (mail && era === 'legacy') undo.push(noticeMail({ ...mail, server }))
+      // A 2026-07-28 stdio connection: its listen subscriptions hear of mail through the resource.
+      if (mail && era === 'modern' && how?.announce !== false) undo.push(noticeMailResource(server, mail))
       if (options.approvals && era === 'legacy')
         undo.push(options.approvals.attach({ connection, sessionId, server }))
       if (how?.announce !== false) announcer.start(how?.quiet)
@@ -90,4 +95,18 @@ export function connectionServer(
       for (const step of undo.splice(0)) step()
     },
   }
+}
+
+/** Tells the connection's listen subscriptions of `toolvisor://mail` when mail arrives. */
+function noticeMailResource(server: TaskServer, mail: SessionMailOptions): () => void {
+  return watchMail(
+    mail.mailbox,
+    mail.sessionId,
+    () => {
+      server
+        .sendResourceUpdated({ uri: MAIL_URI })
+        .catch((error: unknown) => mail.log(`mail notice not sent: ${messageOf(error)}`))
+    },
+    mail.readBack,
+  )
 }

@@ -15,6 +15,9 @@ import type { ToolRegistry } from '@toolvisor/toolbox'
 import type { McpServerOptions } from '../server.js'
 import { ToolAnnouncer } from './announcer.js'
 import { connectionServer } from './connection.js'
+import { requestSession, SessionBus } from './http-bus.js'
+import { watchMail } from './mail.js'
+import { MAIL_URI } from './mail-resource.js'
 import { messageOf } from './result.js'
 import type { TaskAnswers } from './tasks.js'
 
@@ -47,11 +50,19 @@ export class ModernLeg {
   readonly #handler: McpHttpHandler
   readonly #node: NodeMcpRequestHandler
   readonly #unwatch: (() => void) | undefined
+  readonly #bus: SessionBus
   #flush: NodeJS.Immediate | undefined
 
   constructor(private readonly options: ModernLegOptions) {
+    const { mailbox, readBack } = options.server
+    this.#bus = new SessionBus(
+      mailbox &&
+        ((session, tell) =>
+          watchMail(mailbox, session, () => tell({ kind: 'resource_updated', uri: MAIL_URI }), readBack)),
+    )
     this.#handler = createMcpHandler((ctx) => this.#build(ctx), {
       legacy: 'reject',
+      bus: this.#bus,
       maxRequestBodySize: options.maxBodyBytes,
       onerror: (error) => options.log(`http: ${messageOf(error)}`),
     })
@@ -84,8 +95,11 @@ export class ModernLeg {
       extra: principal.cwd !== undefined ? { cwd: principal.cwd } : {},
     }
     Object.assign(request, { auth })
-    // A request of node's server always has its method: the SDK's type only says so.
-    return this.#node(request as NodeIncomingMessageLike, response, body)
+    // A request of node's server always has its method: the SDK's type only says so. Run in the
+    // request's session, so the listen stream it may open hears its own session's mail only.
+    return requestSession.run(principal.session, () =>
+      this.#node(request as NodeIncomingMessageLike, response, body),
+    )
   }
 
   /** Aborts the exchanges in flight and stops watching the registry. */

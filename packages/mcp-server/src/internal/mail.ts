@@ -22,16 +22,30 @@ export interface SessionMailOptions {
  */
 export function noticeMail(options: SessionMailOptions & { readonly server: Server }): () => void {
   const { mailbox, sessionId, server, log } = options
-  // Nothing opened the session's mailbox (a host without the sessions hooks of tool-processes).
-  mailbox.open(sessionId)
-  let noticedAt: number | undefined
-  return mailbox.watch(sessionId, (from) => {
-    const cursor = mailbox.cursor(sessionId)
-    if (noticedAt === cursor) return
-    noticedAt = cursor
-    const data = mailWaiting(from, options.readBack)
+  const notice = (data: string): void => {
     server
       .sendLoggingMessage({ level: 'notice', logger: 'toolvisor.mail', data })
       .catch((error: unknown) => log(`mail notice not sent: ${messageOf(error)}`))
+  }
+  return watchMail(mailbox, sessionId, notice, options.readBack)
+}
+
+/**
+ * Calls `onMail` when mail waits for `session`: once per delivery point, so a chatty service makes
+ * one notice between two reads. Opens the session's mailbox when nothing did. Returns the unwatching.
+ */
+export function watchMail(
+  mailbox: Mailbox,
+  session: string,
+  onMail: (text: string) => void,
+  readBack?: SessionMailOptions['readBack'],
+): () => void {
+  mailbox.open(session)
+  let noticedAt: number | undefined
+  return mailbox.watch(session, (from) => {
+    const cursor = mailbox.cursor(session)
+    if (noticedAt === cursor) return
+    noticedAt = cursor
+    onMail(mailWaiting(from, readBack))
   })
 }

@@ -4,15 +4,16 @@ import type { ToolRegistry } from '@toolvisor/toolbox'
 import type { McpServerOptions } from '../server.js'
 import { ToolAnnouncer } from './announcer.js'
 import type { callHandler } from './call-handler.js'
+import type { ProtocolEra } from './era.js'
 import { guidanceOf, instructionsOf, servePrompts } from './guidance.js'
 import type { Inflight } from './inflight.js'
 import { serveTasks, TaskServer } from './task-requests.js'
 import type { TaskAnswers } from './tasks.js'
 
 /**
- * The SDK server: tools (announced when the registry can), logging when there is mail to tell of,
- * tasks over the registry when there is one, and the registry's guidance as `instructions` and
- * prompts when it has any.
+ * The SDK server: tools (announced when the registry can), the mail when there is a mailbox (told
+ * by a logging notice in 2025, a resource in 2026-07-28), tasks over the registry when there is
+ * one, and the registry's guidance as `instructions` and prompts when it has any.
  */
 export function sdkServer(
   options: McpServerOptions,
@@ -20,12 +21,15 @@ export function sdkServer(
   tasks:
     | { readonly registry: TaskRegistry; readonly answers: TaskAnswers; readonly session: string }
     | undefined,
+  era: ProtocolEra,
 ): TaskServer {
   const instructions = instructionsOf(guidanceOf(tools))
+  const mail = options.mailbox !== undefined
   const capabilities = {
     tools: ToolAnnouncer.canAnnounce(tools) ? { listChanged: true } : {},
     ...(instructions !== undefined ? { prompts: {} } : {}),
-    ...(options.mailbox ? { logging: {} } : {}),
+    ...(mail && era === 'legacy' ? { logging: {} } : {}),
+    ...(mail && era === 'modern' ? { resources: { subscribe: true } } : {}),
     ...(tasks ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
   }
   const server = new TaskServer(
