@@ -15,11 +15,13 @@ import type { TaskRegistry } from '@toolvisor/tasks'
 import type { ConnectionId, ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
 import type { McpApprovals } from '../approval.js'
 import { CallGate } from './call-gate.js'
+import type { ProtocolEra } from './era.js'
 import type { SessionMailOptions } from './mail.js'
 import type { Limits } from './options.js'
 import { CallProgress } from './progress.js'
 import { errorResult, messageOf, PROGRESS_META_KEY, toCallToolResult, withPresentation } from './result.js'
 import { mcpTask, type TaskAnswers } from './tasks.js'
+import { declaresTasks, extensionTask } from './tasks-extension.js'
 
 /** What every call of one connection shares. */
 export interface CallHandlerOptions {
@@ -39,6 +41,8 @@ export interface CallHandlerOptions {
    * by answering `input_required` (absent: a 2025 connection, asked inside the call, or none).
    */
   readonly rounds: McpApprovals | undefined
+  /** The revision the connection speaks: how a call is taken as a task, and what a task looks like. */
+  readonly era: ProtocolEra
 }
 
 /**
@@ -61,20 +65,43 @@ export function callHandler(options: CallHandlerOptions) {
     if (entered === 'aborted') return errorResult(`tool "${name}" was cancelled before it ran`)
     if (entered === 'refused') return errorResult(refusal(name, running, waiting, options.limits))
     try {
-      if (request.params.task !== undefined) return await callAsTask(options, request, ctx)
-      return await callOnce(options, request, ctx)
+      if (request.params.task !== undefined)
+        return await callAsTask(options, request, ctx, options.connection)
+      return await withRound(options, request, ctx, (connection) =>
+        takenAsTask(options, name, ctx)
+          ? callAsTask(options, request, ctx, connection)
+          : callOnce(options, request, ctx, connection),
+      )
     } finally {
       entered()
     }
   }
 }
 
-/** One call that got its place. */
-async function callOnce(
+/**
+ * Whether a 2026-07-28 call is taken as a task of the Tasks extension: the server decides, and it
+ * takes every call of a tool that may run as one (`taskSupport: "optional"`: a stream, a service
+ * start, bash) whose request declares the extension (decision 0109, point 5).
+ */
+function takenAsTask(options: CallHandlerOptions, name: string, ctx: ServerContext): boolean {
+  return (
+    options.era === 'modern' &&
+    options.tasks !== undefined &&
+    declaresTasks(ctx) &&
+    options.tools.get(name)?.taskSupport === 'optional'
+  )
+}
+
+/**
+ * Runs `call` with the connection its approvals are asked on: a 2026-07-28 call's own round (its
+ * answer is `input_required` when the tool asked and was not answered), else the connection's.
+ */
+async function withRound<R>(
   options: CallHandlerOptions,
   request: CallToolRequest,
   ctx: ServerContext,
-): Promise<CallToolResult | InputRequiredResult> {
+  call: (connection: ConnectionId) => Promise<R>,
+): Promise<R | InputRequiredResult> {
   const opened = options.rounds?.openRound({
     sessionId: options.sessionId,
     tool: request.params.name,
@@ -84,7 +111,7 @@ async function callOnce(
     canElicit: canElicit(ctx),
   })
   try {
-    const result = await runOnce(options, request, ctx, opened?.round.connection ?? options.connection)
+    const result = await call(opened?.round.connection ?? options.connection)
     return opened?.round.settle() ?? result
   } finally {
     opened?.close()
@@ -104,7 +131,7 @@ function canElicit(ctx: ServerContext): boolean {
 }
 
 /** One call that got its place, run with the connection its approvals are asked on. */
-async function runOnce(
+async function callOnce(
   options: CallHandlerOptions,
   request: CallToolRequest,
   ctx: ServerContext,
@@ -154,32 +181,39 @@ function taskRefusal(options: CallHandlerOptions, name: string): void {
 
 /**
  * A call taken as a task: the tool registers its task and hands it over; the answer is the task,
- * whose answer `tasks/result` gives once it ended. A tool that answers without a task (it refused
- * the call) is a protocol error with its text.
+ * whose answer `tasks/result` (2025) or `tasks/get` (the 2026 extension) gives once it ended. A tool
+ * that answers without a task (it refused the call) is a protocol error with its text in 2025, and
+ * its own complete result in 2026, where the server decides whether a call is a task.
  */
 async function callAsTask(
   options: CallHandlerOptions,
   request: CallToolRequest,
   ctx: ServerContext,
-): Promise<CreateTaskResult> {
+  connection: ConnectionId,
+): Promise<CreateTaskResult | CallToolResult> {
   const tasks = options.tasks!
   const name = request.params.name
   let handed: { readonly task: string; readonly answer: Promise<ToolResult> } | undefined
   const call: ToolCallContext = {
     sessionId: options.sessionId,
-    connection: options.connection,
+    connection,
     signal: toolSignal(ctx.mcpReq.signal),
     asTask: (task, answer) => {
       handed = { task, answer }
     },
   }
   const result = await runCall(options, name, request.params.arguments ?? {}, call)
+  if (handed === undefined && options.era === 'modern') return result
   if (handed === undefined) {
     const said = result.content.map((item) => ('text' in item ? item.text : '')).join('\n')
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `tool "${name}" started no task: ${said}`)
   }
   tasks.answers.keep(options.sessionId, handed.task, handed.answer)
-  return { task: mcpTask(tasks.registry.get(handed.task, options.sessionId)) }
+  const info = tasks.registry.get(handed.task, options.sessionId)
+  // The SDK's own result types know only the 2025 shape; the extension's is written by hand.
+  if (options.era === 'modern')
+    return { resultType: 'task', ...extensionTask(info) } as unknown as CreateTaskResult
+  return { task: mcpTask(info) }
 }
 
 /**

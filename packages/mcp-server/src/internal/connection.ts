@@ -43,8 +43,8 @@ export interface ConnectionServer {
 /**
  * Builds the SDK server of one connection of `tools`, for a client of `era`. A modern one is served
  * the tools, the mail folded into results and as the resource `toolvisor://mail` (not the 2025
- * logging notice), no 2025 tasks (decision 0109, points 4 and 5), and each of its calls asks the
- * user by an `input_required` round of its own.
+ * logging notice), the Tasks extension instead of the 2025 tasks (decision 0109, points 4 and 5),
+ * and each of its calls asks the user by an `input_required` round of its own.
  */
 export function connectionServer(
   tools: ToolRegistry,
@@ -61,13 +61,15 @@ export function connectionServer(
   const mail = options.mailbox
     ? { mailbox: options.mailbox, sessionId, mailBytes: limits.mailBytes, log, readBack: options.readBack }
     : undefined
-  const tasks = options.tasks && era === 'legacy' ? { registry: options.tasks, answers } : undefined
+  const tasks = options.tasks ? { registry: options.tasks, answers } : undefined
   const server = sdkServer(options, tools, tasks && { ...tasks, session: sessionId }, era)
   if (mail && era === 'modern') serveMailResource(server, mail)
   const inflight = new Inflight()
   const rounds = era === 'modern' ? options.approvals : undefined
-  const handle = callHandler({ tools, sessionId, connection, limits, log, mail, tasks, rounds })
-  serveTools(server, inflight, handle, { tools, tasks: tasks !== undefined }, firstLoadOf(options))
+  const handle = callHandler({ tools, sessionId, connection, limits, log, mail, tasks, rounds, era })
+  // The 2025 tasks say in the list which tools may run as one; the 2026 extension has no such field.
+  const listed = { tools, tasks: tasks !== undefined && era === 'legacy' }
+  serveTools(server, inflight, handle, listed, firstLoadOf(options))
   const announcer = new ToolAnnouncer({ tools, server, sessionId, log, modern: era === 'modern' })
   // What starting set up and stopping undoes: the mail watch, the approvals' attachment.
   const undo: Array<() => void> = []

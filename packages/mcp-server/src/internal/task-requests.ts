@@ -20,7 +20,6 @@ import {
 import type { ReadBack } from '@toolvisor/answers'
 import { type TaskInfo, type TaskRegistry, TasksError, TasksErrorCodes } from '@toolvisor/tasks'
 import { z } from 'zod'
-import { NO_TASKS } from './call-handler.js'
 import { ClientIds } from './client-ids.js'
 import { speaksModern } from './era.js'
 import { messageOf, toCallToolResult } from './result.js'
@@ -28,6 +27,10 @@ import { fromRegistry, mcpTask, TASK_POLL_MS, type TaskAnswers } from './tasks.j
 
 /** A tasks page (`tasks/list`) holds this many. */
 const PAGE = 100
+
+/** The refusal of a 2026-07-28 call that carries the 2025 `task` parameter. */
+export const NO_MODERN_TASK =
+  'a 2026-07-28 call carries no "task": declare the io.modelcontextprotocol/tasks extension in the request\'s client capabilities, and a call of a tool that can run as a task is taken as one'
 
 /** Where a task's result says which task it is the result of. */
 const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task'
@@ -54,9 +57,9 @@ export class TaskServer extends Server {
     if (method !== 'tools/call') return wrapped
     return (request, ctx) => {
       if (request.params?.task === undefined) return wrapped(request, ctx)
-      // A 2026-07-28 call has no `task` (tasks are an extension there, not served yet): the
+      // A 2026-07-28 call has no `task` (the server decides, under the Tasks extension): the
       // revision's schema would drop it and run the call as a plain one, so it is refused here.
-      if (speaksModern(this)) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, NO_TASKS)
+      if (speaksModern(this)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, NO_MODERN_TASK)
       return handler(request, ctx)
     }
   }
@@ -120,16 +123,9 @@ export function serveTasks(server: Server, options: TaskRequestsOptions): void {
 }
 
 /** The registry as one session sees it, in the protocol's terms. */
-function sessionView({ tasks, answers, session, readBack }: TaskRequestsOptions) {
-  const find = (id: string): TaskInfo | undefined => {
-    try {
-      return tasks.get(id, session)
-    } catch (error) {
-      if (TasksError.is(error) && error.code === TasksErrorCodes.UNKNOWN_TASK) return undefined
-      if (TasksError.is(error)) throw invalid(error.message)
-      throw error
-    }
-  }
+function sessionView(options: TaskRequestsOptions) {
+  const { tasks, answers, session, readBack } = options
+  const find = (id: string): TaskInfo | undefined => findTask(options, id)
   /** A task whose end a listing or a status shows: seen by the session (`tasks.seen`). */
   const shown = (task: Task): Task => {
     if (isTerminal(task)) tasks.seen(task.taskId, session)
@@ -177,6 +173,20 @@ function sessionView({ tasks, answers, session, readBack }: TaskRequestsOptions)
   }
 }
 
+/**
+ * The registry task `id` as the session sees it: undefined when there is none; one of another
+ * session is refused (`-32602`) with the registry's own words.
+ */
+export function findTask({ tasks, session }: TaskRequestsOptions, id: string): TaskInfo | undefined {
+  try {
+    return tasks.get(id, session)
+  } catch (error) {
+    if (TasksError.is(error) && error.code === TasksErrorCodes.UNKNOWN_TASK) return undefined
+    if (TasksError.is(error)) throw invalid(error.message)
+    throw error
+  }
+}
+
 function isTerminal(task: Task): boolean {
   return task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled'
 }
@@ -198,6 +208,7 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   })
 }
 
-function invalid(message: string): ProtocolError {
+/** A `-32602` refusal saying `message`. */
+export function invalid(message: string): ProtocolError {
   return new ProtocolError(ProtocolErrorCode.InvalidParams, message)
 }

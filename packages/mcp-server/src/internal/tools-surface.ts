@@ -9,11 +9,13 @@ import { guidanceOf, instructionsOf, servePrompts } from './guidance.js'
 import type { Inflight } from './inflight.js'
 import { serveTasks, TaskServer } from './task-requests.js'
 import type { TaskAnswers } from './tasks.js'
+import { serveTasksExtension, TASKS_EXTENSION } from './tasks-extension.js'
 
 /**
  * The SDK server: tools (announced when the registry can), the mail when there is a mailbox (told
  * by a logging notice in 2025, a resource in 2026-07-28), tasks over the registry when there is
- * one, and the registry's guidance as `instructions` and prompts when it has any.
+ * one (the 2025 tasks, or the 2026 Tasks extension), and the registry's guidance as `instructions`
+ * and prompts when it has any.
  */
 export function sdkServer(
   options: McpServerOptions,
@@ -30,19 +32,24 @@ export function sdkServer(
     ...(instructions !== undefined ? { prompts: {} } : {}),
     ...(mail && era === 'legacy' ? { logging: {} } : {}),
     ...(mail && era === 'modern' ? { resources: { subscribe: true } } : {}),
-    ...(tasks ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
+    ...(tasks && era === 'legacy'
+      ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }
+      : {}),
+    ...(tasks && era === 'modern' ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
   }
   const server = new TaskServer(
     { name: options.name, version: options.version },
     { capabilities, ...(instructions !== undefined ? { instructions } : {}) },
   )
   if (tasks) {
-    serveTasks(server, {
+    const served = {
       tasks: tasks.registry,
       answers: tasks.answers,
       session: tasks.session,
       readBack: options.readBack,
-    })
+    }
+    if (era === 'legacy') serveTasks(server, served)
+    else serveTasksExtension(server, served)
   }
   if (instructions !== undefined) servePrompts(server, tools)
   return server
