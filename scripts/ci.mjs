@@ -73,11 +73,12 @@ for (const [i, major] of order.entries()) {
   if (i === 0) {
     process.stdout.write('\nci: the MCP conformance suite against toolvisor serve\n')
     const conformance = await run(process.execPath, 'scripts/conformance/run.mjs')
-    // One tally per era, each a run of its own; the exit code goes with the last (a failure the
-    // tallies do not count is still one). No tally at all: one failure, as for any run.
+    // One tally per era, each a run of its own. A failed exit that no tally counts is one failure,
+    // on the last era; no tally at all: one failure, as for any run.
     const eras = conformance.eras.length > 0 ? conformance.eras : [{ label: '', tally: undefined }]
+    const counted = eras.reduce((sum, { tally }) => sum + (tally?.failed ?? 1), 0)
     for (const [j, { label, tally }] of eras.entries()) {
-      const code = j === eras.length - 1 ? conformance.code : 0
+      const code = j === eras.length - 1 && counted === 0 ? conformance.code : 0
       runs.push({ what: `conformance ${label}`.trim(), code, tally, failures: [] })
     }
     process.stdout.write('\nci: lint and typecheck (scripts/setup.mjs checks)\n')
