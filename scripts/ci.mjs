@@ -6,7 +6,8 @@
 // that runs it, and the one native part, the Landlock launcher, is built with cc). Each other Node
 // is put first on PATH, so pnpm, turbo, vitest and every process the tests start run on it.
 // Prints each run's tally, then, as the very last line, the sum of them all:
-// `N passed, N failed[, N skipped]` (every package on every Node, plus the conformance scenarios).
+// `N passed, N failed[, N skipped]` (every package on every Node, plus the conformance scenarios of
+// both MCP eras: the conformance run prints one tally per era, and each is counted).
 import { spawn } from 'node:child_process'
 import { delimiter, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -15,7 +16,10 @@ import { CI_MAJORS, nodeFor, ownMajor, sharedBinary } from './node-versions.mjs'
 const root = fileURLToPath(new URL('..', import.meta.url))
 const TALLY = /^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?/
 
-/** Runs `node script args` with `binary`'s folder first on PATH, echoing its output; its last tally line. */
+/**
+ * Runs `node script args` with `binary`'s folder first on PATH, echoing its output; its last tally
+ * line, and every conformance tally line (`conformance VERSION ERA (...): N passed, ...`) by label.
+ */
 function run(binary, script, args = []) {
   const env = { ...process.env, PATH: `${dirname(binary)}${delimiter}${process.env.PATH ?? ''}` }
   return new Promise((resolve) => {
@@ -26,17 +30,25 @@ function run(binary, script, args = []) {
     })
     let tally
     const failures = []
+    const eras = []
     let rest = ''
+    const read = (line) => {
+      const found = tallyOf(line)
+      tally = found ?? tally
+      const era = /^conformance (\S+ \S+) /.exec(line)?.[1]
+      if (found && era) eras.push({ label: era, tally: found })
+      if (line.startsWith('failed: ')) failures.push(line.slice('failed: '.length))
+    }
     child.stdout.on('data', (chunk) => {
       process.stdout.write(chunk)
       const lines = (rest + chunk).split('\n')
       rest = lines.pop() ?? ''
-      for (const line of lines) {
-        tally = tallyOf(line) ?? tally
-        if (line.startsWith('failed: ')) failures.push(line.slice('failed: '.length))
-      }
+      for (const line of lines) read(line)
     })
-    child.once('exit', (code) => resolve({ code, tally: tallyOf(rest) ?? tally, failures }))
+    child.once('exit', (code) => {
+      read(rest)
+      resolve({ code, tally, failures, eras })
+    })
   })
 }
 
@@ -61,7 +73,14 @@ for (const [i, major] of order.entries()) {
   if (i === 0) {
     process.stdout.write('\nci: the MCP conformance suite against toolvisor serve\n')
     const conformance = await run(process.execPath, 'scripts/conformance/run.mjs')
-    runs.push({ what: 'conformance', code: conformance.code, tally: conformance.tally, failures: [] })
+    // One tally per era, each a run of its own. A failed exit that no tally counts is one failure,
+    // on the last era; no tally at all: one failure, as for any run.
+    const eras = conformance.eras.length > 0 ? conformance.eras : [{ label: '', tally: undefined }]
+    const counted = eras.reduce((sum, { tally }) => sum + (tally?.failed ?? 1), 0)
+    for (const [j, { label, tally }] of eras.entries()) {
+      const code = j === eras.length - 1 && counted === 0 ? conformance.code : 0
+      runs.push({ what: `conformance ${label}`.trim(), code, tally, failures: [] })
+    }
     process.stdout.write('\nci: lint and typecheck (scripts/setup.mjs checks)\n')
     const checks = await run(process.execPath, 'scripts/setup.mjs', ['checks'])
     runs.push({ what: 'checks', code: checks.code, tally: checks.tally, failures: checks.failures })
