@@ -3,7 +3,7 @@
 // discovers the server, lists and calls the tools of the connection's session, hears of a new tool
 // through its listen subscription, gets an escalation asked by an `input_required` round (a
 // replayed, altered or moved state refused), hears of mail through the resource toolvisor://mail,
-// and is refused the 2025 task parameter. A client that probes with `server/discover` and then opens
+// and has the 2025 task parameter ignored. A client that probes with `server/discover` and then opens
 // with `initialize` is served 2025 in the same session. Every test ends with the server process gone.
 import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
@@ -111,15 +111,13 @@ describe('serveStdio to a 2026-07-28 client', () => {
     expect(changes.at(-1)).toEqual([...fixtureTools, 'late__one'])
   })
 
-  it('refuses the 2025 task parameter, pointing to the Tasks extension', async () => {
+  it('ignores the 2025 task parameter: under the Tasks extension the server decides', async () => {
     const { client } = await modernClient()
-    const call = client.request({
+    const result = await client.request({
       method: 'tools/call',
       params: { name: 'say__hello', arguments: { who: 'x' }, task: { ttl: 60_000 } },
     })
-    await expect(call).rejects.toThrow(
-      /a 2026-07-28 call carries no "task": declare the io.modelcontextprotocol\/tasks extension/,
-    )
+    expect(result.content).toEqual([{ type: 'text', text: 'hello x from stdio-session' }])
   })
 
   it('asks an escalation by an input_required round, and the retry carries the answer', async () => {

@@ -28,10 +28,6 @@ import { fromRegistry, mcpTask, TASK_POLL_MS, type TaskAnswers } from './tasks.j
 /** A tasks page (`tasks/list`) holds this many. */
 const PAGE = 100
 
-/** The refusal of a 2026-07-28 call that carries the 2025 `task` parameter. */
-export const NO_MODERN_TASK =
-  'a 2026-07-28 call carries no "task": declare the io.modelcontextprotocol/tasks extension in the request\'s client capabilities, and a call of a tool that can run as a task is taken as one'
-
 /** Where a task's result says which task it is the result of. */
 const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task'
 
@@ -57,9 +53,12 @@ export class TaskServer extends Server {
     if (method !== 'tools/call') return wrapped
     return (request, ctx) => {
       if (request.params?.task === undefined) return wrapped(request, ctx)
-      // A 2026-07-28 call has no `task` (the server decides, under the Tasks extension): the
-      // revision's schema would drop it and run the call as a plain one, so it is refused here.
-      if (speaksModern(this)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, NO_MODERN_TASK)
+      if (speaksModern(this)) {
+        // A 2026-07-28 call has no `task`: under the Tasks extension the server decides, and a
+        // client does not ask (SEP-2663). The parameter is ignored, as any unknown one is.
+        const { task: _, ...params } = request.params
+        return wrapped({ ...request, params }, ctx)
+      }
       return handler(request, ctx)
     }
   }
