@@ -7,11 +7,19 @@ import { randomUUID } from 'node:crypto'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { sandboxUserDir } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
-import { tempDir } from './helpers.js'
+import { bin, tempDir } from './helpers.js'
 import { hasBwrap, isRoot } from './sandbox-helpers.js'
-import { serve, textOf, clients as v1Clients, connect as v1Connect } from './serve-helpers.js'
+import {
+  bridgeArgs,
+  serve,
+  textOf,
+  turn,
+  clients as v1Clients,
+  connect as v1Connect,
+} from './serve-helpers.js'
 
 /** A v2 client pinned to 2026-07-28 of the serve at `url`, in toolvisor session `session`. */
 async function modern(url: string, token: string, session: string) {
@@ -24,6 +32,24 @@ async function modern(url: string, token: string, session: string) {
   })
   await client.connect(transport)
   // Closed with the 2025 clients, before the servers (serve-helpers' afterEach).
+  v1Clients.push(client as unknown as (typeof v1Clients)[number])
+  expect(client.getProtocolEra()).toBe('modern')
+  return client
+}
+
+/** One turn of a 2026-07-28 stdio client through the bridge `toolvisor mcp --connect ADDR --session NAME`. */
+async function modernTurn(address: string, state: string, session: string, tag: string) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, ...bridgeArgs(address, state, session)],
+    env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
+    stderr: 'pipe',
+  })
+  const client = new Client(
+    { name: 'bridge-2026', version: '0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  )
+  await client.connect(transport)
   v1Clients.push(client as unknown as (typeof v1Clients)[number])
   expect(client.getProtocolEra()).toBe('modern')
   return client
@@ -109,6 +135,21 @@ describe('toolvisor serve to a 2026-07-28 client', () => {
     server.child.kill('SIGTERM')
     expect(await server.exited).toBe(0)
   }, 60_000)
+
+  it('serves a 2026-07-28 client through the bridge in its era; a 2025 turn of the same session sees its task, another session none', async () => {
+    const server = await serve()
+    const address = new URL(server.url).host
+    const first = await modernTurn(address, server.state, 'agent-1', server.tag)
+    const started = JSON.parse(await call(first, 'counter', { to: 100000, 'every-ms': 50 }))
+    expect(started).toMatchObject({ status: 'running', task: 't1' })
+    await first.close()
+    const second = await turn(address, server.state, 'agent-1', server.tag)
+    expect(await handles(second)).toEqual(['t1'])
+    const other = await modernTurn(address, server.state, 'agent-2', server.tag)
+    expect(await handles(other)).toEqual([])
+    server.child.kill('SIGTERM')
+    expect(await server.exited).toBe(0)
+  })
 
   describe.skipIf(!hasBwrap || !isRoot)('as root, with bash under bwrap read-only', () => {
     it('gets an escalation approved through an input_required round; the command runs once, wider', async () => {
