@@ -104,7 +104,9 @@ class Instances {
     this.#waiting = undefined
     if (waiting !== undefined && era === 'legacy') return waiting.server
     waiting?.stop()
-    return this.#make(era, true).server
+    const made = this.#make(era, true)
+    if (era === 'modern') made.log('the client speaks MCP 2026-07-28')
+    return made.server
   }
 
   /** After the connection closed: what each server set up is undone and its calls settle (bounded). */

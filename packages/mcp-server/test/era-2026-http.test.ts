@@ -27,6 +27,7 @@ async function serve() {
   tools.register(tool('whoami', async (_args, ctx) => text(ctx.sessionId ?? '(none)')))
   tools.register(escalateTool(approvals))
   const sessions = createSessions()
+  const logs: string[] = []
   const server = closedAfter(
     await serveHttp(tools, {
       name: 'toolvisor-test',
@@ -35,10 +36,10 @@ async function serve() {
       token: TOKEN,
       sessions,
       approvals,
-      log: () => {},
+      log: (line) => logs.push(line),
     }),
   )
-  return { server, sessions, tools }
+  return { server, sessions, tools, logs }
 }
 
 /** A v2 client pinned to 2026-07-28, naming `session` (or none). */
@@ -72,7 +73,7 @@ async function whoami(client: Pick<V1Client, 'callTool'> | Pick<Client, 'callToo
 
 describe('serveHttp to a 2026-07-28 client', () => {
   it('serves it beside a 2025 client on the same endpoint, in the session it names', async () => {
-    const { server, sessions } = await serve()
+    const { server, sessions, logs } = await serve()
     const a = await modern(server.url, 'alpha')
     expect(a.client.getProtocolEra()).toBe('modern')
     expect((await a.client.listTools()).tools.map((t) => t.name)).toEqual(['whoami', 'escalate'])
@@ -97,6 +98,11 @@ describe('serveHttp to a 2026-07-28 client', () => {
         .map((s) => s.id)
         .sort(),
     ).toEqual(['alpha', 'beta'])
+    // The operator hears of each session once, when its first request opens it.
+    expect(logs.filter((line) => line.includes('opened by a 2026-07-28 client'))).toEqual([
+      'toolvisor-test: session alpha opened by a 2026-07-28 client (2 tools)',
+      'toolvisor-test: session beta opened by a 2026-07-28 client (2 tools)',
+    ])
   })
 
   it('refuses a 2026-07-28 request that names no session, and one without the token', async () => {

@@ -76,6 +76,7 @@ describe('serveStdio to a 2026-07-28 client', () => {
     expect(result.isError).toBeFalsy()
     // What is served is logged once, though the 2025 server waiting at start gave way to another.
     expect(stderr().match(/serving \d+ tools/g)).toHaveLength(1)
+    expect(stderr()).toContain('fixture: the client speaks MCP 2026-07-28\n')
   })
 
   it('serves a client that probes with server/discover and then speaks 2025, in the same session', async () => {

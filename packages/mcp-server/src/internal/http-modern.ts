@@ -132,6 +132,12 @@ export class ModernLeg {
       'modern',
     )
     instance.server.onclose = () => instance.stop()
+    // The operator hears of a session once, when its first request opens it, and in which revision.
+    if (sessions.get(auth.clientId) === undefined) {
+      this.options.log(
+        `session ${auth.clientId} opened by a 2026-07-28 client (${tools.list().length} tools)`,
+      )
+    }
     instance.start({ quiet: true, announce: false })
     return instance.server
   }
