@@ -1,10 +1,16 @@
-// Latency of a trivial oneshot call through MCP, as clients make it: the SDK client against
-// `toolvisor mcp` over stdio and against `toolvisor serve` over Streamable HTTP, each interleaved
-// with a bare `child_process.spawn` of the same executable (the baseline, same run). Targets:
-// stdio p50 <= 1.3x, HTTP p50 <= 2x. Run after a build: `pnpm bench`.
+// Latency of a trivial oneshot call through MCP, as clients make it: the SDK clients against
+// `toolvisor mcp` over stdio and against `toolvisor serve` over Streamable HTTP, in each revision
+// (the v1 client speaks 2025-11-25, the v2 client pinned to 2026-07-28 speaks that one), each
+// interleaved with a bare `child_process.spawn` of the same executable (the baseline, same run).
+// Targets, in both revisions: stdio p50 <= 1.3x, HTTP p50 <= 2x. Run after a build: `pnpm bench`.
 import { spawn } from 'node:child_process'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernHttp,
+} from '@modelcontextprotocol/client'
+import { StdioClientTransport as ModernStdio } from '@modelcontextprotocol/client/stdio'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -72,27 +78,47 @@ function report(name, { via, baseline }, target) {
   )
 }
 
-async function overStdio() {
-  const transport = new StdioClientTransport({
+/** The client of `era`: the v1 SDK's (2025-11-25), or the v2 SDK's pinned to 2026-07-28. */
+const clients = {
+  '2025-11-25': {
+    client: () => new Client({ name: 'bench', version: '0' }),
+    stdio: (options) => new StdioClientTransport(options),
+    http: (url, headers) => new StreamableHTTPClientTransport(url, { requestInit: { headers } }),
+  },
+  '2026-07-28': {
+    client: () =>
+      new ModernClient(
+        { name: 'bench', version: '0' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      ),
+    stdio: (options) => new ModernStdio(options),
+    http: (url, headers) => new ModernHttp(url, { requestInit: { headers } }),
+  },
+}
+
+async function overStdio(era) {
+  const { client: made, stdio } = clients[era]
+  const transport = stdio({
     command: process.execPath,
-    args: [bin, 'mcp', '--toolbox', toolbox, '--state-dir', join(root, 'state-stdio')],
+    args: [bin, 'mcp', '--toolbox', toolbox, '--state-dir', join(root, `state-stdio-${era}`)],
     stderr: 'ignore',
   })
-  const client = new Client({ name: 'bench', version: '0' })
+  const client = made()
   await client.connect(transport)
   for (;;) {
     if ((await client.listTools()).tools.some((t) => t.name === 'trivial')) break
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   try {
-    report('oneshot over MCP stdio (SDK client)', await measure(client), 1.3)
+    report(`oneshot over MCP stdio, ${era} (SDK client)`, await measure(client), 1.3)
   } finally {
     await client.close()
   }
 }
 
-async function overHttp() {
-  const state = join(root, 'state-http')
+async function overHttp(era) {
+  const { client: made, http } = clients[era]
+  const state = join(root, `state-http-${era}`)
   const server = spawn(
     process.execPath,
     [bin, 'serve', '--listen', '127.0.0.1:0', '--toolbox', toolbox, '--state-dir', state],
@@ -105,14 +131,13 @@ async function overHttp() {
   while (!/ at (http:\S+) /.test(stderr)) await new Promise((resolve) => setTimeout(resolve, 20))
   const url = / at (http:\S+) /.exec(stderr)[1]
   const token = readFileSync(join(state, 'serve.token'), 'utf8').trim()
-  const client = new Client({ name: 'bench', version: '0' })
+  const client = made()
+  // A 2026-07-28 client has no protocol session: it names its toolvisor session (decision 0109).
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
+    http(new URL(url), { authorization: `Bearer ${token}`, 'x-toolvisor-session': 'bench' }),
   )
   try {
-    report('oneshot over MCP Streamable HTTP (SDK client)', await measure(client), 2)
+    report(`oneshot over MCP Streamable HTTP, ${era} (SDK client)`, await measure(client), 2)
   } finally {
     await client.close()
     server.kill('SIGTERM')
@@ -121,8 +146,10 @@ async function overHttp() {
 }
 
 try {
-  await overStdio()
-  await overHttp()
+  for (const era of Object.keys(clients)) {
+    await overStdio(era)
+    await overHttp(era)
+  }
 } finally {
   rmSync(root, { recursive: true, force: true })
 }
