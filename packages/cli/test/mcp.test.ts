@@ -2,9 +2,6 @@ import type { ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   bin,
@@ -17,9 +14,10 @@ import {
   tempDir,
   toolvisor,
 } from './helpers.js'
+import { ERAS, type Era, type EraClient, stdioClient } from './mcp-eras.js'
 import { rawMcp } from './raw-mcp.js'
 
-let clients: Array<{ client: Client; tag: string }> = []
+let clients: Array<{ client: EraClient; tag: string }> = []
 afterEach(async () => {
   for (const { client, tag } of clients) {
     await client.close()
@@ -31,40 +29,50 @@ afterEach(async () => {
 })
 
 /**
- * An SDK client on `toolvisor mcp --toolbox DIR... EXTRA...`. The server answers `initialize`
- * before its toolboxes are loaded; unless `loaded` is false, this waits until they are (its stderr
- * says so).
+ * An SDK client on `toolvisor mcp --toolbox DIR... EXTRA...`, speaking `era` (2025-11-25 by
+ * default). The server answers the client's first request before its toolboxes are loaded; unless
+ * `loaded` is false, this waits until they are (its stderr says so).
  */
 async function connect(
   toolboxes: string[],
   extra: string[] = [],
-  { loaded = true, stateDir = tempDir('tv-mcp-state-') } = {},
+  { loaded = true, stateDir = tempDir('tv-mcp-state-'), era = '2025-11-25' as Era } = {},
 ) {
   const tag = randomUUID()
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [bin, 'mcp', ...toolboxes.flatMap((dir) => ['--toolbox', dir]), ...extra, '--state-dir', stateDir],
-    env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
-    stderr: 'pipe',
-  })
   let stderr = ''
-  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
-  const client = new Client({ name: 'toolvisor-test', version: '0.0.0' })
-  await client.connect(transport)
+  const { client, pid } = await stdioClient(
+    era,
+    {
+      command: process.execPath,
+      args: [
+        bin,
+        'mcp',
+        ...toolboxes.flatMap((dir) => ['--toolbox', dir]),
+        ...extra,
+        '--state-dir',
+        stateDir,
+      ],
+      env: { ...(process.env as Record<string, string>), TV_TEST_TAG: tag },
+      stderr: 'pipe',
+    },
+    (chunk) => {
+      stderr += chunk.toString('utf8')
+    },
+  )
   clients.push({ client, tag })
   const isLoaded = () => /\ntoolvisor: toolboxes loaded in \d+ ms\n/.test(stderr)
   const deadline = Date.now() + 20_000
   while (loaded && !isLoaded() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
   if (loaded) expect(isLoaded(), stderr).toBe(true)
-  return { client, tag, transport, stderr: () => stderr }
+  return { client, tag, pid, stderr: () => stderr }
 }
 
 const textOf = (result: unknown) =>
   (result as { content: Array<{ text: string }> }).content.map((c) => c.text).join('\n')
 
-describe('toolvisor mcp, with the SDK client over stdio', () => {
+describe.each(ERAS)('toolvisor mcp, with the SDK client over stdio, speaking %s', (era) => {
   it('lists the example tools with provider-safe names and JSON Schemas', async () => {
-    const { client } = await connect([examples])
+    const { client } = await connect([examples], [], { era })
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name).sort()).toEqual(
       [
@@ -93,7 +101,7 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
   })
 
   it('passes one argument of each mode exactly, as through toolvisor call', async () => {
-    const { client } = await connect([examples])
+    const { client } = await connect([examples], [], { era })
     const result = await client.callTool({
       name: 'echo_args',
       arguments: { path: 'a b', pattern: 'p q', limit: 2, note: 'line\twith tab', 'api-token': 't' },
@@ -107,7 +115,7 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
   })
 
   it('calls sub-commands, help and the processes tool, and reports failures as isError results', async () => {
-    const { client } = await connect([examples])
+    const { client } = await connect([examples], [], { era })
     const log = await client.callTool({
       name: 'git_lite__log',
       arguments: { dir: join(examples, '..', '..'), n: 1 },
@@ -126,11 +134,10 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
   })
 
   it('sends progress notifications for each event when the client asks for them', async () => {
-    const { client } = await connect([examples])
+    const { client } = await connect([examples], [], { era })
     const seen: Array<{ progress: number; message?: string }> = []
     const result = await client.callTool(
       { name: 'counter', arguments: { to: 4, 'every-ms': 20 } },
-      undefined,
       {
         onprogress: (p) => seen.push({ progress: p.progress, ...(p.message ? { message: p.message } : {}) }),
       },
@@ -144,9 +151,9 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     const box = tempDir('tv-mcp-box-')
     mkdirSync(join(box, 'tools'))
     symlinkSync(join(fixtures, 'spawner'), join(box, 'tools', 'spawner'))
-    const { client, tag } = await connect([join(box, 'tools')])
+    const { client, tag } = await connect([join(box, 'tools')], [], { era })
     const controller = new AbortController()
-    const call = client.callTool({ name: 'spawner', arguments: {} }, undefined, { signal: controller.signal })
+    const call = client.callTool({ name: 'spawner', arguments: {} }, { signal: controller.signal })
     const deadline = Date.now() + 10_000
     const ofTool = () => taggedCommands(tag).filter((command) => /spawner|sleep 300/.test(command))
     const sleeps = () => ofTool().filter((command) => command === 'sleep 300').length
@@ -172,15 +179,13 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     )
     writeFileSync(join(box, 'broken'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
     symlinkSync(join(examples, 'word-count'), join(box, 'word-count'))
-    const { client, tag, stderr } = await connect([box], [], { loaded: false })
+    const { client, tag, stderr } = await connect([box], [], { loaded: false, era })
     // initialize was answered while the describe of `late` still waits.
     expect(
       await eventually(() => taggedCommands(tag).some((command) => command.endsWith('late describe'))),
     ).toBe(true)
     expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true })
-    const announced = new Promise<void>((resolve) =>
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
-    )
+    const announced = client.nextToolsChange()
     // A tools/list sent now is held until the load ends: a client that lists once sees every tool.
     let listed: string[] | undefined
     const listing = client.listTools().then((answer) => {
@@ -188,8 +193,8 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     })
     // So is a call of a tool not loaded yet (a client that remembers the tools calls at once).
     const early = client.callTool({ name: 'late', arguments: {} })
-    const pong = await client.ping()
-    expect(pong).toEqual({})
+    // The server answers meanwhile (a ping in 2025, a discover in 2026, which has no ping).
+    expect(await client.alive()).toBeDefined()
     expect(listed).toBeUndefined()
     writeFileSync(release, '')
     await listing
@@ -206,7 +211,7 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
   it('ends at once when the client leaves while a describe still runs, and stops that describe', async () => {
     const box = tempDir('tv-mcp-hang-')
     writeFileSync(join(box, 'hangs'), '#!/bin/sh\nsleep 300\n', { mode: 0o755 })
-    const { client, tag } = await connect([box], [], { loaded: false })
+    const { client, tag } = await connect([box], [], { loaded: false, era })
     expect(
       await eventually(() => taggedCommands(tag).some((command) => command.endsWith('hangs describe'))),
     ).toBe(true)
@@ -222,7 +227,7 @@ describe('toolvisor mcp, with the SDK client over stdio', () => {
     const box = tempDir('tv-mcp-broken-')
     writeFileSync(join(box, 'broken'), '#!/bin/sh\nexit 1\n', { mode: 0o755 })
     symlinkSync(join(examples, 'word-count'), join(box, 'word-count'))
-    const { client } = await connect([box])
+    const { client } = await connect([box], [], { era })
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name)).toEqual(['processes', 'word_count'])
   })
@@ -481,7 +486,7 @@ describe('toolvisor mcp after a crash (issue 10.2)', () => {
     expect(JSON.parse(textOf(started))).toMatchObject({ status: 'running', task: 't1' })
     const counters = () => taggedCommands(first.tag).filter((c) => c.includes('counter'))
     expect(await eventually(() => counters().length > 0)).toBe(true)
-    process.kill(first.transport.pid!, 'SIGKILL')
+    process.kill(first.pid()!, 'SIGKILL')
     const deadline = Date.now() + 3000
     while (counters().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
     expect(counters()).toEqual([])
