@@ -5,7 +5,10 @@ import { Client as ModernClient } from '@modelcontextprotocol/client'
 import { StdioClientTransport as ModernStdio } from '@modelcontextprotocol/client/stdio'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import {
+  LoggingMessageNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js'
 
 /** The two revisions a client may speak. */
 export type Era = '2025-11-25' | '2026-07-28'
@@ -31,6 +34,11 @@ export interface EraClient {
   getServerCapabilities(): { tools?: unknown } | undefined
   /** A request every server answers at once: `ping` (2025), `server/discover` (2026, which has no ping). */
   alive(): Promise<unknown>
+  /**
+   * Hears when mail waits between results: the logging notice's text (2025), or the URI of the
+   * resource `toolvisor://mail` whose listen stream was told (2026).
+   */
+  watchMail(onNotice: (said: string) => void): Promise<void>
   /** Resolves at the next `tools/list_changed` (2025: a notification; 2026: through listen). */
   nextToolsChange(): Promise<void>
   close(): Promise<void>
@@ -69,6 +77,11 @@ export async function stdioClient(
           client.callTool(params, undefined, call) as ReturnType<EraClient['callTool']>,
         getServerCapabilities: () => client.getServerCapabilities(),
         alive: () => client.ping(),
+        watchMail: async (onNotice) => {
+          client.setNotificationHandler(LoggingMessageNotificationSchema, (n) =>
+            onNotice(String(n.params.data)),
+          )
+        },
         nextToolsChange: () => new Promise((resolve) => changes.push(resolve)),
         close: () => client.close(),
       },
@@ -93,6 +106,10 @@ export async function stdioClient(
       callTool: (params, call) => client.callTool(params, call) as ReturnType<EraClient['callTool']>,
       getServerCapabilities: () => client.getServerCapabilities(),
       alive: () => client.discover(),
+      watchMail: async (onNotice) => {
+        client.setNotificationHandler('notifications/resources/updated', (n) => onNotice(n.params.uri))
+        await client.listen({ resourceSubscriptions: ['toolvisor://mail'] })
+      },
       nextToolsChange: () => new Promise((resolve) => changes.push(resolve)),
       close: () => client.close(),
     },

@@ -432,46 +432,49 @@ describe('toolvisor mcp, byte for byte', () => {
   })
 })
 
-describe("a stream followed and stopped within one session (the README's Inspector path)", () => {
-  it('answers with the placeholder after the yield window, reads the events so far, and stops the task', async () => {
-    const dir = tempDir('tv-mcp-follow-')
-    const config = join(dir, 'toolvisor.json')
-    writeFileSync(config, JSON.stringify({ toolboxes: [examples], yieldMs: 300 }))
-    const { client } = await connect([], ['--config', config])
-    const started = JSON.parse(
-      textOf(await client.callTool({ name: 'counter', arguments: { to: 1000, 'every-ms': 50 } })),
-    )
-    expect(started).toMatchObject({ status: 'running', task: 't1', tool: 'counter' })
-    expect(started.message).toContain('"command":"read","process":"t1"')
-    const read = async () =>
-      JSON.parse(
-        textOf(await client.callTool({ name: 'processes', arguments: { command: 'read', process: 't1' } })),
+describe.each(ERAS)(
+  "a stream followed and stopped within one session (the README's Inspector path), speaking %s",
+  (era) => {
+    it('answers with the placeholder after the yield window, reads the events so far, and stops the task', async () => {
+      const dir = tempDir('tv-mcp-follow-')
+      const config = join(dir, 'toolvisor.json')
+      writeFileSync(config, JSON.stringify({ toolboxes: [examples], yieldMs: 300 }))
+      const { client } = await connect([], ['--config', config], { era })
+      const started = JSON.parse(
+        textOf(await client.callTool({ name: 'counter', arguments: { to: 1000, 'every-ms': 50 } })),
       )
-    // The first event comes when the counter's Node has started, which may be after the window.
-    const deadline = Date.now() + 10_000
-    let first = await read()
-    while (first.events.length === 0 && Date.now() < deadline) first = await read()
-    expect(first.events.length).toBeGreaterThan(0)
-    expect(first.events[0]).toMatchObject({ n: 1 })
-    let next = await read()
-    while (next.events.length === 0 && Date.now() < deadline) next = await read()
-    expect(next.events[0].n).toBe(first.events.at(-1).n + 1)
-    const stop = (await client.callTool({
-      name: 'processes',
-      arguments: { command: 'stop', process: 't1' },
-    })) as {
-      content: Array<{ text: string }>
-    }
-    const stopped = JSON.parse(stop.content[0]!.text)
-    expect(stopped).toEqual({
-      process: 't1',
-      status: 'exited',
-      exitCode: 143,
-      signal: null,
-      reason: 'cancelled',
+      expect(started).toMatchObject({ status: 'running', task: 't1', tool: 'counter' })
+      expect(started.message).toContain('"command":"read","process":"t1"')
+      const read = async () =>
+        JSON.parse(
+          textOf(await client.callTool({ name: 'processes', arguments: { command: 'read', process: 't1' } })),
+        )
+      // The first event comes when the counter's Node has started, which may be after the window.
+      const deadline = Date.now() + 10_000
+      let first = await read()
+      while (first.events.length === 0 && Date.now() < deadline) first = await read()
+      expect(first.events.length).toBeGreaterThan(0)
+      expect(first.events[0]).toMatchObject({ n: 1 })
+      let next = await read()
+      while (next.events.length === 0 && Date.now() < deadline) next = await read()
+      expect(next.events[0].n).toBe(first.events.at(-1).n + 1)
+      const stop = (await client.callTool({
+        name: 'processes',
+        arguments: { command: 'stop', process: 't1' },
+      })) as {
+        content: Array<{ text: string }>
+      }
+      const stopped = JSON.parse(stop.content[0]!.text)
+      expect(stopped).toEqual({
+        process: 't1',
+        status: 'exited',
+        exitCode: 143,
+        signal: null,
+        reason: 'cancelled',
+      })
     })
-  })
-})
+  },
+)
 
 describe('toolvisor mcp after a crash (issue 10.2)', () => {
   it('the session that comes back by its name sees its lost task; another session never does; the operator is told', async () => {

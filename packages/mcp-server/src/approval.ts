@@ -17,7 +17,7 @@ import {
 import { approvalMessage } from './internal/approval-message.js'
 import { ApprovalStates } from './internal/approval-state.js'
 import { speaksModern } from './internal/era.js'
-import { InputRound, type RoundCall } from './internal/input-round.js'
+import { Rounds } from './internal/input-round.js'
 
 export { APPROVAL_FOOTER, approvalMessage, JUSTIFICATION_CHARACTERS } from './internal/approval-message.js'
 
@@ -47,25 +47,13 @@ export interface ApprovalConnection {
  */
 export class McpApprovals implements Approval {
   readonly #connections = new Map<ConnectionId, ApprovalConnection>()
-  readonly #rounds = new Map<ConnectionId, { readonly sessionId: string; readonly round: InputRound }>()
+  readonly #rounds: Rounds
   readonly #timeoutMs: number
-  readonly #states: ApprovalStates
 
   constructor(options: { readonly timeoutMs?: number } = {}) {
     this.#timeoutMs = options.timeoutMs ?? ASK_TIMEOUT_MS
-    this.#states = new ApprovalStates(this.#timeoutMs)
-  }
-
-  /**
-   * Opens the round of one 2026-07-28 call: its `connection` is the call's `ctx.connection`, and
-   * `close` must be called once the tool answered. Throws the protocol error of a refused
-   * `requestState` before anything runs.
-   * @internal
-   */
-  openRound(call: RoundCall): { readonly round: InputRound; close(): void } {
-    const round = new InputRound(this.#states, call)
-    this.#rounds.set(round.connection, { sessionId: call.sessionId, round })
-    return { round, close: () => this.#rounds.delete(round.connection) }
+    this.#rounds = new Rounds(new ApprovalStates(this.#timeoutMs))
+    roundTables.set(this, this.#rounds)
   }
 
   /** Routes the questions of calls made on `connection` to its server until the returned detach is called. */
@@ -78,9 +66,8 @@ export class McpApprovals implements Approval {
   }
 
   async request(request: ApprovalRequest): Promise<ApprovalOutcome> {
-    const open = request.connection === undefined ? undefined : this.#rounds.get(request.connection)
-    if (open !== undefined)
-      return open.sessionId === request.sessionId ? open.round.answer(request) : 'unavailable'
+    const round = request.connection === undefined ? undefined : this.#rounds.get(request.connection)
+    if (round !== undefined) return round.answer(request)
     const attached = request.connection === undefined ? undefined : this.#connections.get(request.connection)
     // A connection answers for its own session only: a request naming another is a bug, refused.
     if (attached === undefined || attached.sessionId !== request.sessionId) return 'unavailable'
@@ -106,6 +93,14 @@ export class McpApprovals implements Approval {
       return request.signal.aborted || server.transport === undefined ? 'cancelled' : 'unavailable'
     }
   }
+}
+
+/** Each `McpApprovals`' rounds, for this package's servers (not a part of its public face). */
+const roundTables = new WeakMap<McpApprovals, Rounds>()
+
+/** The rounds of `approvals`: a 2026-07-28 server opens one per call (`Rounds.open`). */
+export function roundsOf(approvals: McpApprovals): Rounds {
+  return roundTables.get(approvals)!
 }
 
 /**

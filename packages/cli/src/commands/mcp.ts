@@ -15,7 +15,8 @@ export const MCP_USAGE = usageOf(
   `usage: toolvisor mcp [--toolbox DIR ...] [--config FILE] [flags]
 
 Serves the tools of the toolboxes and the configured capabilities to one MCP client over stdio
-(stdin/stdout carry JSON-RPC; logs go to stderr). Tools that fail to load are logged with their
+(stdin/stdout carry JSON-RPC; logs go to stderr), in the revision the client speaks: MCP 2025-11-25
+or 2026-07-28. Tools that fail to load are logged with their
 path and reason; the others are served. Add it to a client, e.g. Claude Code:
   claude mcp add toolvisor -- toolvisor mcp --toolbox DIR
 With --connect it is a bridge to a toolvisor serve daemon instead. The bounds of the session

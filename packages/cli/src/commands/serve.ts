@@ -20,9 +20,10 @@ export const SERVE_USAGE = usageOf(
   `usage: toolvisor serve --listen 127.0.0.1:PORT|unix:PATH [--token-file FILE] [flags]
 
 Serves the tools to MCP clients over Streamable HTTP (at /mcp), as a daemon whose processes
-outlive the clients: one toolvisor session per MCP session, kept when the client goes away (it
-comes back with its Mcp-Session-Id, or names its session with the x-toolvisor-session header), and
-ended after --session-ttl of idleness unless it owns running processes. Every request needs
+outlive the clients, in MCP 2025-11-25 and 2026-07-28 alike: a client names its toolvisor session
+with the x-toolvisor-session header (required in 2026-07-28; in 2025-11-25 its MCP session is one
+otherwise, and it comes back with its Mcp-Session-Id). A session is kept when the client goes away,
+and ended after --session-ttl of idleness unless it owns running processes. Every request needs
 Authorization: Bearer <token>. SIGTERM or SIGINT stops every process with its declared cancel and
 exits 0. The operator page, at /ui on the same listener, shows every session and its processes
 live in a browser (log in with the token); read-only unless --ui-control.`,

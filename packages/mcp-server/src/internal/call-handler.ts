@@ -13,7 +13,7 @@ import {
 import { foldMail } from '@toolvisor/answers'
 import type { TaskRegistry } from '@toolvisor/tasks'
 import type { ConnectionId, ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
-import type { McpApprovals } from '../approval.js'
+import { type McpApprovals, roundsOf } from '../approval.js'
 import { CallGate } from './call-gate.js'
 import type { ProtocolEra } from './era.js'
 import type { SessionMailOptions } from './mail.js'
@@ -102,14 +102,16 @@ async function withRound<R>(
   ctx: ServerContext,
   call: (connection: ConnectionId) => Promise<R>,
 ): Promise<R | InputRequiredResult> {
-  const opened = options.rounds?.openRound({
-    sessionId: options.sessionId,
-    tool: request.params.name,
-    args: request.params.arguments ?? {},
-    requestState: ctx.mcpReq.requestState(),
-    inputResponses: ctx.mcpReq.inputResponses,
-    canElicit: canElicit(ctx),
-  })
+  const opened =
+    options.rounds &&
+    roundsOf(options.rounds).open({
+      sessionId: options.sessionId,
+      tool: request.params.name,
+      args: request.params.arguments ?? {},
+      requestState: ctx.mcpReq.requestState(),
+      inputResponses: ctx.mcpReq.inputResponses,
+      canElicit: canElicit(ctx),
+    })
   try {
     const result = await call(opened?.round.connection ?? options.connection)
     return opened?.round.settle() ?? result

@@ -56,6 +56,8 @@ export class InputRound {
    * whose state was for another question) instead of the tool's result.
    */
   answer(request: ApprovalRequest): ApprovalOutcome {
+    // A call answers for its own session only: a request naming another is a bug, refused.
+    if (request.sessionId !== this.#call.sessionId) return 'unavailable'
     if (this.#answered || this.#asked !== undefined || this.#refusal !== undefined) return 'unavailable'
     const verified = this.#verified
     if (verified === undefined) {
@@ -104,4 +106,30 @@ function mismatch(why: string): ProtocolError {
     ProtocolErrorCode.InvalidParams,
     `the approval state does not match this call: ${why}`,
   )
+}
+
+/**
+ * The open rounds of one `McpApprovals`, by the call's connection identity, and the key their
+ * states are signed with.
+ */
+export class Rounds {
+  readonly #open = new Map<ConnectionId, InputRound>()
+
+  constructor(private readonly states: ApprovalStates) {}
+
+  /**
+   * Opens the round of one 2026-07-28 call: its `connection` is the call's `ctx.connection`, and
+   * `close` must be called once the tool answered. Throws the protocol error of a refused
+   * `requestState` before anything runs.
+   */
+  open(call: RoundCall): { readonly round: InputRound; close(): void } {
+    const round = new InputRound(this.states, call)
+    this.#open.set(round.connection, round)
+    return { round, close: () => this.#open.delete(round.connection) }
+  }
+
+  /** The round of a question's connection, when that connection is an open call's. */
+  get(connection: ConnectionId): InputRound | undefined {
+    return this.#open.get(connection)
+  }
 }
