@@ -18,14 +18,16 @@
  *                                            them (see struct warm); answered "v PID"
  *        "r <base64 of DIRS>"                these cgroups removed (a launch's, once it ended);
  *                                            answered "r FAILED", how many are still there
+ *        "z PID COLUMNS ROWS"                the terminal of launch PID resized (SIGWINCH)
  *        {"cmd":"NODE_HANDLE_ACK"} ...       Node's own acknowledgements: ignored
  *   out: "s ID PID N"                        launch ID started (its exec succeeded) as PID; N of
  *                                            its descriptors follow (a `d` extra whose bytes were
- *                                            all given is not passed: nothing is left to write)
+ *                                            all given is not passed: nothing is left to write;
+ *                                            a terminal passes 0 and 1: one relay socket twice)
  *        "e ID ERRNO WHERE"                  launch ID failed at WHERE (socketpair, open:I,
  *                                            type:I:NAME, pin:I, fork, chdir, cgroup, rlimit,
- *                                            exec, request, busy:MAX); nothing runs. ID 0: a
- *                                            request with no readable id
+ *                                            terminal, exec, request, busy:MAX); nothing runs.
+ *                                            ID 0: a request with no readable id
  *        {"cmd":"NODE_HANDLE","type":"net.Native","msg":"f ID I N"} + one descriptor
  *                                            the runtime's end of descriptor I of launch ID,
  *                                            N bytes of its payload already written
@@ -36,7 +38,10 @@
  *
  * A launch: descriptors 0, 1, 2 are pipes (pipe(2), as a shell gives them: `cat /dev/stdin`,
  * `> /dev/stderr` and `/proc/self/fd/N` open them again, which a socket refuses with ENXIO; the
- * runtime's ends arrive as Node `Pipe` handles). Every `p`, `d` and `x` extra is a socket pair
+ * runtime's ends arrive as Node `Pipe` handles), or, when the request asks for a terminal of a
+ * size, the slave of a new pseudo-terminal on all three, which becomes the controlling terminal of
+ * the child's session: its master stays here, relayed to a socket pair the runtime writes on 0 and
+ * reads on 1 (see struct terminal). Every `p`, `d` and `x` extra is a socket pair
  * (what Node's own spawn gives a child; `d` and `x` come with bytes to give the child first), an
  * `f` extra is
  * a path referred to here by an O_PATH descriptor (see open_grant: nothing is opened, no link is
@@ -66,6 +71,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -206,6 +213,8 @@ struct request {
   int limits;
   int limit_resource[MAX_LIMITS];
   struct rlimit limit_value[MAX_LIMITS];
+  /* A terminal of this size (columns, rows) instead of pipes on 0, 1 and 2; 0 0 for none. */
+  unsigned short columns, rows;
 };
 
 struct cursor {
@@ -306,6 +315,11 @@ static int read_request(char *data, size_t length, struct request *r) {
     if (limit_number(&c, &r->limit_value[i].rlim_cur) != 0) return -1;
     if (limit_number(&c, &r->limit_value[i].rlim_max) != 0) return -1;
   }
+  long columns, rows;
+  if (number(&c, 0xffff, &columns) != 0 || number(&c, 0xffff, &rows) != 0) return -1;
+  if ((columns == 0) != (rows == 0)) return -1;
+  r->columns = (unsigned short)columns;
+  r->rows = (unsigned short)rows;
   return c.at == c.end ? 0 : -1;
 }
 
@@ -349,6 +363,113 @@ static const char *type_name(mode_t mode) {
   if (S_ISSOCK(mode)) return "sock";
   if (S_ISLNK(mode)) return "link";
   return "other";
+}
+
+/* ---- terminals ------------------------------------------------------------------------------ */
+
+/*
+ * A launch's terminal, relayed: bytes from the runtime's socket go to the master (keystrokes),
+ * bytes from the master go to the socket (what the program shows), each through a bounded buffer:
+ * a runtime that does not read stops the reading of the master (the program then blocks on its
+ * writes, as on a terminal nobody looks at), a program that does not read stops the reading of
+ * the socket. The runtime's end closing is a hang-up: the master is closed, and the kernel sends
+ * SIGHUP to the terminal's session. The program's end closing (no slave left open: the master
+ * reads EIO) ends the relay once what it wrote is passed on.
+ */
+#define MAX_TERMINALS 64
+#define RELAY_BYTES (16 * 1024)
+
+struct terminal {
+  pid_t pid;  /* the launch's child; 0: the slot is free */
+  int master; /* -1 once closed (hung up, or the program's end closed) */
+  int relay;  /* our end of the socket pair */
+  char in[RELAY_BYTES];
+  size_t in_length;
+  char out[RELAY_BYTES];
+  size_t out_length;
+};
+
+static struct terminal terminals[MAX_TERMINALS];
+
+/* Relays `master` to `relay` for the launch whose child is `pid`; 0, or -1 when no slot is free. */
+static int relay_terminal(pid_t pid, int master, int relay) {
+  for (int i = 0; i < MAX_TERMINALS; i++) {
+    struct terminal *t = &terminals[i];
+    if (t->pid != 0) continue;
+    fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+    fcntl(relay, F_SETFL, fcntl(relay, F_GETFL) | O_NONBLOCK);
+    *t = (struct terminal){.pid = pid, .master = master, .relay = relay};
+    return 0;
+  }
+  errno = EAGAIN;
+  return -1;
+}
+
+static void end_terminal(struct terminal *t) {
+  if (t->master >= 0) close(t->master);
+  close(t->relay);
+  t->pid = 0;
+}
+
+/* What to poll of a terminal: its master and its relay (events 0 when not wanted now). */
+static void watch_terminal(const struct terminal *t, struct pollfd *master, struct pollfd *relay) {
+  *master = (struct pollfd){t->master, 0, 0};
+  if (t->master >= 0 && t->out_length < RELAY_BYTES) master->events |= POLLIN;
+  if (t->master >= 0 && t->in_length > 0) master->events |= POLLOUT;
+  *relay = (struct pollfd){t->relay, 0, 0};
+  if (t->in_length < RELAY_BYTES && t->master >= 0) relay->events |= POLLIN;
+  if (t->out_length > 0) relay->events |= POLLOUT;
+}
+
+/* Moves what can move without waiting; ends the terminal when both sides are done. */
+static void serve_terminal(struct terminal *t, short master_events, short relay_events) {
+  ssize_t n;
+  if (relay_events & (POLLIN | POLLHUP | POLLERR) && t->master >= 0 && t->in_length < RELAY_BYTES) {
+    n = recv(t->relay, t->in + t->in_length, RELAY_BYTES - t->in_length, MSG_DONTWAIT);
+    if (n > 0) t->in_length += (size_t)n;
+    else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+      /* The runtime hung up: so does the terminal (its session hears SIGHUP). */
+      end_terminal(t);
+      return;
+    }
+  }
+  if (t->master >= 0 && t->in_length > 0) {
+    n = write(t->master, t->in, t->in_length);
+    if (n > 0) {
+      memmove(t->in, t->in + n, t->in_length - (size_t)n);
+      t->in_length -= (size_t)n;
+    }
+  }
+  if (master_events & (POLLIN | POLLHUP | POLLERR) && t->master >= 0 && t->out_length < RELAY_BYTES) {
+    n = read(t->master, t->out + t->out_length, RELAY_BYTES - t->out_length);
+    if (n > 0) t->out_length += (size_t)n;
+    else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+      /* EIO: no slave is open any more; what it wrote is all here. */
+      close(t->master);
+      t->master = -1;
+    }
+  }
+  if (t->out_length > 0) {
+    n = send(t->relay, t->out, t->out_length, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) {
+      memmove(t->out, t->out + n, t->out_length - (size_t)n);
+      t->out_length -= (size_t)n;
+    } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+      t->out_length = 0; /* the runtime stopped reading: nothing more reaches it */
+    }
+  }
+  (void)relay_events;
+  if (t->master < 0 && t->out_length == 0) end_terminal(t);
+}
+
+/* Resizes the terminal of the launch whose child is `pid` ("z PID COLUMNS ROWS"): SIGWINCH follows. */
+static void resize_terminal(pid_t pid, unsigned short columns, unsigned short rows) {
+  for (int i = 0; i < MAX_TERMINALS; i++) {
+    struct terminal *t = &terminals[i];
+    if (t->pid != pid || t->master < 0) continue;
+    struct winsize size = {.ws_row = rows, .ws_col = columns};
+    ioctl(t->master, TIOCSWINSZ, &size);
+  }
 }
 
 /* ---- launches in flight ------------------------------------------------------------------ */
@@ -477,8 +598,13 @@ static void become(struct request *r, int *theirs, int n, int report, pid_t serv
   for (int k = 0; k < MAX_WARM; k++) {
     if (warms[k].pid != 0 && warms[k].control >= 0) close(warms[k].control);
   }
+  for (int k = 0; k < MAX_TERMINALS; k++) {
+    if (terminals[k].pid == 0) continue;
+    if (terminals[k].master >= 0) close(terminals[k].master);
+    close(terminals[k].relay);
+  }
   /* code[1]: where it failed (see stage_name): 0 descriptors or exec, 1 the working directory,
-   * 2 joining a cgroup, 3 a resource limit. */
+   * 2 joining a cgroup, 3 a resource limit, 4 taking the terminal. */
   int code[2] = {0, 0};
   int moved_report = fcntl(report, F_DUPFD_CLOEXEC, n + 3);
   if (moved_report >= 0) report = moved_report;
@@ -515,6 +641,13 @@ static void become(struct request *r, int *theirs, int n, int report, pid_t serv
       code[0] = errno;
       goto fail;
     }
+  }
+  /* A terminal: the child's own session (setsid above) takes it as its controlling terminal, so
+   * ^C, job control, SIGHUP at hang-up and /dev/tty all work as in a terminal emulator. */
+  if (r->columns != 0 && ioctl(0, TIOCSCTTY, 0) != 0) {
+    code[0] = errno;
+    code[1] = 4;
+    goto fail;
   }
   /* Nothing else reaches the child: every other descriptor closes at the exec (the report pipe
    * too, which is how the exec's success is told). */
@@ -613,6 +746,7 @@ static void wait_warm(int control, const char *dir, char **cgroups, int born_ins
   in_flight = 0;
   channel = -1;
   memset(warms, 0, sizeof warms);
+  memset(terminals, 0, sizeof terminals);
   int joined = join_cgroups(dir, cgroups, born_inside);
   /* The launch: its descriptor count and request length, the report pipe and its descriptors. */
   uint64_t header[2];
@@ -815,6 +949,22 @@ static pid_t hand_over(struct warm *w, const char *data, size_t length, int repo
   return -1;
 }
 
+/*
+ * A pseudo-terminal of the request's size: its `master`, and its `slave` for the child, opened
+ * without becoming this server's controlling terminal. Both are close-on-exec. 0, or -1 with errno.
+ */
+static int open_terminal(const struct request *r, int *master, int *slave) {
+  char name[128];
+  *master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (*master < 0) return -1;
+  if (grantpt(*master) != 0 || unlockpt(*master) != 0 || ptsname_r(*master, name, sizeof name) != 0)
+    return -1;
+  *slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (*slave < 0) return -1;
+  struct winsize size = {.ws_row = r->rows, .ws_col = r->columns};
+  return ioctl(*master, TIOCSWINSZ, &size);
+}
+
 static void launch(struct request *r, const char *data, size_t length) {
   if (in_flight == MAX_IN_FLIGHT) {
     say("e %lu %d busy:%d", r->id, EAGAIN, MAX_IN_FLIGHT);
@@ -822,6 +972,8 @@ static void launch(struct request *r, const char *data, size_t length) {
   }
   int n = 3 + r->extras;
   int ours[MAX_FDS], theirs[MAX_FDS];
+  /* A terminal's master and our end of its relay, kept here once the launch is forked. */
+  int master = -1, relay = -1;
   size_t written[MAX_FDS];
   for (int i = 0; i < n; i++) {
     ours[i] = theirs[i] = -1;
@@ -853,6 +1005,28 @@ static void launch(struct request *r, const char *data, size_t length) {
       continue;
     }
     int pair[2];
+    if (i == 0 && r->columns != 0) {
+      /* A terminal: its slave on 0, 1 and 2 of the child; the master stays here, relayed to a
+       * socket pair whose end the runtime gets as 0 (written) and 1 (read); nothing on 2 (the
+       * terminal carries the child's stderr too). Node cannot be handed a terminal's master: its
+       * channel takes a character device for a file and aborts. */
+      if (open_terminal(r, &master, &theirs[0]) != 0 ||
+          socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+        say("e %lu %d terminal", r->id, errno);
+        goto done;
+      }
+      relay = pair[0];
+      ours[0] = pair[1];
+      ours[1] = fcntl(pair[1], F_DUPFD_CLOEXEC, 0);
+      theirs[1] = fcntl(theirs[0], F_DUPFD_CLOEXEC, 0);
+      theirs[2] = fcntl(theirs[0], F_DUPFD_CLOEXEC, 0);
+      if (ours[1] < 0 || theirs[1] < 0 || theirs[2] < 0) {
+        say("e %lu %d terminal", r->id, errno);
+        goto done;
+      }
+      i = 2;
+      continue;
+    }
     if (i < 3) {
       /* A pipe: the child reads 0 and writes 1 and 2. */
       if (pipe2(pair, O_CLOEXEC) != 0) {
@@ -910,6 +1084,8 @@ static void launch(struct request *r, const char *data, size_t length) {
     say("e %lu %d fork", r->id, fork_errno);
     goto done;
   }
+  /* Relayed from now on; a launch that fails its exec ends its terminal as any program does. */
+  if (master >= 0 && relay_terminal(pid, master, relay) == 0) master = relay = -1;
   /* Answered when its report comes (settle): the loop goes on serving meanwhile. */
   struct flight *f = flight_of(0);
   memset(f, 0, sizeof *f);
@@ -926,6 +1102,8 @@ static void launch(struct request *r, const char *data, size_t length) {
 done:
   close_all(ours, n);
   close_all(theirs, n);
+  if (master >= 0) close(master);
+  if (relay >= 0) close(relay);
 }
 
 static void free_flight(struct flight *f) {
@@ -950,8 +1128,8 @@ static void settle(struct flight *f) {
   close(f->report);
   f->report = -1;
   int started = got == 0 && !f->abandoned;
-  static const char *stages[] = {"exec", "chdir", "cgroup", "rlimit"};
-  const char *stage = code[1] >= 0 && code[1] < 4 ? stages[code[1]] : "exec";
+  static const char *stages[] = {"exec", "chdir", "cgroup", "rlimit", "terminal"};
+  const char *stage = code[1] >= 0 && code[1] < 5 ? stages[code[1]] : "exec";
   if (got > 0 && !f->abandoned) say("e %lu %d %s", f->id, code[0], stage);
   if (started) {
     int passed = 0;
@@ -987,6 +1165,15 @@ static void handle_line(char *line, size_t length) {
     line[length - 1] = '\0';
     unsigned long id = strtoul(line + 3, &end, 10);
     if (*end == '\0') abandon(id);
+    return;
+  }
+  if (length > 4 && line[1] == 'z' && line[2] == ' ') {
+    /* "z PID COLUMNS ROWS": the terminal of that launch resized. */
+    line[length - 1] = '\0';
+    int pid = 0, columns = 0, rows = 0;
+    if (sscanf(line + 3, "%d %d %d", &pid, &columns, &rows) == 3 && pid > 0 && columns > 0 &&
+        columns <= 0xffff && rows > 0 && rows <= 0xffff)
+      resize_terminal((pid_t)pid, (unsigned short)columns, (unsigned short)rows);
     return;
   }
   if (length > 4 && (line[1] == 'w' || line[1] == 'r') && line[2] == ' ') {
@@ -1071,7 +1258,7 @@ int main(void) {
   if (buffer == NULL) die("malloc");
   for (;;) {
     /* The channel, the children's ends, and the report of every launch in flight. */
-    struct pollfd watch[2 + MAX_IN_FLIGHT] = {{channel, POLLIN, 0}, {children, POLLIN, 0}};
+    struct pollfd watch[2 + MAX_IN_FLIGHT + 2 * MAX_TERMINALS] = {{channel, POLLIN, 0}, {children, POLLIN, 0}};
     struct flight *of[2 + MAX_IN_FLIGHT] = {NULL, NULL};
     nfds_t count = 2;
     for (int i = 0; i < MAX_IN_FLIGHT; i++) {
@@ -1079,12 +1266,26 @@ int main(void) {
       watch[count] = (struct pollfd){flights[i].report, POLLIN, 0};
       of[count++] = &flights[i];
     }
+    /* Then the terminals, two entries each: their master and their relay. */
+    nfds_t relays = count;
+    struct terminal *relayed[MAX_TERMINALS];
+    int served = 0;
+    for (int i = 0; i < MAX_TERMINALS; i++) {
+      if (terminals[i].pid == 0) continue;
+      watch_terminal(&terminals[i], &watch[count], &watch[count + 1]);
+      count += 2;
+      relayed[served++] = &terminals[i];
+    }
     if (poll(watch, count, -1) < 0) {
       if (errno == EINTR) continue;
       die("poll");
     }
+    for (int i = 0; i < served; i++) {
+      short master_events = watch[relays + 2 * i].revents, relay_events = watch[relays + 2 * i + 1].revents;
+      if (master_events || relay_events) serve_terminal(relayed[i], master_events, relay_events);
+    }
     /* Reports first: a child that started and ended meanwhile is told started before ended. */
-    for (nfds_t i = 2; i < count; i++) {
+    for (nfds_t i = 2; i < relays; i++) {
       if (watch[i].revents && of[i]->pid != 0 && of[i]->report == watch[i].fd) settle(of[i]);
     }
     if (watch[1].revents) {

@@ -42,7 +42,9 @@ export function requestOf(id: number, launch: Launch): string {
 /**
  * ID, CWD, FILE, ARGC, ARGV (argv[0] = FILE), ENVC, NAME=VALUE..., EXTRAS, then for each `p`;
  * `d` or `x`, LENGTH and the bytes; or `f`, PATH, PIN; then CGROUP_DIR (a v2 cgroup to be born
- * in, or empty), CGROUPS, the `cgroup.procs` files to join, and LIMITS, RESOURCE SOFT HARD for each: NUL-separated, as toolvisor-spawnd reads it. A NUL inside any string of it is refused here, as Node's spawn refuses it.
+ * in, or empty), CGROUPS, the `cgroup.procs` files to join, LIMITS, RESOURCE SOFT HARD for each,
+ * and COLUMNS ROWS of a terminal (0 0: none): NUL-separated, as toolvisor-spawnd reads it. A NUL
+ * inside any string of it is refused here, as Node's spawn refuses it.
  */
 export function encode(id: number, launch: Launch): Buffer {
   const env = Object.entries(launch.env).map(([name, value]) => `${name}=${value}`)
@@ -77,6 +79,8 @@ export function encode(id: number, launch: Launch): Buffer {
   const limits = launch.rlimits ?? []
   parts.push(String(limits.length))
   for (const limit of limits) parts.push(String(limit.resource), value(limit.soft), value(limit.hard))
+  const terminal = launch.terminal
+  parts.push(String(terminal?.columns ?? 0), String(terminal?.rows ?? 0))
   // A payload is not NUL-terminated: its length says where it ends.
   return Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(`${part}\0`) : part)))
 }
@@ -148,8 +152,13 @@ export function launchError(launch: Launch, errno: number, where: string, tool =
   if (extra?.kind === 'file' && stage === 'pin' && extra.pin) return pinFailure(extra.pin, extra.path)
   if (extra?.kind === 'file' && stage === 'open') return openFailure(extra.path, extra.pin, code)
   if (extra?.kind === 'file' && stage === 'type') return typeFailure(extra.path, extra.pin, type ?? 'other')
-  if (stage === 'cgroup' || stage === 'rlimit') {
-    const what = stage === 'cgroup' ? 'could not join its cgroup' : 'could not set its resource limits'
+  if (stage === 'cgroup' || stage === 'rlimit' || stage === 'terminal') {
+    const what =
+      stage === 'cgroup'
+        ? 'could not join its cgroup'
+        : stage === 'rlimit'
+          ? 'could not set its resource limits'
+          : 'could not have a terminal'
     return new RuntimeError(
       'RUNTIME_ERR_SPAWN_FAILED',
       `cannot start ${tool}: it ${what} (${code}); nothing ran`,

@@ -1,6 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import type { Launch, Spawned, SpawnOptions, WarmAnswer, WarmPlan } from '@toolvisor/process-runtime'
-import { signalGroup, wireExtras } from '@toolvisor/process-runtime'
+import type {
+  Launch,
+  Spawned,
+  SpawnOptions,
+  TerminalSize,
+  WarmAnswer,
+  WarmPlan,
+} from '@toolvisor/process-runtime'
+import { RuntimeError, signalGroup, wireExtras } from '@toolvisor/process-runtime'
 import {
   type Answered,
   type ForkServerOptions,
@@ -114,6 +121,22 @@ export class ForkServer {
   remove(dirs: readonly string[]): Promise<number | undefined> {
     const payload = removePayload(dirs)
     return this.#ask(this.#asked.r, payload && `r ${payload}`).then(removeAnswer)
+  }
+
+  /**
+   * Resizes the terminal of the launch whose child is `pid` (one launched with `terminal`): its
+   * foreground program gets SIGWINCH. Nothing happens for a launch without one, or one ended.
+   */
+  resize(pid: number, size: TerminalSize): void {
+    const { columns, rows } = size
+    const valid = (n: number) => Number.isInteger(n) && n >= 1 && n <= 0xffff
+    if (!valid(columns) || !valid(rows)) {
+      throw new RuntimeError(
+        'RUNTIME_ERR_INVALID_INPUT',
+        `a terminal is 1 to 65535 columns and rows, not ${columns}x${rows}`,
+      )
+    }
+    if (this.#alive) this.#tell(`z ${pid} ${columns} ${rows}`)
   }
 
   /** Sends `message` (none: answered undefined) and resolves with the words of its answer. */

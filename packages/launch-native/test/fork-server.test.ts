@@ -3,21 +3,10 @@ import { readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Child, Launch } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
-import { afterEach, describe, expect, it } from 'vitest'
-import { ForkServer } from '../src/fork-server.js'
+import { describe, expect, it } from 'vitest'
 import { builtForkServer, nativeSpawner } from '../src/native-spawner.js'
+import { server } from './fork-servers.js'
 import { makeRuntime, tempDir, tool } from './helpers.js'
-
-const servers: ForkServer[] = []
-afterEach(() => {
-  for (const server of servers.splice(0)) server.close()
-})
-
-function server(): ForkServer {
-  const started = new ForkServer(builtForkServer)
-  servers.push(started)
-  return started
-}
 
 function sh(script: string, extra: Partial<Launch> = {}): Launch {
   return {

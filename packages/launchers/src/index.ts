@@ -17,6 +17,7 @@ export type {
   SandboxMechanism,
   SandboxPolicy,
   SpawnedChild,
+  TerminalSize,
 } from './launchers.js'
 export { CLEAN_ENVIRONMENT, executableFd, grantFd } from './launchers.js'
 export type { Placeholder } from './placeholder.js'

@@ -45,6 +45,19 @@ export interface Launch {
   readonly cgroups?: readonly string[]
   /** The resource limits set before its exec (inherited by everything it starts). */
   readonly rlimits?: readonly Rlimit[]
+  /**
+   * A pseudo-terminal of this size on descriptors 0, 1 and 2 instead of pipes: the controlling
+   * terminal of the child's session (issue 31). The spawned child's `stdin` writes to it and its
+   * `stdout` reads what the child writes to it (stdout and stderr both, as a terminal shows them);
+   * it has no `stderr`. Only a spawner that can make one honours it; another refuses the launch.
+   */
+  readonly terminal?: TerminalSize
+}
+
+/** The size of a terminal, in character cells. */
+export interface TerminalSize {
+  readonly columns: number
+  readonly rows: number
 }
 
 /** One resource limit: `resource` is the kernel's `RLIMIT_*` number; `Infinity` is unlimited. */

@@ -88,6 +88,13 @@ export function spawnLaunch(
   launch: Launch,
   stdinFile?: Uint8Array,
 ): Spawned & { readonly child: ChildProcess } {
+  // Node's own spawn has no way to make a pseudo-terminal: refused, never run on pipes instead.
+  if (launch.terminal !== undefined) {
+    throw new RuntimeError(
+      'RUNTIME_ERR_SPAWN_FAILED',
+      `cannot start ${launch.file} on a terminal: only the fork server of @toolvisor/launch-native makes one, and it is not composed here`,
+    )
+  }
   const opened: number[] = []
   const ours: number[] = []
   try {
