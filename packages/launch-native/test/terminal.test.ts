@@ -1,7 +1,7 @@
 // A launch on a pseudo-terminal (issue 31): the fork server makes the terminal, the child's
 // session takes it as its controlling terminal, and the runtime writes keystrokes to it and reads
 // what the child shows, stdout and stderr alike, until the child ends.
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import type { Child, Launch } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { describe, expect, it } from 'vitest'
@@ -97,30 +97,33 @@ describe('a launch on a terminal', () => {
     expect(await result).toMatchObject({ code: null, signal: 'SIGHUP' })
   })
 
-  it('drives a Python REPL: an expression, a function over two lines, C-d ends it with 0', async () => {
-    const { child } = await server().launch(onTerminal('/usr/bin/python3', ['-q']))
-    const steps: Array<[RegExp, string]> = [
-      [/>>> $/, '2+2\r'],
-      [/4\r\n>>> $/, 'def sq(x):\r'],
-      [/\.\.\. $/, '  return x*x\r'],
-      [/\.\.\. $/, '\r'],
-      [/>>> $/, 'sq(12)\r'],
-      [/144\r\n>>> $/, '\x04'],
-    ]
-    let step = 0
-    const result = shown(child, (text) => {
-      const next = steps[step]
-      if (next?.[0].test(text)) {
-        step++
-        child.stdin!.write(next[1])
-      }
-    })
-    const ended = await result
-    expect(step).toBe(steps.length)
-    expect(ended).toMatchObject({ code: 0, signal: null })
-    expect(ended.text).toContain('>>> 2+2\r\n4\r\n')
-    expect(ended.text).toContain('144\r\n')
-  })
+  it.skipIf(!existsSync('/usr/bin/python3'))(
+    'drives a Python REPL: an expression, a function over two lines, C-d ends it with 0',
+    async () => {
+      const { child } = await server().launch(onTerminal('/usr/bin/python3', ['-q']))
+      const steps: Array<[RegExp, string]> = [
+        [/>>> $/, '2+2\r'],
+        [/4\r\n>>> $/, 'def sq(x):\r'],
+        [/\.\.\. $/, '  return x*x\r'],
+        [/\.\.\. $/, '\r'],
+        [/>>> $/, 'sq(12)\r'],
+        [/144\r\n>>> $/, '\x04'],
+      ]
+      let step = 0
+      const result = shown(child, (text) => {
+        const next = steps[step]
+        if (next?.[0].test(text)) {
+          step++
+          child.stdin!.write(next[1])
+        }
+      })
+      const ended = await result
+      expect(step).toBe(steps.length)
+      expect(ended).toMatchObject({ code: 0, signal: null })
+      expect(ended.text).toContain('>>> 2+2\r\n4\r\n')
+      expect(ended.text).toContain('144\r\n')
+    },
+  )
 
   it('relays a flood without holding it: a reader that pauses blocks the program, not the memory', async () => {
     const forks = server()

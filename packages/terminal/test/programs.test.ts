@@ -1,7 +1,8 @@
 // Real full-screen programs on a real pseudo-terminal (the fork server's, decision 0110), driven by
 // keys by name and read through the screen: `less` paged, `vim` editing and writing a file. What
-// the model would be shown is the rendered screen, not the escape codes the programs wrote.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+// the model would be shown is the rendered screen, not the escape codes the programs wrote. A
+// program this host does not have is skipped, by its path.
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { builtForkServer, ForkServer } from '@toolvisor/launch-native'
@@ -52,7 +53,7 @@ function workDir(): string {
 }
 
 describe('full-screen programs on a terminal, read through the screen', () => {
-  it('less: the first page, Space for the next, q to quit', async () => {
+  it.skipIf(!existsSync('/usr/bin/less'))('less: the first page, Space for the next, q to quit', async () => {
     const dir = workDir()
     writeFileSync(join(dir, 'lines.txt'), Array.from({ length: 100 }, (_, n) => `line ${n + 1}`).join('\n'))
     const less = await onScreen('/usr/bin/less', ['lines.txt'], dir)
@@ -65,7 +66,7 @@ describe('full-screen programs on a terminal, read through the screen', () => {
     expect(await less.exited).toBe(0)
   })
 
-  it('vim: insert text, Escape, :wq writes the file', async () => {
+  it.skipIf(!existsSync('/usr/bin/vim'))('vim: insert text, Escape, :wq writes the file', async () => {
     const dir = workDir()
     const vim = await onScreen('/usr/bin/vim', ['-u', 'NONE', '-N', '-n', 'note.txt'], dir)
     await vim.until((rows) => rows.some((row) => row.includes('note.txt')))
