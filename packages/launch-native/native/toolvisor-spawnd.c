@@ -391,6 +391,14 @@ struct terminal {
 
 static struct terminal terminals[MAX_TERMINALS];
 
+/* Whether one more terminal can be relayed (checked before a terminal launch forks anything). */
+static int terminal_slot_free(void) {
+  for (int i = 0; i < MAX_TERMINALS; i++) {
+    if (terminals[i].pid == 0) return 1;
+  }
+  return 0;
+}
+
 /* Relays `master` to `relay` for the launch whose child is `pid`; 0, or -1 when no slot is free. */
 static int relay_terminal(pid_t pid, int master, int relay) {
   for (int i = 0; i < MAX_TERMINALS; i++) {
@@ -1010,6 +1018,10 @@ static void launch(struct request *r, const char *data, size_t length) {
        * socket pair whose end the runtime gets as 0 (written) and 1 (read); nothing on 2 (the
        * terminal carries the child's stderr too). Node cannot be handed a terminal's master: its
        * channel takes a character device for a file and aborts. */
+      if (!terminal_slot_free()) {
+        say("e %lu %d terminal", r->id, EAGAIN);
+        goto done;
+      }
       if (open_terminal(r, &master, &theirs[0]) != 0 ||
           socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
         say("e %lu %d terminal", r->id, errno);

@@ -26,6 +26,9 @@ export function signalName(number: number): NodeJS.Signals {
   return (signalNames.get(number) ?? 'SIGKILL') as NodeJS.Signals
 }
 
+/** The most terminals the fork server relays at once (`MAX_TERMINALS` in toolvisor-spawnd.c). */
+export const MAX_TERMINALS = 64
+
 /** The most a request may carry (the fork server's own bound is 64 MiB of base64). */
 const MAX_REQUEST = 40 * 1024 * 1024
 
@@ -152,6 +155,10 @@ export function launchError(launch: Launch, errno: number, where: string, tool =
   if (extra?.kind === 'file' && stage === 'pin' && extra.pin) return pinFailure(extra.pin, extra.path)
   if (extra?.kind === 'file' && stage === 'open') return openFailure(extra.path, extra.pin, code)
   if (extra?.kind === 'file' && stage === 'type') return typeFailure(extra.path, extra.pin, type ?? 'other')
+  if (stage === 'terminal' && code === 'EAGAIN') {
+    const why = `cannot start ${tool}: ${MAX_TERMINALS} terminals are open in the fork server already (its bound); end one first; nothing ran`
+    return new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', why)
+  }
   if (stage === 'cgroup' || stage === 'rlimit' || stage === 'terminal') {
     const what =
       stage === 'cgroup'

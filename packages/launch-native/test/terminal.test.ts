@@ -154,4 +154,24 @@ describe('a launch on a terminal', () => {
     child.stdin!.end()
     expect(await ended).toBe('SIGHUP')
   })
+
+  it('relays at most 64 terminals at once: one more is refused, saying so, and nothing runs', async () => {
+    const forks = server()
+    const open = await Promise.all(
+      Array.from({ length: 64 }, () =>
+        forks.launch(onTerminal('/bin/sleep', ['30'])).then(({ child }) => child),
+      ),
+    )
+    await expect(forks.launch(onTerminal('/bin/echo', ['never']))).rejects.toThrow(
+      'cannot start /bin/echo: 64 terminals are open in the fork server already (its bound); end one first; nothing ran',
+    )
+    const hungUp = open.map(
+      (child) => new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal))),
+    )
+    for (const child of open) child.stdin!.end()
+    expect(new Set(await Promise.all(hungUp))).toEqual(new Set(['SIGHUP']))
+    // A slot is free again once a terminal ended.
+    const { child } = await forks.launch(onTerminal('/bin/echo', ['again']))
+    expect((await shown(child)).text).toBe('again\r\n')
+  })
 })
