@@ -6,6 +6,7 @@ import {
   RuntimeError,
   type Spawned,
   type SpawnOptions,
+  type TerminalSize,
   typeFailure,
   type WarmAnswer,
   type WarmPlan,
@@ -28,6 +29,19 @@ export function signalName(number: number): NodeJS.Signals {
 
 /** The most terminals the fork server relays at once (`MAX_TERMINALS` in toolvisor-spawnd.c). */
 export const MAX_TERMINALS = 64
+
+export type { TerminalSize }
+
+/** The request resizing the terminal of the launch whose child is `pid`; throws for a size no terminal has. */
+export function resizeMessage(pid: number, size: TerminalSize): string {
+  const { columns, rows } = size
+  const valid = (n: number) => Number.isInteger(n) && n >= 1 && n <= 0xffff
+  if (!valid(columns) || !valid(rows)) {
+    const why = `a terminal is 1 to 65535 columns and rows, not ${columns}x${rows}`
+    throw new RuntimeError('RUNTIME_ERR_INVALID_INPUT', why)
+  }
+  return `z ${pid} ${columns} ${rows}`
+}
 
 /** The most a request may carry (the fork server's own bound is 64 MiB of base64). */
 const MAX_REQUEST = 40 * 1024 * 1024

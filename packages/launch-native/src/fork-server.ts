@@ -1,13 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import type {
-  Launch,
-  Spawned,
-  SpawnOptions,
-  TerminalSize,
-  WarmAnswer,
-  WarmPlan,
-} from '@toolvisor/process-runtime'
-import { RuntimeError, signalGroup, wireExtras } from '@toolvisor/process-runtime'
+import type { Launch, Spawned, SpawnOptions, WarmAnswer, WarmPlan } from '@toolvisor/process-runtime'
+import { signalGroup, wireExtras } from '@toolvisor/process-runtime'
 import {
   type Answered,
   type ForkServerOptions,
@@ -19,7 +12,9 @@ import {
   removeAnswer,
   removePayload,
   requestOf,
+  resizeMessage,
   signalName,
+  type TerminalSize,
   warmAnswer,
   warmPayload,
 } from './fork-request.js'
@@ -30,8 +25,7 @@ import { ServedChild, socketsOver } from './internal/served-child.js'
  * and binary, started by the first `Runtime` (`forkServer()`), started again after it died. The
  * channel holds the event loop open only while a launch is pending or a child it forked runs, as a
  * child of Node's own spawn would. Answers are matched to launches by id (the server answers each
- * when its exec reports); a launch not answered within its deadline fails alone, and the server is
- * told to kill it.
+ * when its exec reports); a launch not answered within its deadline fails alone and is killed.
  */
 export class ForkServer {
   readonly #server: ChildProcess
@@ -123,20 +117,9 @@ export class ForkServer {
     return this.#ask(this.#asked.r, payload && `r ${payload}`).then(removeAnswer)
   }
 
-  /**
-   * Resizes the terminal of the launch whose child is `pid` (one launched with `terminal`): its
-   * foreground program gets SIGWINCH. Nothing happens for a launch without one, or one ended.
-   */
+  /** Resizes the terminal of launch `pid` (SIGWINCH follows); a launch without one or ended: nothing. */
   resize(pid: number, size: TerminalSize): void {
-    const { columns, rows } = size
-    const valid = (n: number) => Number.isInteger(n) && n >= 1 && n <= 0xffff
-    if (!valid(columns) || !valid(rows)) {
-      throw new RuntimeError(
-        'RUNTIME_ERR_INVALID_INPUT',
-        `a terminal is 1 to 65535 columns and rows, not ${columns}x${rows}`,
-      )
-    }
-    if (this.#alive) this.#tell(`z ${pid} ${columns} ${rows}`)
+    this.#tell(resizeMessage(pid, size))
   }
 
   /** Sends `message` (none: answered undefined) and resolves with the words of its answer. */

@@ -1,9 +1,3 @@
-export {
-  KEY_NAMES,
-  type KeyModes,
-  type Keystroke,
-  keyBytes,
-  keystrokeBytes,
-  UnknownKeyError,
-} from './keys.js'
+export { TerminalError, type TerminalErrorCode, TerminalErrorCodes } from './errors.js'
+export { KEY_NAMES, type KeyModes, type Keystroke, keyBytes, keystrokeBytes } from './keys.js'
 export { Screen, type ScreenOptions, type ScreenSnapshot, screenText } from './screen.js'

@@ -4,6 +4,7 @@
  * depend on the mode the program set (application cursor keys, DECCKM): `less` and `vim` turn it
  * on, a shell leaves it off, and a key in the wrong form is read as junk.
  */
+import { TerminalError } from './errors.js'
 
 /** One piece of input: text, sent as is (UTF-8), or a key by name. */
 export type Keystroke = { readonly text: string } | { readonly key: string }
@@ -73,18 +74,7 @@ export const KEY_NAMES: readonly string[] = [
   'M-<key> (Escape, then the key)',
 ]
 
-/** A key name this module does not know; says which and what the names are. */
-export class UnknownKeyError extends Error {
-  readonly code = 'TERMINAL_ERR_UNKNOWN_KEY'
-  constructor(readonly key: string) {
-    super(
-      `unknown key ${JSON.stringify(key.slice(0, 40))}: the keys are ${KEY_NAMES.join(', ')}, or text; names are case-sensitive`,
-    )
-    this.name = 'UnknownKeyError'
-  }
-}
-
-/** The bytes of one key by name; throws `UnknownKeyError` for a name it does not know. */
+/** The bytes of one key by name; throws `TERMINAL_ERR_UNKNOWN_KEY` for a name it does not know. */
 export function keyBytes(name: string, modes: KeyModes = {}): string {
   const fixed = FIXED[name]
   if (fixed !== undefined) return fixed
@@ -98,10 +88,13 @@ export function keyBytes(name: string, modes: KeyModes = {}): string {
     const rest = name.slice(2)
     return ESC + ([...rest].length === 1 ? rest : keyBytes(rest, modes))
   }
-  throw new UnknownKeyError(name)
+  throw new TerminalError(
+    'TERMINAL_ERR_UNKNOWN_KEY',
+    `unknown key ${JSON.stringify(name.slice(0, 40))}: the keys are ${KEY_NAMES.join(', ')}, or text; names are case-sensitive`,
+  )
 }
 
-/** The bytes of a sequence of keystrokes, in order; throws `UnknownKeyError` before encoding any. */
+/** The bytes of a sequence of keystrokes, in order; throws `TERMINAL_ERR_UNKNOWN_KEY` before encoding any. */
 export function keystrokeBytes(input: readonly Keystroke[], modes: KeyModes = {}): Buffer {
   const parts = input.map((stroke) => ('text' in stroke ? stroke.text : keyBytes(stroke.key, modes)))
   return Buffer.from(parts.join(''), 'utf8')
