@@ -1,5 +1,6 @@
 // Real full-screen programs on a real pseudo-terminal (the fork server's, decision 0110), driven by
-// keys by name and read through the screen: `less` paged, `vim` editing and writing a file. What
+// keys by name and read through the screen: `less` paged (its asciicast recording replays to the
+// same screen), `vim` editing and writing a file. What
 // the model would be shown is the rendered screen, not the escape codes the programs wrote. A
 // program this host does not have is skipped, by its path.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -8,7 +9,7 @@ import { join } from 'node:path'
 import { builtForkServer, ForkServer } from '@toolvisor/launch-native'
 import type { Child } from '@toolvisor/process-runtime'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type Keystroke, keystrokeBytes, Screen } from '../src/index.js'
+import { AsciicastRecorder, type Keystroke, keystrokeBytes, Screen } from '../src/index.js'
 
 const cleanups: Array<() => void> = []
 afterEach(() => {
@@ -29,7 +30,14 @@ async function onScreen(file: string, args: string[], cwd: string) {
   })
   const screen = new Screen({ columns: 80, rows: 24 })
   cleanups.push(() => screen.dispose())
-  child.stdout!.on('data', (chunk: Buffer) => screen.write(chunk))
+  // Recorded as it is shown: the recording must replay to the same screen.
+  const recorder = new AsciicastRecorder({ columns: 80, rows: 24 })
+  const recording = [recorder.header()]
+  child.stdout!.on('data', (chunk: Buffer) => {
+    screen.write(chunk)
+    const line = recorder.output(chunk)
+    if (line !== undefined) recording.push(line)
+  })
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   const send = (...strokes: Keystroke[]) => child.stdin!.write(keystrokeBytes(strokes, screen.modes))
   /** Waits until the screen shows what `test` wants; the last screen seen. */
@@ -43,7 +51,7 @@ async function onScreen(file: string, args: string[], cwd: string) {
     expect(test(rows), rows.join('\n')).toBe(true)
     return rows
   }
-  return { child: child as Child, screen, send, until, exited }
+  return { child: child as Child, screen, send, until, exited, recording }
 }
 
 function workDir(): string {
@@ -62,6 +70,13 @@ describe('full-screen programs on a terminal, read through the screen', () => {
     less.send({ text: ' ' })
     const second = await less.until((rows) => rows[0] === 'line 24')
     expect(second[22]).toBe('line 46')
+    // The recording so far, replayed on a screen of its own, shows what the live screen shows.
+    const replayed = new Screen({ columns: 80, rows: 24 })
+    cleanups.push(() => replayed.dispose())
+    const [header, ...events] = less.recording
+    expect(JSON.parse(header!)).toMatchObject({ version: 2, width: 80, height: 24 })
+    for (const line of events) replayed.write((JSON.parse(line) as [number, string, string])[2])
+    expect((await replayed.snapshot()).rows).toEqual((await less.screen.snapshot()).rows)
     less.send({ text: 'q' })
     expect(await less.exited).toBe(0)
   })
