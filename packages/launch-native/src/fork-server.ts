@@ -227,7 +227,7 @@ export class ForkServer {
     this.#byId.delete(pending.id)
     const { launch, pid } = pending
     const sockets = socketsOver(pending.handles, 3 + launch.extraFds.length, pending.stdoutInSlabs)
-    const child = new ServedChild(pid, sockets)
+    const child = new ServedChild(pid, sockets, launch.terminal && ((size) => this.resize(pid, size)))
     this.#children.set(pid, child)
     this.#fresh.add(child)
     setImmediate(() => this.#fresh.delete(child))

@@ -74,6 +74,7 @@ export type {
   PrepareInput,
   ProcessExit,
   ProcessRuntime,
+  ProcessTerminal,
   ResolvedRuntimeOptions,
   RunContext,
   RuntimeOptions,

@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream'
 import type { CgroupPlacement } from '@toolvisor/containment'
-import type { Launch } from '@toolvisor/launchers'
+import type { Launch, TerminalSize } from '@toolvisor/launchers'
 import type { SpillStages } from '@toolvisor/process-output'
 import { type Spawned, spawnLaunch } from './internal/spawn.js'
 
@@ -57,6 +57,8 @@ export interface Child {
   readonly stdin: Writable | null
   readonly stdout: Readable | null
   readonly stderr: Readable | null
+  /** Resizes its terminal, when it was launched on one (`Launch.terminal`). */
+  resize?(size: TerminalSize): void
   on(event: 'error', listener: (error: Error) => void): this
   once(event: 'close', listener: () => void): this
   /** `why`: set when the runtime itself killed the process for a reason of its own (served children). */

@@ -1,6 +1,12 @@
 import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec, RuntimeSpec } from '@toolvisor/describe-v2'
-import type { RunAsMechanism, RunAsTarget, SandboxMechanism, SandboxPolicy } from '@toolvisor/launchers'
+import type {
+  RunAsMechanism,
+  RunAsTarget,
+  SandboxMechanism,
+  SandboxPolicy,
+  TerminalSize,
+} from '@toolvisor/launchers'
 import type { ProcessOutputView, SequencedEvent } from '@toolvisor/process-output'
 import type { Account } from '@toolvisor/run-as'
 import type { LostProcess } from '@toolvisor/run-state'
@@ -76,6 +82,27 @@ export interface StartOptions {
   readonly resultBytes?: number
   /** Called for each output event as it arrives. */
   readonly onEvent?: (event: SequencedEvent) => void
+  /**
+   * Run it on a pseudo-terminal of this size (decision 0110): what it shows is its stdout, stdin
+   * stays open for keystrokes (`ManagedProcess.terminal`), and there is no stderr. Only a spawner
+   * that makes terminals (`@toolvisor/launch-native`) runs it; another fails the start, saying so.
+   */
+  readonly terminal?: TerminalSize
+}
+
+/** The terminal a process runs on (`StartOptions.terminal`). */
+export interface ProcessTerminal {
+  /** Its size now. */
+  readonly size: TerminalSize
+  /**
+   * Types `bytes` (keystrokes, as a terminal sends them) into it; rejects with
+   * `RUNTIME_ERR_STDIN_CLOSED` once it ended or was hung up.
+   */
+  type(bytes: Uint8Array | string): Promise<void>
+  /** Resizes it: the program gets SIGWINCH. A size no terminal has throws. */
+  resize(size: TerminalSize): void
+  /** Hangs it up: its session gets SIGHUP, and nothing more can be typed. */
+  hangUp(): void
 }
 
 /** Where a process is in its life (protocol §2 lifecycle). */
@@ -163,6 +190,8 @@ export interface ManagedProcess {
   usage(): TreeUsage | undefined
   /** The runtime it was started with, resolved (spec §2.3): user, working directory, envdir, sandbox, limits. */
   readonly startedWith?: StartedWith | undefined
+  /** Its terminal, when it was started on one (`StartOptions.terminal`). */
+  readonly terminal?: ProcessTerminal | undefined
 }
 
 export type { LostProcess } from '@toolvisor/run-state'

@@ -139,7 +139,14 @@ class Bwrap implements SandboxMechanism {
     // A write grant of / is the host's root, writable as declared: do not make it read-only.
     const readOnlyRoot = policy.write.includes('/') ? [] : ['--remount-ro', '/']
     const cwd = sandboxCwd(launch.cwd, policy, list)
-    const sandbox = [...namespaceArgs(policy.net), ...mountList, ...fdArgs, '--chdir', cwd, ...readOnlyRoot]
+    const sandbox = [
+      ...namespaceArgs(policy.net, launch.terminal !== undefined),
+      ...mountList,
+      ...fdArgs,
+      '--chdir',
+      cwd,
+      ...readOnlyRoot,
+    ]
     // bwrap starts (as the tool's user) where the tool will: a place the sandbox shows, which that
     // user can reach, unlike toolvisor's own working directory perhaps.
     return {

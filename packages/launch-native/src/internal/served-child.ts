@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events'
 import { Socket } from 'node:net'
-import type { Child } from '@toolvisor/process-runtime'
+import type { Child, TerminalSize } from '@toolvisor/process-runtime'
 import { slabOnread } from './slab-reader.js'
 
 /** A child forked by the fork server (see `fork-server.ts`): its pid known at once, its exit told by the server. */
@@ -11,8 +11,12 @@ export class ServedChild extends EventEmitter implements Child {
   readonly stderr: Socket
   readonly stdio: readonly (Socket | undefined)[]
 
-  constructor(pid: number, stdio: readonly (Socket | undefined)[]) {
+  /** Resizes its terminal, when it was launched on one. */
+  readonly resize?: (size: TerminalSize) => void
+
+  constructor(pid: number, stdio: readonly (Socket | undefined)[], resize?: (size: TerminalSize) => void) {
     super()
+    if (resize) this.resize = resize
     this.pid = pid
     this.stdio = stdio
     this.stdin = stdio[0]!

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import type { Readable, Writable } from 'node:stream'
 import type { CgroupLimits, Tree } from '@toolvisor/containment'
 import type { InputSpec } from '@toolvisor/describe-v2'
-import type { Launch, ProcessControl } from '@toolvisor/launchers'
+import type { Launch, ProcessControl, TerminalSize } from '@toolvisor/launchers'
 import { RuntimeError } from '@toolvisor/launchers'
 import { bulkStdout } from '@toolvisor/process-output'
 import type { SpillLedger, SweepUrgency } from '@toolvisor/run-state'
@@ -69,6 +69,7 @@ export async function launchProcess(
   host: Pick<ProcessHost, 'state' | 'execHelper' | 'spawner' | 'tree' | 'defaultLimits'>,
 ): Promise<Launched> {
   const { tool } = start
+  if (start.terminal) checkSize(start.terminal)
   if (tool.rundir !== undefined) ensureRundir(tool.rundir)
   const env = buildEnvironment(tool, start.env, start.context, [MARKER_VARIABLE, host.state.marker(id)])
   const base: Launch = {
@@ -77,6 +78,8 @@ export async function launchProcess(
     env,
     cwd: workingDirectory(tool, start.cwd),
     extraFds: [],
+    // Set before the mechanisms wrap it: each keeps it, and one may launch differently on a terminal.
+    ...(start.terminal ? { terminal: start.terminal } : {}),
   }
   const assembled = assemble(tool, base, host.execHelper)
   const { status } = assembled
@@ -193,7 +196,8 @@ export function wireStdin(child: Child, start: StartOptions): void {
  */
 export function stdinAtOnce(start: StartOptions): Buffer | undefined {
   const input = start.stdin
-  if (input === 'open') return undefined
+  // A terminal's input ends only when it is hung up.
+  if (input === 'open' || start.terminal !== undefined) return undefined
   const spec = start.process ?? start.tool.process
   if ('send' in start.tool.runtime.cancel || (spec.mode === 'service' && spec.input !== undefined))
     return undefined
@@ -226,4 +230,36 @@ export async function writeEvent(
     const why = `${who} stopped reading its stdin: ${error.code ?? error.message}`
     throw new RuntimeError('RUNTIME_ERR_STDIN_CLOSED', why)
   })
+}
+
+/** Writes keystrokes to a terminal's input (`ProcessTerminal.type`), refused once it ended or hung up. */
+export async function typeInto(
+  stdin: Writable | null | undefined,
+  bytes: Uint8Array | string,
+  process: { readonly id: string; readonly tool: string },
+): Promise<void> {
+  const who = `process ${process.id} (${process.tool})`
+  if (!stdin || stdin.destroyed || stdin.writableEnded) {
+    throw new RuntimeError(
+      'RUNTIME_ERR_STDIN_CLOSED',
+      `${who} takes no more input: its terminal was hung up or it ended`,
+    )
+  }
+  await new Promise<void>((resolve, reject) => {
+    stdin.write(bytes, (error) => (error ? reject(error) : resolve()))
+  }).catch((error: NodeJS.ErrnoException) => {
+    throw new RuntimeError(
+      'RUNTIME_ERR_STDIN_CLOSED',
+      `${who} takes no more input: ${error.code ?? error.message}`,
+    )
+  })
+}
+
+/** Throws for a size no terminal has (1 to 65535 whole columns and rows). */
+export function checkSize(size: TerminalSize): void {
+  const fits = (n: number) => Number.isInteger(n) && n >= 1 && n <= 65535
+  if (!fits(size.columns) || !fits(size.rows)) {
+    const why = `a terminal is 1 to 65535 columns and rows, not ${size.columns}x${size.rows}`
+    throw new RuntimeError('RUNTIME_ERR_INVALID_INPUT', why)
+  }
 }

@@ -1,14 +1,23 @@
 import type { Readable } from 'node:stream'
 import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
-import type { ProcessControl } from '@toolvisor/launchers'
+import type { ProcessControl, TerminalSize } from '@toolvisor/launchers'
 import { ProcessOutput } from '@toolvisor/process-output'
 import type { Child } from '../spawner.js'
-import type { EndReason, Lifecycle, ManagedProcess, ProcessExit, StartOptions } from '../types.js'
+import type {
+  EndReason,
+  Lifecycle,
+  ManagedProcess,
+  ProcessExit,
+  ProcessTerminal,
+  StartOptions,
+} from '../types.js'
 import {
+  checkSize,
   launchFailure,
   launchProcess,
   type ProcessHost,
+  typeInto,
   watchExec,
   wireStdin,
   writeEvent,
@@ -51,6 +60,7 @@ export class ToolProcess implements ManagedProcess {
   #resolveReady!: () => void
   #rejectReady!: (error: unknown) => void
   #resolveExit!: (exit: ProcessExit) => void
+  readonly terminal: ProcessTerminal | undefined
 
   constructor(host: ProcessHost, id: string, start: StartOptions) {
     this.#host = host
@@ -85,6 +95,7 @@ export class ToolProcess implements ManagedProcess {
       stdinEvents: () => this.#stdinEvents,
     })
     if (start.onEvent) this.output.onEvent(start.onEvent)
+    this.terminal = start.terminal && this.#terminal(start.terminal)
     const failed = (error: unknown) => this.#failStart('spawn-failed', launchFailure(start, error))
     this.launched = this.#launch().catch(failed)
   }
@@ -111,6 +122,27 @@ export class ToolProcess implements ManagedProcess {
     await writeEvent(stdin, this.#spec.input, event, this)
     this.#stdinEvents++
     this.#timers.touch()
+  }
+
+  /** The terminal of a start that asked for one: keystrokes in, the size, the hang-up. */
+  #terminal(initial: TerminalSize): ProcessTerminal {
+    let size = initial
+    return {
+      get size() {
+        return size
+      },
+      type: async (bytes) => {
+        await this.launched
+        await typeInto(this.#finished ? undefined : this.#child?.stdin, bytes, this)
+        this.#timers.touch()
+      },
+      resize: (next) => {
+        checkSize(next)
+        size = { columns: next.columns, rows: next.rows }
+        if (!this.#finished) this.#child?.resize?.(size)
+      },
+      hangUp: () => this.closeStdin(),
+    }
   }
 
   closeStdin(): void {

@@ -69,6 +69,7 @@ function finalExec(launch: Launch, helper: string): Launch {
     env: marker === undefined ? CLEAN_ENVIRONMENT : { ...CLEAN_ENVIRONMENT, [MARKER_VARIABLE]: marker },
     cwd: launch.cwd,
     extraFds,
+    ...(launch.terminal ? { terminal: launch.terminal } : {}),
   }
 }
 

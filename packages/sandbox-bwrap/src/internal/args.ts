@@ -9,12 +9,15 @@ import { kindOnHost, ownMounts, type PathKind } from './own.js'
  * bwrap: as root it is what stops a tool from remounting a read-only bind writable; when bwrap runs
  * as the sandbox or run_as user it changes nothing, except when that user is root.
  */
-export function namespaceArgs(net: SandboxPolicy['net']): string[] {
+export function namespaceArgs(net: SandboxPolicy['net'], terminal = false): string[] {
   return [
     '--unshare-user',
     '--disable-userns',
     '--die-with-parent',
-    '--new-session',
+    // On a terminal of its own (decision 0110) the tool keeps it as its controlling terminal: ^C,
+    // job control and /dev/tty work. `--new-session` guards a terminal shared with the caller
+    // against TIOCSTI; this one is the tool's alone, and the seccomp filter refuses TIOCSTI anyway.
+    ...(terminal ? [] : ['--new-session']),
     '--unshare-pid',
     '--unshare-ipc',
     ...(net === 'none' ? ['--unshare-net'] : []),
