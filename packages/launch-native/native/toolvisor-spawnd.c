@@ -374,7 +374,8 @@ static const char *type_name(mode_t mode) {
  * writes, as on a terminal nobody looks at), a program that does not read stops the reading of
  * the socket. The runtime's end closing is a hang-up: the master is closed, and the kernel sends
  * SIGHUP to the terminal's session. The program's end closing (no slave left open: the master
- * reads EIO) ends the relay once what it wrote is passed on.
+ * reads EIO) ends the relay once what it wrote is passed on and the child was waited for (only
+ * then is the master closed: see `serve_terminal`).
  */
 #define MAX_TERMINALS 64
 #define RELAY_BYTES (16 * 1024)
@@ -383,6 +384,8 @@ struct terminal {
   pid_t pid;  /* the launch's child; 0: the slot is free */
   int master; /* -1 once closed (hung up, or the program's end closed) */
   int relay;  /* our end of the socket pair */
+  int eof;    /* the master read EIO: no slave is open any more */
+  int reaped; /* the launch's child was waited for */
   char in[RELAY_BYTES];
   size_t in_length;
   char out[RELAY_BYTES];
@@ -421,7 +424,8 @@ static void end_terminal(struct terminal *t) {
 
 /* What to poll of a terminal: its master and its relay (events 0 when not wanted now). */
 static void watch_terminal(const struct terminal *t, struct pollfd *master, struct pollfd *relay) {
-  *master = (struct pollfd){t->master, 0, 0};
+  /* At its end of file the master is not polled: it would report POLLHUP on every turn. */
+  *master = (struct pollfd){t->eof ? -1 : t->master, 0, 0};
   if (t->master >= 0 && t->out_length < RELAY_BYTES) master->events |= POLLIN;
   if (t->master >= 0 && t->in_length > 0) master->events |= POLLOUT;
   *relay = (struct pollfd){t->relay, 0, 0};
@@ -448,13 +452,15 @@ static void serve_terminal(struct terminal *t, short master_events, short relay_
       t->in_length -= (size_t)n;
     }
   }
-  if (master_events & (POLLIN | POLLHUP | POLLERR) && t->master >= 0 && t->out_length < RELAY_BYTES) {
+  if (master_events & (POLLIN | POLLHUP | POLLERR) && t->master >= 0 && !t->eof && t->out_length < RELAY_BYTES) {
     n = read(t->master, t->out + t->out_length, RELAY_BYTES - t->out_length);
     if (n > 0) t->out_length += (size_t)n;
     else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-      /* EIO: no slave is open any more; what it wrote is all here. */
-      close(t->master);
-      t->master = -1;
+      /* EIO: no slave is open any more; what it wrote is all here. The master stays open until
+       * the child was waited for: closing it hangs the terminal up, and a program that closed its
+       * descriptors on its way out (GNU tools close stdout and stderr at exit) would die of the
+       * SIGHUP instead of the exit it was making. */
+      t->eof = 1;
     }
   }
   if (t->out_length > 0) {
@@ -467,14 +473,24 @@ static void serve_terminal(struct terminal *t, short master_events, short relay_
     }
   }
   (void)relay_events;
-  if (t->master < 0 && t->out_length == 0) end_terminal(t);
+  if ((t->master < 0 || (t->eof && t->reaped)) && t->out_length == 0) end_terminal(t);
+}
+
+/* The child of a terminal's launch was waited for: the terminal ends once its end of file is relayed. */
+static void terminal_reaped(pid_t pid) {
+  for (int i = 0; i < MAX_TERMINALS; i++) {
+    struct terminal *t = &terminals[i];
+    if (t->pid != pid || t->reaped) continue;
+    t->reaped = 1;
+    if (t->eof && t->out_length == 0) end_terminal(t);
+  }
 }
 
 /* Resizes the terminal of the launch whose child is `pid` ("z PID COLUMNS ROWS"): SIGWINCH follows. */
 static void resize_terminal(pid_t pid, unsigned short columns, unsigned short rows) {
   for (int i = 0; i < MAX_TERMINALS; i++) {
     struct terminal *t = &terminals[i];
-    if (t->pid != pid || t->master < 0) continue;
+    if (t->pid != pid || t->master < 0 || t->reaped) continue;
     struct winsize size = {.ws_row = rows, .ws_col = columns};
     ioctl(t->master, TIOCSWINSZ, &size);
   }
@@ -1217,6 +1233,7 @@ static void reap(void) {
   int status;
   pid_t pid;
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    terminal_reaped(pid);
     struct flight *f = flight_of(pid);
     struct warm *w = f == NULL ? warm_of(pid) : NULL;
     if (w != NULL) {

@@ -61,6 +61,24 @@ describe('a launch on a terminal', () => {
     expect((await result).text).toBe('hello\r\ngot:hello\r\n')
   })
 
+  it('ends a program that closes its terminal on its way out with its exit, not a hang-up', async () => {
+    // GNU cat closes stdout and stderr at exit, before it is gone: the master then reads EIO, and
+    // closing the master at that moment hung the terminal up under the exiting program (SIGHUP
+    // in about a third of runs). The master now closes once the child was waited for.
+    for (let run = 0; run < 30; run++) {
+      const { child } = await server().launch(onTerminal('/bin/cat', []))
+      let text = ''
+      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+        text += chunk
+      })
+      const ended = new Promise((resolve) => child.once('exit', (code, signal) => resolve([code, signal])))
+      child.stdin!.write('ok\r')
+      expect(await eventually(() => text.includes('ok\r\nok\r\n'))).toBe(true)
+      child.stdin!.write('\x04')
+      expect(await ended).toEqual([0, null])
+    }
+  })
+
   it('delivers C-c as SIGINT to the foreground program', async () => {
     const { child } = await server().launch(onTerminal('/bin/sleep', ['30']))
     const result = shown(child)

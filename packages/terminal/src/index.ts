@@ -1,4 +1,12 @@
 export { type AsciicastOptions, AsciicastRecorder } from './asciicast.js'
 export { TerminalError, type TerminalErrorCode, TerminalErrorCodes } from './errors.js'
 export { KEY_NAMES, type KeyModes, type Keystroke, keyBytes, keystrokeBytes } from './keys.js'
-export { Screen, type ScreenOptions, type ScreenSnapshot, screenText } from './screen.js'
+export { BACKLOG_KEPT, Screen, type ScreenOptions, type ScreenSnapshot, screenText } from './screen.js'
+export {
+  MAX_INPUT_BYTES,
+  plainText,
+  QUIET_MS,
+  type Settled,
+  type SettleOptions,
+  TerminalSession,
+} from './session.js'

@@ -1,6 +1,12 @@
 import xterm from '@xterm/headless'
 import type { KeyModes } from './keys.js'
 
+/** Bytes handed to the emulator at once, at most, before more wait in the backlog. */
+const PARSING_BOUND = 1024 * 1024
+
+/** The newest bytes of a backlog kept when the emulator falls behind; older ones are skipped. */
+export const BACKLOG_KEPT = 256 * 1024
+
 /** What a person would see on the terminal now. */
 export interface ScreenSnapshot {
   /** The visible rows, top to bottom, each without its trailing blanks. */
@@ -33,7 +39,13 @@ export interface ScreenOptions {
 export class Screen {
   readonly #terminal: xterm.Terminal
   #title = ''
-  #pending: Promise<void> = Promise.resolve()
+  /** Bytes handed to the emulator and not yet parsed. */
+  #parsing = 0
+  /** What waits while the emulator is behind, newest last, at most `BACKLOG_KEPT` bytes of it. */
+  #backlog: Uint8Array[] = []
+  #backlogBytes = 0
+  /** Bytes of a flood never rendered, skipped to keep up (`skippedBytes`). */
+  #skipped = 0
 
   constructor(options: ScreenOptions) {
     this.#terminal = new xterm.Terminal({
@@ -47,16 +59,59 @@ export class Screen {
     })
   }
 
-  /** Feeds the terminal what the program wrote. */
+  /**
+   * Feeds the terminal what the program wrote. A flood the emulator cannot keep up with (`yes`)
+   * is held to the newest {@link BACKLOG_KEPT} bytes waiting: the screen shows where the flood
+   * is, not every line it scrolled past, and memory stays bounded.
+   */
   write(bytes: Uint8Array | string): void {
-    const terminal = this.#terminal
-    this.#pending = this.#pending.then(() => new Promise<void>((resolve) => terminal.write(bytes, resolve)))
+    const chunk = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes
+    if (this.#parsing < PARSING_BOUND && this.#backlog.length === 0) {
+      this.#parse(chunk)
+      return
+    }
+    this.#backlog.push(chunk)
+    this.#backlogBytes += chunk.length
+    while (this.#backlogBytes - this.#backlog[0]!.length >= BACKLOG_KEPT) {
+      const dropped = this.#backlog.shift()!
+      this.#backlogBytes -= dropped.length
+      this.#skipped += dropped.length
+    }
+  }
+
+  #parse(chunk: Uint8Array): void {
+    this.#parsing += chunk.length
+    this.#terminal.write(chunk, () => {
+      this.#parsing -= chunk.length
+      if (this.#parsing < PARSING_BOUND && this.#backlog.length > 0) {
+        const waiting = Buffer.concat(this.#backlog)
+        this.#backlog = []
+        this.#backlogBytes = 0
+        this.#parse(waiting)
+      }
+    })
+  }
+
+  /** Bytes of a flood skipped, never rendered, to keep up with it. */
+  get skippedBytes(): number {
+    return this.#skipped
   }
 
   /** The new size (as the terminal's was changed); what is shown stays, later output uses it. */
   resize(columns: number, rows: number): void {
-    const terminal = this.#terminal
-    this.#pending = this.#pending.then(() => terminal.resize(columns, rows))
+    this.#flush()
+    // In order: after what was written before, before what is written after (the emulator runs a
+    // write's callback once it parsed that write, before it parses the next).
+    this.#terminal.write('', () => this.#terminal.resize(columns, rows))
+  }
+
+  /** Hands the emulator what waits, so that what follows (a resize, a snapshot) comes after it. */
+  #flush(): void {
+    if (this.#backlog.length === 0) return
+    const waiting = Buffer.concat(this.#backlog)
+    this.#backlog = []
+    this.#backlogBytes = 0
+    this.#parse(waiting)
   }
 
   /** The modes a key's bytes depend on, as the program set them so far. */
@@ -66,7 +121,8 @@ export class Screen {
 
   /** The screen once every write before this call is rendered. */
   async snapshot(): Promise<ScreenSnapshot> {
-    await this.#pending
+    this.#flush()
+    await new Promise<void>((resolve) => this.#terminal.write('', resolve))
     const terminal = this.#terminal
     const active = terminal.buffer.active
     const rows: string[] = []

@@ -138,8 +138,12 @@ export class ToolProcess implements ManagedProcess {
       },
       resize: (next) => {
         checkSize(next)
-        size = { columns: next.columns, rows: next.rows }
-        if (!this.#finished) this.#child?.resize?.(size)
+        const asked = { columns: next.columns, rows: next.rows }
+        size = asked
+        // Once launched (a resize right after the start reaches the terminal it made).
+        void this.launched.then(() => {
+          if (!this.#finished) this.#child?.resize?.(asked)
+        })
       },
       hangUp: () => this.closeStdin(),
     }
