@@ -3,7 +3,7 @@
  * through this program, run last, right before the tool itself (after bwrap, the Landlock
  * launcher, setpriv or runuser when those wrap the launch):
  *
- *   toolvisor-exec [--status-fd S] [--env-bytes L] [--env-fd N] -- FILE [ARGS...]
+ *   toolvisor-exec [--foreground] [--status-fd S] [--env-bytes L] [--env-fd N] -- FILE [ARGS...]
  *
  * 1. reads the tool's environment from descriptor N (NUL-separated NAME=VALUE entries: L bytes
  *    when `--env-bytes L` comes first, else up to end of file) and closes N, unless N is S (given
@@ -16,6 +16,9 @@
  *    (when given) is kept open, close-on-exec, until then: an exec that fails writes
  *    "errno=<n> <message>" on it, one that succeeds closes it, so the runtime can tell a tool that
  *    could not start from one that ran and failed, through any wrapper.
+ *
+ * With `--foreground` (a launch on a terminal) it first puts the tool's process group in the
+ * terminal's foreground (see `take_foreground`).
  *
  * The runtime usually runs this program as /proc/self/fd/K, from a descriptor it opened, so it
  * can start inside a sandbox and as another user wherever the package is installed.
@@ -82,6 +85,7 @@ static long x_getdents(int fd, void *buffer, size_t size) { return sys3(SYS_getd
 static long x_cloexec(int fd) { return sys3(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC); }
 static long x_close_range(unsigned from, unsigned to) { return sys3(SYS_close_range, from, to, 0); }
 static long x_execve(const char *file, char **argv, char **env) { return sys3(SYS_execve, file, argv, env); }
+static long x_call(long n, long a, long b, long c, long d) { return sys6(n, a, b, c, d, 0, 0); }
 static long x_fd_limit(void) {
   unsigned long limit[2]; /* struct rlimit: current, maximum */
   long r = sys6(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)limit, 0, 0);
@@ -123,6 +127,7 @@ static long x_close_range(unsigned from, unsigned to) { return result(syscall(SY
 static long x_close_range(unsigned from, unsigned to) { (void)from, (void)to; return -ENOSYS; }
 #endif
 static long x_execve(const char *file, char **argv, char **env) { return result(execve(file, argv, env)); }
+static long x_call(long n, long a, long b, long c, long d) { return result(syscall(n, a, b, c, d)); }
 static long x_fd_limit(void) {
   long max = sysconf(_SC_OPEN_MAX);
   return max > 0 ? max : 65536;
@@ -284,16 +289,45 @@ static void close_from_3(int keep) {
   }
 }
 
+/* The kernel's numbers (the same on x86-64 and AArch64), without the C library's headers. */
+#define SIGTTOU_BIT (1UL << (22 - 1))
+#define HOW_BLOCK 0
+#define HOW_SETMASK 2
+#define TIOCSPGRP_REQUEST 0x5410
+
+/*
+ * `--foreground`: on a terminal (decision 0110), the tool's process group becomes the one in the
+ * terminal's foreground, unless it leads the terminal's session already (then it is). Under bwrap
+ * the tool is a child of bwrap, which led the session: ^C would be SIGINT to bwrap, which dies of
+ * it, instead of to the program, which may handle it (a REPL, an editor). SIGTTOU is blocked
+ * meanwhile (a background group taking the terminal is sent it) and the mask put back before the
+ * exec, which would carry it over.
+ */
+static void take_foreground(void) {
+  long pid = x_call(SYS_getpid, 0, 0, 0, 0);
+  if (x_call(SYS_getsid, 0, 0, 0, 0) == pid) return;
+  long err = x_call(SYS_setpgid, 0, 0, 0, 0);
+  if (err < 0) fail("--foreground", message_of(-err));
+  unsigned long block = SIGTTOU_BIT, old = 0;
+  x_call(SYS_rt_sigprocmask, HOW_BLOCK, (long)&block, (long)&old, sizeof block);
+  int group = (int)pid;
+  err = x_call(SYS_ioctl, 0, TIOCSPGRP_REQUEST, (long)&group, 0);
+  x_call(SYS_rt_sigprocmask, HOW_SETMASK, (long)&old, 0, sizeof old);
+  if (err < 0) fail("--foreground", message_of(-err));
+}
+
 static int run(int argc, char **argv, char **environment) {
   char **env = NULL;
-  int i, cmd = -1, status = -1;
+  int i, cmd = -1, status = -1, foreground = 0;
   long err, expected = -1;
   for (i = 1; i < argc; i++) {
     if (same(argv[i], "--")) {
       cmd = i + 1;
       break;
     }
-    if (same(argv[i], "--status-fd") && i + 1 < argc) {
+    if (same(argv[i], "--foreground")) {
+      foreground = 1;
+    } else if (same(argv[i], "--status-fd") && i + 1 < argc) {
       status = parse_fd("--status-fd", argv[++i]);
     } else if (same(argv[i], "--env-bytes") && i + 1 < argc) {
       expected = parse_number("--env-bytes", argv[++i], 0, "expected a number of bytes");
@@ -304,12 +338,13 @@ static int run(int argc, char **argv, char **environment) {
       if (fd != status) x_close(fd);
       env = entries_of(block, length);
     } else {
-      fail(argv[i], "unknown option (usage: " PROG " [--status-fd S] [--env-bytes L] [--env-fd N] -- FILE [ARGS...])");
+      fail(argv[i], "unknown option (usage: " PROG " [--foreground] [--status-fd S] [--env-bytes L] [--env-fd N] -- FILE [ARGS...])");
     }
   }
   if (cmd < 0 || cmd >= argc) fail("usage", "missing -- FILE");
   if (argv[cmd][0] != '/') fail(argv[cmd], "the file must be an absolute path");
   close_from_3(status);
+  if (foreground) take_foreground();
   if (status >= 0 && (err = x_cloexec(status)) != 0) fail("--status-fd", message_of(-err));
   err = -x_execve(argv[cmd], argv + cmd, env != NULL ? env : environment);
   {

@@ -111,11 +111,17 @@ describe.each(builds)('toolvisor-exec, %s', (_name, flags, here) => {
   it.skipIf(!hasCc || !here)('refuses a bad command line before running anything', () => {
     const helper = build(flags)
     const usage =
-      'unknown option (usage: toolvisor-exec [--status-fd S] [--env-bytes L] [--env-fd N] -- FILE [ARGS...])'
+      'unknown option (usage: toolvisor-exec [--foreground] [--status-fd S] [--env-bytes L] [--env-fd N] -- FILE [ARGS...])'
     expect(run(helper, ['--bogus'])).toEqual({
       code: 125,
       stdout: '',
       stderr: `toolvisor-exec: --bogus: ${usage}\n`,
+    })
+    // The foreground of a terminal, asked of one that is not on a terminal: refused, nothing runs.
+    expect(run(helper, ['--foreground', '--', '/bin/echo', 'ran'])).toEqual({
+      code: 125,
+      stdout: '',
+      stderr: expect.stringMatching(/^toolvisor-exec: --foreground: .+\n$/),
     })
     expect(run(helper, ['--env-fd', '2', '--', '/bin/true']).stderr).toBe(
       'toolvisor-exec: --env-fd: expected a descriptor number >= 3\n',

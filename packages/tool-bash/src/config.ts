@@ -6,7 +6,7 @@ import type { SandboxMode } from './modes.js'
 const positive = z.number().int().positive()
 
 /** The seed whose model-facing words the tools speak (decision 0030). */
-export const PROFILES = ['dsh', 'hyperhive', 'toolnexus'] as const
+export const PROFILES = ['dsh', 'hyperhive', 'toolnexus', 'codex'] as const
 
 /** A profile's name. */
 export type ProfileName = (typeof PROFILES)[number]
@@ -14,15 +14,20 @@ export type ProfileName = (typeof PROFILES)[number]
 /** The fields of the bash tools' configuration (`toolvisor.json` `bash`), every one optional. */
 export const BashConfigFields = z
   .object({
-    /** Whose words: `dsh` (seed 001, the default), `hyperhive` (seed 002), `toolnexus` (seed 004). */
+    /**
+     * Whose words: `dsh` (seed 001, the default), `hyperhive` (seed 002), `toolnexus` (seed 004),
+     * `codex` (Codex's unified exec, which seed 001's project now ships too).
+     */
     profile: z
       .enum({
-        /** `bash`, `bash_output`, `bash_kill` (the default). */
+        /** `bash`, `bash_output`, `bash_kill`, `write_stdin` (the default). */
         dsh: 'dsh',
         /** `run`, `status`, `kill`. */
         hyperhive: 'hyperhive',
-        /** `bash`, `bash_output`, `kill_shell`. */
+        /** `bash`, `bash_output`, `kill_shell`, `write_stdin`. */
         toolnexus: 'toolnexus',
+        /** Codex's unified exec: `exec_command`, `write_stdin`. */
+        codex: 'codex',
       } satisfies Record<ProfileName, ProfileName>)
       .default('dsh'),
     /** The bound of a foreground command that names none, in ms. Default 2 min. */

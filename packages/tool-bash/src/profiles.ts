@@ -3,9 +3,11 @@ import type { Guidance, Tool } from '@toolvisor/toolbox'
 import type { ProfileName } from './config.js'
 import { completionNotice } from './internal/render.js'
 import { dshBash, dshKill, dshOutput } from './profiles/claude-code-like.js'
+import { codexWriteStdin, execCommand } from './profiles/codex.js'
 import { toolnexusBash, toolnexusKill, toolnexusOutput } from './profiles/codex-like.js'
 import type { BashServices } from './profiles/common.js'
 import { hyperhiveKill, hyperhiveReport, hyperhiveRun, hyperhiveStatus } from './profiles/daemon-like.js'
+import { dshWriteStdin, toolnexusWriteStdin } from './profiles/write-stdin.js'
 
 /**
  * One seed's words over the same tasks and launcher: adding a profile adds words, not machinery
@@ -36,7 +38,7 @@ export const BASH_GUIDANCE: Guidance = {
 /** The profiles, by name. */
 export const PROFILE: Readonly<Record<ProfileName, Profile>> = {
   dsh: {
-    tools: [dshBash, dshOutput, dshKill],
+    tools: [dshBash, dshOutput, dshKill, dshWriteStdin],
     cancelSignal: 'SIGTERM',
     notice: (_services, completion) => completionNotice(completion.task),
     guidance: BASH_GUIDANCE,
@@ -46,5 +48,9 @@ export const PROFILE: Readonly<Record<ProfileName, Profile>> = {
     cancelSignal: 'SIGINT',
     notice: (services, completion) => hyperhiveReport(services, completion.task, completion.task.owner),
   },
-  toolnexus: { tools: [toolnexusBash, toolnexusOutput, toolnexusKill], cancelSignal: 'SIGTERM' },
+  toolnexus: {
+    tools: [toolnexusBash, toolnexusOutput, toolnexusKill, toolnexusWriteStdin],
+    cancelSignal: 'SIGTERM',
+  },
+  codex: { tools: [execCommand, codexWriteStdin], cancelSignal: 'SIGTERM' },
 }

@@ -192,3 +192,64 @@ describe.runIf(process.geteuid?.() === 0)('bash sandbox modes as root: the sandb
     expect(existsSync(join(work, 'f'))).toBe(false)
   })
 })
+
+/** TIOCSTI: a byte typed into the terminal's input, as if from its keyboard (the attack `--new-session` guards). */
+const TIOCSTI = [
+  'import errno, fcntl, termios',
+  'try:',
+  '    fcntl.ioctl(0, termios.TIOCSTI, b"x"); print("TIOCSTI typed")',
+  'except OSError as e: print("TIOCSTI", errno.errorcode[e.errno])',
+].join('\n')
+
+describe.each(MECHANISMS)(
+  'bash on a terminal (tty: true) under %s: confined exactly as without one',
+  (mechanism) => {
+    it('read-only denies the same writes, and reports the denial from the terminal stream', async () => {
+      const work = openDir('work')
+      const outside = openDir('outside')
+      symlinkSync(outside, join(work, 'escape'))
+      const { call } = await compose({ sandbox: 'read-only', workdir: work }, { sandbox: mechanism })
+      const denied = await call('bash', { ...write('f'), tty: true })
+      expect(denied.text.endsWith(deniedTail('read-only'))).toBe(true)
+      expect(denied.result.meta).toMatchObject({ sandboxMode: 'read-only', sandboxDenied: true })
+      const attempts = ['echo x > escape/via-link', `echo x > /proc/self/root${outside}/via-proc`]
+      for (const command of attempts) {
+        const out = await call('bash', { command, description: 'Try to get out', tty: true })
+        expect(out.text, command).toContain('[sandbox: file access denied under read-only mode]')
+      }
+      expect(existsSync(join(work, 'f'))).toBe(false)
+      for (const name of ['via-link', 'via-proc']) expect(existsSync(join(outside, name))).toBe(false)
+    })
+
+    it('the terminal is its controlling terminal (C-c is SIGINT), TIOCSTI is refused, no host socket is reached', async () => {
+      const place = openDir('dgram')
+      const sink = await unixDatagramSink([join(place, 'dg.sock')])
+      try {
+        const { call } = await compose(
+          { sandbox: 'read-only', workdir: openDir('work') },
+          { sandbox: mechanism },
+        )
+        const probes = await call('bash', {
+          command: `/usr/bin/python3 -c '${TIOCSTI}'; /usr/bin/python3 -c '${DGSEND}' ${sink.targets.join(' ')}; tty >/dev/null && echo has-tty`,
+          description: 'Probe the terminal',
+          tty: true,
+        })
+        expect(probes.text).toBe(`TIOCSTI EPERM\n${sink.targets[0]} socketpair EPERM\nhas-tty\n`)
+        expect(await sink.drain()).toEqual([])
+        const script = 'trap "echo interrupted; exit 5" INT; echo ready; while :; do sleep 0.05; done'
+        const run = await call('bash', {
+          command: script,
+          description: 'Wait',
+          tty: true,
+          run_in_background: true,
+        })
+        const id = /started background task (\S+)/.exec(run.text)![1]
+        await call('write_stdin', { task_id: id, until: 'ready' })
+        const interrupted = await call('write_stdin', { task_id: id, keys: ['C-c'], wait_ms: 10_000 })
+        expect(interrupted.text).toMatch(/interrupted\n\n\[status: completed, exit code: 5\]$/)
+      } finally {
+        await sink.close()
+      }
+    })
+  },
+)

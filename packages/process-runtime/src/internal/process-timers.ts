@@ -92,15 +92,26 @@ export interface Cancellable {
   kill(): void
   /** The exit, or undefined when the process already ended. */
   exited(): Promise<unknown> | undefined
+  /** Hangs its terminal up, when it runs on one (`StartOptions.terminal`). */
+  hangUp?(): void
 }
 
+/** The most a hung-up terminal's program is given to end of it before the declared cancel. */
+export const HANG_UP_GRACE_MS = 1_000
+
 /**
- * The declared cancel (ruling 12): a `{"send": EVENT}` first when declared, then the signal
+ * The declared cancel (ruling 12), after a terminal's hang-up (SIGHUP to its session, then at most
+ * {@link HANG_UP_GRACE_MS} or `timeout.stop` to end): a `{"send": EVENT}` first when declared, then the signal
  * (`SIGTERM` by default) to the tool itself, each followed by `timeout.stop` (2 s by default) for
  * the tool to exit; then SIGKILL to the group.
  */
 export async function cancelSequence(process: Cancellable): Promise<void> {
   const grace = (process.runtime.timeout.stop ?? DEFAULT_STOP_SECONDS) * 1000
+  // A terminal is hung up first, as closing a terminal window does: its session hears SIGHUP.
+  if (process.hangUp) {
+    process.hangUp()
+    if (await exitsWithin(process, Math.min(grace, HANG_UP_GRACE_MS))) return
+  }
   const cancel = process.runtime.cancel
   if ('send' in cancel) {
     await process.send(cancel.send).catch(() => {})

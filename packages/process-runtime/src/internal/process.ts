@@ -171,6 +171,7 @@ export class ToolProcess implements ManagedProcess {
           signalTool: (signal) => this.#control?.signal(signal) || signalGroup(this.pid, signal),
           kill: () => signalGroup(this.pid, 'SIGKILL'),
           exited: () => (this.#finished ? undefined : this.exit),
+          ...(this.terminal ? { hangUp: () => this.#child?.stdin?.end() } : {}),
         })
       }
     }

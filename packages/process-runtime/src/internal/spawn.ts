@@ -56,6 +56,8 @@ function finalExec(launch: Launch, helper: string): Launch {
   return {
     file: `/proc/self/fd/${executable}`,
     args: [
+      // On a terminal the tool's group takes its foreground (a wrapper led the session: bwrap).
+      ...(launch.terminal ? ['--foreground'] : []),
       '--status-fd',
       status,
       '--env-bytes',

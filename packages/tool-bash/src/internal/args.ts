@@ -84,6 +84,25 @@ export const flag = kind(
   'a boolean',
   (value): value is boolean => typeof value === 'boolean',
 )
+/** A terminal's columns or rows: a whole number from 1 to 65535 (what a terminal's size takes). */
+export const cells = kind(
+  { type: 'integer', minimum: 1, maximum: 65535 },
+  'a whole number from 1 to 65535',
+  (value): value is number => Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 65535,
+)
+/** A number of milliseconds, 0 or more. */
+export const milliseconds = kind(
+  { type: 'number', minimum: 0 },
+  'a number of milliseconds, 0 or more',
+  (value): value is number => isNumber(value) && value >= 0,
+)
+/** Key names (`Enter`, `C-c`, `Up`): checked against the keys there are when typed. */
+export const keyNames = kind(
+  { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 256 },
+  'an array of at most 256 key names',
+  (value): value is string[] =>
+    Array.isArray(value) && value.length <= 256 && value.every((key) => isString(key) && key.length > 0),
+)
 /** Any string: the caller checks it further, in its own words. */
 export const anyString = kind({ type: 'string' }, 'a string', isString)
 /** A mode `sandbox_permissions` may ask for. */

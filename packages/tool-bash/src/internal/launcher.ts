@@ -4,6 +4,8 @@ import type {
   PlainProcessSpec,
   PreparedTool,
   ProcessRuntime,
+  StartOptions,
+  TerminalSize,
 } from '@toolvisor/process-runtime'
 import type { TaskInfo, TaskRegistry } from '@toolvisor/tasks'
 import { contextOf, type ToolCallContext } from '@toolvisor/toolbox'
@@ -37,6 +39,17 @@ export interface Command {
   readonly ctx: ToolCallContext
   /** How it is launched: unsandboxed, or under a mode's policy (`Launcher.launchFor`). */
   readonly launch: Launch
+  /** Run it on a pseudo-terminal of this size (`tty: true`), under the same launch. */
+  readonly terminal?: TerminalSize | undefined
+}
+
+/**
+ * What a command on a terminal gets besides its terminal: `TERM` says which terminal it is (the
+ * emulator the screen is rendered by speaks xterm's codes), whatever toolvisor's own `TERM` is.
+ */
+export function onTerminal(command: Command): Pick<StartOptions, 'terminal' | 'env'> {
+  if (command.terminal === undefined) return {}
+  return { terminal: command.terminal, env: { TERM: 'xterm-256color' } }
 }
 
 /** The prepared launches of one policy: foreground and background, and what confines them. */
@@ -178,6 +191,7 @@ export class Launcher {
       timeoutMs,
       signal: command.ctx.signal,
       resultBytes: this.#options.outputBytes,
+      ...onTerminal(command),
     })
   }
 
@@ -202,6 +216,7 @@ export class Launcher {
         context: contextOf(command.ctx),
         resultBytes: 0,
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+        ...onTerminal(command),
       }))
     const task = tasks.add({
       kind: 'bash',

@@ -20,12 +20,13 @@ import {
   text,
 } from '../internal/args.js'
 import { callMode } from '../internal/escalation.js'
-import { outputText, renderRun, runEnd, spills } from '../internal/render.js'
+import { outputText, renderRun, runEnd, spills, statusLine } from '../internal/render.js'
 import { handOver } from '../internal/task-handover.js'
 import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from '../present.js'
 import {
   answer,
   type BashServices,
+  bashTask,
   callWorkdir,
   readTask,
   runCommand,
@@ -33,6 +34,7 @@ import {
   taskDenial,
   waitInline,
 } from './common.js'
+import { screenAnswer, TTY_FIELDS, terminalOf, terminalTask } from './terminal.js'
 import { bashTool } from './tool.js'
 
 /** The arguments of `bash`; the numbers the model reads are the configured ones. */
@@ -54,6 +56,7 @@ const bashFields = (options: BashOptions) => ({
   wait_seconds: seconds(
     `With run_in_background: wait this long first (at most ${options.maxWaitSeconds} s); a command done by then answers in full.`,
   ),
+  ...TTY_FIELDS,
   ...ESCALATION_FIELDS,
 })
 
@@ -114,7 +117,8 @@ export function dshBash(services: BashServices): Tool {
       // Approval (when asked for) comes before anything runs; a refusal is the call's answer.
       const place = { workdir: () => callWorkdir(services, args.workdir, ctx), background }
       const mode = await callMode(args, ctx, { modes: services.modes, approval: services.approval(), place })
-      return runCommand(services, { ...args, mode }, ctx, background ? started : undefined)
+      const terminal = terminalOf(args)
+      return runCommand(services, { ...args, mode, terminal }, ctx, background ? started : undefined)
     },
   })
 }
@@ -127,10 +131,19 @@ export function dshOutput(services: BashServices): Tool {
       'Read a background task started by `bash` with `run_in_background`: only the output produced since your ' +
       'previous read (or `(no new output)`), then its status: `[status: running]`, `[status: killed]`, ' +
       '`[status: killed by SIG]` or `[status: completed, exit code: N]`. Poll again later for more.',
-    fields: TASK_FIELDS,
+    fields: {
+      ...TASK_FIELDS,
+      screen: flag(
+        'For a task on a terminal (tty): the screen a person would see now (its rows, the cursor, the title) instead of the new output.',
+      ),
+    },
     presentCall: (args) => presentTaskCall('Read output from', args),
     presentResult: (args, result) => presentTaskResult('Read output from', args, result),
     async run(args, ctx) {
+      if (args.screen === true) {
+        const screen = await screenAnswer(services, terminalTask(services, args.task_id, ctx))
+        return answer(`${screen}\n${statusLine(bashTask(services, args.task_id, ctx.sessionId))}`)
+      }
       const read = readTask(services, args.task_id, ctx)
       const lines = [outputText(read, services.render), ...taskDenial(services, read.task)]
       return answer(lines.join('\n'), false, spills(read))

@@ -9,6 +9,7 @@ import { required, type Tool } from '@toolvisor/toolbox'
 import { flag, positive, taskId, text } from '../internal/args.js'
 import { delta, spills, stopped } from '../internal/render.js'
 import { answer, type BashServices, readTask, runCommand, stopTask } from './common.js'
+import { screenAnswer, TTY_FIELDS, terminalOf, terminalTask } from './terminal.js'
 import { bashTool } from './tool.js'
 
 const ID_FIELDS = { id: taskId('The background shell id `bash` returned.') }
@@ -29,6 +30,7 @@ export function toolnexusBash(services: BashServices): Tool {
       ),
       workdir: text("Where to run it (default: the session's working directory)."),
       run_in_background: flag('Start a background shell; no timeout applies.'),
+      ...TTY_FIELDS,
     },
     async run(args, ctx) {
       const started = async ({ id }: TaskInfo) =>
@@ -36,7 +38,13 @@ export function toolnexusBash(services: BashServices): Tool {
           backgroundId: id,
         })
       // Seed 004's shells are `bg-...` (its tests probe `bg-nope`): `bg-1`, `bg-2`, ...
-      const call = { command: args.command, workdir: args.workdir, timeoutMs: args.timeout, idPrefix: 'bg-' }
+      const call = {
+        command: args.command,
+        workdir: args.workdir,
+        timeoutMs: args.timeout,
+        idPrefix: 'bg-',
+        terminal: terminalOf(args),
+      }
       return runCommand(services, call, ctx, args.run_in_background === true ? started : undefined)
     },
   })
@@ -49,8 +57,17 @@ export function toolnexusOutput(services: BashServices): Tool {
     description:
       'The output a background shell produced since the last read, then `[status: running]`, ' +
       '`[status: killed]` or `[status: exited with code N]` (N is -1 for a signal kill_shell did not send).',
-    fields: ID_FIELDS,
+    fields: {
+      ...ID_FIELDS,
+      screen: flag(
+        'For a shell on a terminal (tty): the screen a person would see now instead of the new output.',
+      ),
+    },
     async run(args, ctx) {
+      if (args.screen === true) {
+        const screen = await screenAnswer(services, terminalTask(services, args.id, ctx))
+        return answer(`${screen}\n${toolnexusStatus(services.tasks.get(args.id, ctx.sessionId))}`)
+      }
       const read = readTask(services, args.id, ctx)
       const found = delta(read, services.render)
       let text = found.text

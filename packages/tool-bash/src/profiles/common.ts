@@ -4,8 +4,14 @@
  */
 
 import type { Renderer } from '@toolvisor/answers'
-import { newestBytes } from '@toolvisor/process-runtime'
-import type { SessionInfo, TaskBytes, TaskInfo, TaskRegistry } from '@toolvisor/tasks'
+import { newestBytes, type StreamBytes, type TerminalSize } from '@toolvisor/process-runtime'
+import {
+  type SessionInfo,
+  type TaskBytes,
+  type TaskInfo,
+  type TaskRegistry,
+  TasksError,
+} from '@toolvisor/tasks'
 import type { Approval, ToolCallContext, ToolResult } from '@toolvisor/toolbox'
 import type { BashOptions } from '../config.js'
 import { BashError } from '../errors.js'
@@ -56,6 +62,8 @@ export interface CommandCall {
   readonly idPrefix?: string | undefined
   /** The sandbox mode it runs under (`callMode`); absent: bash is not sandboxed. */
   readonly mode?: SandboxMode | undefined
+  /** Run it on a pseudo-terminal of this size (`tty: true`). */
+  readonly terminal?: TerminalSize | undefined
 }
 
 /**
@@ -96,6 +104,7 @@ export async function commandOf(
     readonly command: string
     readonly workdir: string | undefined
     readonly mode?: SandboxMode | undefined
+    readonly terminal?: TerminalSize | undefined
     readonly ctx: ToolCallContext
   },
 ): Promise<Command> {
@@ -104,7 +113,7 @@ export async function commandOf(
   // Every profile runs under the session's standing mode; only seed 001's bash can ask for more.
   const mode = call.mode ?? services.modes.of(call.ctx.sessionId)
   const launch = await services.launcher.launchFor(mode, root)
-  return { command: call.command, cwd, ctx: call.ctx, launch }
+  return { command: call.command, cwd, ctx: call.ctx, launch, terminal: call.terminal }
 }
 
 /** The session's working directory (the workspace its modes grant), else the operator's, else toolvisor's. */
@@ -140,7 +149,29 @@ export function readTask(services: BashServices, id: string, ctx: ToolCallContex
   const read = services.tasks.readBytes(id, ctx.sessionId, { max: services.options.outputBytes, utf8: true })
   // The read shows the end: the owner has seen it.
   if (read.task.exit !== undefined) services.tasks.seen(id, ctx.sessionId)
-  return read
+  if (processOf(services, id, ctx.sessionId)?.terminal === undefined) return read
+  return { ...read, stdout: lineEnds(read.stdout) }
+}
+
+/** The process of a task of the session, when it has one (not pending, not lost in a restart). */
+export function processOf(services: BashServices, id: string, session: string | undefined) {
+  try {
+    return services.tasks.process(id, session)
+  } catch (error) {
+    if (
+      TasksError.is(error) &&
+      (error.code === 'TASKS_ERR_TASK_PENDING' || error.code === 'TASKS_ERR_TASK_LOST')
+    )
+      return undefined
+    throw error
+  }
+}
+
+/** A terminal's lines as text lines: its CR LF (the terminal's line end, not the program's) as LF. */
+export function lineEnds(read: StreamBytes): StreamBytes {
+  const bytes = read.bytes
+  if (!bytes.includes(0x0d)) return read
+  return { ...read, bytes: Buffer.from(bytes.toString('latin1').replaceAll('\r\n', '\n'), 'latin1') }
 }
 
 /**
@@ -190,8 +221,11 @@ export async function foreground(
   const max = services.options.outputBytes
   const read = (stream: 'stdout' | 'stderr') =>
     newestBytes(process.output, stream, { from: 0, max, utf8: true, final: true })
-  const streams = { stdout: read('stdout'), stderr: read('stderr') }
-  const denial = denialLines(command.launch, exit.code, streams.stderr.bytes, escalates(services))
+  const stdout = read('stdout')
+  const streams = { stdout: command.terminal ? lineEnds(stdout) : stdout, stderr: read('stderr') }
+  // On a terminal the program's errors are on the one stream it has.
+  const errors = command.terminal ? streams.stdout.bytes : streams.stderr.bytes
+  const denial = denialLines(command.launch, exit.code, errors, escalates(services))
   const meta = {
     process: process.id,
     exitCode: exit.code,
@@ -220,7 +254,8 @@ export function taskDenial(services: BashServices, task: TaskInfo): string[] {
   const confined = services.confined.get(task.id)
   if (confined === undefined || task.exit === undefined) return []
   const process = services.tasks.process(task.id, task.owner)
-  const tail = newestBytes(process.output, 'stderr', { from: 0, max: DENIAL_TAIL_BYTES, final: true })
+  const stream = process.terminal ? 'stdout' : 'stderr'
+  const tail = newestBytes(process.output, stream, { from: 0, max: DENIAL_TAIL_BYTES, final: true })
   return denialLines(confined, task.exit.code, tail.bytes, escalates(services))
 }
 

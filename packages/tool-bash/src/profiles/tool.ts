@@ -1,6 +1,7 @@
 /** The shape of every tool of the three profiles: arguments declared once, refusals as results. */
 import { RuntimeError } from '@toolvisor/process-runtime'
 import { TasksError } from '@toolvisor/tasks'
+import { TerminalError } from '@toolvisor/terminal'
 import {
   type ArgsOf,
   argsSchema,
@@ -51,8 +52,8 @@ export function bashTool<F extends Fields>(spec: BashToolSpec<F>): Tool {
       try {
         return await spec.run(parsed.value, ctx)
       } catch (error) {
-        if (BashError.is(error) || RuntimeError.is(error) || TasksError.is(error))
-          return answer(error.message, true)
+        const ours = BashError.is(error) || RuntimeError.is(error) || TasksError.is(error)
+        if (ours || TerminalError.is(error)) return answer(error.message, true)
         throw error
       }
     },
