@@ -78,11 +78,12 @@ describe('toolvisor mcp --bash', () => {
       'bash_output',
       'kill_shell',
       'processes',
+      'write_stdin',
     ])
     const wrong = await run(['mcp', '--bash-profile', 'nope'])
     expect([wrong.code, wrong.stderr]).toEqual([
       2,
-      'toolvisor mcp: --bash-profile nope: expected one of dsh, hyperhive, toolnexus\n',
+      'toolvisor mcp: --bash-profile nope: expected one of dsh, hyperhive, toolnexus, codex\n',
     ])
   })
 
