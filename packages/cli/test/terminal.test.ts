@@ -194,3 +194,54 @@ for (const { runner, skip } of runners) {
     })
   }
 }
+
+/** A tool that declares a terminal (describe v2 `process.terminal`): it asks a name, on its tty. */
+const ASKER = `#!/bin/sh
+if [ "$1" = describe ]; then
+  echo '{"protocol":2,"slug":"asker","description":"Asks a name on a terminal","args":[],"process":{"mode":"service","terminal":{"columns":60,"rows":12}}}'
+  exit 0
+fi
+test -t 0 && echo "on a tty: $(stty size) $TERM"
+trap 'echo hung up >> "$HOME_MARK"; exit 0' HUP
+printf 'name? '; read -r name; echo "hello $name"
+while :; do sleep 0.05; done
+`
+
+describe('a tool that declares process.terminal, through MCP', () => {
+  it('starts on a terminal; processes keys types into it and screen reads it; stop hangs it up', async () => {
+    const box = tempDir()
+    const mark = join(tempDir(), 'hup')
+    writeFileSync(join(box, 'asker'), ASKER.replace('"$HOME_MARK"', mark), { mode: 0o755 })
+    const { client, call } = await served('root', box, ['--toolbox', box])
+    const tools = (await client.listTools()).tools.map((tool) => tool.name)
+    expect(tools).toContain('asker')
+    const started = await call('asker', {})
+    const handle = /"(p\d+)"/.exec(started.text)?.[1]
+    expect(handle, started.text).toBe('p1')
+    const typed = await call('processes', {
+      command: 'keys',
+      process: 'p1',
+      text: 'ada',
+      keys: ['Enter'],
+      until: 'hello ada',
+    })
+    const body = JSON.parse(typed.text.split('\n')[0]!) as {
+      settled: string
+      screen: { size: string; rows: string[] }
+    }
+    expect(body.settled).toBe('pattern')
+    expect(body.screen.size).toBe('60x12')
+    expect(body.screen.rows).toEqual(['on a tty: 12 60 xterm-256color', 'name? ada', 'hello ada'])
+    const screen = JSON.parse(
+      (await call('processes', { command: 'screen', process: 'p1' })).text.split('\n')[0]!,
+    )
+    expect(screen.screen.rows.at(-1)).toBe('hello ada')
+    const stopped = JSON.parse(
+      (await call('processes', { command: 'stop', process: 'p1' })).text.split('\n')[0]!,
+    )
+    expect(stopped).toMatchObject({ process: 'p1', status: 'exited', exitCode: 0 })
+    expect(readFileSync(mark, 'utf8')).toBe('hung up\n')
+    const refused = await call('processes', { command: 'keys', process: 'p1', keys: ['Enter'] })
+    expect(refused.isError).toBe(true)
+  })
+})

@@ -31,6 +31,7 @@ export type {
   RunAsDeclaration,
   RuntimeSpec,
   SandboxDeclaration,
+  TerminalSize,
   TimeoutSpec,
   ToolSpec,
 } from './types.js'

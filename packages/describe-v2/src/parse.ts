@@ -15,7 +15,7 @@ import { v1Document, v2Document } from './internal/schema.js'
 import type { EventSchemaCompiler } from './internal/schema-compiler.js'
 import { isPlainObject, jsonPath, listed, show } from './internal/text.js'
 import { unknownKeyWarnings } from './internal/unknown-keys.js'
-import type { EmptyResult, ToolSpec } from './types.js'
+import type { ArgSpec, CommandSpec, EmptyResult, ToolSpec } from './types.js'
 
 /**
  * Runs a zod schema; the first issue (and the others, listed) is the INVALID_FIELD error. The
@@ -107,6 +107,7 @@ export function parseWith(
   const args = argSpecs(raw.args, '$.args', '', load)
   const process = processOf(raw.process, load)
   const commands = commandsOf(raw.commands, raw.slug, process.mode, load)
+  if (process.terminal !== undefined) refuseStdinArgs(args, commands, load)
   const runtime = runtimeOf(raw.runtime, process, load)
   return {
     ...base,
@@ -122,4 +123,18 @@ export function parseWith(
     runtime,
     warnings: load.warnings,
   }
+}
+
+/** On a terminal, stdin is the keyboard: an argument cannot be written to it (decision 0110). */
+function refuseStdinArgs(args: readonly ArgSpec[], commands: readonly CommandSpec[], load: Load): void {
+  const places = [
+    ...args.map((arg, i) => ({ arg, field: `$.args[${i}].mode` })),
+    ...commands.flatMap((command, c) =>
+      command.args.map((arg, i) => ({ arg, field: `$.commands[${c}].args[${i}].mode` })),
+    ),
+  ]
+  const onStdin = places.find((place) => place.arg.mode === 'stdin')
+  if (onStdin === undefined) return
+  const reason = `not "stdin" on a terminal ($.process.terminal): stdin is the keyboard there; pass ${onStdin.arg.name} as an argument or in the environment`
+  fail(load, DescribeErrorCodes.INVALID_FIELD, onStdin.field, reason)
 }

@@ -83,6 +83,18 @@ export interface ProcessSpec {
   readonly input?: InputSpec
   readonly digest: DigestSpec
   readonly ready: ReadySpec
+  /**
+   * `process.terminal` (house ruling, decision 0110): run on a pseudo-terminal of this size. Its
+   * output is what the terminal shows (framing `chunks`), its input keystrokes; a stream or a
+   * service only.
+   */
+  readonly terminal?: TerminalSize
+}
+
+/** A terminal's size, in character cells. */
+export interface TerminalSize {
+  readonly columns: number
+  readonly rows: number
 }
 
 /** `runtime.sandbox` as declared (paths not yet resolved: that is the runtime's job at load). */

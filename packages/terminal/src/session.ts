@@ -29,10 +29,15 @@ export type Settled =
 export interface SettleOptions {
   /** The most it waits, in ms. */
   readonly maxMs: number
-  /** Quiet time that counts as settled, in ms (default {@link QUIET_MS}); absent with a pattern: only the pattern, the end or the bound. */
+  /** Quiet time that counts as settled, in ms (default {@link QUIET_MS}); absent with a pattern or a text: only that, the end or the bound. */
   readonly quietMs?: number
   /** Ends the wait when what the program shows (escape codes taken out) matches it. */
   readonly pattern?: RegExp
+  /**
+   * Ends the wait when this text shows, matched literally (what a model asks for: its pattern is
+   * never run as a regular expression, which could take the event loop for good).
+   */
+  readonly text?: string
   readonly signal?: AbortSignal
 }
 
@@ -117,15 +122,16 @@ export class TerminalSession {
   }
 
   /**
-   * Waits for the program to answer: until `pattern` shows in what it shows from now on, it is
-   * quiet for `quietMs`, it ends, or `maxMs` passed.
+   * Waits for the program to answer: until `pattern` (or `text`) shows in what it shows from now
+   * on, it is quiet for `quietMs`, it ends, or `maxMs` passed.
    */
   settle(options: SettleOptions): Promise<Settled> {
     const process = this.#process
     const ended = () => process.lifecycle.status === 'exited' || process.lifecycle.status === 'failed'
     if (ended()) return Promise.resolve('ended')
     if (options.signal?.aborted) return Promise.resolve('cancelled')
-    const quietMs = options.pattern === undefined ? (options.quietMs ?? QUIET_MS) : options.quietMs
+    const match = matcher(options)
+    const quietMs = match === undefined ? (options.quietMs ?? QUIET_MS) : options.quietMs
     return new Promise<Settled>((resolve) => {
       let seen = ''
       let quiet: NodeJS.Timeout | undefined
@@ -145,10 +151,10 @@ export class TerminalSession {
       }
       const waiter = (text: string) => {
         if (ended()) return finish('ended')
-        if (options.pattern !== undefined) {
+        if (match !== undefined) {
           // Kept to its newest 64 KiB: a pattern is what the program shows last.
           seen = plainText(seen + text).slice(-65536)
-          if (options.pattern.test(seen)) return finish('pattern')
+          if (match(seen)) return finish('pattern')
         }
         rearm()
       }
@@ -157,6 +163,14 @@ export class TerminalSession {
       rearm()
     })
   }
+}
+
+/** What ends a wait on output: the pattern, or the literal text; undefined for neither. */
+function matcher(options: SettleOptions): ((seen: string) => boolean) | undefined {
+  const { pattern, text } = options
+  if (pattern !== undefined) return (seen) => pattern.test(seen)
+  if (text !== undefined && text.length > 0) return (seen) => seen.includes(text)
+  return undefined
 }
 
 /** A terminal's escape sequences: CSI, OSC (ended by BEL or ST), and the two-byte ones. */

@@ -96,8 +96,18 @@ export const ANNOTATIONS: Readonly<Record<string, ToolAnnotations>> = {
   kill_shell: { title: 'Kill a background shell', ...stops() },
   kill: { title: 'Kill a task', ...stops() },
   // Keystrokes reach whatever the program does with them (a shell runs a typed command).
-  write_stdin: { title: 'Type into a terminal task', readOnlyHint: false, destructiveHint: true, openWorldHint: true },
-  exec_command: { title: 'Run a shell command', readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+  write_stdin: {
+    title: 'Type into a terminal task',
+    readOnlyHint: false,
+    destructiveHint: true,
+    openWorldHint: true,
+  },
+  exec_command: {
+    title: 'Run a shell command',
+    readOnlyHint: false,
+    destructiveHint: true,
+    openWorldHint: true,
+  },
   bash_sandbox_mode: {
     title: "Lower this session's sandbox mode",
     readOnlyHint: false,

@@ -1,9 +1,15 @@
 import { eventValue, rendererFor } from '@toolvisor/answers'
 import type { ArgSpec, DescribeService, ToolSpec } from '@toolvisor/describe-v2'
 import { ArgumentError } from '@toolvisor/describe-v2'
-import type { PreparedTool, ProcessRuntime, RunContext, SequencedEvent } from '@toolvisor/process-runtime'
+import type {
+  PreparedTool,
+  ProcessRuntime,
+  RunContext,
+  SequencedEvent,
+  TerminalSize,
+} from '@toolvisor/process-runtime'
 import { ensureSession, type Sessions, type TaskRegistry, TasksError } from '@toolvisor/tasks'
-import type { ModeCall, Modes, ResultRules } from './modes.js'
+import type { ModeCall, ModeStart, Modes, ResultRules } from './modes.js'
 import { eventLine, text } from './results.js'
 import type { Tool, ToolCallContext, ToolResult } from './types.js'
 
@@ -129,8 +135,8 @@ async function callBinary(call: BinaryCall): Promise<ToolResult> {
       tool: loaded.prepared,
       argv: rendered.argv,
       stdin: rendered.stdin,
-      env: rendered.env,
       context: contextOf(ctx),
+      ...onTerminal(loaded.spec.process.terminal, rendered.env),
     },
     ctx,
     rules,
@@ -159,4 +165,16 @@ function openedSession(sessions: Sessions | undefined, id: string | undefined): 
     if (TasksError.is(error) && error.code === 'TASKS_ERR_BAD_SESSION_ID') return error.message
     throw error
   }
+}
+
+/**
+ * A tool that declared a terminal runs on one, `TERM` saying which (the screen's emulator is an
+ * xterm's) unless its arguments set it; else its arguments' environment as rendered.
+ */
+function onTerminal(
+  terminal: TerminalSize | undefined,
+  env: Readonly<Record<string, string>>,
+): Pick<ModeStart, 'env' | 'terminal'> {
+  if (terminal === undefined) return { env }
+  return { env: { TERM: 'xterm-256color', ...env }, terminal }
 }

@@ -1,5 +1,5 @@
 import type { ProcessSpec } from '@toolvisor/describe-v2'
-import type { RunContext, SequencedEvent, StartOptions } from '@toolvisor/process-runtime'
+import type { RunContext, SequencedEvent, StartOptions, TerminalSize } from '@toolvisor/process-runtime'
 import type { LoadedTool } from './binary-tool.js'
 import { ToolboxError } from './errors.js'
 import type { Tool, ToolCallContext, ToolResult } from './types.js'
@@ -14,6 +14,8 @@ export interface ModeStart {
   readonly stdin: Uint8Array
   readonly env: Readonly<Record<string, string>>
   readonly context: RunContext
+  /** The terminal the tool declared (`process.terminal`): it runs on one of this size. */
+  readonly terminal?: TerminalSize
 }
 
 /** How a call's answer is shaped: the same for every mode. */

@@ -1,5 +1,13 @@
 import { DescribeErrorCodes } from '../errors.js'
-import type { EventValidator, InputSpec, JsonSchema, OutputSpec, ProcessSpec, ReadySpec } from '../types.js'
+import type {
+  EventValidator,
+  InputSpec,
+  JsonSchema,
+  OutputSpec,
+  ProcessSpec,
+  ReadySpec,
+  TerminalSize,
+} from '../types.js'
 import type { Load } from './load.js'
 import { fail } from './load.js'
 import type { V2Document } from './schema.js'
@@ -88,5 +96,32 @@ export function processOf(raw: V2Document['process'], load: Load): ProcessSpec {
     )
   }
   const ready = readyOf(raw.ready, mode, load)
-  return input === undefined ? { mode, output, digest, ready } : { mode, output, input, digest, ready }
+  const terminal = raw.terminal === undefined ? undefined : terminalOf(raw, mode, load)
+  const spec = input === undefined ? { mode, output, digest, ready } : { mode, output, input, digest, ready }
+  return terminal === undefined ? spec : { ...spec, output: { framing: 'chunks' }, terminal }
+}
+
+/**
+ * `process.terminal` (decision 0110): `true` is 80x24. On a terminal the output is what the
+ * terminal shows, stdout and stderr alike, so it is `chunks` whatever else is declared, and the
+ * input is keystrokes: a declaration that says otherwise cannot be honoured and is refused.
+ */
+function terminalOf(raw: RawProcess, mode: ProcessSpec['mode'], load: Load): TerminalSize {
+  const field = '$.process.terminal'
+  if (mode === 'oneshot') {
+    const reason =
+      'a terminal is for a stream or a service (its input is keystrokes, typed while it runs); declare "mode": "stream" or "service"'
+    fail(load, DescribeErrorCodes.INVALID_FIELD, field, reason)
+  }
+  const framing = raw.output?.framing
+  if (framing !== undefined && framing !== 'chunks') {
+    const reason = `expected "chunks" on a terminal (the output is what the terminal shows, not ${show(framing)} events); got ${show(framing)}`
+    fail(load, DescribeErrorCodes.INVALID_FIELD, '$.process.output.framing', reason)
+  }
+  if (raw.input !== undefined) {
+    const reason = "not on a terminal: its input is keystrokes (the `processes` tool's `keys`), not events"
+    fail(load, DescribeErrorCodes.INVALID_FIELD, '$.process.input', reason)
+  }
+  const size = raw.terminal === true ? {} : (raw.terminal ?? {})
+  return { columns: size.columns ?? 80, rows: size.rows ?? 24 }
 }

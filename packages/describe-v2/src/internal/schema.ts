@@ -104,6 +104,15 @@ const processSchema = z.object({
       z.object({ kind: z.literal('immediate') }),
     ])
     .optional(),
+  terminal: z
+    .union([
+      z.literal(true),
+      z.object({
+        columns: z.number().int().min(1).max(65535).optional(),
+        rows: z.number().int().min(1).max(65535).optional(),
+      }),
+    ])
+    .optional(),
 })
 
 const noNul = (value: string): boolean => !value.includes('\0')

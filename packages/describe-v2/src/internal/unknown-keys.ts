@@ -30,12 +30,13 @@ const arg: Level = {
 }
 
 const processLevel: Level = {
-  keys: ['mode', 'output', 'input', 'digest', 'ready'],
+  keys: ['mode', 'output', 'input', 'digest', 'ready', 'terminal'],
   below: {
     output: plain('framing', 'event'),
     input: plain('framing', 'event'),
     digest: plain('per', 'n'),
     ready: plain('kind', 'match'),
+    terminal: plain('columns', 'rows'),
   },
 }
 

@@ -83,16 +83,11 @@ export async function typeAndWait(
   const settling = session.settle({
     maxMs: call.waitMs,
     ...(call.quietMs !== undefined ? { quietMs: call.quietMs } : {}),
-    ...(call.until !== undefined ? { pattern: literal(call.until) } : {}),
+    ...(call.until !== undefined ? { text: call.until } : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
   })
   await session.send(call.input)
   return settling
-}
-
-/** A pattern that matches `text` literally (a model's pattern is never run as a regex: no backtracking blow-up). */
-function literal(text: string): RegExp {
-  return new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
 }
 
 /** The screen as the model reads it: its rows, escaped as every output is, under a head line. */

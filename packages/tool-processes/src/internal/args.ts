@@ -12,11 +12,25 @@ import {
   type LoadedTool,
   required,
 } from '@toolvisor/toolbox'
+import { DEFAULT_KEYS_WAIT_MS, MAX_KEYS_WAIT_MS } from './terminal.js'
 
 /** The sub-commands of `processes`. */
-export const COMMANDS = ['list', 'status', 'tail', 'read', 'page', 'output', 'stop', 'wait'] as const
+export const COMMANDS = [
+  'list',
+  'status',
+  'tail',
+  'read',
+  'page',
+  'output',
+  'stop',
+  'wait',
+  'screen',
+  'keys',
+] as const
 /** One sub-command. */
 export type Command = (typeof COMMANDS)[number]
+
+export { DEFAULT_KEYS_WAIT_MS, MAX_KEYS_WAIT_MS }
 
 /** The longest `wait` (seconds). */
 export const MAX_WAIT_SECONDS = 300
@@ -134,6 +148,34 @@ export function processesArgs(bounds: ArgBounds) {
         0,
         MAX_WAIT_SECONDS,
       ),
+      text: must(
+        { type: 'string' },
+        'a string',
+        (value): value is string => typeof value === 'string',
+        'keys: text to type first, as is (UTF-8)',
+      ),
+      keys: must(
+        { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 256 },
+        'an array of at most 256 key names',
+        (value): value is string[] =>
+          Array.isArray(value) &&
+          value.length <= 256 &&
+          value.every((key) => typeof key === 'string' && key.length > 0),
+        'keys: keys to press after the text, by name (Enter, Tab, Escape, Up, C-c, C-d, F1, M-x, ...)',
+      ),
+      until: must(
+        { type: 'string' },
+        'a string',
+        (value): value is string => typeof value === 'string',
+        'keys: stop waiting once this text shows (matched literally)',
+      ),
+      wait_ms: integer(
+        `keys: the most milliseconds to wait for the answer (default ${DEFAULT_KEYS_WAIT_MS})`,
+        0,
+        MAX_KEYS_WAIT_MS,
+      ),
+      columns: integer('keys: resize the terminal to this width first (with rows)', 1, 65535),
+      rows: integer('keys: resize the terminal to this height first (with columns)', 1, 65535),
     },
     PROCESSES_ARGS,
   )

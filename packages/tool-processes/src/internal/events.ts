@@ -129,6 +129,10 @@ export function status(
     ...(process.usage() ? { usage: process.usage() } : {}),
     // The runtime it was started with, resolved: which user, where, which envdir (spec §2.3).
     ...(process.startedWith ? { runtime: process.startedWith } : {}),
+    // On a terminal: its size now (`screen` shows it, `keys` types into it).
+    ...(process.terminal
+      ? { terminal: `${process.terminal.size.columns}x${process.terminal.size.rows}` }
+      : {}),
     events: events.values,
     stderr: stderr.values,
     ...(process instanceof Service ? process.facts() : {}),

@@ -1,6 +1,7 @@
 import type { Mailbox } from '@toolvisor/mailbox'
 import { RuntimeError } from '@toolvisor/process-runtime'
 import { type Sessions, type TaskRegistry, TasksError } from '@toolvisor/tasks'
+import { TerminalError } from '@toolvisor/terminal'
 import {
   type Oneshots,
   type Tool,
@@ -11,6 +12,7 @@ import {
 import { answer, list, refusal } from '../answers.js'
 import {
   type Args,
+  DEFAULT_KEYS_WAIT_MS,
   DEFAULT_READ,
   DEFAULT_TAIL,
   DEFAULT_WAIT_SECONDS,
@@ -19,6 +21,7 @@ import {
 } from './args.js'
 import { pageAt, readOn, status, tail } from './events.js'
 import { output } from './output.js'
+import { keys, screen } from './terminal.js'
 import { waitForMail } from './wait.js'
 
 /** What `processes` works over: the tasks, the kept oneshot calls, the sessions and their mail. */
@@ -53,6 +56,9 @@ function description(options: ProcessesOptions): string {
     '"output": the raw bytes of stdout (or stream "stderr") from offset, length bytes at most; works for a ' +
     'task and for a oneshot call whose result was cut (its result names it). "stop": its declared cancel, ' +
     'then SIGKILL after its stop timeout (force: SIGKILL at once); the answer is how it exited. ' +
+    '"screen": what a person would see on a process that runs on a terminal (rows, cursor, title). "keys": ' +
+    'types text, then keys by name (Enter, C-c, Up, ...), into such a process, waits until the output is quiet, ' +
+    `until shows, it ends, or wait_ms (default ${DEFAULT_KEYS_WAIT_MS}), and answers with the screen. ` +
     `"wait": blocks until this session has new mail (a service's output, a task's end not shown otherwise; from one process when ` +
     `"process" is given), at most timeout_seconds (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}), ` +
     'and answers with it. ' +
@@ -84,8 +90,8 @@ export function processesTool(deps: ProcessesDeps, options: ProcessesOptions): T
       try {
         return await run({ deps, options, args: args.value, ctx })
       } catch (error) {
-        if (RuntimeError.is(error) || TasksError.is(error) || ToolboxError.is(error))
-          return refusal(error.message)
+        const known = RuntimeError.is(error) || TasksError.is(error) || ToolboxError.is(error)
+        if (known || TerminalError.is(error)) return refusal(error.message)
         throw error
       }
     },
@@ -131,6 +137,10 @@ async function run({ deps, options, args, ctx }: Run): Promise<ToolResult> {
         { ...deps, session, resultBytes: options.resultBytes, signal: ctx.signal },
         { process: args.process, seconds: args.timeout_seconds ?? DEFAULT_WAIT_SECONDS },
       )
+    case 'screen':
+      return screen(tasks, id, session)
+    case 'keys':
+      return keys(tasks, id, { ...args, waitMs: args.wait_ms }, ctx)
     case 'stop': {
       const exit = await tasks.cancel(id, session, args.force ? { force: true } : {})
       tasks.seen(id, session)

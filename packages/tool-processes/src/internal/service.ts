@@ -5,6 +5,7 @@ import type {
   ManagedProcess,
   ProcessExit,
   ProcessOutputView,
+  ProcessTerminal,
   SequencedEvent,
   StartedWith,
   TreeUsage,
@@ -104,6 +105,11 @@ export class Service implements ManagedProcess {
   /** What the current run was started with, resolved (spec §2.3). */
   get startedWith(): StartedWith | undefined {
     return this.#runs.current.startedWith
+  }
+
+  /** The current run's terminal, when the tool declared one (a restart's is its own run's). */
+  get terminal(): ProcessTerminal | undefined {
+    return this.#runs.current.terminal
   }
 
   /** Opens a send's reply window (`ReplyWindows`): an event `take` takes is its answer, never mail. */
