@@ -84,7 +84,8 @@ describe('the processes tool', () => {
     expect(await call('processes', { command: 'kill' })).toEqual({
       isError: true,
       body: {
-        error: 'command must be one of list, status, tail, read, page, output, stop, wait, screen, keys; got "kill"',
+        error:
+          'command must be one of list, status, tail, read, page, output, stop, wait, screen, keys; got "kill"',
       },
     })
     expect((await call('processes', { command: 'tail' })).body.error).toBe(
