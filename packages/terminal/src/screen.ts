@@ -4,6 +4,10 @@ import type { KeyModes } from './keys.js'
 /** Bytes handed to the emulator at once, at most, before more wait in the backlog. */
 const PARSING_BOUND = 1024 * 1024
 
+/** Bytes that make a batch handed to the emulator at once, and the quiet after which it is handed anyway. */
+export const BATCH_BYTES = 64 * 1024
+export const BATCH_MS = 30
+
 /** The newest bytes of a backlog kept when the emulator falls behind; older ones are skipped. */
 export const BACKLOG_KEPT = 256 * 1024
 
@@ -46,6 +50,9 @@ export class Screen {
   #backlogBytes = 0
   /** Bytes of a flood never rendered, skipped to keep up (`skippedBytes`). */
   #skipped = 0
+  /** The batch's timer, while bytes wait for it, and when the last write came. */
+  #timer: NodeJS.Timeout | undefined
+  #lastWrite = 0
 
   constructor(options: ScreenOptions) {
     this.#terminal = new xterm.Terminal({
@@ -60,35 +67,45 @@ export class Screen {
   }
 
   /**
-   * Feeds the terminal what the program wrote. A flood the emulator cannot keep up with (`yes`)
-   * is held to the newest {@link BACKLOG_KEPT} bytes waiting: the screen shows where the flood
-   * is, not every line it scrolled past, and memory stays bounded.
+   * Feeds the terminal what the program wrote. Bytes are handed to the emulator in batches (once
+   * {@link BATCH_BYTES} wait, once the program was quiet for {@link BATCH_MS}, or when the screen
+   * is read), so the emulator works while the program is idle, never between a keystroke and its
+   * echo. A flood the emulator cannot
+   * keep up with (`yes`) is held to the newest {@link BACKLOG_KEPT} bytes waiting: the screen
+   * shows where the flood is, not every line it scrolled past, and memory stays bounded.
    */
   write(bytes: Uint8Array | string): void {
     const chunk = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes
-    if (this.#parsing < PARSING_BOUND && this.#backlog.length === 0) {
-      this.#parse(chunk)
-      return
-    }
     this.#backlog.push(chunk)
     this.#backlogBytes += chunk.length
-    while (this.#backlogBytes - this.#backlog[0]!.length >= BACKLOG_KEPT) {
-      const dropped = this.#backlog.shift()!
-      this.#backlogBytes -= dropped.length
-      this.#skipped += dropped.length
+    if (this.#parsing >= PARSING_BOUND) {
+      while (this.#backlogBytes - this.#backlog[0]!.length >= BACKLOG_KEPT) {
+        const dropped = this.#backlog.shift()!
+        this.#backlogBytes -= dropped.length
+        this.#skipped += dropped.length
+      }
+      return
     }
+    this.#lastWrite = Date.now()
+    if (this.#backlogBytes >= BATCH_BYTES) this.#flush()
+    else if (this.#timer === undefined) this.#arm(BATCH_MS)
+  }
+
+  /** Flushes once the program was quiet for `BATCH_MS` (one timer, moved on while writes come). */
+  #arm(ms: number): void {
+    this.#timer = setTimeout(() => {
+      const quiet = Date.now() - this.#lastWrite
+      if (quiet < BATCH_MS) this.#arm(BATCH_MS - quiet)
+      else this.#flush()
+    }, ms)
+    this.#timer.unref()
   }
 
   #parse(chunk: Uint8Array): void {
     this.#parsing += chunk.length
     this.#terminal.write(chunk, () => {
       this.#parsing -= chunk.length
-      if (this.#parsing < PARSING_BOUND && this.#backlog.length > 0) {
-        const waiting = Buffer.concat(this.#backlog)
-        this.#backlog = []
-        this.#backlogBytes = 0
-        this.#parse(waiting)
-      }
+      if (this.#parsing < PARSING_BOUND && this.#backlog.length > 0) this.#flush()
     })
   }
 
@@ -107,6 +124,8 @@ export class Screen {
 
   /** Hands the emulator what waits, so that what follows (a resize, a snapshot) comes after it. */
   #flush(): void {
+    clearTimeout(this.#timer)
+    this.#timer = undefined
     if (this.#backlog.length === 0) return
     const waiting = Buffer.concat(this.#backlog)
     this.#backlog = []
@@ -141,6 +160,7 @@ export class Screen {
 
   /** Frees the emulator. */
   dispose(): void {
+    clearTimeout(this.#timer)
     this.#terminal.dispose()
   }
 }

@@ -132,9 +132,10 @@ export class ToolProcess implements ManagedProcess {
         return size
       },
       type: async (bytes) => {
-        await this.launched
-        await typeInto(this.#finished ? undefined : this.#child?.stdin, bytes, this)
+        // Once launched, written on this turn: a keystroke waits for nothing it does not need.
+        if (this.#child === undefined) await this.launched
         this.#timers.touch()
+        await typeInto(this.#finished ? undefined : this.#child?.stdin, bytes, this)
       },
       resize: (next) => {
         checkSize(next)
