@@ -5,8 +5,8 @@ import type { KeyModes } from './keys.js'
 const PARSING_BOUND = 1024 * 1024
 
 /** Bytes that make a batch handed to the emulator at once, and the quiet after which it is handed anyway. */
-export const BATCH_BYTES = 64 * 1024
-export const BATCH_MS = 30
+const BATCH_BYTES = 64 * 1024
+const BATCH_MS = 30
 
 /** The newest bytes of a backlog kept when the emulator falls behind; older ones are skipped. */
 export const BACKLOG_KEPT = 256 * 1024
@@ -68,7 +68,7 @@ export class Screen {
 
   /**
    * Feeds the terminal what the program wrote. Bytes are handed to the emulator in batches (once
-   * {@link BATCH_BYTES} wait, once the program was quiet for {@link BATCH_MS}, or when the screen
+   * 64 KiB wait, once the program was quiet for 30 ms, or when the screen
    * is read), so the emulator works while the program is idle, never between a keystroke and its
    * echo. A flood the emulator cannot
    * keep up with (`yes`) is held to the newest {@link BACKLOG_KEPT} bytes waiting: the screen
