@@ -1,7 +1,7 @@
 // The operator page in a real browser: headless Chromium from Debian's packages, driven by
 // playwright-core (no browser download). `.ci/run` installs chromium when it runs as root.
 
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { eventually } from '@toolvisor/process-runtime/testing'
@@ -99,15 +99,7 @@ describe.skipIf(!present)(title, () => {
       },
     })
     const background = /^started background task (\S+)/.exec(textOf(shell))![1]!
-    const page = await (await launch()).newPage({ viewport: { width: 1440, height: 900 } })
-    // Every error or warning the page logs (a CSP violation would be one), once logged in.
-    const problems: string[] = []
-    let loggedIn = false
-    page.on('console', (message) => {
-      if (loggedIn && (message.type() === 'error' || message.type() === 'warning'))
-        problems.push(`${message.text()} (${message.location().url})`)
-    })
-    page.on('pageerror', (error) => problems.push(error.message))
+    const { page, problems, watch } = await watchedPage()
     // What the page asks the server for: no polling, one state stream.
     const requests: string[] = []
     page.on('request', (request) => requests.push(new URL(request.url()).pathname))
@@ -115,7 +107,7 @@ describe.skipIf(!present)(title, () => {
     expect((await page.goto(address))!.status()).toBe(401)
     await page.fill('input[name=token]', server.token)
     await Promise.all([page.waitForURL(address), page.click('button[type=submit]')])
-    loggedIn = true
+    watch()
     const row = (session: string, task: string) =>
       page.locator(`[data-session="${session}"] tr[data-task="${task}"]`)
     for (const [session, task] of [
@@ -199,4 +191,124 @@ describe.skipIf(!present)(title, () => {
     server.child.kill('SIGTERM')
     expect(await server.exited).toBe(0)
   }, 90_000)
+})
+
+/**
+ * A new page, and every error or warning it logs once `watch()` was called (a CSP violation
+ * would be one; the login form's 401 before it is expected), and every error it throws.
+ */
+async function watchedPage() {
+  const page = await (await launch()).newPage({ viewport: { width: 1440, height: 900 } })
+  const problems: string[] = []
+  let watching = false
+  page.on('console', (message) => {
+    if (watching && (message.type() === 'error' || message.type() === 'warning'))
+      problems.push(`${message.text()} (${message.location().url})`)
+  })
+  page.on('pageerror', (error) => problems.push(error.message))
+  return {
+    page,
+    problems,
+    watch: () => {
+      watching = true
+    },
+  }
+}
+
+/** A page logged in to `server`, its console problems collected from then on. */
+async function loggedInPage(server: { url: string; token: string }) {
+  const { page, problems, watch } = await watchedPage()
+  const address = server.url.replace(/\/mcp$/, '/ui')
+  await page.goto(address)
+  await page.fill('input[name=token]', server.token)
+  await Promise.all([page.waitForURL(address), page.click('button[type=submit]')])
+  watch()
+  return { page, problems }
+}
+
+/** Waits until the page's terminal shows `text`. */
+async function terminalShows(page: Page, text: string): Promise<void> {
+  await page.waitForFunction(
+    (wanted) => {
+      const { document } = globalThis as unknown as BrowserGlobals
+      return document.querySelector('#tail-terminal .xterm-rows')?.textContent?.includes(wanted) === true
+    },
+    text,
+    { timeout: 10_000 },
+  )
+}
+
+describe.skipIf(!present)(`${title}: a terminal task`, () => {
+  const script =
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
+    'printf "\\033[6n"; printf "\\033]0;a title\\007\\033[1;32mgreen\\033[0m plain\\n"; read -r -p "name? " n; echo "hi $n"; stty -icanon; read -r -p "again? " m; echo; echo "then ${#m}"; printf %s "$m" | sha256sum; sleep 600'
+
+  /** `serve` with `flags`, the script run by session gamma as a tty background task, its tail open in a page. */
+  async function openTerminalTask(flags: string[]) {
+    const server = await serve(flags, undefined, {}, { config: { bash: {} } })
+    const { client } = await connect(server.url, server.token, undefined, 'gamma')
+    const shell = await client.callTool({
+      name: 'bash',
+      arguments: { command: script, description: 'asks', tty: true, run_in_background: true },
+    })
+    const task = /^started background task (\S+)/.exec(textOf(shell))![1]!
+    const { page, problems } = await loggedInPage(server)
+    await page.locator(`[data-session="gamma"] tr[data-task="${task}"] button[data-open]`).click()
+    return { server, client, task, page, problems }
+  }
+
+  it('shows a bash command run with tty live as a terminal (xterm.js from the package), under the page CSP; read-only, typing goes nowhere', async () => {
+    const { client, task, page, problems } = await openTerminalTask([])
+    const keyPosts: string[] = []
+    page.on('request', (request) => {
+      if (request.url().includes('/ui/api/keys')) keyPosts.push(request.url())
+    })
+    // xterm.js renders its rows as DOM (its default renderer): the screen as the terminal shows it.
+    const rows = page.locator('#tail-terminal .xterm-rows > div')
+    await terminalShows(page, 'name?')
+    expect((await rows.nth(0).textContent())?.trimEnd()).toBe('green plain')
+    expect((await rows.nth(1).textContent())?.trimEnd()).toBe('name?')
+    expect(await page.locator('#tail-size').textContent()).toBe('80x24 · read-only')
+    // The colour came through as the terminal's, not as escape codes.
+    expect(await rows.nth(0).locator('span').first().getAttribute('class')).toMatch(/xterm-fg-10|xterm-bold/)
+    // The operator types on a read-only page: nothing is sent.
+    await page.locator('#tail-terminal').click()
+    await page.keyboard.type('zzz')
+    await page.keyboard.press('Enter')
+    // Typed by the model afterwards: the page follows live, and only the model's answer arrived.
+    await client.callTool({ name: 'write_stdin', arguments: { task_id: task, text: 'ada', keys: ['Enter'] } })
+    await terminalShows(page, 'hi ada')
+    expect(await page.locator('#tail-terminal .xterm-rows').textContent()).not.toContain('zzz')
+    expect(keyPosts).toEqual([])
+    expect(problems).toEqual([])
+    await client.callTool({ name: 'bash_kill', arguments: { task_id: task } })
+  })
+
+  it('with --ui-control, the operator types into it from the page: the program and the model see it, the log says who', async () => {
+    const { server, client, task, page, problems } = await openTerminalTask(['--ui-control'])
+    await terminalShows(page, 'name?')
+    expect(await page.locator('#tail-size').textContent()).toBe('80x24 · click it to type into the task')
+    // The program asked the terminal where its cursor is; the page's xterm.js answers such
+    // queries, but only what the operator types goes to the program (checked below: 'hi grace').
+    await page.locator('#tail-terminal').click()
+    await page.keyboard.type('grace')
+    await page.keyboard.press('Enter')
+    await terminalShows(page, 'hi grace')
+    // Pasted at once, past one post's bound: it arrives whole and in order (the program reads it
+    // with the line discipline's editing off, whose line holds at most 4095 characters).
+    const long = Array.from({ length: 1000 }, (_, i) => String(i).padStart(5, '0')).join('')
+    await page.keyboard.insertText(long)
+    await page.keyboard.press('Enter')
+    await terminalShows(page, 'then 5000')
+    await terminalShows(page, createHash('sha256').update(long).digest('hex'))
+    const read = await client.callTool({ name: 'bash_output', arguments: { task_id: task } })
+    expect(textOf(read)).toContain('hi grace')
+    expect(textOf(read)).toContain(`again? ${long}`)
+    expect(server.stderr()).toMatch(
+      new RegExp(`operator page: .* began to type into ${task} \\(bash\\) of session gamma`),
+    )
+    expect(server.stderr()).not.toContain('grace')
+    expect(problems).toEqual([])
+    await client.callTool({ name: 'bash_kill', arguments: { task_id: task } })
+  })
 })

@@ -18,12 +18,13 @@ function notice(text) {
   $('notice').hidden = text === ''
 }
 
-const tail = new TailView(notice)
+const tail = new TailView(notice, (path, body) => post(path, body))
 
 function draw() {
   if (!view) return
   renderSessions($('sessions'), view, now(), tail.selected)
   renderActions($('actions'), view.actions)
+  tail.control = view.control
   const mode = $('mode')
   mode.textContent = view.control ? 'control' : 'read-only'
   mode.dataset.mode = view.control ? 'control' : 'read-only'
@@ -76,6 +77,7 @@ async function post(path, body) {
   const answer = await response.json().catch(() => ({}))
   if (!response.ok) notice(answer.error ?? `${path}: ${response.status}`)
   else notice('')
+  return !response.ok
 }
 
 async function onClick(event) {

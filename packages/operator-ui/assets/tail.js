@@ -10,8 +10,14 @@ const KEEP_STDERR = 512 * 1024
 const $ = (id) => document.getElementById(id)
 
 export class TailView {
-  constructor(onError) {
+  /**
+   * `post(path, body)` makes an action (the page's header set); `control` is true when serve runs
+   * with --ui-control: a terminal task then takes the operator's keyboard.
+   */
+  constructor(onError, post) {
     this.onError = onError
+    this.post = post
+    this.control = false
     this.current = undefined
     $('tail-close').addEventListener('click', () => this.close())
     $('tail-older').addEventListener('click', () => void this.older())
@@ -42,6 +48,9 @@ export class TailView {
     $('tail-events').replaceChildren()
     $('tail-stderr').replaceChildren()
     this.note('')
+    $('tail-screen').hidden = true
+    $('tail-terminal').replaceChildren()
+    source.addEventListener('terminal', (message) => void this.terminal(JSON.parse(message.data)))
     source.addEventListener('events', (message) => this.events(JSON.parse(message.data)))
     source.addEventListener('stderr', (message) => this.stderr(JSON.parse(message.data)))
     source.addEventListener('end', (message) => this.end(JSON.parse(message.data)))
@@ -62,6 +71,7 @@ export class TailView {
   close() {
     if (!this.current) return
     this.current.source.close()
+    this.current.terminal?.dispose()
     this.current = undefined
     $('tail').hidden = true
   }
@@ -74,6 +84,54 @@ export class TailView {
   note(text) {
     $('tail-note').textContent = visible(text)
     $('tail-note').hidden = text === ''
+  }
+
+  /**
+   * What a terminal task shows, as bytes: rendered by xterm.js (served from the package), sized as
+   * its terminal, read-only. The first message makes the terminal; one that skipped resets it.
+   */
+  async terminal(message) {
+    const tail = this.current
+    if (!tail) return
+    tail.screen ??= terminalView(message.columns, message.rows, this.control)
+    const terminal = await tail.screen
+    if (this.control && !tail.typing) {
+      tail.typing = { queued: '', sending: false }
+      const typed = operatorInput($('tail-terminal'))
+      terminal.onData((data) => {
+        if (typed()) void this.type(tail, data)
+      })
+    }
+    if (this.current !== tail) return
+    tail.terminal = terminal
+    if (terminal.cols !== message.columns || terminal.rows !== message.rows)
+      terminal.resize(message.columns, message.rows)
+    if (message.skipped) terminal.reset()
+    terminal.write(Uint8Array.from(atob(message.data), (c) => c.charCodeAt(0)))
+    const mode = this.control ? 'click it to type into the task' : 'read-only'
+    $('tail-size').textContent = `${message.columns}x${message.rows} · ${mode}`
+  }
+
+  /**
+   * Types what the operator's keyboard sent into the task's terminal, in order: one post at a
+   * time, what came meanwhile queued and sent next (at most 4096 characters a post).
+   */
+  async type(tail, data) {
+    const typing = tail.typing
+    typing.queued += data
+    if (typing.sending) return
+    typing.sending = true
+    try {
+      while (typing.queued !== '' && this.current === tail) {
+        const chars = Array.from(typing.queued)
+        const next = chars.slice(0, 4096).join('')
+        typing.queued = chars.slice(4096).join('')
+        const failed = await this.post('/ui/api/keys', { session: tail.session, task: tail.task, data: next })
+        if (failed) typing.queued = ''
+      }
+    } finally {
+      typing.sending = false
+    }
   }
 
   events(run) {
@@ -180,4 +238,71 @@ async function getJson(url, onError) {
     return undefined
   }
   return body
+}
+
+/**
+ * An xterm.js terminal in the tail's screen box (loaded the first time one is needed): read-only,
+ * or taking the keyboard under --ui-control.
+ */
+async function terminalView(columns, rows, control) {
+  stampStyles()
+  const { Terminal } = await import('/ui/xterm.mjs')
+  const terminal = new Terminal({
+    cols: columns,
+    rows,
+    disableStdin: !control,
+    scrollback: 1000,
+    convertEol: false,
+  })
+  $('tail-screen').hidden = false
+  terminal.open($('tail-terminal'))
+  return terminal
+}
+
+/** How soon after the operator's own keystroke, paste or click the terminal's data is theirs. */
+const INPUT_WINDOW_MS = 250
+
+/**
+ * Whether the terminal's data now comes from the operator: a key, a paste, a composition or a
+ * click on it within {@link INPUT_WINDOW_MS}. xterm.js also answers a program's queries (cursor
+ * position, device attributes) as data; those are not sent: the model's side does not answer
+ * them either, so a program sees the same terminal whether a page watches or not, and two pages
+ * watching do not answer twice.
+ */
+function operatorInput(element) {
+  let last = -Infinity
+  const mark = () => {
+    last = performance.now()
+  }
+  for (const name of [
+    'keydown',
+    'keypress',
+    'beforeinput',
+    'input',
+    'paste',
+    'compositionend',
+    'mousedown',
+    'mouseup',
+    'wheel',
+  ])
+    element.addEventListener(name, mark, { capture: true })
+  return () => performance.now() - last < INPUT_WINDOW_MS
+}
+
+/**
+ * xterm.js builds its cell styles as `<style>` elements; the page's policy lets in only those that
+ * carry this answer's nonce, which the page's own script tag holds: every `<style>` made from now
+ * on gets it, before it is inserted (the order a nonce needs).
+ */
+function stampStyles() {
+  if (stampStyles.done) return
+  stampStyles.done = true
+  const nonce = document.querySelector('script[nonce]')?.nonce
+  if (!nonce) return
+  const create = Document.prototype.createElement
+  Document.prototype.createElement = function (name, options) {
+    const made = create.call(this, name, options)
+    if (String(name).toLowerCase() === 'style') made.setAttribute('nonce', nonce)
+    return made
+  }
 }

@@ -19,15 +19,23 @@ export interface ControlContext {
 /** Actions kept for the page to list. */
 export const ACTIONS_KEPT = 50
 
+/** Characters one `POST /ui/api/keys` types at most (a paste goes as several, in order). */
+export const KEYS_PER_POST = 4096
+
+/** Who typed into which task already: the first keystrokes are logged and listed, not every one. */
+const typists = new WeakMap<ControlContext, Set<string>>()
+
 /**
  * `POST /ui/api/stop` (`{session, task}`: the task's declared cancel, through `tasks.cancel` as
- * the model's `processes stop` does) and `POST /ui/api/end` (`{session}`: `sessions.close`, which
- * stops everything it owns). Only with `control`; only with the page's header and a JSON body;
- * each logged with who asked and when, before and after.
+ * the model's `processes stop` does), `POST /ui/api/end` (`{session}`: `sessions.close`, which
+ * stops everything it owns) and `POST /ui/api/keys` (`{session, task, data}`: `data` typed into the
+ * task's terminal, as the operator's keyboard sends it). Only with `control`; only with the page's
+ * header and a JSON body; each logged with who asked and when (stop and end before and after;
+ * typing once per operator and task, never what was typed).
  */
 export async function act(
   context: ControlContext,
-  action: 'stop' | 'end',
+  action: 'stop' | 'end' | 'keys',
   request: IncomingMessage,
   response: ServerResponse,
   who: string,
@@ -37,21 +45,32 @@ export async function act(
     request.resume()
     return sendJson(response, 403, { error: refusal })
   }
-  const text = await bodyOf(request, 4096)
+  // A keystroke is at most 4 bytes of UTF-8, 6 of JSON escaping: the bound fits every post the page makes.
+  const text = await bodyOf(request, action === 'keys' ? 8 * KEYS_PER_POST : 4096)
   const body = parsed(text)
   const session = typeof body?.session === 'string' ? body.session : undefined
   const task = typeof body?.task === 'string' ? body.task : undefined
-  if (session === undefined || (action === 'stop' && task === undefined)) {
-    const shape = action === 'stop' ? '{"session": ID, "task": ID}' : '{"session": ID}'
-    return sendJson(response, 400, { error: `expected a JSON body ${shape}` })
+  const data = typeof body?.data === 'string' ? body.data : undefined
+  if (
+    session === undefined ||
+    (action !== 'end' && task === undefined) ||
+    (action === 'keys' && data === undefined)
+  ) {
+    const shape = {
+      stop: '{"session": ID, "task": ID}',
+      end: '{"session": ID}',
+      keys: '{"session": ID, "task": ID, "data": TEXT}',
+    }
+    return sendJson(response, 400, { error: `expected a JSON body ${shape[action]}` })
   }
   if (action === 'stop') return stop(context, response, who, session, task!)
+  if (action === 'keys') return keys(context, response, who, session, task!, data!)
   return end(context, response, who, session)
 }
 
 function refusalOf(context: ControlContext, request: IncomingMessage): string | undefined {
   if (!context.control)
-    return 'the operator page is read-only: start toolvisor serve with --ui-control to stop processes and end sessions'
+    return 'the operator page is read-only: start toolvisor serve with --ui-control to stop processes, end sessions and type into terminals'
   if (request.headers[ACTION_HEADER] !== '1') return `an action needs the page's ${ACTION_HEADER} header`
   if (!/^application\/json\b/.test(request.headers['content-type'] ?? '')) return 'an action is a JSON body'
   return undefined
@@ -87,6 +106,47 @@ async function stop(
   context.log(`toolvisor: operator page: ${task} ended (${ended}, ${exit.reason})`)
   context.record({ at: Date.now(), who, what: `${what}: ended (${ended})` })
   sendJson(response, 200, { task, exit })
+}
+
+async function keys(
+  context: ControlContext,
+  response: ServerResponse,
+  who: string,
+  session: string,
+  task: string,
+  data: string,
+): Promise<void> {
+  if (data.length > KEYS_PER_POST)
+    return sendJson(response, 413, {
+      error: `at most ${KEYS_PER_POST} characters a post; send the rest after`,
+    })
+  const owner = session === '' ? undefined : session
+  let process: ReturnType<TaskRegistry['process']>
+  try {
+    process = context.tasks.process(task, owner)
+  } catch (error) {
+    return sendJson(response, 404, { error: messageOf(error) })
+  }
+  const terminal = process.terminal
+  if (terminal === undefined)
+    return sendJson(response, 409, {
+      error: `${task} (${process.tool}) does not run on a terminal: nothing to type into`,
+    })
+  const seen = typists.get(context) ?? new Set<string>()
+  typists.set(context, seen)
+  const first = !seen.has(`${who}\0${task}`)
+  try {
+    await terminal.type(data)
+  } catch (error) {
+    return sendJson(response, 409, { error: `${task} (${process.tool}): ${messageOf(error)}` })
+  }
+  if (first) {
+    seen.add(`${who}\0${task}`)
+    const what = `type into ${task} (${process.tool}) of ${owner ? `session ${owner}` : 'every session'}`
+    context.log(`toolvisor: operator page: ${who} began to ${what} at ${new Date().toISOString()}`)
+    context.record({ at: Date.now(), who, what })
+  }
+  sendJson(response, 200, { task, typed: data.length })
 }
 
 async function end(

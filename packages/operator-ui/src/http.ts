@@ -9,6 +9,15 @@ export const CSP =
   "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 /**
+ * The page's own policy: `CSP`, with one more source for styles, a nonce made for this answer.
+ * xterm.js builds its cell styles as `<style>` elements; the page's script stamps the nonce on
+ * each it creates, so they apply and nothing inline from elsewhere does (decision 0110).
+ */
+export function pageCsp(nonce: string): string {
+  return CSP.replace("style-src 'self'", `style-src 'self' 'nonce-${nonce}'`)
+}
+
+/**
  * The headers every answer of the page carries, 401s and event streams included. The referrer
  * policy is `same-origin`, not `no-referrer`: under `no-referrer` a browser sends `Origin: null`
  * with the page's own POSTs (the login form, the actions), which the listener refuses as foreign;

@@ -1,10 +1,11 @@
+import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Route } from '@toolvisor/mcp-server'
 import type { Sessions, TaskRegistry } from '@toolvisor/tasks'
 import { type Asset, loadAssets } from './assets.js'
 import { ACTIONS_KEPT, act, type ControlContext } from './control.js'
 import { UiError } from './errors.js'
-import { peerOf, send, sendText } from './http.js'
+import { pageCsp, peerOf, send, sendText } from './http.js'
 import { StateHub } from './internal/live.js'
 import { logIn, loginForm } from './internal/login.js'
 import { clearedCookie, Logins } from './internal/logins.js'
@@ -18,7 +19,10 @@ export interface OperatorPageOptions {
   readonly token: string
   readonly sessions: Sessions
   readonly tasks: TaskRegistry
-  /** Allow stopping processes and ending sessions (`--ui-control`). Default false: read-only. */
+  /**
+   * Allow stopping processes, ending sessions and typing into a terminal task (`--ui-control`).
+   * Default false: read-only.
+   */
   readonly control?: boolean
   /** Where logins and actions are logged (who and when). Default: stderr. */
   readonly log?: (line: string) => void
@@ -133,6 +137,7 @@ async function post(
 ): Promise<void> {
   if (url.pathname === '/ui/api/stop') return act(context, 'stop', request, response, who)
   if (url.pathname === '/ui/api/end') return act(context, 'end', request, response, who)
+  if (url.pathname === '/ui/api/keys') return act(context, 'keys', request, response, who)
   request.resume()
   if (url.pathname === '/ui/logout') {
     context.logins.close(request)
@@ -179,5 +184,13 @@ async function get(
   const name = path === '/ui' || path === '/ui/' ? 'index.html' : path.slice('/ui/'.length)
   const asset = context.assets.get(name)
   if (asset === undefined) sendText(response, 404, `not found: ${path}`)
+  else if (name === 'index.html') sendPage(response, asset)
   else send(response, 200, asset.type, asset.body)
+}
+
+/** The page, with a nonce of its own for the styles its terminal view builds (`pageCsp`). */
+function sendPage(response: ServerResponse, page: Asset): void {
+  const nonce = randomBytes(16).toString('base64')
+  const body = page.body.toString('utf8').replaceAll('__NONCE__', nonce)
+  send(response, 200, page.type, body, { 'content-security-policy': pageCsp(nonce) })
 }

@@ -23,13 +23,25 @@ const PATHS: ReadonlyArray<readonly [string, string]> = [
   ['HEAD', '/ui/app.js'],
   ['POST', '/ui/api/stop'],
   ['POST', '/ui/api/end'],
+  ['POST', '/ui/api/keys'],
   ['POST', '/ui/logout'],
 ]
 
-function expectStrictHeaders(response: Response, what: string): void {
-  expect(response.headers.get('content-security-policy'), what).toBe(CSP)
+function expectStrictHeaders(response: Response, what: string, page = false): void {
+  const policy = response.headers.get('content-security-policy')
+  // The page itself (200) adds one nonce for the styles its terminal view builds, nothing else.
+  if (page)
+    expect(policy, what).toBe(CSP.replace("style-src 'self'", `style-src 'self' 'nonce-${nonceOf(policy)}'`))
+  else expect(policy, what).toBe(CSP)
   expect(response.headers.get('x-content-type-options'), what).toBe('nosniff')
   expect(response.headers.get('referrer-policy'), what).toBe('same-origin')
+}
+
+/** The nonce of a page's policy (16 random bytes, base64), or the test fails. */
+function nonceOf(policy: string | null): string {
+  const nonce = /'nonce-([A-Za-z0-9+/]{22}==)'/.exec(policy ?? '')?.[1]
+  expect(nonce, policy ?? 'no policy').toBeDefined()
+  return nonce!
 }
 
 /** The cookie a login through the form sets, as `name=value`. */
@@ -83,8 +95,24 @@ describe('the operator page without the token', () => {
     for (const path of ['/ui', '/ui/app.js', '/ui/style.css']) {
       const response = await fetch(`${base}${path}`, { headers: { cookie: right.cookie } })
       expect(response.status, path).toBe(200)
-      expectStrictHeaders(response, path)
+      expectStrictHeaders(response, path, path === '/ui')
       await response.arrayBuffer()
+    }
+    // Each answer of the page has a nonce of its own, the one its HTML carries, and only there.
+    const pages = await Promise.all(
+      [1, 2].map(async () => {
+        const response = await fetch(`${base}/ui`, { headers: { cookie: right.cookie } })
+        return {
+          nonce: nonceOf(response.headers.get('content-security-policy')),
+          html: await response.text(),
+        }
+      }),
+    )
+    expect(pages[0]!.nonce).not.toBe(pages[1]!.nonce)
+    for (const { nonce, html } of pages) {
+      expect(html.split(nonce)).toHaveLength(2)
+      expect(html).toContain(`nonce="${nonce}"`)
+      expect(html).not.toContain('__NONCE__')
     }
     // The bearer header works as well (scripts, curl).
     expect((await fetch(`${base}/ui/app.js`, { headers: bearer })).status).toBe(200)

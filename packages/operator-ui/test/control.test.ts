@@ -18,7 +18,7 @@ describe('actions', () => {
     expect(response.status).toBe(403)
     expect(await response.json()).toEqual({
       error:
-        'the operator page is read-only: start toolvisor serve with --ui-control to stop processes and end sessions',
+        'the operator page is read-only: start toolvisor serve with --ui-control to stop processes, end sessions and type into terminals',
     })
     expect(tasks.get(task.id, 'alpha').exit).toBeUndefined()
   })
@@ -118,5 +118,48 @@ describe('streams', () => {
     }
     expect(status).toBe(200)
     open[1]!.abort()
+  })
+
+  it('type into a terminal task as its owner: in order, logged once per operator and task, never the keys', async () => {
+    const { base, bearer, sessions, start, startOnTerminal, tasks, log } = await setup({ control: true })
+    sessions.open({ id: 'alpha' })
+    const task = startOnTerminal('alpha', 'read -r a; read -r b; echo "got:$a:$b"; sleep 30')
+    const piped = start('alpha', 'sleep 30')
+    const process = tasks.process(task.id, 'alpha')
+    const shown = () => process.output.bytes('stdout', 0, 1 << 16).toString('utf8')
+    const post = (body: unknown) =>
+      fetch(`${base}/ui/api/keys`, {
+        method: 'POST',
+        headers: { ...bearer, ...json, [ACTION_HEADER]: '1' },
+        body: JSON.stringify(body),
+      })
+    const typed = await post({ session: 'alpha', task: task.id, data: 'secret\r' })
+    expect(typed.status).toBe(200)
+    expect(await typed.json()).toEqual({ task: task.id, typed: 7 })
+    expect((await post({ session: 'alpha', task: task.id, data: 'two\r' })).status).toBe(200)
+    expect(await eventually(() => shown().includes('got:secret:two'))).toBe(true)
+    expect(log).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^toolvisor: operator page: bearer token \\(127\\.0\\.0\\.1\\) began to type into ${task.id} \\(sh\\) of session alpha at \\d{4}-`,
+        ),
+      ),
+    ])
+    expect(log.join('\n')).not.toContain('secret')
+    const foreign = await post({ session: 'beta', task: task.id, data: 'x' })
+    expect(foreign.status).toBe(404)
+    const notTerminal = await post({ session: 'alpha', task: piped.id, data: 'x' })
+    expect(notTerminal.status).toBe(409)
+    expect(await notTerminal.json()).toEqual({
+      error: `${piped.id} (sh) does not run on a terminal: nothing to type into`,
+    })
+    const large = await post({ session: 'alpha', task: task.id, data: 'x'.repeat(4097) })
+    expect(large.status).toBe(413)
+    expect((await post({ session: 'alpha', task: task.id })).status).toBe(400)
+    await tasks.cancel(task.id, 'alpha')
+    const ended = await post({ session: 'alpha', task: task.id, data: 'late' })
+    expect(ended.status).toBe(409)
+    expect(((await ended.json()) as { error: string }).error).toMatch(new RegExp(`^${task.id} \\(sh\\): `))
+    expect(log).toHaveLength(1)
   })
 })

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { nativeSpawner } from '@toolvisor/launch-native'
 import { serveHttp } from '@toolvisor/mcp-server'
-import { createLaunchers, markedProcesses, Runtime } from '@toolvisor/process-runtime'
+import { createLaunchers, type ManagedProcess, markedProcesses, Runtime } from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { createSessions, createTaskRegistry, stopOwnedTasks, type TaskInfo } from '@toolvisor/tasks'
 import { createToolRegistry } from '@toolvisor/toolbox'
@@ -53,17 +53,18 @@ export async function setup(
     rmSync(stateDir, { recursive: true, force: true })
   })
   const sh = await runtime.preparePlain({ name: 'sh', file: '/bin/sh', mode: 'stream', framing: 'jsonl' })
+  const tty = await runtime.preparePlain({ name: 'sh', file: '/bin/sh', mode: 'stream', framing: 'chunks' })
+  const add = (owner: string | undefined, process: ManagedProcess): TaskInfo =>
+    tasks.add({ kind: 'stream', tool: 'sh', ...(owner !== undefined ? { owner } : {}), process })
   /** A stream task of `owner` running `script` under /bin/sh. */
   const start = (owner: string | undefined, script: string): TaskInfo =>
-    tasks.add({
-      kind: 'stream',
-      tool: 'sh',
-      ...(owner !== undefined ? { owner } : {}),
-      process: runtime.start({ tool: sh, argv: ['-c', script] }),
-    })
+    add(owner, runtime.start({ tool: sh, argv: ['-c', script] }))
+  /** A stream task of `owner` running `script` under /bin/sh on an 80x24 terminal. */
+  const startOnTerminal = (owner: string | undefined, script: string): TaskInfo =>
+    add(owner, runtime.start({ tool: tty, argv: ['-c', script], terminal: { columns: 80, rows: 24 } }))
   const base = http.url.replace(/\/mcp$/, '')
   const bearer = { authorization: `Bearer ${token}` }
-  return { runtime, tasks, sessions, token, log, base, bearer, start }
+  return { runtime, tasks, sessions, token, log, base, bearer, start, startOnTerminal }
 }
 
 /** One server-sent event. */

@@ -68,7 +68,7 @@ export const SECTION_FLAGS = {
     allowOrigins: { flag: 'allow-origin', commands: ['serve'], arg: 'ORIGIN', multiple: true, value: z.array(z.string().regex(/^[a-z][a-z0-9+.-]*:\/\/[^/\s]+$/, 'expected an origin: scheme://host[:port], no path')), help: "a browser origin allowed to call (repeatable; the listener's own always is)" },
     allowRemote: { flag: 'allow-remote', commands: ['serve'], value: z.boolean(), help: 'listen on an address other than loopback (the token is then all that guards it)' },
     sessionTtlSeconds: { flag: 'session-ttl', commands: ['serve'], arg: 'SECONDS', value: whole(1), help: 'how long an idle session lives (default 900)' },
-    uiControl: { flag: 'ui-control', commands: ['serve'], value: z.boolean(), help: 'the operator page may stop a process and end a session (each confirmed, logged)' },
+    uiControl: { flag: 'ui-control', commands: ['serve'], value: z.boolean(), help: 'the operator page may stop a process, end a session (each confirmed, logged) and type into a terminal task' },
     maxSessions: { flag: 'max-sessions', commands: ['serve'], arg: 'N', value: whole(1), help: 'MCP sessions at once; an initialize past it is answered 503 (default 1024)' },
     maxBodyBytes: { flag: 'max-body-bytes', commands: ['serve'], arg: 'N', value: whole(1), help: 'the largest request body; a larger one is answered 413 (default 4 MiB)' },
     headersTimeoutMs: { flag: 'headers-timeout-ms', commands: ['serve'], arg: 'N', value: whole(1), help: 'how long a client may take to send its headers (default 10000)' },

@@ -16,6 +16,12 @@ const STDERR_PER_MESSAGE = 64 * 1024
 const EVENTS_BEHIND = 5000
 /** ... or this many stderr bytes. */
 const STDERR_BEHIND = 1024 * 1024
+/** Bytes of a terminal's stream one message carries at most. */
+const TERMINAL_PER_MESSAGE = 64 * 1024
+/** A terminal further behind than this jumps to its newest {@link TERMINAL_REPLAY} bytes. */
+const TERMINAL_BEHIND = 1024 * 1024
+/** Where a terminal's view starts: its newest bytes (full-screen programs redraw). */
+const TERMINAL_REPLAY = 256 * 1024
 /** Output arriving within this window goes out in one message. */
 const BATCH_MS = 40
 /** How often stderr is looked at (the runtime reports events as they come, not stderr). */
@@ -43,10 +49,15 @@ export class Tail {
   #flushing = false
   #again = false
   #exit: ProcessExit | undefined
+  /** The terminal the process runs on, and where its view's bytes are: its stream, raw, for xterm.js. */
+  readonly #terminal: ManagedProcess['terminal']
+  #shown = 0
 
   constructor(stream: EventStream, process: ManagedProcess, start: TailStart) {
     this.#stream = stream
     this.#output = process.output
+    this.#terminal = process.terminal
+    this.#shown = Math.max(0, process.output.counters().stdoutBytes - TERMINAL_REPLAY)
     this.#events = start.events
     this.#stderr = start.stderr
     const unsubscribe = this.#output.onEvent(() => this.#kick())
@@ -85,7 +96,7 @@ export class Tail {
         this.#again = false
         await this.#stream.drained()
         if (this.#stream.closed) return
-        const sent = this.#sendEvents() || (await this.#sendStderr())
+        const sent = this.#sendTerminal() || this.#sendEvents() || (await this.#sendStderr())
         if (!sent && !this.#again) break
       }
       if (this.#exit !== undefined) {
@@ -95,6 +106,26 @@ export class Tail {
     } finally {
       this.#flushing = false
     }
+  }
+
+  /**
+   * On a terminal: the next bytes of what it shows, base64, with its size, for the page's
+   * xterm.js to render as the terminal does (read-only); true when it sent some.
+   */
+  #sendTerminal(): boolean {
+    const terminal = this.#terminal
+    if (terminal === undefined) return false
+    const from = this.#shown
+    const total = this.#output.counters().stdoutBytes
+    if (total <= from) return false
+    const start = total - from > TERMINAL_BEHIND ? total - TERMINAL_REPLAY : from
+    const bytes = this.#output.bytes('stdout', start, Math.min(TERMINAL_PER_MESSAGE, total - start))
+    if (bytes.length === 0) return false
+    this.#shown = start + bytes.length
+    const { columns, rows } = terminal.size
+    const skipped = start > from ? { skipped: start - from } : {}
+    this.#stream.send('terminal', { from: start, data: bytes.toString('base64'), columns, rows, ...skipped })
+    return true
   }
 
   /** Sends the next events, if any; true when it sent some. */
