@@ -280,6 +280,18 @@ describe.skipIf(!present)(`${title}: a terminal task`, () => {
     await terminalShows(page, 'hi ada')
     expect(await page.locator('#tail-terminal .xterm-rows').textContent()).not.toContain('zzz')
     expect(keyPosts).toEqual([])
+    // Its recording, from the page's link: asciicast v2, what it showed as it wrote it.
+    const href = await page.locator('#tail-recording').getAttribute('href')
+    const recording = await page.request.get(new URL(href!, page.url()).href)
+    expect(recording.status()).toBe(200)
+    const [header, ...lines] = (await recording.text()).trimEnd().split('\n')
+    expect(JSON.parse(header!)).toMatchObject({
+      version: 2,
+      width: 80,
+      height: 24,
+      env: { TERM: 'xterm-256color' },
+    })
+    expect(lines.map((line) => JSON.parse(line)[2]).join('')).toContain('\u001b[1;32mgreen\u001b[0m plain')
     expect(problems).toEqual([])
     await client.callTool({ name: 'bash_kill', arguments: { task_id: task } })
   })

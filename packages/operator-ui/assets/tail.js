@@ -110,6 +110,8 @@ export class TailView {
     terminal.write(Uint8Array.from(atob(message.data), (c) => c.charCodeAt(0)))
     const mode = this.control ? 'click it to type into the task' : 'read-only'
     $('tail-size').textContent = `${message.columns}x${message.rows} · ${mode}`
+    const query = `task=${encodeURIComponent(tail.task)}&session=${encodeURIComponent(tail.session)}`
+    $('tail-recording').href = `/ui/api/recording?${query}`
   }
 
   /**

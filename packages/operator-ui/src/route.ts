@@ -10,7 +10,14 @@ import { StateHub } from './internal/live.js'
 import { logIn, loginForm } from './internal/login.js'
 import { clearedCookie, Logins } from './internal/logins.js'
 import type { EventStream } from './internal/sse.js'
-import { eventPage, type ReadContext, stateStream, stderrPage, tailStream } from './internal/streams.js'
+import {
+  eventPage,
+  type ReadContext,
+  recordingFile,
+  stateStream,
+  stderrPage,
+  tailStream,
+} from './internal/streams.js'
 import { type ActionView, type MailView, type RestartsOf, reportedRestarts, snapshot } from './snapshot.js'
 
 /** What the operator page shows and acts on. */
@@ -163,6 +170,7 @@ const READS: ReadonlyArray<readonly [(path: string) => boolean, Read]> = [
   [(path) => path.startsWith('/ui/tail/'), tailStream],
   [(path) => path === '/ui/api/page', (c, u, _q, r) => eventPage(c, u, r)],
   [(path) => path === '/ui/api/stderr', (c, u, _q, r) => stderrPage(c, u, r)],
+  [(path) => path === '/ui/api/recording', (c, u, _q, r) => recordingFile(c, u, r)],
   [
     (path) => path === '/ui/login',
     (_c, _u, _q, r) => send(r, 303, 'text/plain; charset=utf-8', '', { location: '/ui' }),

@@ -19,6 +19,7 @@ const PATHS: ReadonlyArray<readonly [string, string]> = [
   ['GET', '/ui/tail/t1?session=a'],
   ['GET', '/ui/api/page?task=t1&session=a'],
   ['GET', '/ui/api/stderr?task=t1&session=a'],
+  ['GET', '/ui/api/recording?task=t1&session=a'],
   ['GET', '/ui/no-such-file'],
   ['HEAD', '/ui/app.js'],
   ['POST', '/ui/api/stop'],

@@ -135,7 +135,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     const ledger = this.#ledgers.get(id)
     this.#ledgers.delete(id)
     const remove = () => {
-      for (const stream of ['stdout', 'stderr']) spill.file(`${id}.${stream}`).remove()
+      for (const stream of ['stdout', 'stderr', 'cast']) spill.file(`${id}.${stream}`).remove()
     }
     if (ledger !== undefined) this.#disk.finished(process, { ledger, remove })
   }

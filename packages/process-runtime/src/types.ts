@@ -95,6 +95,12 @@ export interface ProcessTerminal {
   /** Its size now. */
   readonly size: TerminalSize
   /**
+   * Where its session is recorded, asciicast v2 (`asciinema play` replays it): what it showed,
+   * what was typed and the resizes, timed. In the run's spill directory (`ID.cast`, mode 0600),
+   * bounded as a spill file (`spillBytes`, the disk budget); removed with the spill files.
+   */
+  readonly recording: string
+  /**
    * Types `bytes` (keystrokes, as a terminal sends them) into it; rejects with
    * `RUNTIME_ERR_STDIN_CLOSED` once it ended or was hung up.
    */

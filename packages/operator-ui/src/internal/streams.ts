@@ -1,7 +1,8 @@
+import { closeSync, constants, createReadStream, fstatSync, openSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ManagedProcess } from '@toolvisor/process-runtime'
 import type { TaskRegistry } from '@toolvisor/tasks'
-import { sendJson } from '../http.js'
+import { SECURITY_HEADERS, sendJson } from '../http.js'
 import type { StateHub } from './live.js'
 import { eventRun, stderrRun } from './reads.js'
 import { EventStream } from './sse.js'
@@ -58,6 +59,51 @@ export async function stderrPage(context: ReadContext, url: URL, response: Serve
   const offset = whole(url.searchParams.get('offset')) ?? 0
   const max = Math.min(256 * 1024, Math.max(1, whole(url.searchParams.get('max')) ?? 16 * 1024))
   sendJson(response, 200, await stderrRun(process.output, offset, max))
+}
+
+/**
+ * `GET /ui/api/recording?task=&session=`: a terminal task's recording (asciicast v2, what
+ * `asciinema play` replays), as a download. Opened without following a link, a regular file only,
+ * sent as long as it was when opened.
+ */
+export function recordingFile(context: ReadContext, url: URL, response: ServerResponse): void {
+  const task = url.searchParams.get('task') ?? ''
+  const process = processOf(context, task, url, response)
+  if (process === undefined) return
+  const path = process.terminal?.recording
+  if (path === undefined) {
+    sendJson(response, 409, {
+      error: `${task} (${process.tool}) does not run on a terminal: it has no recording`,
+    })
+    return
+  }
+  let fd: number
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+  } catch (error) {
+    const gone = (error as NodeJS.ErrnoException).code === 'ENOENT'
+    sendJson(response, 404, {
+      error: gone
+        ? `${task}: its recording is not kept (any more)`
+        : `${task}: its recording cannot be read: ${String(error)}`,
+    })
+    return
+  }
+  const stat = fstatSync(fd)
+  if (!stat.isFile()) {
+    closeSync(fd)
+    sendJson(response, 404, { error: `${task}: its recording is not a regular file` })
+    return
+  }
+  response.writeHead(200, {
+    ...SECURITY_HEADERS,
+    'content-type': 'application/x-asciicast',
+    'content-length': String(stat.size),
+    'content-disposition': `attachment; filename="${task.replace(/[^A-Za-z0-9._-]/g, '_')}.cast"`,
+  })
+  createReadStream('', { fd, start: 0, end: Math.max(0, stat.size - 1) })
+    .on('error', () => response.destroy())
+    .pipe(response)
 }
 
 /** An event stream, or a 503 past the bound. */

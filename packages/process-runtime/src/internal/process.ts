@@ -3,6 +3,7 @@ import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
 import type { ProcessControl, TerminalSize } from '@toolvisor/launchers'
 import { ProcessOutput } from '@toolvisor/process-output'
+import type { SpillLedger } from '@toolvisor/run-state'
 import type { Child } from '../spawner.js'
 import type {
   EndReason,
@@ -25,6 +26,7 @@ import {
 import { cancelSequence, ProcessTimers } from './process-timers.js'
 import { cleanUp, exitOf, type ProcessTree } from './process-tree.js'
 import { drained, signalGroup } from './process-util.js'
+import { Recording } from './recording.js'
 import { type StartedWith, startedWith } from './started-with.js'
 
 /** A tool process (`ManagedProcess`): lifecycle, stdin, stop; its output a `ProcessOutput`, timers `ProcessTimers`. */
@@ -61,6 +63,8 @@ export class ToolProcess implements ManagedProcess {
   #rejectReady!: (error: unknown) => void
   #resolveExit!: (exit: ProcessExit) => void
   readonly terminal: ProcessTerminal | undefined
+  /** A terminal's session, kept as asciicast in the spill directory (`ID.cast`). */
+  readonly #recording: Recording | undefined
 
   constructor(host: ProcessHost, id: string, start: StartOptions) {
     this.#host = host
@@ -82,10 +86,11 @@ export class ToolProcess implements ManagedProcess {
       isReady: () => this.#ready,
       finished: () => this.#finished,
     })
+    const allowance = host.spillLedger(id)
     this.output = new ProcessOutput({
       id,
       spillDir: host.state.spill,
-      allowance: host.spillLedger(id),
+      allowance,
       options: host.options,
       ...(start.resultBytes !== undefined ? { resultBytes: start.resultBytes } : {}),
       spec: this.#spec,
@@ -95,6 +100,7 @@ export class ToolProcess implements ManagedProcess {
       stdinEvents: () => this.#stdinEvents,
     })
     if (start.onEvent) this.output.onEvent(start.onEvent)
+    this.#recording = start.terminal && this.#record(start, allowance)
     this.terminal = start.terminal && this.#terminal(start.terminal)
     const failed = (error: unknown) => this.#failStart('spawn-failed', launchFailure(start, error))
     this.launched = this.#launch().catch(failed)
@@ -124,23 +130,40 @@ export class ToolProcess implements ManagedProcess {
     this.#timers.touch()
   }
 
-  /** The terminal of a start that asked for one: keystrokes in, the size, the hang-up. */
+  #record(start: StartOptions, allowance: SpillLedger): Recording {
+    const env = Object.fromEntries(
+      ['TERM', 'SHELL'].flatMap((name) => (start.env?.[name] ? [[name, start.env[name]]] : [])),
+    )
+    return new Recording({
+      file: this.#host.state.spill.file(`${this.id}.cast`),
+      size: start.terminal!,
+      cap: this.#host.options.spillBytes,
+      allowance,
+      env,
+    })
+  }
+
+  /** The terminal of a start that asked for one: keystrokes in, the size, the hang-up, the recording. */
   #terminal(initial: TerminalSize): ProcessTerminal {
     let size = initial
+    const recording = this.#recording!
     return {
       get size() {
         return size
       },
+      recording: recording.path,
       type: async (bytes) => {
         // Once launched, written on this turn: a keystroke waits for nothing it does not need.
         if (this.#child === undefined) await this.launched
         this.#timers.touch()
         await typeInto(this.#finished ? undefined : this.#child?.stdin, bytes, this)
+        recording.input(bytes)
       },
       resize: (next) => {
         checkSize(next)
         const asked = { columns: next.columns, rows: next.rows }
         size = asked
+        recording.resize(asked)
         // Once launched (a resize right after the start reaches the terminal it made).
         void this.launched.then(() => {
           if (!this.#finished) this.#child?.resize?.(asked)
@@ -213,7 +236,13 @@ export class ToolProcess implements ManagedProcess {
       })
     }
     wireStdin(child, this.#start)
-    child.stdout?.on('data', (chunk: Buffer) => this.output.pushStdout(chunk))
+    const recording = this.#recording
+    if (recording)
+      child.stdout?.on('data', (chunk: Buffer) => {
+        recording.output(chunk)
+        this.output.pushStdout(chunk)
+      })
+    else child.stdout?.on('data', (chunk: Buffer) => this.output.pushStdout(chunk))
     child.stderr?.on('data', (chunk: Buffer) => this.output.pushStderr(chunk))
     child.once('exit', (code, signal, why) => void this.#onExit(child, code, signal, why))
     this.#timers.arm(this.#start, this.#spec, this.#host.options.oneshotTimeoutMs)
@@ -263,6 +292,7 @@ export class ToolProcess implements ManagedProcess {
     this.#lifetime.abort()
     this.#child?.stdin?.destroy()
     this.output.close()
+    this.#recording?.close()
     this.#host.state.untrack(this.id)
     const exit = exitOf(code, signal, {
       reason: this.#endReason,

@@ -1,8 +1,8 @@
 /**
  * A terminal's session as an asciicast v2 recording (the format `asciinema play` replays): a header
  * line, then one line per event, `[seconds, "o", text]` for what the program showed, `"i"` for the
- * keystrokes sent, `"r"` for a resize. The recorder makes the lines; where they are kept (a spill
- * file) is the caller's.
+ * keystrokes sent, `"r"` for a resize, `"m"` for a marker. The recorder makes the lines; where they
+ * are kept is the caller's (the runtime keeps a terminal's in its spill directory, `ID.cast`).
  */
 
 /** How a recording starts. */
@@ -58,6 +58,11 @@ export class AsciicastRecorder {
   /** The event line of a resize. */
   resize(columns: number, rows: number): string {
     return JSON.stringify([this.#seconds(), 'r', `${columns}x${rows}`])
+  }
+
+  /** The event line of a marker (`asciinema play` stops or jumps there): why the recording stops. */
+  marker(label: string): string {
+    return JSON.stringify([this.#seconds(), 'm', label])
   }
 
   #event(kind: 'o' | 'i', bytes: Uint8Array): string | undefined {
