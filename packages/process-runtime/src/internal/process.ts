@@ -239,8 +239,8 @@ export class ToolProcess implements ManagedProcess {
     const recording = this.#recording
     if (recording)
       child.stdout?.on('data', (chunk: Buffer) => {
-        recording.output(chunk)
         this.output.pushStdout(chunk)
+        recording.output(chunk)
       })
     else child.stdout?.on('data', (chunk: Buffer) => this.output.pushStdout(chunk))
     child.stderr?.on('data', (chunk: Buffer) => this.output.pushStderr(chunk))
@@ -280,6 +280,7 @@ export class ToolProcess implements ManagedProcess {
     if (limit?.field === 'pids') this.output.pushStderr(Buffer.from(`\n[toolvisor: ${limit.why}]\n`))
     this.output.end()
     await this.output.drained() // the exit is told once the spill files hold everything
+    await this.#recording?.drained() // and the recording
     const ended = `exited (${code === null ? `signal ${signal}` : `code ${code}`}) before it was ready`
     if (!this.#ready && this.#spec.ready.kind === 'exit') this.#becomeReady()
     else if (!this.#ready) this.#failReady(ended)
