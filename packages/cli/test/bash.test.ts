@@ -68,6 +68,7 @@ describe('toolvisor mcp --bash', () => {
       'kill',
       'processes',
       'run',
+      'send',
       'status',
     ])
     const config = join(tempDir(), 'toolvisor.json')

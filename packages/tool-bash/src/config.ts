@@ -22,7 +22,7 @@ export const BashConfigFields = z
       .enum({
         /** `bash`, `bash_output`, `bash_kill`, `write_stdin` (the default). */
         dsh: 'dsh',
-        /** `run`, `status`, `kill`. */
+        /** `run`, `status`, `kill`, `send`. */
         hyperhive: 'hyperhive',
         /** `bash`, `bash_output`, `kill_shell`, `write_stdin`. */
         toolnexus: 'toolnexus',

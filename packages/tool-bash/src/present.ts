@@ -102,6 +102,12 @@ export const ANNOTATIONS: Readonly<Record<string, ToolAnnotations>> = {
     destructiveHint: true,
     openWorldHint: true,
   },
+  send: {
+    title: 'Type into a terminal task',
+    readOnlyHint: false,
+    destructiveHint: true,
+    openWorldHint: true,
+  },
   exec_command: {
     title: 'Run a shell command',
     readOnlyHint: false,

@@ -7,7 +7,7 @@ import { codexWriteStdin, execCommand } from './profiles/codex.js'
 import { toolnexusBash, toolnexusKill, toolnexusOutput } from './profiles/codex-like.js'
 import type { BashServices } from './profiles/common.js'
 import { hyperhiveKill, hyperhiveReport, hyperhiveRun, hyperhiveStatus } from './profiles/daemon-like.js'
-import { dshWriteStdin, toolnexusWriteStdin } from './profiles/write-stdin.js'
+import { dshWriteStdin, hyperhiveSend, toolnexusWriteStdin } from './profiles/write-stdin.js'
 
 /**
  * One seed's words over the same tasks and launcher: adding a profile adds words, not machinery
@@ -44,7 +44,7 @@ export const PROFILE: Readonly<Record<ProfileName, Profile>> = {
     guidance: BASH_GUIDANCE,
   },
   hyperhive: {
-    tools: [hyperhiveRun, hyperhiveStatus, hyperhiveKill],
+    tools: [hyperhiveRun, hyperhiveStatus, hyperhiveKill, hyperhiveSend],
     cancelSignal: 'SIGINT',
     notice: (services, completion) => hyperhiveReport(services, completion.task, completion.task.owner),
   },

@@ -17,9 +17,9 @@ function startedId(text: string): string {
 }
 
 describe('hyperhive profile (seed 002)', () => {
-  it('serves run, status and kill, and nothing of the other profiles', async () => {
+  it('serves run, status, kill and send, and nothing of the other profiles', async () => {
     const { tools } = await compose({ profile: 'hyperhive' })
-    expect(tools.list().map((tool) => tool.name)).toEqual(['processes', 'run', 'status', 'kill'])
+    expect(tools.list().map((tool) => tool.name)).toEqual(['processes', 'run', 'status', 'kill', 'send'])
     // Seed 002 has no system-prompt section; seed 001's is dsh's alone.
     expect(tools.guidance?.()).toEqual([])
     const dsh = await compose({ profile: 'dsh' })

@@ -202,3 +202,34 @@ describe('write_stdin refuses, and nothing else is affected', () => {
     await call('bash_kill', { task_id: id })
   })
 })
+
+describe('the hyperhive profile on a terminal', () => {
+  it.skipIf(!has('/usr/bin/python3'))(
+    'run with tty, send keys until the prompt, status with the screen; send to a task on pipes is refused',
+    async () => {
+      const { call, tools } = await compose({ profile: 'hyperhive' })
+      expect(tools.list().map((tool) => tool.name)).toContain('send')
+      const run = await call('run', { cmd: 'python3 -q', tty: true, name: 'py', wait_seconds: 0 })
+      expect(run.text).toBe('task started: id=py')
+      const send = (args: Record<string, unknown>) => call('send', { id: 'py', ...args })
+      expect((await send({ until: '>>> ' })).text).toContain('>>> ')
+      expect((await send({ text: '6*7', keys: ['Enter'], until: '>>> ' })).text).toMatch(/6\*7\n42\n>>> /)
+      const status = await call('status', { id: 'py', screen: true })
+      const report = JSON.parse(status.text) as { status: string; screen: string }
+      expect(report.status).toBe('running')
+      expect(report.screen.split('\n').slice(0, 4)).toEqual([
+        '[screen 80x24; cursor at row 3, column 5]',
+        '>>> 6*7',
+        '42',
+        '>>> ',
+      ])
+      const ended = await send({ keys: ['C-d'], wait_ms: 10_000 })
+      expect(ended.text).toMatch(/exit code: 0\]$/)
+      await call('run', { cmd: 'sleep 30', name: 'piped', wait_seconds: 0 })
+      const refused = await call('send', { id: 'piped', text: 'x' })
+      expect(refused.isError).toBe(true)
+      expect(refused.text).toContain('task piped does not run on a terminal')
+      await call('kill', { id: 'piped', force: true })
+    },
+  )
+})

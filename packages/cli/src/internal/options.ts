@@ -114,7 +114,7 @@ export const KEY_FLAGS: readonly KeyFlag[] = [
   { flag: 'backend', key: 'backends', commands: ALL, arg: 'CAP=NAME', multiple: true, help: 'move backend NAME of capability CAP first (repeatable)' },
   { flag: 'mail-bytes', key: 'mailBytes', commands: SERVERS, arg: 'N', help: `the most bytes of the session's mail folded into each tool result (default ${MCP_DEFAULT_LIMITS.mailBytes}); 0 never folds, the model reads it with processes {"command":"wait"}` },
   { flag: 'bash', key: 'bash.enabled', commands: SERVERS, help: "serve the bash tools too (bash, bash_output, bash_kill), running commands as toolvisor's user in its working directory" },
-  { flag: 'bash-profile', key: 'bash.profile', commands: SERVERS, arg: 'NAME', help: 'dsh (default), hyperhive (run, status, kill), toolnexus (bash, bash_output, kill_shell, write_stdin) or codex (exec_command, write_stdin): whose words the bash tools speak; implies --bash' },
+  { flag: 'bash-profile', key: 'bash.profile', commands: SERVERS, arg: 'NAME', help: 'dsh (default), hyperhive (run, status, kill, send), toolnexus (bash, bash_output, kill_shell, write_stdin) or codex (exec_command, write_stdin): whose words the bash tools speak; implies --bash' },
   { flag: 'bash-sandbox', key: 'bash.sandbox', commands: SERVERS, arg: 'MODE', help: "read-only, workspace-write or danger-full-access: the bash commands' standing sandbox mode, run by --sandbox MECHANISM (refused at start-up when it cannot honour it); a command may ask the user for more once; implies --bash" },
 ]
 

@@ -1,6 +1,7 @@
 /**
  * The daemon-like bash tools: profile `hyperhive`, in the words of seed 002 (hyperhive's bash MCP
- * server, whose tasks outlive a client): `run`, `status`, `kill`, over the same tasks and launcher.
+ * server, whose tasks outlive a client): `run`, `status`, `kill`, over the same tasks and launcher;
+ * and `send`, which types into a task run on a terminal (issue 31).
  */
 import { randomBytes } from 'node:crypto'
 import { newestBytes } from '@toolvisor/process-runtime'
@@ -10,6 +11,7 @@ import { flag, positive, seconds, taskId, taskName, text } from '../internal/arg
 import { stopped } from '../internal/render.js'
 import { handOver } from '../internal/task-handover.js'
 import { answer, type BashServices, bashTask, commandOf, stopTask, waitInline } from './common.js'
+import { screenAnswer, terminalOf, terminalTask, ttyFields } from './terminal.js'
 import { bashTool } from './tool.js'
 
 /** How much of the end of each stream `status` shows (seed 002: the last 4 KiB). */
@@ -52,11 +54,15 @@ export function hyperhiveRun(services: BashServices): Tool {
       timeout_secs: positive('Kill it after this many seconds (status timed_out). Default: none.'),
       wait_seconds: seconds(`Inline wait before returning (default 3, at most ${cap}; 0: none).`),
       name: taskName('The task id to use (a-z, 0-9, -; at most 63), free again once its task ended.'),
+      ...ttyFields(
+        'Type into it with `send`; `status` with `screen: true` shows the screen a person would see.',
+      ),
     },
     // Seed 002's one tool that starts long work: a call may run as a task (MCP Tasks, decision 0070).
     taskSupport: 'optional',
     async run(args, ctx) {
-      const command = await commandOf(services, { command: args.cmd, workdir: undefined, ctx })
+      const terminal = terminalOf(args)
+      const command = await commandOf(services, { command: args.cmd, workdir: undefined, ctx, terminal })
       // Past the session's cap the task waits as `pending` (seed 002), started when one ends.
       const deferred = !services.cap.admits(ctx.sessionId)
       // Seed 002: a name replaces "the auto-generated hex id".
@@ -91,11 +97,19 @@ export function hyperhiveStatus(services: BashServices): Tool {
   return bashTool({
     name: 'status',
     description,
-    fields: { id: taskId('The task id from `run`.'), wait_seconds: seconds(wait) },
+    fields: {
+      id: taskId('The task id from `run`.'),
+      wait_seconds: seconds(wait),
+      screen: flag(
+        'For a task on a terminal (tty): add `screen`, what a person would see now (its rows, the cursor, the title).',
+      ),
+    },
     async run(args, ctx) {
       const task = bashTask(services, args.id, ctx.sessionId)
+      const terminal = args.screen === true ? terminalTask(services, task.id, ctx) : undefined
       const ended = task.exit ? task : await waitInline(services, task.id, args.wait_seconds ?? 0, ctx)
-      return reportAnswer(services, ended ?? services.tasks.get(task.id, ctx.sessionId), ctx)
+      const screen = terminal && (await screenAnswer(services, terminal))
+      return reportAnswer(services, ended ?? services.tasks.get(task.id, ctx.sessionId), ctx, screen)
     },
   })
 }
@@ -128,8 +142,16 @@ export function hyperhiveKill(services: BashServices): Tool {
   })
 }
 
-function reportAnswer(services: BashServices, task: TaskInfo, ctx: ToolCallContext): ToolResult {
-  const report = hyperhiveReport(services, task, ctx.sessionId)
+function reportAnswer(
+  services: BashServices,
+  task: TaskInfo,
+  ctx: ToolCallContext,
+  screen?: string | undefined,
+): ToolResult {
+  const report = {
+    ...hyperhiveReport(services, task, ctx.sessionId),
+    ...(screen !== undefined ? { screen } : {}),
+  }
   if (task.exit !== undefined) services.tasks.seen(task.id, ctx.sessionId)
   return { ...answer(services.render.json(report)), structuredContent: report }
 }

@@ -11,16 +11,23 @@ import { BashError } from '../errors.js'
 import { cells, flag } from '../internal/args.js'
 import { type BashServices, bashTask, processOf } from './common.js'
 
-/** A command on a terminal (issue 31): for interactive programs, typed into with `write_stdin`. */
-export const TTY_FIELDS = {
-  tty: flag(
-    'Run it on a pseudo-terminal, for interactive programs (a REPL, a y/n or password prompt, less, vim, top): ' +
-      'its stdout and stderr arrive as one stream, as a terminal shows them. With run_in_background, type into it ' +
-      'with write_stdin and read what it shows with bash_output (`screen: true` for the screen a person would see).',
-  ),
-  columns: cells("With tty: the terminal's width (default 80)."),
-  rows: cells("With tty: the terminal's height (default 24)."),
+/** A command on a terminal (issue 31), for interactive programs; `afterwards` says how it is typed into and read. */
+export function ttyFields(afterwards: string) {
+  return {
+    tty: flag(
+      'Run it on a pseudo-terminal, for interactive programs (a REPL, a y/n or password prompt, less, vim, top): ' +
+        `its stdout and stderr arrive as one stream, as a terminal shows them. ${afterwards}`,
+    ),
+    columns: cells("With tty: the terminal's width (default 80)."),
+    rows: cells("With tty: the terminal's height (default 24)."),
+  }
 }
+
+/** The terminal fields of dsh's and toolnexus's `bash`. */
+export const TTY_FIELDS = ttyFields(
+  'With run_in_background, type into it with write_stdin and read what it shows with bash_output ' +
+    '(`screen: true` for the screen a person would see).',
+)
 
 /** A terminal's size when the call names none (a VT100's, as every terminal emulator starts). */
 export const DEFAULT_TERMINAL: TerminalSize = { columns: 80, rows: 24 }

@@ -36,12 +36,12 @@ function inputFields(maxWaitMs: number) {
 
 type InputArgs = ArgsOf<ReturnType<typeof inputFields>>
 
-function description(maxWaitMs: number): string {
+function description(maxWaitMs: number, readWith = '`bash_output`'): string {
   return (
     'Type into a background task started with `tty: true`, then wait for it to answer: `text` is typed as is, ' +
     'then `keys` are pressed in order (Enter, Tab, Escape, Backspace, Up, Down, Left, Right, Home, End, PageUp, ' +
     'PageDown, F1-F12, C-a..C-z such as C-c or C-d, M-x). It answers with what the program showed since your ' +
-    'previous read (as `bash_output`), or with the screen (`screen: true`), then the task status. The wait ' +
+    `previous read (as ${readWith}), or with the screen (\`screen: true\`), then the task status. The wait ` +
     'ends when the output is quiet for a moment, when `until` shows, when the task ends, or after `wait_ms` ' +
     `(default ${DEFAULT_INPUT_WAIT_MS}, at most ${maxWaitMs}). With nothing to type it only waits and reads; ` +
     '`columns` and `rows` resize the terminal first.'
@@ -99,6 +99,20 @@ export function toolnexusWriteStdin(services: BashServices): Tool {
     name: 'write_stdin',
     description: description(maxWaitMs),
     fields: { id: taskId('The background shell id `bash` returned.'), ...inputFields(maxWaitMs) },
+    run: ({ id, ...args }, ctx) => typeInto(services, id, args, ctx),
+  })
+}
+
+/**
+ * `send` of profile hyperhive: seed 002 names its tools by one verb (`run`, `status`, `kill`), so
+ * the tool that types into a task is `send`; the task is `id`, as in its other tools.
+ */
+export function hyperhiveSend(services: BashServices): Tool {
+  const maxWaitMs = services.options.maxWaitSeconds * 1000
+  return bashTool({
+    name: 'send',
+    description: description(maxWaitMs, 'the previous `send`'),
+    fields: { id: taskId('The task id from `run` (started with `tty: true`).'), ...inputFields(maxWaitMs) },
     run: ({ id, ...args }, ctx) => typeInto(services, id, args, ctx),
   })
 }
