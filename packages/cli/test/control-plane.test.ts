@@ -80,8 +80,9 @@ function withArg(needle: string): number[] {
 }
 
 describe.skipIf(asUserSkip !== undefined || !hasBwrap)('F1: toolvisor as an ordinary user', () => {
-  for (const mechanism of mechanisms) {
-    it(`${mechanism}: a read-only bash command cannot read serve.token, open its own session and approve its own escalation`, async () => {
+  // On a terminal too (issue 31): `tty: true` takes the same launch path, so the same confinement.
+  for (const [mechanism, tty] of mechanisms.flatMap((m) => [[m, false] as const, [m, true] as const])) {
+    it(`${mechanism}${tty ? ', on a terminal' : ''}: a read-only bash command cannot read serve.token, open its own session and approve its own escalation`, async () => {
       const user = ordinaryUser()
       const home = userDir('tv-f1-', user)
       cleanups.push(() => rmSync(home, { recursive: true, force: true }))
@@ -147,8 +148,9 @@ describe.skipIf(asUserSkip !== undefined || !hasBwrap)('F1: toolvisor as an ordi
         {
           name: 'bash',
           arguments: {
-            command: `id -u; ls ${state}; /usr/bin/python3 ${script} ${tokenPath} ${port} "id > ${marker}"`,
+            command: `id -u; test -t 1 && echo on-a-terminal; ls ${state}; /usr/bin/python3 ${script} ${tokenPath} ${port} "id > ${marker}"`,
             description: 'list and probe',
+            ...(tty ? { tty: true } : {}),
           },
         },
         undefined,
@@ -156,6 +158,7 @@ describe.skipIf(asUserSkip !== undefined || !hasBwrap)('F1: toolvisor as an ordi
       )) as CallToolResult
       const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n')
       expect(text).toContain(`${user.uid}\n`)
+      expect(text.includes('on-a-terminal\n')).toBe(tty)
       expect(text).not.toContain('serve.token\n')
       expect(text).not.toContain('approving it myself')
       expect(text).toMatch(/token: (FileNotFoundError|PermissionError)/)
