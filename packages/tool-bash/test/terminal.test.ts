@@ -215,8 +215,9 @@ describe('the hyperhive profile on a terminal', () => {
       expect((await send({ until: '>>> ' })).text).toContain('>>> ')
       expect((await send({ text: '6*7', keys: ['Enter'], until: '>>> ' })).text).toMatch(/6\*7\n42\n>>> /)
       const status = await call('status', { id: 'py', screen: true })
-      const report = JSON.parse(status.text) as { status: string; screen: string }
+      const report = JSON.parse(status.text) as { status: string; screen: string; stdout_tail: string }
       expect(report.status).toBe('running')
+      expect(report.stdout_tail).toMatch(/6\*7\n42\n>>> $/)
       expect(report.screen.split('\n').slice(0, 4)).toEqual([
         '[screen 80x24; cursor at row 3, column 5]',
         '>>> 6*7',

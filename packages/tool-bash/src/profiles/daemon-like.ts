@@ -10,7 +10,7 @@ import { required, type Tool, type ToolCallContext, type ToolResult } from '@too
 import { flag, positive, seconds, taskId, taskName, text } from '../internal/args.js'
 import { stopped } from '../internal/render.js'
 import { handOver } from '../internal/task-handover.js'
-import { answer, type BashServices, bashTask, commandOf, stopTask, waitInline } from './common.js'
+import { answer, type BashServices, bashTask, commandOf, lineEnds, stopTask, waitInline } from './common.js'
 import { screenAnswer, terminalOf, terminalTask, ttyFields } from './terminal.js'
 import { bashTool } from './tool.js'
 
@@ -203,7 +203,8 @@ function tailsOf(services: BashServices, id: string, session: string | undefined
   const final = process.lifecycle.status === 'exited' || process.lifecycle.status === 'failed'
   const tail = (stream: 'stdout' | 'stderr') =>
     newestBytes(process.output, stream, { from: 0, max: TAIL_BYTES, utf8: true, final })
-  const [out, err] = [tail('stdout'), tail('stderr')]
+  // On a terminal: its CR LF line ends read as lines, as the other profiles show them.
+  const [out, err] = [process.terminal ? lineEnds(tail('stdout')) : tail('stdout'), tail('stderr')]
   return {
     stdout_tail: out.bytes.toString('utf8'),
     stderr_tail: err.bytes.toString('utf8'),
