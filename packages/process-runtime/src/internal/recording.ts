@@ -6,6 +6,8 @@ import { AsciicastRecorder } from '../asciicast.js'
 /** Bytes gathered before they are written, and the quiet after which they are written anyway. */
 const FLUSH_BYTES = 64 * 1024
 const FLUSH_MS = 50
+/** Bytes that may wait behind a write under way; past them the disk is not keeping up and the recording stops. */
+const MAX_WAITING = 8 * 1024 * 1024
 
 /** One thing that happened on the terminal, kept until it is written. */
 type Happened =
@@ -109,8 +111,26 @@ export class Recording {
     const at = Date.now()
     this.#pending.push({ at, kind, data } as Happened)
     this.#pendingBytes += data instanceof Uint8Array ? data.length : 16
-    if (this.#pendingBytes >= FLUSH_BYTES) this.#flush()
+    if (this.#pendingBytes > MAX_WAITING) this.#giveUp('the disk did not keep up')
+    else if (this.#pendingBytes >= FLUSH_BYTES) this.#flush()
     else if (this.#timer === undefined) this.#arm(FLUSH_MS)
+  }
+
+  /** Stops the recording where it is written to: what waits is dropped, a marker says why. */
+  #giveUp(why: string): void {
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    this.#stopped = true
+    this.#pending = []
+    this.#pendingBytes = 0
+    this.#at = Date.now()
+    const marker = Buffer.from(`${this.#recorder.marker(`recording stopped: ${why}`)}\n`)
+    const after = this.#writing ?? Promise.resolve()
+    this.#writing = after
+      .then(() => this.#write(marker))
+      .finally(() => {
+        this.#writing = undefined
+      })
   }
 
   /** Writes once nothing happened for `FLUSH_MS` (one timer, moved on while things happen). */
