@@ -19,6 +19,8 @@ export class TailView {
     this.post = post
     this.control = false
     this.current = undefined
+    /** Whether the terminal's data now comes from the operator (see `operatorInput`). */
+    this.typed = operatorInput($('tail-terminal'))
     $('tail-close').addEventListener('click', () => this.close())
     $('tail-older').addEventListener('click', () => void this.older())
   }
@@ -97,9 +99,8 @@ export class TailView {
     const terminal = await tail.screen
     if (this.control && !tail.typing) {
       tail.typing = { queued: '', sending: false }
-      const typed = operatorInput($('tail-terminal'))
       terminal.onData((data) => {
-        if (typed()) void this.type(tail, data)
+        if (this.typed()) void this.type(tail, data)
       })
     }
     if (this.current !== tail) return
