@@ -154,7 +154,8 @@ describe('without a tool that reads output back (no read-back provider composed)
     })
     const { tools, oneshots, tasks } = await compose(
       [box],
-      { resultBytes: 65536, yieldMs: 300 },
+      // The yield is long enough for `wide` to end within it on a loaded machine; `slow` never does.
+      { resultBytes: 65536, yieldMs: 2000 },
       {},
       { readBack: false },
     )
@@ -170,7 +171,7 @@ describe('without a tool that reads output back (no read-back provider composed)
     expect(answers[2]!.split('\n')[1]).toBe(
       '[47 earlier events elided (a result holds the last 100 events and 65536 bytes at most); the task keeps them]',
     )
-    expect(JSON.parse(answers[3]!).message).toBe('still running after 0.3 s; its events arrive as progress.')
+    expect(JSON.parse(answers[3]!).message).toBe('still running after 2 s; its events arrive as progress.')
     expect(textOf(many).split('\n')[1]).toMatch(
       /^\[\d+ more events elided: an answer holds 65536 bytes at most; stdout is \d+ bytes\]$/,
     )

@@ -1,9 +1,8 @@
 import type { Readable } from 'node:stream'
 import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
-import type { ProcessControl, TerminalSize } from '@toolvisor/launchers'
+import type { ProcessControl } from '@toolvisor/launchers'
 import { ProcessOutput } from '@toolvisor/process-output'
-import type { SpillLedger } from '@toolvisor/run-state'
 import type { Child } from '../spawner.js'
 import type {
   EndReason,
@@ -14,19 +13,18 @@ import type {
   StartOptions,
 } from '../types.js'
 import {
-  checkSize,
   launchFailure,
   launchProcess,
   type ProcessHost,
-  typeInto,
   watchExec,
   wireStdin,
   writeEvent,
 } from './process-launch.js'
+import { processTerminal, recordingOf } from './process-terminal.js'
 import { cancelSequence, ProcessTimers } from './process-timers.js'
 import { cleanUp, exitOf, type ProcessTree } from './process-tree.js'
 import { drained, signalGroup } from './process-util.js'
-import { Recording } from './recording.js'
+import type { Recording } from './recording.js'
 import { type StartedWith, startedWith } from './started-with.js'
 
 /** A tool process (`ManagedProcess`): lifecycle, stdin, stop; its output a `ProcessOutput`, timers `ProcessTimers`. */
@@ -100,8 +98,19 @@ export class ToolProcess implements ManagedProcess {
       stdinEvents: () => this.#stdinEvents,
     })
     if (start.onEvent) this.output.onEvent(start.onEvent)
-    this.#recording = start.terminal && this.#record(start, allowance)
-    this.terminal = start.terminal && this.#terminal(start.terminal)
+    if (start.terminal) {
+      const bounds = { cap: host.options.spillBytes, allowance }
+      this.#recording = recordingOf(host.state.spill, id, start, bounds)
+      this.terminal = processTerminal(start.terminal, this.#recording, {
+        id,
+        tool: this.tool,
+        launched: () => this.launched,
+        child: () => this.#child,
+        finished: () => this.#finished,
+        touch: () => this.#timers.touch(),
+        closeStdin: () => this.closeStdin(),
+      })
+    }
     const failed = (error: unknown) => this.#failStart('spawn-failed', launchFailure(start, error))
     this.launched = this.#launch().catch(failed)
   }
@@ -128,49 +137,6 @@ export class ToolProcess implements ManagedProcess {
     await writeEvent(stdin, this.#spec.input, event, this)
     this.#stdinEvents++
     this.#timers.touch()
-  }
-
-  #record(start: StartOptions, allowance: SpillLedger): Recording {
-    const env = Object.fromEntries(
-      ['TERM', 'SHELL'].flatMap((name) => (start.env?.[name] ? [[name, start.env[name]]] : [])),
-    )
-    return new Recording({
-      file: this.#host.state.spill.file(`${this.id}.cast`),
-      size: start.terminal!,
-      cap: this.#host.options.spillBytes,
-      allowance,
-      env,
-    })
-  }
-
-  /** The terminal of a start that asked for one: keystrokes in, the size, the hang-up, the recording. */
-  #terminal(initial: TerminalSize): ProcessTerminal {
-    let size = initial
-    const recording = this.#recording!
-    return {
-      get size() {
-        return size
-      },
-      recording: recording.path,
-      type: async (bytes) => {
-        // Once launched, written on this turn: a keystroke waits for nothing it does not need.
-        if (this.#child === undefined) await this.launched
-        this.#timers.touch()
-        await typeInto(this.#finished ? undefined : this.#child?.stdin, bytes, this)
-        recording.input(bytes)
-      },
-      resize: (next) => {
-        checkSize(next)
-        const asked = { columns: next.columns, rows: next.rows }
-        size = asked
-        recording.resize(asked)
-        // Once launched (a resize right after the start reaches the terminal it made).
-        void this.launched.then(() => {
-          if (!this.#finished) this.#child?.resize?.(asked)
-        })
-      },
-      hangUp: () => this.closeStdin(),
-    }
   }
 
   closeStdin(): void {
