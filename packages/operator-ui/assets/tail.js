@@ -117,7 +117,7 @@ export class TailView {
 
   /**
    * Types what the operator's keyboard sent into the task's terminal, in order: one post at a
-   * time, what came meanwhile queued and sent next (at most 4096 characters a post).
+   * time, what came meanwhile queued and sent next (at most {@link KEYS_PER_POST} code units a post).
    */
   async type(tail, data) {
     const typing = tail.typing
@@ -126,9 +126,12 @@ export class TailView {
     typing.sending = true
     try {
       while (typing.queued !== '' && this.current === tail) {
-        const chars = Array.from(typing.queued)
-        const next = chars.slice(0, 4096).join('')
-        typing.queued = chars.slice(4096).join('')
+        // At most 4096 code units (the server's bound), never half of a surrogate pair.
+        let end = Math.min(typing.queued.length, KEYS_PER_POST)
+        const last = typing.queued.charCodeAt(end - 1)
+        if (end < typing.queued.length && last >= 0xd800 && last <= 0xdbff) end--
+        const next = typing.queued.slice(0, end)
+        typing.queued = typing.queued.slice(end)
         const failed = await this.post('/ui/api/keys', { session: tail.session, task: tail.task, data: next })
         if (failed) typing.queued = ''
       }
@@ -261,6 +264,9 @@ async function terminalView(columns, rows, control) {
   terminal.open($('tail-terminal'))
   return terminal
 }
+
+/** UTF-16 code units one post types at most (the server's bound, `POST /ui/api/keys`). */
+const KEYS_PER_POST = 4096
 
 /** How soon after the operator's own keystroke, paste or click the terminal's data is theirs. */
 const INPUT_WINDOW_MS = 250

@@ -19,11 +19,16 @@ export interface ControlContext {
 /** Actions kept for the page to list. */
 export const ACTIONS_KEPT = 50
 
-/** Characters one `POST /ui/api/keys` types at most (a paste goes as several, in order). */
+/**
+ * UTF-16 code units one `POST /ui/api/keys` types at most, as JavaScript counts a string (a paste
+ * goes as several, in order, never splitting a character).
+ */
 export const KEYS_PER_POST = 4096
 
 /** Who typed into which task already: the first keystrokes are logged and listed, not every one. */
 const typists = new WeakMap<ControlContext, Set<string>>()
+/** Pairs remembered at most; past them the set starts again (a long serve logs a pair again, no more). */
+const TYPISTS_KEPT = 10_000
 
 /**
  * `POST /ui/api/stop` (`{session, task}`: the task's declared cancel, through `tasks.cancel` as
@@ -45,7 +50,7 @@ export async function act(
     request.resume()
     return sendJson(response, 403, { error: refusal })
   }
-  // A keystroke is at most 4 bytes of UTF-8, 6 of JSON escaping: the bound fits every post the page makes.
+  // A code unit is at most 6 bytes of JSON (`\\uXXXX`): the bound fits every post the page makes.
   const text = await bodyOf(request, action === 'keys' ? 8 * KEYS_PER_POST : 4096)
   const body = parsed(text)
   const session = typeof body?.session === 'string' ? body.session : undefined
@@ -118,7 +123,7 @@ async function keys(
 ): Promise<void> {
   if (data.length > KEYS_PER_POST)
     return sendJson(response, 413, {
-      error: `at most ${KEYS_PER_POST} characters a post; send the rest after`,
+      error: `at most ${KEYS_PER_POST} UTF-16 code units a post; send the rest after`,
     })
   const owner = session === '' ? undefined : session
   let process: ReturnType<TaskRegistry['process']>
@@ -133,15 +138,19 @@ async function keys(
       error: `${task} (${process.tool}) does not run on a terminal: nothing to type into`,
     })
   const seen = typists.get(context) ?? new Set<string>()
+  if (seen.size >= TYPISTS_KEPT) seen.clear()
   typists.set(context, seen)
-  const first = !seen.has(`${who}\0${task}`)
+  const pair = `${who}\0${task}`
+  // Marked before the keys go, so two posts at once log once; unmarked when they could not go.
+  const first = !seen.has(pair)
+  seen.add(pair)
   try {
     await terminal.type(data)
   } catch (error) {
+    if (first) seen.delete(pair)
     return sendJson(response, 409, { error: `${task} (${process.tool}): ${messageOf(error)}` })
   }
   if (first) {
-    seen.add(`${who}\0${task}`)
     const what = `type into ${task} (${process.tool}) of ${owner ? `session ${owner}` : 'every session'}`
     context.log(`toolvisor: operator page: ${who} began to ${what} at ${new Date().toISOString()}`)
     context.record({ at: Date.now(), who, what })

@@ -155,6 +155,15 @@ describe('streams', () => {
     })
     const large = await post({ session: 'alpha', task: task.id, data: 'x'.repeat(4097) })
     expect(large.status).toBe(413)
+    // The bound is in code units, as the page cuts a paste: 2048 emoji fit, escaped as JSON or not.
+    const emoji = '\u{1F600}'.repeat(2048)
+    expect((await post({ session: 'alpha', task: task.id, data: emoji })).status).toBe(200)
+    const escaped = await fetch(`${base}/ui/api/keys`, {
+      method: 'POST',
+      headers: { ...bearer, ...json, [ACTION_HEADER]: '1' },
+      body: `{"session":"alpha","task":"${task.id}","data":"${'\\ud83d\\ude00'.repeat(2048)}"}`,
+    })
+    expect(escaped.status).toBe(200)
     expect((await post({ session: 'alpha', task: task.id })).status).toBe(400)
     await tasks.cancel(task.id, 'alpha')
     const ended = await post({ session: 'alpha', task: task.id, data: 'late' })
