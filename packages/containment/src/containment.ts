@@ -21,6 +21,16 @@ export interface TreeUsage {
   readonly cpuMs?: number
   /** Bytes of its output written to its spill files (stdout and stderr; not a cgroup's figure). */
   readonly spillBytes?: number
+  /**
+   * Through its network gate, when it has an allow list (issue 32; not a cgroup's figure):
+   * connections made, bytes from the network and to it, connections refused.
+   */
+  readonly network?: {
+    readonly connections: number
+    readonly bytesIn: number
+    readonly bytesOut: number
+    readonly denied: number
+  }
 }
 
 /** What the kernel did to a tree at its limits. */

@@ -100,7 +100,18 @@ export interface TerminalSize {
 /** `runtime.sandbox` as declared (paths not yet resolved: that is the runtime's job at load). */
 export interface SandboxDeclaration {
   readonly fs: { readonly read: readonly string[]; readonly write: readonly string[] }
-  readonly net: 'host' | 'none'
+  /**
+   * `host`, `none`, or an allow list (issue 32): names and addresses reached through toolvisor's
+   * proxy, names never reached, ports published to the host's loopback.
+   */
+  readonly net:
+    | 'host'
+    | 'none'
+    | {
+        readonly allow: readonly string[]
+        readonly deny: readonly string[]
+        readonly publish: readonly number[]
+      }
   /**
    * `none` comes only from a plain process spec (a document declares `shared` or `private`): no
    * /tmp of the host; a private one where the mechanism has a mount namespace, none otherwise.

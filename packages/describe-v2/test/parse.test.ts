@@ -356,6 +356,26 @@ describe('v2 defaults', () => {
     })
   })
 
+  it('reads a net allow list, its absent parts empty and each published port once', () => {
+    const sandbox = (net: unknown) => load(withRuntime({ sandbox: { net } })).runtime.sandbox
+    expect(
+      sandbox({
+        allow: ['registry.npmjs.org', '*.github.com', '10.0.0.5:5432'],
+        publish: [3000, 3000, 8080],
+      }),
+    ).toEqual({
+      fs: { read: [], write: [] },
+      net: {
+        allow: ['registry.npmjs.org', '*.github.com', '10.0.0.5:5432'],
+        deny: [],
+        publish: [3000, 8080],
+      },
+      tmp: 'shared',
+      declared: ['net'],
+    })
+    expect(sandbox({})?.net).toEqual({ allow: [], deny: [], publish: [] })
+  })
+
   it('keeps only the timeouts that were declared', () => {
     expect(load(withRuntime({ timeout: {} })).runtime.timeout).toEqual({})
     expect(load(withRuntime({ timeout: { stop: 0 } })).runtime.timeout).toEqual({ stop: 0 })
@@ -902,7 +922,25 @@ describe('DESCRIBE_ERR_INVALID_FIELD: v2 fields', () => {
       'an unknown net',
       withRuntime({ sandbox: { net: 'off' } }),
       '$.runtime.sandbox.net',
-      'expected one of host, none; got "off"',
+      'expected one of host, none, or an allow list {"allow": [...], "deny": [...], "publish": [...]}; got "off"',
+    ],
+    [
+      'a net allow list entry with a space',
+      withRuntime({ sandbox: { net: { allow: ['registry.npmjs.org', 'a b'] } } }),
+      '$.runtime.sandbox.net.allow[1]',
+      'expected a name, "*.name" or an address, with an optional ":port" (no spaces, no "/", at most 261 characters); got "a b"',
+    ],
+    [
+      'a published port out of range',
+      withRuntime({ sandbox: { net: { publish: [3000, 70000] } } }),
+      '$.runtime.sandbox.net.publish[1]',
+      'Too big: expected number to be <=65535',
+    ],
+    [
+      'an unknown key in a net allow list',
+      withRuntime({ sandbox: { net: { allow: [], ports: [1] } } }),
+      '$.runtime.sandbox.net',
+      'Unrecognized key: "ports"',
     ],
     [
       'an unknown tmp',

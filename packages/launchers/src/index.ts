@@ -6,6 +6,9 @@ export type {
   Launch,
   Launchers,
   MechanismDescription,
+  NetAllowList,
+  NetPolicy,
+  NetworkRoute,
   OwnPath,
   Pin,
   ProcessControl,
@@ -19,7 +22,15 @@ export type {
   SpawnedChild,
   TerminalSize,
 } from './launchers.js'
-export { CLEAN_ENVIRONMENT, executableFd, grantFd } from './launchers.js'
+export { CLEAN_ENVIRONMENT, executableFd, grantFd, isAllowList } from './launchers.js'
+export type {
+  GateOpening,
+  NetDenial,
+  NetReport,
+  NetworkFacts,
+  NetworkGate,
+  NetworkGates,
+} from './network.js'
 export type { Placeholder } from './placeholder.js'
 export { removePlaceholder } from './placeholder.js'
 export { PROTECTED_PATHS, protectedPaths } from './protected.js'

@@ -52,6 +52,47 @@ export interface Launch {
    * it has no `stderr`. Only a spawner that can make one honours it; another refuses the launch.
    */
   readonly terminal?: TerminalSize
+  /**
+   * How this launch reaches the network when its policy is an allow list (issue 32): the proxy
+   * gate the runtime opened for it. A mechanism that honours an allow list confines the launch to
+   * it (see {@link SandboxMechanism.netRoute}) or throws; it never runs the launch with the host's
+   * network instead.
+   */
+  readonly network?: NetworkRoute
+}
+
+/**
+ * Where a launch's proxy is (`Launch.network`). `namespace`: the runtime starts the whole launch
+ * (outermost, before any wrapper) in a fresh network namespace holding only `lo`, where `port` on
+ * 127.0.0.1 is bridged to the proxy: a mechanism must not unshare the network again. `port`: the
+ * proxy listens on the host's 127.0.0.1 at `port`, and the mechanism lets the launch connect to
+ * that port only (Landlock's TCP rules).
+ */
+export interface NetworkRoute {
+  readonly kind: 'namespace' | 'port'
+  /** The proxy's port, as the launched process reaches it (127.0.0.1). */
+  readonly port: number
+  /** Ports a server inside may listen on, reachable from the host's loopback. */
+  readonly publish: readonly number[]
+}
+
+/**
+ * A network allow list (`runtime.sandbox.net` as an object, issue 32): names (`registry.npmjs.org`,
+ * `*.github.com`), addresses and ports the launch may reach through toolvisor's proxy, names it
+ * may never reach, and ports it publishes to the host's loopback.
+ */
+export interface NetAllowList {
+  readonly allow: readonly string[]
+  readonly deny: readonly string[]
+  readonly publish: readonly number[]
+}
+
+/** `SandboxPolicy.net`: the host's network, none at all, or an allow list through the proxy. */
+export type NetPolicy = 'host' | 'none' | NetAllowList
+
+/** True when `net` is an allow list (not `host` nor `none`). */
+export function isAllowList(net: NetPolicy): net is NetAllowList {
+  return typeof net === 'object'
 }
 
 /** The size of a terminal, in character cells. */
@@ -126,7 +167,7 @@ export interface SandboxPolicy {
   readonly read: readonly string[]
   /** Paths granted read-write. */
   readonly write: readonly string[]
-  readonly net: 'host' | 'none'
+  readonly net: NetPolicy
   /**
    * `shared`: the host's /tmp; `private`: a fresh one; `none`: no /tmp at all where the mechanism
    * cannot make a private one (never declared by a tool: the confining policy `describe` and
@@ -226,6 +267,13 @@ export interface SandboxMechanism {
   readonly name: string
   /** True when the mechanism switches to the run_as user itself; else the run_as mechanism wraps it. */
   readonly handlesRunAs: boolean
+  /**
+   * How it confines a launch whose `net` is an allow list to the proxy (see {@link NetworkRoute}):
+   * `namespace` (it adds no network namespace of its own; the runtime's holds the launch) or
+   * `port` (it lets the launch connect to the proxy's port only). Absent: it cannot, and its
+   * `qualify` refuses an allow list.
+   */
+  readonly netRoute?: NetworkRoute['kind']
   /** Which declared fields it can honour here, found by running it (cached by the mechanism). */
   qualify(policy: SandboxPolicy, runAs: RunAsTarget | undefined): Promise<Qualification>
   /**

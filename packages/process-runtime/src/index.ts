@@ -71,6 +71,7 @@ export type {
   LimitHit,
   LostProcess,
   ManagedProcess,
+  NetworkOptions,
   PreparedTool,
   PrepareInput,
   ProcessExit,

@@ -1,9 +1,26 @@
+import type { NetworkGates } from '@toolvisor/launchers'
 import type { EnvdirPermissions } from './internal/envdir-root.js'
 import type { EnvironmentPolicy } from './internal/environment.js'
 import type { LimitsPolicy } from './internal/limits.js'
 import type { OwnPathOption } from './internal/own-paths.js'
 import { DEFAULT_SANDBOX_USER } from './internal/prepare.js'
 import type { Spawner } from './spawner.js'
+
+/** `RuntimeOptions.network`: what enforces a network allow list, and the operator's bounds on tools. */
+export interface NetworkOptions {
+  /** What opens a launch's gate to the network (`@toolvisor/network`'s `networkGates()`). Absent: a tool that declares an allow list does not load. */
+  readonly gates?: NetworkGates
+  /**
+   * toolvisor.json `network.allow`: the names a tool's allow list may name, each of its entries
+   * within one of these (`*.github.com` covers `api.github.com`). Absent: whatever the tool
+   * declares. The operator's own processes (the bash tools) are not bounded by it.
+   */
+  readonly ceiling?: readonly string[]
+  /** toolvisor.json `network.host`: whether a tool may declare `net: host`. Default true. */
+  readonly host?: boolean
+  /** toolvisor.json `network.force`: `none` refuses every tool that declares any network (`host` or an allow list). */
+  readonly force?: 'none'
+}
 
 /** Operator options of the runtime. */
 export interface RuntimeOptions {
@@ -51,6 +68,8 @@ export interface RuntimeOptions {
   readonly orphanGraceMs?: number
   /** Limits a launch gets and the most a tool may declare (decision 0097). Default `HOUSE_LIMITS`, ceilings the defaults. */
   readonly limits?: LimitsPolicy
+  /** The network by name (issue 32, decision 0111): the gates allow lists run through, and the operator's bounds. */
+  readonly network?: NetworkOptions
   /** Output events kept per process (ruling 16). Default 256. */
   readonly ringEvents?: number
   /** The most stdout bytes the events of a process's ring may stand for; older ones are read back from the spill file. Default 4 MiB. */

@@ -88,6 +88,12 @@ export interface StartOptions {
    * that makes terminals (`@toolvisor/launch-native`) runs it; another fails the start, saying so.
    */
   readonly terminal?: TerminalSize
+  /**
+   * Asked when a tool with a network allow list reaches a name the list neither allows nor denies
+   * (the bash tools: an elicitation): `once`, `session` (added to this launch's list) or `deny`.
+   * Absent: refused.
+   */
+  readonly askNetwork?: (host: string, port: number) => Promise<'once' | 'session' | 'deny'>
 }
 
 /** The terminal a process runs on (`StartOptions.terminal`). */
@@ -201,7 +207,7 @@ export interface ManagedProcess {
 }
 
 export type { LostProcess } from '@toolvisor/run-state'
-export type { RuntimeOptions } from './options.js'
+export type { NetworkOptions, RuntimeOptions } from './options.js'
 
 /** The options a runtime may be given without a default: they stay optional once it resolved them. */
 export type UndefaultedRuntimeOption =

@@ -6,6 +6,8 @@ export const BwrapErrorCodes = {
   RELATIVE_PATH: 'BWRAP_ERR_RELATIVE_PATH',
   /** A declared path vanished between load and start; bwrap would abort with "Can't find source path". */
   PATH_MISSING: 'BWRAP_ERR_PATH_MISSING',
+  /** A launch whose policy is a network allow list came without the runtime's network namespace. */
+  NETWORK: 'BWRAP_ERR_NETWORK',
 } as const
 
 /** A bwrap mechanism error code. */

@@ -12,7 +12,7 @@ import type {
   SandboxPolicy,
   SpawnedChild,
 } from '@toolvisor/launchers'
-import { grantFd, Placeholders, pinnedExecutable, protectedTargets } from '@toolvisor/launchers'
+import { grantFd, isAllowList, Placeholders, pinnedExecutable, protectedTargets } from '@toolvisor/launchers'
 import { syscallFilter } from '@toolvisor/syscall-filter'
 import { BwrapError } from './errors.js'
 import type { Mount } from './internal/args.js'
@@ -49,7 +49,9 @@ const ENFORCES: MechanismDescription['enforces'] = {
     'each path bound read-write (--bind) after the tmp mounts; the rest of the tree is read-only (--remount-ro /); ' +
     'files are owned on the host by the user bwrap runs as',
   net:
-    'net: none: a network namespace with only lo (--unshare-net), and socket() of every family EPERM; net: host: ' +
+    'net: none: a network namespace with only lo (--unshare-net), and socket() of every family EPERM; an allow list: ' +
+    "the runtime's network namespace with only lo, where 127.0.0.1:3128 is bridged to toolvisor's proxy (HTTP, CONNECT, " +
+    'SOCKS5), which lets through only the names listed, and published ports bridged from the host loopback; net: host: ' +
     'the host network, socket() only for AF_INET, AF_INET6 and netlink route; always: the syscall allowlist of ' +
     '@toolvisor/syscall-filter (a call not on it ENOSYS; namespaces, mounts, keyrings, bpf, perf_event_open, ' +
     'userfaultfd, ptrace and the other refused families EPERM; clone3 and io_uring ENOSYS; no AF_UNIX socket and ' +
@@ -62,6 +64,7 @@ const ENFORCES: MechanismDescription['enforces'] = {
 }
 
 const GAPS = [
+  'net (an allow list): a program that ignores the proxy variables reaches nothing (no route), and its attempt is not marked: only what reaches the proxy is',
   'no unix socket at all (socket(AF_UNIX) and datagram socketpair() are refused for every tool, so none outside the grants is reachable): a tool that talks to a local daemon by socket cannot run under bwrap',
   'syscalls: only the allowlist (a call not on it is ENOSYS, callers fall back); a tool that needs namespaces, mounts, ptrace, bpf or perf_event_open (a container runtime, a debugger, a profiler) cannot run under bwrap',
   'fs: paths outside the grants are hidden (ENOENT), not denied (EACCES) as under Landlock',
@@ -90,11 +93,12 @@ export function bwrapMechanism(options: BwrapOptions = {}): SandboxMechanism {
 class Bwrap implements SandboxMechanism {
   readonly name = 'bwrap'
   readonly handlesRunAs = false
+  readonly netRoute = 'namespace'
   readonly #requested: string
   #bwrap: string | undefined
   #layout: HostEntry[] | undefined
   readonly #preflights = new Map<string, Promise<PreflightResult>>()
-  readonly #programs = new Map<SandboxPolicy['net'], Uint8Array>()
+  readonly #programs = new Map<'host' | 'none', Uint8Array>()
   /** The placeholders of protected paths that launches of this mechanism have. */
   readonly #placeholders = new Placeholders()
 
@@ -122,6 +126,14 @@ class Bwrap implements SandboxMechanism {
 
   wrap(launch: Launch, policy: SandboxPolicy): Launch {
     checkPaths(policy)
+    // An allow list runs in the runtime's network namespace, bridged to its proxy: never the host's.
+    const net = isAllowList(policy.net) ? 'host' : policy.net
+    if (net !== policy.net && launch.network?.kind !== 'namespace') {
+      throw new BwrapError(
+        'BWRAP_ERR_NETWORK',
+        `the network allow list of ${policy.executable} needs the runtime's network namespace, and this launch has none: not started`,
+      )
+    }
     const extraFds: ExtraFd[] = [...launch.extraFds]
     const targets = protectedTargets(policy, this.#placeholders.held)
     const list = mounts(policy, this.#host(), kindOnHost, protectMounts(targets))
@@ -132,7 +144,7 @@ class Bwrap implements SandboxMechanism {
     })
     const held = this.#placeholders.hold(targets, launch.release)
     const fdArgs = ['--seccomp', String(3 + extraFds.length)]
-    extraFds.push({ kind: 'data', data: this.#program(policy.net) })
+    extraFds.push({ kind: 'data', data: this.#program(net) })
     // The info fd is the last pipe: control() finds it there.
     fdArgs.push('--info-fd', String(3 + extraFds.length))
     extraFds.push({ kind: 'pipe' })
@@ -140,7 +152,7 @@ class Bwrap implements SandboxMechanism {
     const readOnlyRoot = policy.write.includes('/') ? [] : ['--remount-ro', '/']
     const cwd = sandboxCwd(launch.cwd, policy, list)
     const sandbox = [
-      ...namespaceArgs(policy.net, launch.terminal !== undefined),
+      ...namespaceArgs(net, launch.terminal !== undefined),
       ...mountList,
       ...fdArgs,
       '--chdir',
@@ -200,7 +212,7 @@ class Bwrap implements SandboxMechanism {
    * The syscall filter for `net` (ipc: namespaced, bwrap unshares IPC), built once per variant;
    * each launch gets its own copy of the bytes.
    */
-  #program(net: SandboxPolicy['net']): Uint8Array {
+  #program(net: 'host' | 'none'): Uint8Array {
     let program = this.#programs.get(net)
     if (program === undefined) {
       program = syscallFilter({ net, ipc: 'namespaced' })
@@ -220,7 +232,7 @@ class Bwrap implements SandboxMechanism {
   }
 
   /** bwrap's preflight for a network mode and user, run once and remembered. */
-  #check(net: SandboxPolicy['net'], ids: Ids | undefined): Promise<PreflightResult> {
+  #check(net: 'host' | 'none', ids: Ids | undefined): Promise<PreflightResult> {
     const key = `${net}:${ids === undefined ? 'self' : `${ids.uid}:${ids.gid}`}`
     let result = this.#preflights.get(key)
     if (result === undefined) {

@@ -53,7 +53,7 @@ class Landlock implements SandboxMechanism {
   #minimum: ExecMinimum | undefined
   /** The placeholders of protected paths that launches of this mechanism have (the launcher makes them). */
   readonly #placeholders = new Placeholders()
-  readonly #programs = new Map<SandboxPolicy['net'], Uint8Array>()
+  readonly #programs = new Map<'host' | 'none', Uint8Array>()
 
   constructor(launcher: string) {
     this.#launcher = launcher
@@ -64,7 +64,7 @@ class Landlock implements SandboxMechanism {
     const refused = refusal(policy, runAs, found, process.geteuid?.(), this.#exec())
     if (!refused.ok || !found.available) return refused
     const args = launcherArgs(policy, runAs, found, this.#exec())
-    return preflight(found.launcher, args, policy, this.#program(policy.net))
+    return preflight(found.launcher, args, policy, this.#program(policy.net === 'none' ? 'none' : 'host'))
   }
 
   wrap(launch: Launch, policy: SandboxPolicy, runAs: RunAsTarget | undefined): Launch {
@@ -97,7 +97,7 @@ class Landlock implements SandboxMechanism {
     const execFd = stage === undefined ? [] : ['--exec-fd', String(stage)]
     // The filter travels like bwrap's --seccomp program: a data descriptor the launcher reads whole.
     const seccompFd = ['--seccomp-fd', String(3 + extraFds.length)]
-    extraFds.push({ kind: 'data', data: this.#program(policy.net) })
+    extraFds.push({ kind: 'data', data: this.#program(policy.net === 'none' ? 'none' : 'host') })
     return {
       ...launch,
       file: found.launcher,
@@ -125,7 +125,7 @@ class Landlock implements SandboxMechanism {
    * The syscall filter for `net` (ipc: host, Landlock has no IPC namespace), built once per
    * variant; each launch gets its own copy of the bytes.
    */
-  #program(net: SandboxPolicy['net']): Uint8Array {
+  #program(net: 'host' | 'none'): Uint8Array {
     let program = this.#programs.get(net)
     if (program === undefined) {
       program = syscallFilter({ net, ipc: 'host' })

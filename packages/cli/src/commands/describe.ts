@@ -154,7 +154,7 @@ function describeLines(
     const { policy, mechanism } = prepared.sandbox
     lines.push(
       '',
-      `sandbox: ${mechanism.name}; read ${visibleJson(policy.read)}, write ${visibleJson(policy.write)}, net ${policy.net}, tmp ${policy.tmp}`,
+      `sandbox: ${mechanism.name}; read ${visibleJson(policy.read)}, write ${visibleJson(policy.write)}, net ${typeof policy.net === 'string' ? policy.net : `allow ${visibleJson(policy.net.allow)}, deny ${visibleJson(policy.net.deny)}, publish ${JSON.stringify(policy.net.publish)}`}, tmp ${policy.tmp}`,
     )
   }
   if (prepared.runAs) {

@@ -20,10 +20,17 @@ function sandboxOf(raw: NonNullable<RawRuntime['sandbox']>): SandboxDeclaration 
   if (raw.tmp !== undefined) declared.push('tmp')
   return {
     fs: { read: raw.fs?.read ?? [], write: raw.fs?.write ?? [] },
-    net: raw.net ?? 'host',
+    net: netOf(raw.net),
     tmp: raw.tmp ?? 'shared',
     declared,
   }
+}
+
+/** `net` with an allow list's absent parts empty. */
+function netOf(raw: NonNullable<RawRuntime['sandbox']>['net']): SandboxDeclaration['net'] {
+  if (raw === undefined) return 'host'
+  if (typeof raw === 'string') return raw
+  return { allow: raw.allow ?? [], deny: raw.deny ?? [], publish: [...new Set(raw.publish ?? [])] }
 }
 
 function timeoutOf(raw: RawRuntime['timeout']): TimeoutSpec {

@@ -181,6 +181,35 @@ const cancel = z.unknown().transform((value, ctx): CancelSpec => {
 
 const nonEmpty = z.string().min(1)
 
+/** An entry of a network list: its shape only; the runtime's network gates parse it at load. */
+const netEntry = refined((value) =>
+  value.length > 0 && value.length <= 261 && !/[\s\u0000-\u001f\u007f/]/.test(value)
+    ? undefined
+    : `expected a name, "*.name" or an address, with an optional ":port" (no spaces, no "/", at most 261 characters); got ${show(value)}`,
+)
+
+const netList = z
+  .object({
+    allow: z.array(netEntry).max(256).optional(),
+    deny: z.array(netEntry).max(256).optional(),
+    publish: z.array(z.number().int().min(1).max(65535)).max(32).optional(),
+  })
+  .strict()
+
+/** `net`: `host`, `none`, or an allow list through toolvisor's proxy (issue 32). */
+const net = z.unknown().transform((value, ctx): 'host' | 'none' | z.infer<typeof netList> => {
+  if (value === 'host' || value === 'none') return value
+  if (isPlainObject(value)) {
+    const list = netList.safeParse(value)
+    if (list.success) return list.data
+    for (const issue of list.error.issues) ctx.addIssue({ ...issue, code: 'custom', path: issue.path })
+    return z.NEVER
+  }
+  const message = `expected one of host, none, or an allow list {"allow": [...], "deny": [...], "publish": [...]}; got ${show(value)}`
+  ctx.addIssue({ code: 'custom', message, input: value })
+  return z.NEVER
+})
+
 const runtimeSchema = z.object({
   run_as: z.object({ user: nonEmpty, group: nonEmpty.optional() }).optional(),
   sandbox: z
@@ -188,7 +217,7 @@ const runtimeSchema = z.object({
       fs: z
         .object({ read: z.array(sandboxPath).optional(), write: z.array(sandboxPath).optional() })
         .optional(),
-      net: z.enum(['host', 'none']).optional(),
+      net: net.optional(),
       tmp: z.enum(['shared', 'private']).optional(),
     })
     .optional(),

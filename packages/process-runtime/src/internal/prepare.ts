@@ -66,7 +66,9 @@ export async function prepareTool(
     : declared.runAs
   const account = target === undefined ? undefined : await accountOf(target, sandboxUser, fail)
   const sandbox =
-    declared.sandbox === undefined ? undefined : await sandboxOf(input, target, account, context, fail)
+    declared.sandbox === undefined
+      ? undefined
+      : await sandboxOf(input, target, account, context, fail, declaredBy)
   let runAs: PreparedTool['runAs']
   if (target !== undefined) {
     // The sandbox user needs no --run-as: choosing a sandbox as root is the opt-in.
@@ -140,6 +142,7 @@ async function sandboxOf(
   account: Account | undefined,
   context: PrepareContext,
   fail: Fail,
+  declaredBy: 'tool' | 'operator',
 ): Promise<NonNullable<PreparedTool['sandbox']>> {
   const declared = input.runtime
   const name = context.options.sandbox
@@ -151,6 +154,7 @@ async function sandboxOf(
     )
   }
   const resolved = resolvePolicy(input, declared.sandbox!, declared.runAs !== undefined, fail)
+  checkNetwork(resolved.net, context.options, declaredBy, fail)
   refuseOwn(resolved, context.own, input.ownPaths ?? 'refuse', fail)
   const user = account ?? selfAccount()
   const own = await reachableOwn(user, context.own)
@@ -162,6 +166,52 @@ async function sandboxOf(
   }
   const mechanism = await chooseMechanism(name as string, policy, target, context.launchers, fail)
   return { mechanism, policy }
+}
+
+/**
+ * A tool's network against the operator's bounds, and an allow list against what can enforce it
+ * (decision 0111): refused at load, naming the field, never run with more network than declared.
+ */
+function checkNetwork(
+  net: SandboxPolicy['net'],
+  options: RuntimeOptions,
+  declaredBy: 'tool' | 'operator',
+  fail: Fail,
+) {
+  const bounds = options.network ?? {}
+  const field = '$.runtime.sandbox.net'
+  if (net === 'none') return
+  if (declaredBy === 'tool' && bounds.force === 'none')
+    fail(
+      'RUNTIME_ERR_SANDBOX',
+      field,
+      'the operator allows tools no network (toolvisor.json network.force "none")',
+    )
+  if (net === 'host') {
+    if (declaredBy === 'tool' && bounds.host === false)
+      fail(
+        'RUNTIME_ERR_SANDBOX',
+        field,
+        'the operator does not let tools have the host network (toolvisor.json network.host false): declare an allow list',
+      )
+    return
+  }
+  const gates = bounds.gates
+  if (gates === undefined)
+    fail(
+      'RUNTIME_ERR_SANDBOX',
+      field,
+      'an allow list needs the network gates (@toolvisor/network), and this runtime was composed without them',
+    )
+  const facts = gates.facts()
+  if (!facts.available)
+    fail(
+      'RUNTIME_ERR_SANDBOX',
+      field,
+      `an allow list cannot be enforced here: ${facts.reason} (fix: ${facts.fix})`,
+    )
+  const refused = gates.check(net, declaredBy === 'tool' ? bounds.ceiling : undefined)
+  if (refused !== undefined) fail('RUNTIME_ERR_SANDBOX', `${field}.${refused.field}`, refused.reason)
 }
 
 function envdirOf(name: string, context: PrepareContext, fail: Fail): string {

@@ -2,8 +2,8 @@ import { mkdirSync } from 'node:fs'
 import type { Readable, Writable } from 'node:stream'
 import type { CgroupLimits, Tree } from '@toolvisor/containment'
 import type { InputSpec } from '@toolvisor/describe-v2'
-import type { Launch, ProcessControl, TerminalSize } from '@toolvisor/launchers'
-import { RuntimeError } from '@toolvisor/launchers'
+import type { Launch, NetworkGate, ProcessControl, TerminalSize } from '@toolvisor/launchers'
+import { isAllowList, RuntimeError } from '@toolvisor/launchers'
 import { bulkStdout } from '@toolvisor/process-output'
 import type { SpillLedger, SweepUrgency } from '@toolvisor/run-state'
 import { MARKER_VARIABLE, type RunState } from '@toolvisor/run-state'
@@ -55,6 +55,8 @@ export interface Launched {
   readonly release?: () => void
   /** Its cgroup tree, when it has one. */
   readonly tree?: ProcessTree
+  /** Its gate to the network, when its policy is an allow list (closed by the process when it ends). */
+  readonly gate?: NetworkGate
 }
 
 /**
@@ -66,30 +68,41 @@ export interface Launched {
 export async function launchProcess(
   id: string,
   start: StartOptions,
-  host: Pick<ProcessHost, 'state' | 'execHelper' | 'spawner' | 'tree' | 'defaultLimits'>,
+  host: Pick<ProcessHost, 'options' | 'state' | 'execHelper' | 'spawner' | 'tree' | 'defaultLimits'>,
 ): Promise<Launched> {
   const { tool } = start
   if (start.terminal) checkSize(start.terminal)
   if (tool.rundir !== undefined) ensureRundir(tool.rundir)
+  const gate = await gateOf(id, start, host)
   const env = buildEnvironment(tool, start.env, start.context, [MARKER_VARIABLE, host.state.marker(id)])
   const base: Launch = {
     file: tool.path,
     args: [...start.argv],
-    env,
+    // The proxy's variables win over the tool's own: they are how it reaches anything at all.
+    env: gate ? { ...env, ...gate.env } : env,
     cwd: workingDirectory(tool, start.cwd),
     extraFds: [],
     // Set before the mechanisms wrap it: each keeps it, and one may launch differently on a terminal.
     ...(start.terminal ? { terminal: start.terminal } : {}),
+    ...(gate ? { network: gate.route } : {}),
   }
-  const assembled = assemble(tool, base, host.execHelper)
+  let assembled: ReturnType<typeof assemble>
+  try {
+    assembled = assemble(tool, base, host.execHelper)
+  } catch (error) {
+    void gate?.close()
+    throw error
+  }
   const { status } = assembled
   const limits = tool.limits ?? host.defaultLimits
   const { spawner } = host
   // The tree is made, its limits written, before anything is spawned: the launch joins it first.
   // Only a spawner that places a child in its cgroups before its exec gets one.
   const cgroups = spawner.placement?.() === undefined ? undefined : await treeOf(host, id, limits)
+  // The network namespace holds the whole launch, wrappers and all (decision 0111).
+  const enclosed = gate ? gate.enclose(assembled.launch) : assembled.launch
   const launch: Launch = {
-    ...assembled.launch,
+    ...enclosed,
     ...(cgroups?.bornIn !== undefined ? { cgroupDir: cgroups.bornIn } : {}),
     ...(cgroups ? { cgroups: cgroups.procsFiles() } : {}),
     ...(limits.rlimits.length > 0 ? { rlimits: limits.rlimits } : {}),
@@ -103,6 +116,7 @@ export async function launchProcess(
     .catch((error: unknown) => {
       launch.release?.()
       cgroups?.remove()
+      void gate?.close()
       throw error
     })
   const control =
@@ -116,6 +130,43 @@ export async function launchProcess(
     ...(statusPipe ? { status: statusPipe } : {}),
     ...(launch.release ? { release: launch.release } : {}),
     ...(cgroups ? { tree: new ProcessTree(cgroups, limits) } : {}),
+    ...(gate ? { gate } : {}),
+  }
+}
+
+/**
+ * The gate of a launch whose policy is an allow list (decision 0111), opened before anything is
+ * spawned; a launch that cannot have one is not started (never one with the host's network).
+ */
+async function gateOf(
+  id: string,
+  start: StartOptions,
+  host: Pick<ProcessHost, 'options'>,
+): Promise<NetworkGate | undefined> {
+  const sandbox = start.tool.sandbox
+  if (sandbox === undefined || !isAllowList(sandbox.policy.net)) return undefined
+  const gates = host.options.network?.gates
+  const route = sandbox.mechanism.netRoute
+  if (gates === undefined || route === undefined) {
+    const why =
+      gates === undefined ? 'no network gates in this runtime' : `${sandbox.mechanism.name} cannot confine it`
+    throw new RuntimeError(
+      'RUNTIME_ERR_SPAWN_FAILED',
+      `cannot enforce the network allow list: ${why}; nothing was started`,
+    )
+  }
+  try {
+    return await gates.open({
+      id,
+      list: sandbox.policy.net,
+      route,
+      ...(start.askNetwork ? { ask: start.askNetwork } : {}),
+    })
+  } catch (error) {
+    throw new RuntimeError(
+      'RUNTIME_ERR_SPAWN_FAILED',
+      `cannot open the network gate: ${(error as Error).message}; nothing was started`,
+    )
   }
 }
 

@@ -20,6 +20,7 @@ import {
   wireStdin,
   writeEvent,
 } from './process-launch.js'
+import { ProcessNetwork } from './process-network.js'
 import { processTerminal, recordingOf } from './process-terminal.js'
 import { cancelSequence, ProcessTimers } from './process-timers.js'
 import { cleanUp, exitOf, type ProcessTree } from './process-tree.js'
@@ -48,6 +49,7 @@ export class ToolProcess implements ManagedProcess {
   #execStatus: Readable | undefined
   #control: ProcessControl | undefined
   #tree: ProcessTree | undefined
+  #network: ProcessNetwork | undefined
   #lifecycle: Lifecycle = { status: 'starting' }
   #stdinEvents = 0
   #ready = false
@@ -128,7 +130,8 @@ export class ToolProcess implements ManagedProcess {
   }
 
   usage(): TreeUsage {
-    return { ...this.#tree?.usage(), spillBytes: this.output.spillBytes() }
+    const network = this.#network?.usage()
+    return { ...this.#tree?.usage(), spillBytes: this.output.spillBytes(), ...(network ? { network } : {}) }
   }
 
   async write(event: unknown): Promise<void> {
@@ -179,6 +182,8 @@ export class ToolProcess implements ManagedProcess {
     // A launch that throws fails the start (the constructor's catch of `launched`).
     const launched = await launchProcess(this.id, this.#start, this.#host)
     const { child } = launched
+    if (launched.gate)
+      this.#lifetime.signal.addEventListener('abort', () => void launched.gate?.close(), { once: true })
     this.#child = child
     if (launched.release) this.#lifetime.signal.addEventListener('abort', launched.release, { once: true })
     let spawnError: Error | undefined
@@ -194,6 +199,8 @@ export class ToolProcess implements ManagedProcess {
     this.#host.state.track(this.id, child.pid, this.tool)
     this.#control = launched.control
     this.#tree = launched.tree
+    if (launched.gate)
+      this.#network = new ProcessNetwork(launched.gate, (text) => this.output.pushStderr(Buffer.from(text)))
     this.#execStatus = launched.status
     if (launched.status) {
       watchExec(launched.status, this.#start.tool.path, (why) => {
@@ -243,6 +250,7 @@ export class ToolProcess implements ManagedProcess {
     signalGroup(child.pid, 'SIGKILL')
     const pipes = [drained(child.stdout), drained(child.stderr), drained(this.#execStatus)]
     await cleanUp(this.#tree, (urgency) => this.#host.sweep(this, urgency), pipes)
+    await this.#network?.close()
     if (limit?.field === 'pids') this.output.pushStderr(Buffer.from(`\n[toolvisor: ${limit.why}]\n`))
     this.output.end()
     await this.output.drained() // the exit is told once the spill files hold everything

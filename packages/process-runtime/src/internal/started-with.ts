@@ -3,6 +3,7 @@
  * resolved (which user, which envdir)"): what `processes status` shows of a handle or a task.
  */
 
+import type { NetPolicy } from '@toolvisor/launchers'
 import { selfAccount } from '@toolvisor/run-as'
 import type { PreparedTool } from '../types.js'
 import type { AppliedLimits } from './limits.js'
@@ -21,7 +22,7 @@ export interface StartedWith {
     readonly mechanism: string
     readonly read: readonly string[]
     readonly write: readonly string[]
-    readonly net: 'host' | 'none'
+    readonly net: NetPolicy
     readonly tmp: string
   }
   /** The limits in force for its tree (decision 0097), when any. */

@@ -9,7 +9,7 @@ import { kindOnHost, ownMounts, type PathKind } from './own.js'
  * bwrap: as root it is what stops a tool from remounting a read-only bind writable; when bwrap runs
  * as the sandbox or run_as user it changes nothing, except when that user is root.
  */
-export function namespaceArgs(net: SandboxPolicy['net'], terminal = false): string[] {
+export function namespaceArgs(net: 'host' | 'none', terminal = false): string[] {
   return [
     '--unshare-user',
     '--disable-userns',

@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process'
 import type { Writable } from 'node:stream'
 import { promisify } from 'node:util'
-import type { RunAsTarget, SandboxPolicy } from '@toolvisor/launchers'
+import type { RunAsTarget } from '@toolvisor/launchers'
 import { syscallFilter } from '@toolvisor/syscall-filter'
 import { baseMounts, mountArgs, namespaceArgs } from './args.js'
 import type { HostEntry } from './host.js'
@@ -28,7 +28,7 @@ const PREFLIGHT_TIMEOUT_MS = 10_000
 export function preflight(
   bwrap: string,
   layout: readonly HostEntry[],
-  net: SandboxPolicy['net'],
+  net: 'host' | 'none',
   ids: Ids | undefined,
 ): Promise<PreflightResult> {
   const args = [

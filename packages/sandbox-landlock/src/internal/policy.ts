@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs'
 import type { ProtectedTarget, Qualification, RunAsTarget, SandboxPolicy } from '@toolvisor/launchers'
+import { isAllowList } from '@toolvisor/launchers'
 import type { LauncherStatus, PidNamespace } from './launcher.js'
 
 /** The Landlock ABI from which TCP bind and connect can be denied (a second wall under `net: none`). */
@@ -242,6 +243,15 @@ export function refusal(
       field: 'tmp',
       reason: 'a private /tmp needs a mount namespace, which Landlock does not have',
       fix: `${otherMechanism}, or declare tmp: shared`,
+    }
+  }
+  if (isAllowList(policy.net)) {
+    return {
+      ok: false,
+      field: 'net',
+      reason:
+        "a network allow list needs a network namespace bridged to toolvisor's proxy, which this mechanism does not make (decision 0111)",
+      fix: `${otherMechanism}, or declare net: host or none`,
     }
   }
   // Landlock rules add up and none can take a right back below a grant: a write grant above

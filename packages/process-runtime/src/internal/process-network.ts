@@ -1,0 +1,51 @@
+import type { TreeUsage } from '@toolvisor/containment'
+import type { NetworkGate } from '@toolvisor/launchers'
+
+/** The most distinct refusals marked in a process's stderr. */
+const MAX_NET_MARKERS = 20
+
+type NetUsage = NonNullable<TreeUsage['network']>
+
+/**
+ * A process's gate to the network (decision 0111), seen from the process: each refused
+ * connection marked in its stderr as it happens, once per name and reason (`[network: blocked
+ * example.com:443, not in the allow list]`), so that every surface that shows stderr (results,
+ * bash output, mail, the operator page) shows it; its accounts, live and once closed.
+ */
+export class ProcessNetwork {
+  #gate: NetworkGate | undefined
+  #last: NetUsage
+  readonly #marked = new Set<string>()
+
+  constructor(gate: NetworkGate, mark: (text: string) => void) {
+    this.#gate = gate
+    this.#last = usageOf(gate)
+    gate.onDenied((denial) => {
+      const key = `${denial.host}:${denial.port} ${denial.reason}`
+      if (this.#gate === undefined || this.#marked.has(key)) return
+      this.#marked.add(key)
+      if (this.#marked.size <= MAX_NET_MARKERS) mark(`\n${denial.marker}\n`)
+      else if (this.#marked.size === MAX_NET_MARKERS + 1)
+        mark('\n[network: more connections blocked; processes status counts them]\n')
+    })
+  }
+
+  /** Its accounts now, or as they were when the gate closed. */
+  usage(): NetUsage {
+    return this.#gate ? usageOf(this.#gate) : this.#last
+  }
+
+  /** Closes the gate (the tree's connections are gone by now), keeping its last accounts. Idempotent. */
+  async close(): Promise<void> {
+    const gate = this.#gate
+    if (gate === undefined) return
+    this.#last = usageOf(gate)
+    this.#gate = undefined
+    await gate.close().catch(() => {})
+  }
+}
+
+function usageOf(gate: NetworkGate): NetUsage {
+  const { connections, bytesIn, bytesOut, denied } = gate.report()
+  return { connections, bytesIn, bytesOut, denied }
+}
