@@ -4,8 +4,8 @@
  * its own, or (where none can be made) a child subreaper that kills what the tool left.
  *
  *   landlock-launcher --seccomp-fd FD [--expect-abi N] [--ro PATH]... [--rw PATH]... [--ro-fd FD]...
- *                     [--rw-fd FD]... [--exec-fd FD] [--deny-tcp] [--user NAME[:GROUP]]
- *                     [--pid-ns [--ro-over PATH]... [--null-over PATH]... [--null-dir-over PATH]...]
+ *                     [--rw-fd FD]... [--exec-fd FD] [--deny-tcp | [--tcp-connect PORT]... [--tcp-bind PORT]...]
+ *                     [--user NAME[:GROUP]] [--pid-ns [--ro-over PATH]... [--null-over PATH]... [--null-dir-over PATH]...]
  *                     -- CMD [ARGS...]
  *   landlock-launcher --abi        prints the Landlock ABI (0 when Landlock is missing)
  *   landlock-launcher --features   one "name value" line per feature: "abi N", then "pid-ns yes" or
@@ -20,6 +20,11 @@
  * qualified at load (a grant swapped for a symlink is refused there); the descriptor is closed.
  * --exec-fd: allow reading and executing the file behind that descriptor (the final exec stage
  * runs from /proc/self/fd/FD); it stays open for that exec.
+ * --deny-tcp: TCP bind and connect handled with no port rule, so every port is denied (ABI >= 4).
+ * --tcp-connect PORT, --tcp-bind PORT (each repeatable, PORT 1..65535; not with --deny-tcp): TCP
+ * bind and connect handled, and one port rule per flag allowing connect (a network allow list's
+ * proxy) or bind (a published port) on that port, whatever the address: Landlock rules are per
+ * port. Every other port is denied (EACCES). Needs ABI >= 4: refused (125) below, never ignored.
  * --pid-ns: the tool runs in new pid, mount and IPC namespaces (and a user namespace mapping only
  * the caller's own ids when the caller is not privileged); refused (125) when they cannot be made,
  * so what runs is what was qualified. Without it the subreaper is used (no namespace is tried: one
@@ -118,8 +123,15 @@ struct ll_path_beneath_attr {
   int32_t parent_fd;
 } __attribute__((packed));
 
+/* struct landlock_net_port_attr (ABI 4): the port in host endianness. */
+struct ll_net_port_attr {
+  uint64_t allowed_access;
+  uint64_t port;
+} __attribute__((packed));
+
 #define LL_CREATE_RULESET_VERSION (1U << 0)
 #define LL_RULE_PATH_BENEATH 1
+#define LL_RULE_NET_PORT 2 /* ABI 4 */
 
 #define FS_EXECUTE (1ULL << 0)
 #define FS_WRITE_FILE (1ULL << 1)
@@ -219,6 +231,26 @@ static void add_fd_rule(int ruleset, const char *flag, const char *what, int fd,
   if (syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &rule, 0) != 0) {
     fail_on(flag, what, errno, NULL);
   }
+}
+
+/* A TCP port given to `flag`: digits only, 1..65535. */
+static uint64_t tcp_port(const char *flag, const char *text) {
+  char *end;
+  long n;
+  errno = 0;
+  n = strtol(text, &end, 10);
+  if (text[0] < '0' || text[0] > '9' || errno != 0 || *end != '\0' || n < 1 || n > 65535) {
+    fail_on(flag, text, 0, "not a TCP port (1..65535)");
+  }
+  return (uint64_t)n;
+}
+
+/* Allows `access` (connect or bind) on the TCP port given to `flag`. */
+static void add_port_rule(int ruleset, const char *flag, const char *text, uint64_t access) {
+  struct ll_net_port_attr rule;
+  rule.allowed_access = access;
+  rule.port = tcp_port(flag, text);
+  if (syscall(__NR_landlock_add_rule, ruleset, LL_RULE_NET_PORT, &rule, 0) != 0) fail_on(flag, text, errno, NULL);
 }
 
 /* A descriptor number given to `flag`; it must be open. */
@@ -1089,6 +1121,7 @@ static int features(long max_abi) {
 int main(int argc, char **argv) {
   const char *missing_why = "unknown";
   int abi, deny_tcp = 0, i, overs = 0;
+  const char *tcp_rule = NULL; /* the first --tcp-connect or --tcp-bind, for its refusal */
   long max_abi = -1, expect_abi = -1;
   static struct filter filter;
   struct ll_ruleset_attr attr;
@@ -1120,7 +1153,8 @@ int main(int argc, char **argv) {
     }
     if (strcmp(a, "--ro") == 0 || strcmp(a, "--rw") == 0 || strcmp(a, "--user") == 0 ||
         strcmp(a, "--ro-fd") == 0 || strcmp(a, "--rw-fd") == 0 || strcmp(a, "--exec-fd") == 0 ||
-        strcmp(a, "--expect-abi") == 0 || strcmp(a, "--seccomp-fd") == 0 || is_over(a)) {
+        strcmp(a, "--expect-abi") == 0 || strcmp(a, "--seccomp-fd") == 0 || is_over(a) ||
+        strcmp(a, "--tcp-connect") == 0 || strcmp(a, "--tcp-bind") == 0) {
       if (i + 1 >= argc) fail(a, "missing value");
       if (argv[i + 1][0] == '\0') fail(a, "empty value");
       if (strcmp(a, "--user") == 0) {
@@ -1133,6 +1167,9 @@ int main(int argc, char **argv) {
         plan.seccomp_fd = argv[i + 1];
       } else if (strcmp(a, "--ro-fd") == 0 || strcmp(a, "--rw-fd") == 0 || strcmp(a, "--exec-fd") == 0) {
         descriptor(a, argv[i + 1]);
+      } else if (strcmp(a, "--tcp-connect") == 0 || strcmp(a, "--tcp-bind") == 0) {
+        tcp_port(a, argv[i + 1]);
+        if (tcp_rule == NULL) tcp_rule = a;
       } else if (is_over(a)) {
         if (argv[i + 1][0] != '/') fail_on(a, argv[i + 1], 0, "not an absolute path");
         overs = i;
@@ -1150,6 +1187,8 @@ int main(int argc, char **argv) {
   if (plan.cmd < 0) fail("usage", "missing -- before the command");
   if (plan.cmd >= argc) fail("usage", "missing command after --");
   if (overs > 0 && !plan.pid_ns) fail(argv[overs], "needs the mount namespace of --pid-ns");
+  /* --deny-tcp denies every port; a port rule beside it would quietly allow one. */
+  if (deny_tcp && tcp_rule != NULL) fail("--deny-tcp", "cannot be given with --tcp-connect or --tcp-bind");
 #ifndef SECCOMP_ARCH_SUPPORTED
   fail("seccomp", "no filter for this architecture (x86_64 and little-endian aarch64 only)");
 #endif
@@ -1170,10 +1209,16 @@ int main(int argc, char **argv) {
     snprintf(why, sizeof why, "needs Landlock ABI >= 4, this kernel has ABI %d", abi);
     fail("--deny-tcp", why);
   }
+  if (tcp_rule != NULL && abi < 4) {
+    char why[96];
+    snprintf(why, sizeof why, "needs Landlock ABI >= 4, this kernel has ABI %d", abi);
+    fail(tcp_rule, why);
+  }
 
   memset(&attr, 0, sizeof attr);
   attr.handled_access_fs = fs_rights(abi);
-  if (deny_tcp) attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP; /* no port rule: all denied */
+  /* --deny-tcp: no port rule, every port denied; --tcp-connect/--tcp-bind: only their ports allowed. */
+  if (deny_tcp || tcp_rule != NULL) attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP;
   if (abi >= 6) attr.scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL;
   /* Older kernels accept the larger struct as long as the fields they do not know are zero. */
   plan.ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
@@ -1209,6 +1254,9 @@ int main(int argc, char **argv) {
         note_proc_rule(&plan, fd, NULL, access);
         close(fd);
       }
+    } else if (strcmp(a, "--tcp-connect") == 0 || strcmp(a, "--tcp-bind") == 0) {
+      const char *port = argv[++i];
+      add_port_rule(plan.ruleset, a, port, strcmp(a, "--tcp-connect") == 0 ? NET_CONNECT_TCP : NET_BIND_TCP);
     } else if (strcmp(a, "--user") == 0 || strcmp(a, "--expect-abi") == 0 || strcmp(a, "--seccomp-fd") == 0 ||
                is_over(a)) {
       i++;

@@ -6,6 +6,8 @@ export const LandlockErrorCodes = {
   UNAVAILABLE: 'LANDLOCK_ERR_UNAVAILABLE',
   /** `wrap` was asked for a policy a field of which Landlock cannot honour here; `qualify` refuses the same. */
   REFUSED: 'LANDLOCK_ERR_REFUSED',
+  /** `wrap` was asked for a policy with a network allow list and a launch without the proxy's port (`Launch.network` of kind `port`). */
+  NETWORK: 'LANDLOCK_ERR_NETWORK',
 } as const
 
 /** A code of this package. */

@@ -254,6 +254,7 @@ export async function killStarted(): Promise<number[]> {
 export const filters = {
   host: syscallFilter({ net: 'host', ipc: 'host' }),
   none: syscallFilter({ net: 'none', ipc: 'host' }),
+  stream: syscallFilter({ net: 'stream', ipc: 'host' }),
 }
 
 /** A program that allows every call (one `ret ALLOW`): for tests of a wall behind the filter. */

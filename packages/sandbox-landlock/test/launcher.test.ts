@@ -112,6 +112,21 @@ describe('fails closed with 125 and one line', () => {
     [['--ro', '/usr'], 'toolvisor-landlock: usage: missing -- before the command\n'],
     [['--ro', '/usr', '--'], 'toolvisor-landlock: usage: missing command after --\n'],
     [['--user', 'a', '--user', 'b', '--', 'true'], 'toolvisor-landlock: --user: given twice\n'],
+    [['--tcp-connect'], 'toolvisor-landlock: --tcp-connect: missing value\n'],
+    [
+      ['--tcp-connect', '0', '--', 'true'],
+      'toolvisor-landlock: --tcp-connect 0: not a TCP port (1..65535)\n',
+    ],
+    [
+      ['--tcp-bind', '65536', '--', 'true'],
+      'toolvisor-landlock: --tcp-bind 65536: not a TCP port (1..65535)\n',
+    ],
+    [['--tcp-bind', ' 80', '--', 'true'], 'toolvisor-landlock: --tcp-bind  80: not a TCP port (1..65535)\n'],
+    [['--tcp-bind', '80x', '--', 'true'], 'toolvisor-landlock: --tcp-bind 80x: not a TCP port (1..65535)\n'],
+    [
+      ['--deny-tcp', '--tcp-connect', '80', '--', 'true'],
+      'toolvisor-landlock: --deny-tcp: cannot be given with --tcp-connect or --tcp-bind\n',
+    ],
   ])('%j', async (args, stderr) => {
     expect(await launch(args)).toEqual({ code: 125, signal: null, stdout: '', stderr })
   })
@@ -135,6 +150,17 @@ describe('fails closed with 125 and one line', () => {
       signal: null,
       stdout: '',
       stderr: 'toolvisor-landlock: --deny-tcp: needs Landlock ABI >= 4, this kernel has ABI 3\n',
+    })
+  })
+
+  it('--tcp-connect and --tcp-bind at ABI 3 (--max-abi 3): never run with TCP open', async () => {
+    expect(
+      await launch(['--max-abi', '3', ...base, '--tcp-bind', '3000', '--tcp-connect', '80', '--', 'true']),
+    ).toEqual({
+      code: 125,
+      signal: null,
+      stdout: '',
+      stderr: 'toolvisor-landlock: --tcp-bind: needs Landlock ABI >= 4, this kernel has ABI 3\n',
     })
   })
 
@@ -200,6 +226,8 @@ describe('exec failures', () => {
 describe('network', () => {
   let tcp: Server
   let tcpPort = 0
+  let other: Server
+  let otherPort = 0
   let udp: UdpSink
   let udpPort = 0
   let unixDir = ''
@@ -209,6 +237,9 @@ describe('network', () => {
     tcp = createServer((s) => s.end())
     await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r))
     tcpPort = (tcp.address() as { port: number }).port
+    other = createServer((s) => s.end())
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r))
+    otherPort = (other.address() as { port: number }).port
     udp = await udpSink()
     udpPort = udp.port
     unixDir = tempDir()
@@ -217,6 +248,7 @@ describe('network', () => {
   })
   afterAll(async () => {
     await new Promise((r) => tcp.close(r))
+    await new Promise((r) => other.close(r))
     await new Promise((r) => unixServer.close(r))
     await udp.close()
   })
@@ -245,6 +277,28 @@ describe('network', () => {
   it('--deny-tcp with the net: none program: TCP and UDP are EPERM, the unix socket too: no socket at all', async () => {
     expect(await probe(['--ro', unixDir, '--deny-tcp'], ops(), [], 'none')).toEqual({
       tcp: 'EPERM',
+      udp: 'EPERM',
+      unix: 'EPERM',
+    })
+    expect(await received()).toBe(0)
+  })
+
+  it('--tcp-connect P: TCP to P only, another port EACCES; UDP still gets out with the host program', async () => {
+    const both = [...ops(), ['other', 'tcp', otherPort]]
+    expect(await probe(['--tcp-connect', String(tcpPort)], both)).toEqual({
+      tcp: 'ok',
+      other: 'EACCES',
+      udp: 'ok',
+      unix: 'EPERM',
+    })
+    expect(await received()).toBe(1)
+  })
+
+  it('--tcp-connect P with the stream program (a network allow list): TCP to P only, no UDP, no unix socket', async () => {
+    const both = [...ops(), ['other', 'tcp', otherPort]]
+    expect(await probe(['--tcp-connect', String(tcpPort)], both, [], 'stream')).toEqual({
+      tcp: 'ok',
+      other: 'EACCES',
       udp: 'EPERM',
       unix: 'EPERM',
     })

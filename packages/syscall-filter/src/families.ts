@@ -34,9 +34,9 @@ const words = (text: string): readonly string[] => text.trim().split(/\s+/)
 /** What each argument rule lets through (for the docs; `arguments.ts` holds the program). */
 export const ARGUMENT_RULES: Readonly<Record<ArgumentRule, string>> = {
   socket:
-    'AF_UNIX EPERM always; net none: every family EPERM; net host: AF_INET, AF_INET6, and AF_NETLINK with NETLINK_ROUTE, the rest EPERM',
+    'AF_UNIX EPERM always; net none: every family EPERM; net host: AF_INET, AF_INET6, and AF_NETLINK with NETLINK_ROUTE, the rest EPERM; net stream: AF_INET and AF_INET6 with SOCK_STREAM (type & 0xf) and protocol 0 or IPPROTO_TCP, the rest EPERM',
   socketpair:
-    'AF_UNIX with SOCK_STREAM or SOCK_SEQPACKET (type & 0xf; SOCK_NONBLOCK and SOCK_CLOEXEC above it); SOCK_DGRAM and the rest EPERM; other families as socket()',
+    'AF_UNIX with SOCK_STREAM or SOCK_SEQPACKET (type & 0xf; SOCK_NONBLOCK and SOCK_CLOEXEC above it); SOCK_DGRAM and the rest EPERM; other families as socket() under net host, else EPERM',
   clone:
     'EPERM when flags (arg 0) hold CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID or NEWNET; else allowed',
   unshare: 'EPERM when flags hold a namespace flag (the clone ones and CLONE_NEWTIME); else allowed',
@@ -130,7 +130,7 @@ export const SYSCALL_FAMILIES: readonly Family[] = [
   {
     name: 'socket',
     rule: 'socket',
-    why: 'a unix socket reaches by path or abstract name past the grants (and the host abstract namespace under net host); net none is a second wall behind the network namespace; netlink beyond NETLINK_ROUTE (netfilter, generic, audit) configures the host and is kernel attack surface',
+    why: 'a unix socket reaches by path or abstract name past the grants (and the host abstract namespace under net host); net none is a second wall behind the network namespace; netlink beyond NETLINK_ROUTE (netfilter, generic, audit) configures the host and is kernel attack surface; net stream keeps only TCP, the one protocol Landlock port rules confine to a proxy (UDP and DNS, SCTP and MPTCP streams, raw sockets pass them)',
     calls: ['socket'],
   },
   {

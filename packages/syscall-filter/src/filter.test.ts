@@ -14,6 +14,8 @@ const VARIANTS: FilterOptions[] = [
   { net: 'host', ipc: 'namespaced' },
   { net: 'none', ipc: 'host' },
   { net: 'host', ipc: 'host' },
+  { net: 'stream', ipc: 'namespaced' },
+  { net: 'stream', ipc: 'host' },
 ]
 
 /** The table read the simple way: the name of each number, the rule of each name. */
@@ -27,6 +29,10 @@ const low = (value: bigint | undefined) => Number(BigInt.asUintN(32, value ?? 0n
 function socketAnswer(args: readonly bigint[], { net }: FilterOptions): number {
   const domain = low(args[0])
   if (net === 'none' || domain === 1) return EPERM
+  if (net === 'stream') {
+    const tcp = (low(args[1]) & 0xf) === 1 && [0, 6].includes(low(args[2]))
+    return (domain === 2 || domain === 10) && tcp ? ALLOW : EPERM
+  }
   if (domain === 2 || domain === 10) return ALLOW
   return domain === 16 && low(args[2]) === 0 ? ALLOW : EPERM
 }
@@ -48,7 +54,7 @@ function expected(arch: Arch, nr: number, args: readonly bigint[], options: Filt
     case 'socket':
       return socketAnswer(args, options)
     case 'socketpair':
-      if (low(args[0]) !== 1) return socketAnswer(args, options)
+      if (low(args[0]) !== 1) return options.net === 'host' ? socketAnswer(args, options) : EPERM
       return [1, 5].includes(low(args[1]) & 0xf) ? ALLOW : EPERM
     case 'clone':
       return low(args[0]) & 0x7e020000 ? EPERM : ALLOW
@@ -75,7 +81,9 @@ function random(seed: number): () => number {
 }
 
 /** Arguments that hit every branch: the values the rules name, neighbours, flags above them, high halves. */
-const INTERESTING = [0, 1, 2, 5, 10, 12, 16, 17, 40, 0x5412, 0x541c, 0x8, 0x20000, 0x20008, 0xffffffff]
+const INTERESTING = [
+  0, 1, 2, 3, 5, 6, 10, 12, 16, 17, 40, 132, 262, 0x5412, 0x541c, 0x8, 0x20000, 0x20008, 0xffffffff,
+]
 function argsFor(next: () => number): bigint[] {
   return Array.from({ length: 6 }, () => {
     const pick = next() % 4
@@ -130,7 +138,8 @@ describe('the program answers exactly what the table says', () => {
     ]
     const first = grid(INTERESTING)
     const second = grid([0, 1, 2, 3, 5, 6, 0x5412, 0x541c, 0x5413])
-    const third = [0n, 12n, 1n, 16n, (1n << 32n) | 0n]
+    // protocols: 0, netlink's, IPPROTO_TCP, UDP, SCTP and MPTCP, a high half over 0 and over TCP
+    const third = [0n, 12n, 1n, 16n, 6n, 17n, 132n, 262n, (1n << 32n) | 0n, (1n << 32n) | 6n]
     for (const options of VARIANTS) {
       const program = syscallInstructions(options)
       for (const arch of ARCHES) {
@@ -145,6 +154,36 @@ describe('the program answers exactly what the table says', () => {
                 if (got !== want) expect({ arch, name, args: args.map(String), got }).toEqual({ want })
               }
         }
+      }
+    }
+  })
+
+  it('net stream: TCP sockets only (any flags, protocol 0 or IPPROTO_TCP); UDP, raw, SCTP, MPTCP, unix and netlink EPERM', () => {
+    const program = syscallInstructions({ net: 'stream', ipc: 'host' })
+    const SOCK_NONBLOCK = 0x800
+    const SOCK_CLOEXEC = 0x80000
+    const cases: Array<[string, string, number[], number]> = [
+      ['socket', 'tcp', [2, 1, 0], ALLOW],
+      ['socket', 'tcp6 nonblock cloexec', [10, 1 | SOCK_NONBLOCK | SOCK_CLOEXEC, 0], ALLOW],
+      ['socket', 'tcp, IPPROTO_TCP', [2, 1, 6], ALLOW],
+      ['socket', 'udp', [2, 2, 0], EPERM],
+      ['socket', 'udp6 nonblock', [10, 2 | SOCK_NONBLOCK, 17], EPERM],
+      ['socket', 'raw', [2, 3, 6], EPERM],
+      ['socket', 'sctp stream', [2, 1, 132], EPERM],
+      ['socket', 'mptcp stream', [10, 1, 262], EPERM],
+      ['socket', 'unix stream', [1, 1, 0], EPERM],
+      ['socket', 'netlink route', [16, 3, 0], EPERM],
+      ['socket', 'packet', [17, 3, 0], EPERM],
+      ['socketpair', 'unix stream', [1, 1 | SOCK_CLOEXEC, 0], ALLOW],
+      ['socketpair', 'unix seqpacket', [1, 5, 0], ALLOW],
+      ['socketpair', 'unix dgram', [1, 2, 0], EPERM],
+      ['socketpair', 'inet stream', [2, 1, 0], EPERM],
+    ]
+    for (const arch of ARCHES) {
+      for (const [call, what, args, want] of cases) {
+        const nr = SYSCALL_NUMBERS[arch].get(call)!
+        const got = interpret(program, { nr, arch: AUDIT_ARCH[arch], args: args.map(BigInt) }).ret
+        expect({ arch, call, what, got }).toEqual({ arch, call, what, got: want })
       }
     }
   })
@@ -222,7 +261,7 @@ describe('syscallFilter', () => {
     })()
     expect(SeccompError.is(error) && error.code).toBe('SECCOMP_ERR_OPTIONS')
     expect((error as Error).message).toBe(
-      'syscallFilter: options.net is "bridge"; pass one of "host", "none"',
+      'syscallFilter: options.net is "bridge"; pass one of "host", "none", "stream"',
     )
     expect(() => syscallFilter({ net: 'none', ipc: 'shared' } as unknown as FilterOptions)).toThrow(
       'syscallFilter: options.ipc is "shared"; pass one of "namespaced", "host"',

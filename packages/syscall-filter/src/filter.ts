@@ -7,8 +7,14 @@ import { type Arch, AUDIT_ARCH, SYSCALL_NUMBERS } from './numbers.js'
 
 /** Which variant of the program a mechanism needs. */
 export interface FilterOptions {
-  /** `none`: no socket of any family (a second wall behind bwrap's network namespace); `host`: TCP/UDP/netlink route. */
-  readonly net: 'host' | 'none'
+  /**
+   * `none`: no socket of any family (a second wall behind bwrap's network namespace); `host`:
+   * AF_INET and AF_INET6 of every kind (TCP, UDP, ...) and netlink route; `stream`: TCP only
+   * (AF_INET or AF_INET6, SOCK_STREAM, protocol 0 or IPPROTO_TCP), for a mechanism whose TCP
+   * rules confine a network allow list to a proxy's port (Landlock): no UDP (so no DNS), no raw,
+   * netlink or unix socket.
+   */
+  readonly net: 'host' | 'none' | 'stream'
   /** `namespaced`: the mechanism gives the tool its own IPC namespace (bwrap), so SysV IPC and POSIX queues are allowed; `host`: refused (Landlock). */
   readonly ipc: 'namespaced' | 'host'
 }
@@ -70,7 +76,7 @@ function leaves(arch: Arch, options: FilterOptions): Map<number, Leaf> {
 
 function checkOptions(options: FilterOptions): void {
   const fields = [
-    ['net', options.net, ['host', 'none']],
+    ['net', options.net, ['host', 'none', 'stream']],
     ['ipc', options.ipc, ['namespaced', 'host']],
   ] as const
   for (const [field, value, allowed] of fields) {

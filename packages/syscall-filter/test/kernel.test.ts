@@ -4,8 +4,11 @@
  * sandbox around it, so each answer is the filter's own.
  */
 
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import { createSocket } from 'node:dgram'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -31,7 +34,34 @@ function under(options: FilterOptions, argv: string[]) {
   return { code: run.status, signal: run.signal, stdout: run.stdout, stderr: run.stderr }
 }
 
+/** The same, without blocking this process: for a run that talks to a server the test holds. */
+function underAsync(options: FilterOptions, argv: string[]) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn('/usr/bin/python3', [fixture, programFile(options), ...argv], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 20_000,
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d
+    })
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d
+    })
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
 const py = (code: string) => ['/usr/bin/python3', '-c', code]
+
+/** An HTTP server on 127.0.0.1 that answers every request with its target, and its port. */
+async function httpServer(): Promise<{ server: Server; port: number }> {
+  const server = createServer((request, response) => response.end(`served ${request.url}`))
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { server, port: (server.address() as AddressInfo).port }
+}
 
 const PROBE = `
 import ctypes, errno, socket
@@ -64,7 +94,7 @@ const x86 = process.arch === 'x64'
 
 describe.skipIf(!x86)('the program under the real kernel (x86_64; python3)', () => {
   it('is accepted by the kernel in each variant and shows as one filter', () => {
-    for (const net of ['none', 'host'] as const) {
+    for (const net of ['none', 'host', 'stream'] as const) {
       for (const ipc of ['namespaced', 'host'] as const) {
         const run = under({ net, ipc }, ['/usr/bin/grep', '^Seccomp', '/proc/self/status'])
         expect(run).toMatchObject({ code: 0, stderr: '', stdout: 'Seccomp:\t2\nSeccomp_filters:\t1\n' })
@@ -111,6 +141,101 @@ describe.skipIf(!x86)('the program under the real kernel (x86_64; python3)', () 
       'socketpair seqpacket ok',
       'shmget ok',
     ])
+  })
+
+  it('net stream leaves TCP only: IPv4 and IPv6 streams with any flags; UDP, raw, SCTP, MPTCP, unix, netlink EPERM', () => {
+    const probe = `
+import errno, socket
+def show(name, *args):
+    try:
+        socket.socket(*args).close(); print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+show("tcp", socket.AF_INET, socket.SOCK_STREAM)
+show("tcp6 nonblock cloexec", socket.AF_INET6, socket.SOCK_STREAM | socket.SOCK_NONBLOCK | socket.SOCK_CLOEXEC)
+show("tcp IPPROTO_TCP", socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+show("udp", socket.AF_INET, socket.SOCK_DGRAM)
+show("udp6", socket.AF_INET6, socket.SOCK_DGRAM)
+show("raw", socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)
+show("sctp stream", socket.AF_INET, socket.SOCK_STREAM, 132)
+show("mptcp stream", socket.AF_INET, socket.SOCK_STREAM, 262)
+show("unix stream", socket.AF_UNIX, socket.SOCK_STREAM)
+show("netlink route", socket.AF_NETLINK, socket.SOCK_RAW, 0)
+for name, kind in [("socketpair stream", socket.SOCK_STREAM), ("socketpair dgram", socket.SOCK_DGRAM)]:
+    try:
+        socket.socketpair(socket.AF_UNIX, kind); print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+`
+    const run = under({ net: 'stream', ipc: 'host' }, py(probe))
+    expect(run.stderr).toBe('')
+    expect(run.stdout.split('\n')).toEqual([
+      'tcp ok',
+      'tcp6 nonblock cloexec ok',
+      'tcp IPPROTO_TCP ok',
+      'udp EPERM',
+      'udp6 EPERM',
+      'raw EPERM',
+      'sctp stream EPERM',
+      'mptcp stream EPERM',
+      'unix stream EPERM',
+      'netlink route EPERM',
+      'socketpair stream ok',
+      'socketpair dgram EPERM',
+      '',
+    ])
+    // net host, for contrast: the same UDP socket is allowed there.
+    expect(under({ net: 'host', ipc: 'host' }, py(probe)).stdout).toMatch(/^udp ok$/m)
+  })
+
+  it('net stream: curl and python reach a TCP server (directly and as an HTTP proxy); a UDP query never leaves', async () => {
+    const { server, port } = await httpServer()
+    const dns = createSocket('udp4')
+    const queries: string[] = []
+    dns.on('message', (message) => queries.push(message.toString()))
+    await new Promise<void>((resolve) => dns.bind(0, '127.0.0.1', resolve))
+    const dnsPort = dns.address().port
+    try {
+      const stream: FilterOptions = { net: 'stream', ipc: 'host' }
+      const curl = await underAsync(stream, ['/usr/bin/curl', '-sS', `http://127.0.0.1:${port}/direct`])
+      expect(curl).toMatchObject({ code: 0, stdout: 'served /direct' })
+      // Through it as a proxy the name is never resolved here: the proxy gets it.
+      const proxied = await underAsync(stream, [
+        '/usr/bin/curl',
+        '-sS',
+        '-x',
+        `http://127.0.0.1:${port}`,
+        'http://registry.example/pkg',
+      ])
+      expect(proxied).toMatchObject({ code: 0, stdout: 'served http://registry.example/pkg' })
+      const client = `
+import errno, socket
+s = socket.create_connection(("127.0.0.1", ${port}))
+s.sendall(b"GET /python HTTP/1.0\\r\\n\\r\\n")
+print(s.recv(4096).decode().split("\\r\\n\\r\\n")[1])
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"query", ("127.0.0.1", ${dnsPort}))
+    print("udp sent")
+except OSError as e:
+    print("udp", errno.errorcode[e.errno])
+`
+      expect(await underAsync(stream, py(client))).toMatchObject({
+        code: 0,
+        stdout: 'served /python\nudp EPERM\n',
+      })
+      // The same under net host sends it: the server above would have seen the query.
+      expect(await underAsync({ net: 'host', ipc: 'host' }, py(client))).toMatchObject({
+        stdout: 'served /python\nudp sent\n',
+      })
+      // Loopback datagrams are queued at sendto: the one that arrives is the net host run's alone.
+      for (let waited = 0; queries.length === 0 && waited < 2_000; waited += 10) {
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      expect(queries).toEqual(['query'])
+    } finally {
+      server.close()
+      dns.close()
+    }
   })
 
   it('real programs still run: bash pipes and subshells, python threads and subprocess, node workers and child_process', () => {

@@ -5,11 +5,16 @@ import { type ExecMinimum, type KernelFeatures, tcpRulesAbi } from './policy.js'
 /** How each field is enforced at this ABI. */
 export function enforcement(abi: number): Partial<Record<SandboxField, string>> {
   const tcp = abi >= tcpRulesAbi ? ', and Landlock denies TCP bind and connect as a second wall' : ''
+  const allowList =
+    abi >= tcpRulesAbi
+      ? "an allow list: the syscall filter allows socket() only for TCP (AF_INET and AF_INET6, SOCK_STREAM, protocol 0 or IPPROTO_TCP: no UDP, so no DNS, and no raw, netlink or unix socket), and Landlock's TCP rules allow connect only to the port number of toolvisor's proxy (which listens on the host's 127.0.0.1) and bind only to the published ports (EACCES on any other); "
+      : `an allow list: refused (it needs Landlock's TCP port rules, ABI >= ${tcpRulesAbi}); `
   return {
     'fs.read': `Landlock rule: execute, read file, read directory (ABI ${abi}); anything else is EACCES`,
     'fs.write': `Landlock rule with every filesystem right ABI ${abi} handles; a write grant of / (above /proc and /sys) is refused`,
     net:
       `net: none: the syscall filter refuses socket() of every family and datagram socketpair()${tcp}; ` +
+      allowList +
       'net: host: TCP and UDP as the host has them, socket() only for AF_INET, AF_INET6 and netlink route; ' +
       'always: the syscall allowlist of @toolvisor/syscall-filter (a call not on it ENOSYS; no AF_UNIX socket ' +
       'and no datagram socketpair; unshare and clone with a namespace flag, setns, mounts, keyrings, SysV IPC ' +
@@ -70,7 +75,19 @@ export function gaps(kernel: KernelFeatures, minimum: ExecMinimum): string[] {
   if (abi < 2)
     list.push('rename and link across directories fail with EXDEV even inside write grants (ABI < 2)')
   if (abi < 3) list.push('truncation of files under read grants is not denied (ABI < 3)')
-  if (abi < tcpRulesAbi) list.push('net: none rests on the seccomp filter alone: no TCP rules below ABI 4')
+  if (abi < tcpRulesAbi) {
+    list.push('net: none rests on the seccomp filter alone: no TCP rules below ABI 4')
+    list.push('net (an allow list): refused, it needs TCP port rules (ABI < 4)')
+  } else {
+    list.push(
+      "net (an allow list): TCP connect is allowed to the proxy's port number on any address (Landlock " +
+        'rules are per port, not per address): a host elsewhere listening on that port number is reachable; ' +
+        'UDP, DNS and every other socket are refused by the filter',
+      "net (an allow list): no network namespace, so the tool's servers are on the host's network: a " +
+        'published port bound on 0.0.0.0 rather than 127.0.0.1 is reachable from other hosts, and listen() ' +
+        'without bind() takes an ephemeral port on every address, which Landlock does not check',
+    )
+  }
   if (abi < 5) list.push('ioctl on device files is not restricted (ABI < 5)')
   if (abi < 6) {
     list.push('signals to processes outside the sandbox and abstract unix sockets are not scoped (ABI < 6)')

@@ -46,9 +46,25 @@ describe('launcherArgs', () => {
     expect(launcherArgs(none, undefined, at(3), minimum).slice(-2)).toEqual(['/usr/local/lib/t/run', '--'])
   })
 
+  it("a network allow list: connect to the route's port, bind to each published port; no route, no arguments", () => {
+    const listed = { ...policy, net: { allow: ['registry.npmjs.org'], deny: [], publish: [3000] } }
+    const route = { kind: 'port', port: 41234, publish: [3000, 8080] } as const
+    expect(launcherArgs(listed, undefined, at(7), minimum, { network: route }).slice(-9)).toEqual([
+      ...['--rw', '/tmp', '--tcp-connect', '41234', '--tcp-bind', '3000', '--tcp-bind', '8080', '--'],
+    ])
+    // Without its port the list would run with every TCP port open: never.
+    for (const network of [undefined, { ...route, kind: 'namespace' } as const]) {
+      expect(() => launcherArgs(listed, undefined, at(7), minimum, network ? { network } : {})).toThrow(
+        'launcherArgs: the network allow list of /opt/tools/t/run needs a port route',
+      )
+    }
+    // A route given for another policy changes nothing.
+    expect(launcherArgs(policy, undefined, at(7), minimum, { network: route })).not.toContain('--tcp-connect')
+  })
+
   it('passes grants as descriptors when asked, numbered in order', () => {
     let next = 5
-    const args = launcherArgs(policy, undefined, at(7), minimum, { descriptor: () => next++ })
+    const args = launcherArgs(policy, undefined, at(7), minimum, { grants: { descriptor: () => next++ } })
     expect(args).toEqual([
       ...['--expect-abi', '7', '--ro', '/usr', '--ro', '/etc', '--rw', '/dev/null', '--ro-fd', '5'],
       ...['--ro-fd', '6', '--rw-fd', '7', '--rw', '/tmp', '--'],
@@ -81,6 +97,18 @@ describe('refusal', () => {
     expect(refusal(policy, { user: 'svc' }, available, 1000)).toMatchObject({ ok: false, field: 'run_as' })
     expect(refusal(policy, { user: 'svc' }, available, 0)).toEqual({ ok: true })
   })
+
+  it('accepts a network allow list where the ABI has TCP port rules (4), refuses it below naming net', () => {
+    const listed = { ...policy, net: { allow: ['example.com'], deny: [], publish: [] } }
+    expect(refusal(listed, undefined, { ...available, abi: 4 }, 0)).toEqual({ ok: true })
+    expect(refusal(listed, undefined, { ...available, abi: 3 }, 0)).toEqual({
+      ok: false,
+      field: 'net',
+      reason:
+        "a network allow list needs Landlock's TCP port rules (ABI >= 4) to keep connections to the proxy's port; this kernel has ABI 3",
+      fix: 'use --sandbox bwrap (or --sandbox auto, which picks it for this tool), or declare net: host or none',
+    })
+  })
 })
 
 describe('fieldOf', () => {
@@ -92,6 +120,8 @@ describe('fieldOf', () => {
     ['--user svc', 'run_as'],
     ['drop privileges to svc', 'run_as'],
     ['--deny-tcp', 'net'],
+    ['--tcp-connect 1', 'net'],
+    ['--tcp-bind 3000', 'net'],
     ['landlock_restrict_self', 'mechanism'],
   ])('%s -> %s', (what, field) => {
     expect(fieldOf(what, policy)).toBe(field)
@@ -182,8 +212,7 @@ describe("toolvisor's own paths (decision 0095)", () => {
       undefined,
       at(7),
       minimum,
-      'path',
-      list,
+      { list },
     )
     expect(args).toEqual([
       ...['--expect-abi', '7', '--ro', '/usr', '--ro', '/etc', '--rw', '/dev/null', '--ro', '/opt/tools/t'],

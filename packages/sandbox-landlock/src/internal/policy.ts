@@ -1,9 +1,18 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs'
-import type { ProtectedTarget, Qualification, RunAsTarget, SandboxPolicy } from '@toolvisor/launchers'
+import type {
+  NetworkRoute,
+  ProtectedTarget,
+  Qualification,
+  RunAsTarget,
+  SandboxPolicy,
+} from '@toolvisor/launchers'
 import { isAllowList } from '@toolvisor/launchers'
 import type { LauncherStatus, PidNamespace } from './launcher.js'
 
-/** The Landlock ABI from which TCP bind and connect can be denied (a second wall under `net: none`). */
+/**
+ * The Landlock ABI from which TCP bind and connect are handled: denied on every port (a second
+ * wall under `net: none`), or allowed on given ports only (a network allow list).
+ */
 export const tcpRulesAbi = 4
 
 /** What every tool gets so that it can start at all (sh, python3 and node tools, probed). */
@@ -129,19 +138,28 @@ export interface KernelFeatures {
   readonly pidNamespace: PidNamespace
 }
 
-/**
- * The launcher's arguments for a policy, up to and including `--`. `protect`: the protected paths
- * of this launch (`protectedTargets`), kept read-only in the launcher's mount namespace; none for
- * the preflight, whose masks would leave placeholders behind.
- */
+/** How `launcherArgs` names grants and finds what it needs beyond the policy. */
+export interface ArgsOptions {
+  /** By path (the preflight) or by a descriptor the runtime opens (`wrap`); default: by path. */
+  readonly grants?: GrantBy
+  /** The entries of a host directory (for read rules narrowed around toolvisor's own paths). */
+  readonly list?: (dir: string) => readonly DirEntry[]
+  /**
+   * The protected paths of this launch (`protectedTargets`), kept read-only in the launcher's
+   * mount namespace; none for the preflight, whose masks would leave placeholders behind.
+   */
+  readonly protect?: readonly ProtectedTarget[]
+  /** Where the proxy of a network allow list is (`Launch.network`, of kind `port`); required then. */
+  readonly network?: NetworkRoute
+}
+
+/** The launcher's arguments for a policy, up to and including `--`. */
 export function launcherArgs(
   policy: SandboxPolicy,
   runAs: RunAsTarget | undefined,
   kernel: KernelFeatures,
   minimum: ExecMinimum,
-  grants: GrantBy = 'path',
-  list: (dir: string) => readonly DirEntry[] = listHost,
-  protect: readonly ProtectedTarget[] = [],
+  { grants = 'path', list = listHost, protect = [], network }: ArgsOptions = {},
 ): string[] {
   const { abi } = kernel
   const args: string[] = ['--expect-abi', String(abi)]
@@ -157,9 +175,7 @@ export function launcherArgs(
       args.push(`--${rule.mode}`, rule.path)
     }
   }
-  // No socket of any family is the filter's net: none variant (given on --seccomp-fd); TCP rules
-  // too where the ABI has them, as a second wall.
-  if (policy.net === 'none' && abi >= tcpRulesAbi) args.push('--deny-tcp')
+  args.push(...netArgs(policy, abi, network))
   if (runAs !== undefined) {
     args.push('--user', runAs.group === undefined ? runAs.user : `${runAs.user}:${runAs.group}`)
   }
@@ -173,6 +189,25 @@ export function launcherArgs(
   }
   args.push('--')
   return args
+}
+
+/**
+ * The TCP rules of `net`. `none`: no socket of any family is the filter's net: none variant (given
+ * on --seccomp-fd); TCP denied on every port too where the ABI has TCP rules, as a second wall. An
+ * allow list: the filter's stream variant leaves TCP only, and these rules leave connect to the
+ * proxy's port and bind to the published ports (`refusal` turned an allow list away below ABI 4).
+ */
+function netArgs(policy: SandboxPolicy, abi: number, network: NetworkRoute | undefined): string[] {
+  if (policy.net === 'none') return abi >= tcpRulesAbi ? ['--deny-tcp'] : []
+  if (!isAllowList(policy.net)) return []
+  // Without its port the allow list would run with TCP open to every port: never.
+  if (network?.kind !== 'port') {
+    throw new Error(`launcherArgs: the network allow list of ${policy.executable} needs a port route`)
+  }
+  return [
+    ...['--tcp-connect', String(network.port)],
+    ...network.publish.flatMap((port) => ['--tcp-bind', String(port)]),
+  ]
 }
 
 /** The paths of toolvisor's installation that a writable rule of the policy holds. */
@@ -245,12 +280,12 @@ export function refusal(
       fix: `${otherMechanism}, or declare tmp: shared`,
     }
   }
-  if (isAllowList(policy.net)) {
+  // An allow list is kept to the proxy's port by TCP port rules: without them TCP would be open.
+  if (isAllowList(policy.net) && status.abi < tcpRulesAbi) {
     return {
       ok: false,
       field: 'net',
-      reason:
-        "a network allow list needs a network namespace bridged to toolvisor's proxy, which this mechanism does not make (decision 0111)",
+      reason: `a network allow list needs Landlock's TCP port rules (ABI >= ${tcpRulesAbi}) to keep connections to the proxy's port; this kernel has ABI ${status.abi}`,
       fix: `${otherMechanism}, or declare net: host or none`,
     }
   }

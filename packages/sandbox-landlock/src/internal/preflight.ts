@@ -13,7 +13,7 @@ export function fieldOf(what: string, policy: SandboxPolicy): SandboxField | 'me
     return path === '/tmp' ? 'tmp' : 'mechanism'
   }
   if (what.startsWith('--user ') || what.startsWith('drop privileges to ')) return 'run_as'
-  if (what.startsWith('--deny-tcp')) return 'net'
+  if (['--deny-tcp', '--tcp-connect', '--tcp-bind'].some((flag) => what.startsWith(flag))) return 'net'
   return 'mechanism'
 }
 

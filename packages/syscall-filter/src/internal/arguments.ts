@@ -14,6 +14,7 @@ const AF_INET = 2
 const AF_INET6 = 10
 const AF_NETLINK = 16
 const NETLINK_ROUTE = 0
+const IPPROTO_TCP = 6
 const SOCK_STREAM = 1
 const SOCK_SEQPACKET = 5
 const SOCK_TYPE_MASK = 0xf
@@ -35,7 +36,7 @@ export const EPERM = 'eperm'
 
 /** What the argument checks depend on. */
 export interface Network {
-  readonly net: 'host' | 'none'
+  readonly net: 'host' | 'none' | 'stream'
 }
 
 /** The label of the check for `rule`. */
@@ -53,7 +54,7 @@ function oneOf(values: readonly number[], name: string, then: string, otherwise:
 }
 
 /** socket(domain, type, protocol) under net: host (under net: none the call is EPERM outright). */
-function socketCheck(): Draft[] {
+function hostSocketCheck(): Draft[] {
   return [
     { op: 'label', name: checkOf('socket') },
     { op: 'ld', k: arg(0) },
@@ -68,7 +69,35 @@ function socketCheck(): Draft[] {
   ]
 }
 
-/** socketpair(domain, type, ...): connected unix pairs of the stream kinds; other families as socket(). */
+/**
+ * socket(domain, type, protocol) under net: stream: TCP only, the one protocol Landlock's port
+ * rules cover. The type's low four bits are the kind (SOCK_NONBLOCK and SOCK_CLOEXEC sit above
+ * them); the protocol is checked too, since a stream socket of another protocol (SCTP, MPTCP)
+ * connects past the TCP rules.
+ */
+function streamSocketCheck(): Draft[] {
+  return [
+    { op: 'label', name: checkOf('socket') },
+    { op: 'ld', k: arg(0) },
+    ...oneOf([AF_INET, AF_INET6], 'socket:ip', 'socket:type', EPERM),
+    { op: 'label', name: 'socket:type' },
+    { op: 'ld', k: arg(1) },
+    { op: 'and', k: SOCK_TYPE_MASK },
+    { op: 'jeq', k: SOCK_STREAM, jt: 'socket:protocol', jf: EPERM },
+    { op: 'label', name: 'socket:protocol' },
+    { op: 'ld', k: arg(2) },
+    ...oneOf([0, IPPROTO_TCP], 'socket:tcp', ALLOW, EPERM),
+  ]
+}
+
+function socketCheck({ net }: Network): Draft[] {
+  return net === 'stream' ? streamSocketCheck() : hostSocketCheck()
+}
+
+/**
+ * socketpair(domain, type, ...): connected unix pairs of the stream kinds; other families as
+ * socket() under net: host, EPERM under none and stream (no other family makes pairs anyway).
+ */
 function socketpairCheck({ net }: Network): Draft[] {
   return [
     { op: 'label', name: checkOf('socketpair') },
