@@ -928,7 +928,7 @@ describe('DESCRIBE_ERR_INVALID_FIELD: v2 fields', () => {
       'a net allow list entry with a space',
       withRuntime({ sandbox: { net: { allow: ['registry.npmjs.org', 'a b'] } } }),
       '$.runtime.sandbox.net.allow[1]',
-      'expected a name, "*.name" or an address, with an optional ":port" (no spaces, no "/", at most 261 characters); got "a b"',
+      'expected a name, "*.name" or an address, with an optional ":port" (no spaces, at most 261 characters); got "a b"',
     ],
     [
       'a published port out of range',

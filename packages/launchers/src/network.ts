@@ -13,7 +13,10 @@ export interface NetworkGates {
    * the first entry refused, by its place (`allow[2]`, `publish[0]`), and why; undefined when all
    * are valid.
    */
-  check(list: NetAllowList, ceiling?: readonly string[]): { readonly field: string; readonly reason: string } | undefined
+  check(
+    list: NetAllowList,
+    ceiling?: readonly string[],
+  ): { readonly field: string; readonly reason: string } | undefined
   /** Opens the gate of one launch: its own listener, its rules, its accounts. */
   open(opening: GateOpening): Promise<NetworkGate>
 }
@@ -75,6 +78,8 @@ export interface NetReport {
   /** From the launch to the network. */
   readonly bytesOut: number
   /** Per `host:port`. */
-  readonly byName: Readonly<Record<string, { readonly connections: number; readonly bytesIn: number; readonly bytesOut: number }>>
+  readonly byName: Readonly<
+    Record<string, { readonly connections: number; readonly bytesIn: number; readonly bytesOut: number }>
+  >
   readonly denied: number
 }

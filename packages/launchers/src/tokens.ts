@@ -1,5 +1,6 @@
 import { type Token, token } from '@toolvisor/kernel'
 import type { Launchers, SandboxMechanism } from './launchers.js'
+import type { NetworkGates } from './network.js'
 
 /** The `launchers` token: the registry of sandbox and run_as mechanisms. */
 export const LaunchersToken = token<Launchers>('launchers')
@@ -12,3 +13,10 @@ export const LaunchersToken = token<Launchers>('launchers')
 export function sandboxMechanismToken(name: string): Token<SandboxMechanism> {
   return token<SandboxMechanism>(`sandbox-mechanism:${name}`)
 }
+
+/**
+ * The token `@toolvisor/network`'s plugin provides its `NetworkGates` under. The runtime plugin
+ * injects it when its `network.gates` option is true, so that no tool with an allow list is
+ * prepared before the gates exist.
+ */
+export const NetworkGatesToken = token<NetworkGates>('network-gates')

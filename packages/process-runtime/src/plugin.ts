@@ -1,8 +1,13 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { definePlugin, type Token } from '@toolvisor/kernel'
-import type { SandboxMechanism } from '@toolvisor/launchers'
-import { createLaunchers, LaunchersToken, sandboxMechanismToken } from '@toolvisor/launchers'
+import type { NetworkGates, SandboxMechanism } from '@toolvisor/launchers'
+import {
+  createLaunchers,
+  LaunchersToken,
+  NetworkGatesToken,
+  sandboxMechanismToken,
+} from '@toolvisor/launchers'
 import { runuserRunAs, setprivRunAs } from '@toolvisor/run-as'
 import { z } from 'zod'
 import { AUTO_ORDER } from './internal/mechanism-choice.js'
@@ -89,6 +94,16 @@ export const RuntimeConfig = z
       )
       .optional(),
     spillBytes: positive.optional(),
+    /** The network by name (decision 0111): `gates` injects `@toolvisor/network`'s; the rest are the operator's bounds. */
+    network: z
+      .object({
+        gates: z.boolean().optional(),
+        ceiling: z.array(z.string().min(1)).optional(),
+        host: z.boolean().optional(),
+        force: z.literal('none').optional(),
+      })
+      .strict()
+      .optional(),
     envdirPermissions: z
       .enum({
         /** An envdir root that group or others may read or write stops the start (the default). */
@@ -102,14 +117,19 @@ export const RuntimeConfig = z
 
 /** The key the spawner a `spawner` option names is injected under (not a mechanism's name: those have no colon). */
 const SPAWNER = 'spawner:'
+/** The key the network gates are injected under, when `network.gates` is true. */
+const GATES = 'network:'
 
 /** What the options need: the mechanisms a `sandbox` option names (`auto`'s), and the spawner a `spawner` option names. */
-function injected(config: z.output<typeof RuntimeConfig>): Record<string, Token<SandboxMechanism | Spawner>> {
-  const { sandbox, spawner } = config
+function injected(
+  config: z.output<typeof RuntimeConfig>,
+): Record<string, Token<SandboxMechanism | Spawner | NetworkGates>> {
+  const { sandbox, spawner, network } = config
   const names = sandbox === undefined ? [] : sandbox === 'auto' ? AUTO_ORDER : [sandbox]
   return {
     ...Object.fromEntries(names.map((name) => [name, sandboxMechanismToken(name)])),
     ...(spawner === undefined ? {} : { [SPAWNER]: spawnerToken(spawner) }),
+    ...(network?.gates ? { [GATES]: NetworkGatesToken } : {}),
   }
 }
 
@@ -130,13 +150,20 @@ export const runtimePlugin = definePlugin({
     const launchers = createLaunchers()
     launchers.registerRunAs(setprivRunAs())
     launchers.registerRunAs(runuserRunAs())
-    const { [SPAWNER]: spawner, ...mechanisms } = ctx.deps
+    const { [SPAWNER]: spawner, [GATES]: gates, ...mechanisms } = ctx.deps
     for (const mechanism of Object.values(mechanisms))
       launchers.registerSandbox(mechanism as SandboxMechanism)
     // The option names the spawner; the runtime gets the spawner itself.
-    const { spawner: _named, ...options } = config
+    const { spawner: _named, network, ...options } = config
+    const { gates: _asked, ...bounds } = network ?? {}
     const runtime = new Runtime(
-      { ...stripUndefined(options), ...(spawner === undefined ? {} : { spawner: spawner as Spawner }) },
+      {
+        ...stripUndefined(options),
+        ...(spawner === undefined ? {} : { spawner: spawner as Spawner }),
+        ...(network === undefined
+          ? {}
+          : { network: { ...stripUndefined(bounds), ...(gates ? { gates: gates as NetworkGates } : {}) } }),
+      },
       launchers,
     )
     ctx.provide(LaunchersToken, launchers)
@@ -145,7 +172,7 @@ export const runtimePlugin = definePlugin({
   },
 })
 
-function stripUndefined(value: Omit<z.output<typeof RuntimeConfig>, 'spawner'>): RuntimeOptions {
+function stripUndefined<T extends object>(value: T): RuntimeOptions {
   return Object.fromEntries(
     Object.entries(value).filter(([, v]) => v !== undefined),
   ) as unknown as RuntimeOptions

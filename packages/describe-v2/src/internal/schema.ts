@@ -183,9 +183,9 @@ const nonEmpty = z.string().min(1)
 
 /** An entry of a network list: its shape only; the runtime's network gates parse it at load. */
 const netEntry = refined((value) =>
-  value.length > 0 && value.length <= 261 && !/[\s\u0000-\u001f\u007f/]/.test(value)
+  value.length > 0 && value.length <= 261 && !/[\s\u0000-\u001f\u007f]/.test(value)
     ? undefined
-    : `expected a name, "*.name" or an address, with an optional ":port" (no spaces, no "/", at most 261 characters); got ${show(value)}`,
+    : `expected a name, "*.name" or an address, with an optional ":port" (no spaces, at most 261 characters); got ${show(value)}`,
 )
 
 const netList = z

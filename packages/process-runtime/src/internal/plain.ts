@@ -1,5 +1,12 @@
 import { dirname } from 'node:path'
-import type { CancelSpec, Framing, LimitsSpec, RunAsDeclaration, TimeoutSpec } from '@toolvisor/describe-v2'
+import type {
+  CancelSpec,
+  Framing,
+  LimitsSpec,
+  RunAsDeclaration,
+  SandboxDeclaration,
+  TimeoutSpec,
+} from '@toolvisor/describe-v2'
 import type { PrepareInput } from '../types.js'
 import type { EnvironmentPolicy } from './environment.js'
 
@@ -25,7 +32,8 @@ export interface PlainProcessSpec {
   /** What it may touch (absolute paths), enforced by the configured mechanism as a tool's is. */
   readonly sandbox?: {
     readonly fs?: { readonly read?: readonly string[]; readonly write?: readonly string[] }
-    readonly net?: 'host' | 'none'
+    /** `host`, `none`, or an allow list through the network gates (decision 0111). */
+    readonly net?: SandboxDeclaration['net']
     /** `none`: no /tmp of the host (a private one where the mechanism has a mount namespace, else none). */
     readonly tmp?: 'shared' | 'private' | 'none'
     /**

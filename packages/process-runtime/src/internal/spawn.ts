@@ -72,6 +72,7 @@ function finalExec(launch: Launch, helper: string): Launch {
     cwd: launch.cwd,
     extraFds,
     ...(launch.terminal ? { terminal: launch.terminal } : {}),
+    ...(launch.network ? { network: launch.network } : {}),
   }
 }
 
