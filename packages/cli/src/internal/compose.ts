@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import type { ReadBack } from '@toolvisor/answers'
 import { ReadBackToken, visibleLine } from '@toolvisor/answers'
 import { cacheFileIn, capabilitiesPlugin } from '@toolvisor/capability-backends'
@@ -7,6 +8,7 @@ import { launchNativePlugin } from '@toolvisor/launch-native'
 import { type Mailbox, MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
 import { journalMailboxPlugin } from '@toolvisor/mailbox-journal'
 import { McpApprovals, mcpApprovalPlugin } from '@toolvisor/mcp-server'
+import { networkPlugin } from '@toolvisor/network'
 import type { OwnPathOption, ProcessRuntime } from '@toolvisor/process-runtime'
 import { defaultStateDir, RuntimeToken, runtimePlugin, trustStateDir } from '@toolvisor/process-runtime'
 import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
@@ -133,6 +135,7 @@ function useRuntime(kernel: Kernel, config: Config, stateDir: string, ownPaths: 
   kernel.use(landlockPlugin, config.landlockLauncher ? { launcher: config.landlockLauncher } : {})
   const native = config.launch?.native !== false
   if (native) kernel.use(launchNativePlugin)
+  kernel.use(networkPlugin, { socketDir: join(stateDir, 'net') })
   kernel.use(runtimePlugin, {
     ...runtimeOptions(config, stateDir, ownPaths),
     ...(native ? { spawner: 'native' } : {}),
@@ -176,6 +179,10 @@ function runtimeOptions(config: Config, stateDir: string, ownPaths: OwnPathOptio
     ...(config.environment ? { environment: config.environment } : {}),
     ...(config.protectedPaths ? { protectedPaths: config.protectedPaths } : {}),
     ...(config.cgroup !== undefined ? { cgroup: config.cgroup } : {}),
+    network: {
+      gates: true,
+      ...defined({ ceiling: config.network?.allow, host: config.network?.host, force: config.network?.force }),
+    },
     ...(config.limits?.defaults || config.limits?.ceilings
       ? { limits: defined({ defaults: config.limits.defaults, ceilings: config.limits.ceilings }) }
       : {}),

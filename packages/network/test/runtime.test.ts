@@ -1,0 +1,271 @@
+/**
+ * An allow list end to end through the runtime (decision 0111): a real runtime with the bwrap
+ * mechanism and the network gates, real curl and python inside, real servers on the host. Runs
+ * as root (the tools run as the sandbox user `nobody`); the ordinary user's run is the CLI's.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { definePlugin, Kernel } from '@toolvisor/kernel'
+import {
+  type ManagedProcess,
+  type NetAllowList,
+  NetworkGatesToken,
+  type ProcessRuntime,
+  RuntimeToken,
+  runtimePlugin,
+} from '@toolvisor/process-runtime'
+import { processSpec, runtimeSpec } from '@toolvisor/process-runtime/testing'
+import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
+import { eventually, processesRunning } from '@toolvisor/test-kit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { networkGates } from '../src/index.js'
+import { httpServer, type Started } from './helpers.js'
+
+const isRoot = process.geteuid?.() === 0
+let kernel: Kernel
+let runtime: ProcessRuntime
+let stateDir: string
+let socketDir: string
+let site: Started & { requests: number }
+
+beforeAll(async () => {
+  stateDir = mkdtempSync(join(tmpdir(), 'tvnet-rt-'))
+  socketDir = join(stateDir, 'net')
+  let requests = 0
+  const server = await httpServer((_req, res) => {
+    requests++
+    res.end('hello from the host\n')
+  })
+  site = Object.defineProperty(server, 'requests', { get: () => requests }) as unknown as Started & {
+    requests: number
+  }
+  // The test seam: names resolved from a fixed map, never DNS.
+  const names: Record<string, string[]> = { 'allowed.test': ['127.0.0.1'], 'denied.test': ['127.0.0.1'] }
+  const gates = networkGates({
+    socketDir,
+    proxy: { resolve: async (host) => names[host] ?? [] },
+  })
+  const gatesPlugin = definePlugin({
+    name: 'test-gates',
+    provides: [NetworkGatesToken],
+    apply(ctx) {
+      ctx.provide(NetworkGatesToken, gates)
+      ctx.onDispose(async () => {
+        await gates[Symbol.asyncDispose]()
+      })
+    },
+  })
+  kernel = new Kernel()
+  kernel.use(runtimePlugin, { stateDir, sandbox: 'bwrap', network: { gates: true } })
+  kernel.use(bwrapPlugin)
+  kernel.use(gatesPlugin)
+  await kernel.ready({ timeoutMs: 10_000 })
+  runtime = kernel.get(RuntimeToken) as ProcessRuntime
+})
+
+afterAll(async () => {
+  await kernel?.dispose()
+  await site?.close()
+  rmSync(stateDir, { recursive: true, force: true })
+})
+
+const list = (over: Partial<NetAllowList> = {}): NetAllowList => ({
+  allow: ['allowed.test'],
+  deny: [],
+  publish: [],
+  ...over,
+})
+
+async function run(file: string, argv: string[], net: NetAllowList = list()) {
+  const tool = await runtime.preparePlain({
+    name: 'net-probe',
+    file,
+    sandbox: { net, tmp: 'private' },
+    timeout: { stop: 1 },
+  })
+  const process = runtime.start({ tool, argv })
+  const exit = await process.exit
+  const text = (which: 'stdout' | 'stderr') => process.output[which]().head.toString('utf8')
+  return { exit, stdout: text('stdout'), stderr: text('stderr'), process }
+}
+
+describe.skipIf(!isRoot)('an allow list under bwrap, through the runtime (root: tools run as nobody)', () => {
+  it('lets an allowed name through the proxy, by plain HTTP and by CONNECT', async () => {
+    const before = site.requests
+    const url = `http://allowed.test:${site.port}/`
+    const plain = await run('/usr/bin/curl', ['-sS', url])
+    expect(plain.stdout).toBe('hello from the host\n')
+    expect(plain.exit.code).toBe(0)
+    const tunnel = await run('/usr/bin/curl', ['-sS', '--proxytunnel', url])
+    expect(tunnel.stdout).toBe('hello from the host\n')
+    expect(site.requests).toBe(before + 2)
+    expect(tunnel.process.usage()?.network).toMatchObject({ connections: 1, denied: 0 })
+    expect(tunnel.process.usage()?.network?.bytesIn).toBeGreaterThan(20)
+  })
+
+  it('refuses an unlisted name, a raw address and the metadata address, with a marker in stderr', async () => {
+    const before = site.requests
+    const denied = await run('/usr/bin/curl', ['-sS', `http://denied.test:${site.port}/`])
+    expect(denied.stdout).toBe(`toolvisor: blocked denied.test:${site.port}, not in the allow list\n`)
+    expect(denied.stderr).toContain(`[network: blocked denied.test:${site.port}, not in the allow list]`)
+    // A raw address (127.0.0.1 is in NO_PROXY: inside, that is the sandbox's own loopback).
+    const raw = await run('/usr/bin/curl', ['-sS', '-f', `http://10.0.0.5:${site.port}/`])
+    expect(raw.exit.code).toBe(22)
+    expect(raw.stderr).toContain(`[network: blocked 10.0.0.5:${site.port}, not in the allow list]`)
+    const metadata = await run('/usr/bin/curl', ['-sS', '-f', 'http://169.254.169.254/latest/meta-data/'])
+    expect(metadata.exit.code).toBe(22)
+    expect(metadata.stderr).toContain('[network: blocked 169.254.169.254:80')
+    expect(metadata.process.usage()?.network?.denied).toBe(1)
+    expect(site.requests).toBe(before)
+  })
+
+  it('gives a program that ignores the proxy variables no route at all', async () => {
+    const before = site.requests
+    const direct = await run('/usr/bin/curl', ['-sS', '--noproxy', '*', `http://127.0.0.1:${site.port}/`])
+    expect(direct.exit.code).toBe(7)
+    const python = await run('/usr/bin/python3', [
+      '-c',
+      `import socket
+try:
+    socket.create_connection(("127.0.0.1", ${site.port}), timeout=3)
+    print("connected")
+except OSError as e:
+    print("refused", e.errno)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    s.sendto(b"x", ("8.8.8.8", 53))
+    print("udp sent")
+except OSError as e:
+    print("udp", e.errno)`,
+    ])
+    expect(python.stdout).toMatch(/^refused \d+\nudp 101\n$/) // ENETUNREACH: only lo
+    expect(site.requests).toBe(before)
+  })
+
+  it('publishes a declared port to the host loopback, and only that one', async () => {
+    const port = await freePort()
+    const hidden = await freePort()
+    const tool = await runtime.preparePlain({
+      name: 'dev-server',
+      file: '/bin/sh',
+      mode: 'stream',
+      sandbox: { net: list({ publish: [port] }), tmp: 'private' },
+      timeout: { stop: 1 },
+    })
+    const serve = (p: number) => `python3 -m http.server ${p} --bind 127.0.0.1 --directory /usr/share`
+    const server: ManagedProcess = runtime.start({
+      tool,
+      argv: ['-c', `${serve(hidden)} & exec ${serve(port)}`],
+    })
+    try {
+      expect(await waitForAnswer(port)).toContain('Directory listing')
+      // The unpublished server runs too (the sandbox reaches it), the host does not.
+      const inside = await run('/usr/bin/curl', ['-sS', '--noproxy', '*', `http://127.0.0.1:${hidden}/`])
+      expect(inside.exit.code).toBe(7) // another launch: another namespace
+      await expect(fetch(`http://127.0.0.1:${hidden}/`)).rejects.toThrow()
+    } finally {
+      await server.stop({ force: true })
+    }
+    expect(await eventually(() => processesRunning(socketDir).length === 0, 5_000)).toBe(true)
+    await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow()
+  })
+
+  it('leaves no bridge behind once a launch ends', async () => {
+    await run('/usr/bin/curl', ['-sS', `http://allowed.test:${site.port}/`])
+    expect(await eventually(() => processesRunning(socketDir).length === 0, 5_000)).toBe(true)
+  })
+})
+
+/** A port nothing on the host listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/** The body the host gets from 127.0.0.1:port, once something answers there (10 s at most). */
+async function waitForAnswer(port: number): Promise<string> {
+  const end = Date.now() + 10_000
+  for (;;) {
+    try {
+      return await (await fetch(`http://127.0.0.1:${port}/`)).text()
+    } catch (error) {
+      if (Date.now() > end) throw error
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+}
+
+describe.skipIf(!isRoot)("a tool's allow list against the operator's bounds, at load", () => {
+  /** A kernel whose runtime has these network bounds (and the gates unless `gates` is false). */
+  async function runtimeWith(network: Record<string, unknown>, gates = true) {
+    const k = new Kernel()
+    const dir = mkdtempSync(join(tmpdir(), 'tvnet-bounds-'))
+    k.use(runtimePlugin, { stateDir: dir, sandbox: 'bwrap', network: { gates, ...network } })
+    k.use(bwrapPlugin)
+    if (gates) {
+      const provided = networkGates({ socketDir: join(dir, 'net') })
+      k.use(
+        definePlugin({
+          name: 'test-gates',
+          provides: [NetworkGatesToken],
+          apply(ctx) {
+            ctx.provide(NetworkGatesToken, provided)
+          },
+        }),
+      )
+    }
+    await k.ready({ timeoutMs: 10_000 })
+    return { kernel: k, runtime: k.get(RuntimeToken) as ProcessRuntime, dir }
+  }
+  const input = (net: NetAllowList | 'host') => ({
+    path: '/usr/bin/curl',
+    dir: '/usr/bin',
+    slug: 'curl',
+    process: processSpec(),
+    runtime: runtimeSpec({
+      sandbox: { fs: { read: [], write: [] }, net, tmp: 'private', declared: ['net', 'tmp'] },
+    }),
+  })
+  const refusal = async (bounds: Record<string, unknown>, net: NetAllowList | 'host', gates = true) => {
+    const made = await runtimeWith(bounds, gates)
+    try {
+      await made.runtime.prepare(input(net))
+      return undefined
+    } catch (error) {
+      return error as { field?: string; reason?: string }
+    } finally {
+      await made.kernel.dispose()
+      rmSync(made.dir, { recursive: true, force: true })
+    }
+  }
+
+  it('refuses an entry outside the ceiling, naming it; takes one within', async () => {
+    const ceiling = { ceiling: ['*.npmjs.org', 'github.com:443'] }
+    expect(await refusal(ceiling, list({ allow: ['registry.npmjs.org', 'github.com:443'] }))).toBeUndefined()
+    const outside = await refusal(ceiling, list({ allow: ['registry.npmjs.org', 'github.com'] }))
+    expect(outside?.field).toBe('$.runtime.sandbox.net.allow[1]')
+    expect(outside?.reason).toContain('"github.com" is not within the operator\'s network allow list')
+  })
+
+  it('refuses a malformed entry, naming it', async () => {
+    const bad = await refusal({}, list({ deny: ['https://evil.example/x'] }))
+    expect(bad?.field).toBe('$.runtime.sandbox.net.deny[0]')
+    expect(bad?.reason).toContain('names a scheme')
+  })
+
+  it('refuses every network under force none, and the host network under host false', async () => {
+    expect((await refusal({ force: 'none' }, list()))?.reason).toContain('network.force "none"')
+    expect((await refusal({ force: 'none' }, 'host'))?.reason).toContain('network.force "none"')
+    expect((await refusal({ host: false }, 'host'))?.reason).toContain('network.host false')
+    expect(await refusal({ host: false }, list())).toBeUndefined()
+  })
+
+  it('refuses an allow list where no gates were composed', async () => {
+    expect((await refusal({}, list(), false))?.reason).toContain('needs the network gates')
+  })
+})
