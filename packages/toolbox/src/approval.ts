@@ -40,6 +40,12 @@ export interface ApprovalRequest {
   readonly background: boolean
   /** What the call would run under once allowed (`workspace-write`, `danger-full-access`). */
   readonly mode: string
+  /**
+   * Network names (`registry.npmjs.org`, `*.github.com`, `host:5432`) the command may also reach
+   * for this one call, beyond its standing allow list (decision 0112). Absent or empty: the
+   * question is about the mode alone.
+   */
+  readonly network?: readonly string[] | undefined
   /** The call's signal: aborting it withdraws the question (`cancelled`). */
   readonly signal: AbortSignal
 }

@@ -109,6 +109,17 @@ export function failure(
   return text(parts.join('\n'), true, exitMeta(process, exit))
 }
 
+/**
+ * The network refusals of a run that succeeded all the same (decision 0111): its stderr holds
+ * them, and a successful result shows no stderr, so they are added to it, one line each (`\n[network:
+ * blocked example.com:443, not in the allow list]`); empty when nothing was refused.
+ */
+export function networkNote(process: ManagedProcess): string {
+  if (!process.usage()?.network?.denied) return ''
+  const marks = process.output.stderrLines(256).filter((line) => /^\[network: .*\]$/.test(line))
+  return marks.length === 0 ? '' : `\n${[...new Set(marks)].join('\n')}`
+}
+
 /** Output bytes fitted for an answer as the model reads them: text, or base64 under a header. */
 export function bytesText(shown: FittedBytes): string {
   return shown.base64 ? `[binary output, ${shown.used} bytes, base64]\n${shown.text}` : shown.text

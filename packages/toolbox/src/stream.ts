@@ -3,7 +3,7 @@ import { eventValue, fitBackward, type Renderer, rendererFor } from '@toolvisor/
 import type { ManagedProcess, ProcessRuntime } from '@toolvisor/process-runtime'
 import type { TaskRegistry } from '@toolvisor/tasks'
 import type { ModeCall, ModeHandler } from './modes.js'
-import { exitMeta, failure, succeeded, text } from './results.js'
+import { exitMeta, failure, networkNote, succeeded, text } from './results.js'
 import type { ToolCallContext, ToolResult } from './types.js'
 
 /** How stream calls answer. */
@@ -94,7 +94,10 @@ async function finished({ process, task, call, options, render, readBack }: Ende
   const body = `[${fitted.pieces.join(',')}]${note}`
   if (failed !== undefined)
     return { ...failed, content: [...failed.content, { type: 'text', text: `events: ${body}` }], meta }
-  return { ...text(body, false, meta), structuredContent: { events: fitted.values, elided, task } }
+  return {
+    ...text(`${body}${networkNote(process)}`, false, meta),
+    structuredContent: { events: fitted.values, elided, task },
+  }
 }
 
 function earlierNote(

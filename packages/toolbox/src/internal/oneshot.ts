@@ -11,7 +11,16 @@ import {
 } from '@toolvisor/process-runtime'
 import type { ModeCall, ModeHandler } from '../modes.js'
 import type { Oneshots } from '../oneshots.js'
-import { bytesText, ERROR_TAIL_BYTES, emptyResult, exitMeta, failure, succeeded, text } from '../results.js'
+import {
+  bytesText,
+  ERROR_TAIL_BYTES,
+  emptyResult,
+  exitMeta,
+  failure,
+  networkNote,
+  succeeded,
+  text,
+} from '../results.js'
 import type { ToolResult } from '../types.js'
 
 /**
@@ -41,7 +50,7 @@ export function oneshotHandler(
       })
       const exit = await process.exit
       const answer = succeeded(exit)
-        ? oneshotResult({ call, process, exit, collector, render, readBack })
+        ? withNetworkNote(oneshotResult({ call, process, exit, collector, render, readBack }), process)
         : {
             result: failure(call.name, process, exit, { render, readAs: process.id, readBack }),
             cut: failureCut(process.output),
@@ -51,6 +60,18 @@ export function oneshotHandler(
       return answer.result
     },
   }
+}
+
+/** A successful answer with the run's network refusals added (`networkNote`). */
+function withNetworkNote(answer: Answer, process: ManagedProcess): Answer {
+  const note = networkNote(process)
+  if (note === '') return answer
+  const [first, ...rest] = answer.result.content
+  const content =
+    first?.type === 'text'
+      ? [{ ...first, text: `${first.text}${note}` }, ...rest]
+      : [{ type: 'text' as const, text: note.slice(1) }, ...answer.result.content]
+  return { ...answer, result: { ...answer.result, content } }
 }
 
 interface Finished {
