@@ -58,6 +58,11 @@ describe('toolvisor check', () => {
         lost: [],
         execHelper: { available: true, path: expect.stringMatching(/\/toolvisor-exec$/) },
         forkServer: { available: true, path: expect.stringMatching(/\/toolvisor-spawnd$/) },
+        // Allow lists run through the network gates, whose namespace helper this build made.
+        network: {
+          gates: { available: true, namespaceHelper: expect.stringMatching(/\/toolvisor-netns$/) },
+          host: true,
+        },
         // Where launches are contained: a cgroup per launch (root), else why not (an ordinary user).
         containment: {
           cgroup: expect.objectContaining({ available: process.geteuid?.() === 0 }),

@@ -74,6 +74,7 @@ export type {
   LostProcess,
   ManagedProcess,
   NetworkOptions,
+  NetworkSetup,
   PreparedTool,
   PrepareInput,
   ProcessExit,

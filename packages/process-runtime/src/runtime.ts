@@ -27,6 +27,7 @@ import type {
   LaunchFacts,
   LostProcess,
   ManagedProcess,
+  NetworkSetup,
   PreparedTool,
   PrepareInput,
   ProcessRuntime,
@@ -169,6 +170,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
         cgroup: cgroupFacts(this.#context.limitFacts.cgroups),
         limits: this.#defaultLimits,
       },
+      network: networkFacts(this.options.network),
     }
   }
 
@@ -272,4 +274,19 @@ const processId = (n: number) => `proc-${n}`
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>
+}
+
+/** What `launchFacts().network` says of the runtime's `network` option. */
+function networkFacts(network: RuntimeOptions['network']): NetworkSetup {
+  const gates: NetworkSetup['gates'] = network?.gates?.facts() ?? {
+    available: false,
+    reason: 'this runtime was composed without network gates (@toolvisor/network)',
+    fix: "compose @toolvisor/network's networkPlugin and give the runtime network.gates",
+  }
+  return {
+    gates,
+    ...(network?.ceiling ? { ceiling: network.ceiling } : {}),
+    host: network?.host ?? true,
+    ...(network?.force ? { force: network.force } : {}),
+  }
 }

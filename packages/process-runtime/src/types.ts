@@ -295,4 +295,4 @@ export interface PrepareInput {
 
 import type { LaunchFacts } from './internal/launch-facts.js'
 
-export type { ContainmentFacts, LaunchFacts } from './internal/launch-facts.js'
+export type { ContainmentFacts, LaunchFacts, NetworkSetup } from './internal/launch-facts.js'

@@ -24,6 +24,16 @@ export interface ToolReport {
   readonly inherit?: string
   /** The limits it runs under and what enforces each (decision 0097). */
   readonly limits?: LimitsReport
+  /** A sandboxed tool's network: `host`, `none`, or its allow list and what holds it to it (decision 0111). */
+  readonly network?:
+    | { readonly net: 'host' | 'none' }
+    | {
+        readonly net: 'allow list'
+        readonly allow: readonly string[]
+        readonly deny: readonly string[]
+        readonly publish: readonly number[]
+        readonly enforcedBy: string
+      }
   /**
    * The arguments that take a value starting with `-` (`name`, or `command.name`) and who said so:
    * the tool's own `allow_dash`, or the operator's `allowDash` (decision 0099).
@@ -91,6 +101,7 @@ export function runtimeReport(facts: LaunchFacts, config: Config, lost: readonly
       : { available: false, reason: facts.execHelper.reason, fix: facts.execHelper.fix },
     forkServer: facts.forkServer,
     containment: containmentReport(facts.containment),
+    network: facts.network,
     ...(facts.root ? { sandboxUser: facts.sandboxUser } : {}),
     environment: {
       inherit: facts.environment.inherit ?? 'core for sandboxed tools, all for the others',
@@ -119,6 +130,7 @@ function runtimeLines(runtime: ReturnType<typeof runtimeReport>): string {
         : `spawned from this process (${runtime.forkServer.reason}): each pays for copying its page tables, more the larger it is`
     }`,
     ...containmentLines(runtime.containment),
+    networkLine(runtime.network),
     ...(runtime.sandboxUser !== undefined
       ? [`  sandbox user: ${runtime.sandboxUser} (sandboxed tools that declare no run_as run as it)`]
       : []),
@@ -130,6 +142,19 @@ function runtimeLines(runtime: ReturnType<typeof runtimeReport>): string {
     ...lostLines(runtime.lost),
   ]
   return `${lines.join('\n')}\n`
+}
+
+/** `network: ...`: whether allow lists are enforced here, and the operator's bounds. */
+function networkLine(network: ReturnType<typeof runtimeReport>['network']): string {
+  const gates = network.gates.available
+    ? `allow lists through toolvisor's proxy${network.gates.namespaceHelper ? ` (namespace helper ${network.gates.namespaceHelper})` : ''}`
+    : `allow lists refused: ${network.gates.reason} (fix: ${network.gates.fix})`
+  const bounds = [
+    network.force === 'none' ? 'no tool gets any network (force none)' : '',
+    network.host ? '' : 'no tool gets the host network',
+    network.ceiling ? `tools' lists within ${network.ceiling.map(visibleLine).join(', ')}` : '',
+  ].filter(Boolean)
+  return `  network: ${gates}${bounds.length > 0 ? `; ${bounds.join('; ')}` : ''}`
 }
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
@@ -183,6 +208,11 @@ function toolLines(tools: readonly ToolReport[]): string[] {
       t.user ? `as ${visibleLine(t.user)}` : '',
       t.inherit ? `env ${t.inherit}` : '',
       t.limits ? `limits ${limitsLine(t.limits)}` : '',
+      t.network && t.network.net === 'allow list'
+        ? `net allow ${visibleLine(t.network.allow.join(' ') || '(none)')}${t.network.deny.length > 0 ? ` deny ${visibleLine(t.network.deny.join(' '))}` : ''}${t.network.publish.length > 0 ? ` publish ${t.network.publish.join(' ')}` : ''}`
+        : t.network
+          ? `net ${t.network.net}`
+          : '',
       t.allowDash ? `leading "-" taken by ${dashLine(t.allowDash)}` : '',
     ]
       .filter(Boolean)

@@ -12,6 +12,7 @@ import {
   whyNoBackend,
 } from '@toolvisor/capability-backends'
 import { LoadingError } from '@toolvisor/describe-v2'
+import type { NetPolicy, NetworkRoute } from '@toolvisor/process-runtime'
 import type { LoadedTool } from '@toolvisor/toolbox'
 import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
@@ -122,10 +123,24 @@ async function toolReport(loaded: LoadedTool, result: CheckResult): Promise<Tool
     ...(loaded.prepared.account ? { user: loaded.prepared.account.name } : {}),
     inherit: loaded.prepared.environment.inherit,
     ...(loaded.prepared.limits ? { limits: limitsReport(loaded.prepared.limits) } : {}),
+    ...(sandbox ? { network: networkReport(sandbox.policy.net, sandbox.mechanism.netRoute) } : {}),
     ...dashReport(loaded),
     ...(result.detail !== undefined ? { detail: result.detail } : {}),
     ...(result.fix !== undefined ? { fix: result.fix } : {}),
   }
+}
+
+/** A sandboxed tool's network and how it is held to it (decision 0111). */
+function networkReport(
+  net: NetPolicy,
+  route: NetworkRoute['kind'] | undefined,
+): NonNullable<ToolReport['network']> {
+  if (net === 'host' || net === 'none') return { net }
+  const how =
+    route === 'namespace'
+      ? "a network namespace with only lo, 127.0.0.1:3128 bridged to toolvisor's proxy"
+      : "TCP connect only to toolvisor's proxy's port on the host's loopback (Landlock), every other socket refused"
+  return { net: 'allow list', allow: net.allow, deny: net.deny, publish: net.publish, enforcedBy: how }
 }
 
 /**

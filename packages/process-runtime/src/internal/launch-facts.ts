@@ -1,3 +1,4 @@
+import type { NetworkFacts } from '@toolvisor/launchers'
 import type { EnvironmentPolicy } from './environment.js'
 import type { AppliedLimits } from './limits.js'
 
@@ -21,6 +22,20 @@ export interface LaunchFacts {
   readonly state: { readonly path: string; readonly bytes: number; readonly budget: number }
   /** How each launch is contained: its cgroups, and the default limits with what enforces each. */
   readonly containment: ContainmentFacts
+  /** The network by name (decision 0111): whether allow lists can be enforced, and the operator's bounds on tools. */
+  readonly network: NetworkSetup
+}
+
+/** The network by name here (decision 0111), for `check --probe`. */
+export interface NetworkSetup {
+  /** The gates an allow list runs through: their helper, or why there are none (then allow lists do not load). */
+  readonly gates: NetworkFacts
+  /** toolvisor.json `network.allow`: the names a tool's list must fall within (absent: any). */
+  readonly ceiling?: readonly string[]
+  /** Whether a tool may declare `net: host`. */
+  readonly host: boolean
+  /** `none`: no tool gets any network. */
+  readonly force?: 'none'
 }
 
 /** How launches are contained here (decision 0097), for `check --probe`. */
