@@ -83,12 +83,21 @@ export function uptimeText(task, now) {
 }
 
 /** The optional columns a session shows only when one of its tasks has the figure. */
-const OPTIONAL = { restarts: 'Restarts', memory: 'Memory', cpuMs: 'CPU', spillBytes: 'Spilled', mail: 'Mail' }
+const OPTIONAL = {
+  restarts: 'Restarts',
+  memory: 'Memory',
+  cpuMs: 'CPU',
+  spillBytes: 'Spilled',
+  netIn: 'Net in',
+  netOut: 'Net out',
+  netBlocked: 'Blocked',
+  mail: 'Mail',
+}
 
 /** How an optional column shows its figure: memory in bytes, cpu time in seconds, others counted. */
 function optionalText(key, n) {
   if (n === undefined) return ''
-  if (key === 'memory' || key === 'spillBytes') return bytes(n)
+  if (key === 'memory' || key === 'spillBytes' || key === 'netIn' || key === 'netOut') return bytes(n)
   if (key === 'cpuMs') return `${(n / 1000).toFixed(n < 10_000 ? 2 : 0)} s`
   return String(n)
 }

@@ -42,6 +42,10 @@ export interface TaskView {
   readonly cpuMs?: number
   /** Bytes its output wrote to its spill files, once it spilled. */
   readonly spillBytes?: number
+  /** Through its network gate (an allow list, decision 0111): bytes from the network, to it, and connections refused. */
+  readonly netIn?: number
+  readonly netOut?: number
+  readonly netBlocked?: number
   /** Envelopes from this task waiting for the session's next delivery. */
   readonly mail?: number
 }
@@ -167,6 +171,9 @@ function taskView(sources: Sources, task: TaskInfo, mail: Map<string, number> | 
     ...(memory !== undefined ? { memory } : {}),
     ...(usage?.cpuMs !== undefined ? { cpuMs: usage.cpuMs } : {}),
     ...(usage?.spillBytes ? { spillBytes: usage.spillBytes } : {}),
+    ...(usage?.network
+      ? { netIn: usage.network.bytesIn, netOut: usage.network.bytesOut, netBlocked: usage.network.denied }
+      : {}),
     ...(mail ? { mail: waiting ?? 0 } : {}),
   }
 }
