@@ -10,6 +10,8 @@ export const NetworkConfig = z
     socketDir: z.string().min(1).optional(),
     /** The namespace helper (default: the one this package built). */
     helper: z.string().min(1).optional(),
+    /** Refuse every connection to a port this process listens on (toolvisor's own listener), whatever a list names. */
+    refuseOwnListeners: z.boolean().optional(),
   })
   .strict()
   .default({})
@@ -26,6 +28,9 @@ export const networkPlugin = definePlugin({
     const gates = networkGates({
       ...(config.socketDir === undefined ? {} : { socketDir: config.socketDir }),
       ...(config.helper === undefined ? {} : { helper: config.helper }),
+      ...(config.refuseOwnListeners === undefined
+        ? {}
+        : { proxy: { refuseOwnListeners: config.refuseOwnListeners } }),
     })
     ctx.provide(NetworkGatesToken, gates)
     ctx.onDispose(async () => {

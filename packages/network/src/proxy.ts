@@ -25,6 +25,13 @@ export interface ProxyOptions {
   readonly maxConnections?: number
   /** How long the proxy tries to connect to a target (all its addresses together). Default 10 000 ms. */
   readonly connectTimeoutMs?: number
+  /**
+   * Refuse a local destination that is a TCP port this very process listens on (toolvisor's own
+   * listener: `serve`'s endpoint, the operator page), whatever a list names: reason `toolvisor's
+   * own listener`. The CLI turns it on; a host whose process serves what its tools may reach
+   * leaves it off (the default).
+   */
+  readonly refuseOwnListeners?: boolean
 }
 
 /** The proxy toolvisor runs outside the sandbox: a gate per launch, each deciding by name. */
@@ -169,6 +176,7 @@ export function createProxy(options: ProxyOptions = {}): NetProxy {
       options.connectTimeoutMs,
       DEFAULT_CONNECT_TIMEOUT_MS,
     ),
+    refuseOwnListeners: options.refuseOwnListeners === true,
   }
   const gates = new Set<Gate>()
   let closing: Promise<void> | undefined

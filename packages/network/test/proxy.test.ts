@@ -5,6 +5,7 @@
  * the test's servers listen.
  */
 
+import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { Agent, type IncomingHttpHeaders } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -92,6 +93,18 @@ async function gateOf(
   gate.onDenied((denial) => denials.push(denial))
   return { gate, port: gate.tcpPort!, denials }
 }
+
+/** An HTTP server in another process: prints its port, answers 200. */
+const PY_SERVER = `
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"ok")
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+`
 
 let web: Started & { readonly seen: { path: string; headers: IncomingHttpHeaders }[] }
 
@@ -320,6 +333,26 @@ describe('a refusal', () => {
     // Resolved to 127.0.0.1 through the wildcard: refused at any depth, which proves the match.
     const deep = await viaProxy(wild.port, `http://deep.a.x.test:${web.port}/`)
     expect(deep.headers['x-toolvisor-denied']).toBe('a local or reserved address (127.0.0.1)')
+  })
+
+  it("refuses this process's own listener under refuseOwnListeners, whatever the list names", async () => {
+    // web listens in this process, as toolvisor's serve endpoint does in toolvisor's.
+    const own = await gateOf(['allowed.test'], [], { options: { refuseOwnListeners: true } })
+    const refused = await viaProxy(own.port, `http://allowed.test:${web.port}/`)
+    expect(refused.status).toBe(403)
+    expect(refused.headers['x-toolvisor-denied']).toBe("toolvisor's own listener")
+    expect(own.denials.map((d) => d.reason)).toEqual(["toolvisor's own listener"])
+    // A server of another process on the same host is reached.
+    const other = spawn('python3', ['-c', PY_SERVER], { stdio: ['ignore', 'pipe', 'inherit'] })
+    try {
+      const port = await new Promise<number>((resolve) =>
+        other.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))),
+      )
+      expect((await viaProxy(own.port, `http://allowed.test:${port}/`)).status).toBe(200)
+    } finally {
+      other.kill('SIGKILL')
+      await new Promise((resolve) => other.once('close', resolve))
+    }
   })
 
   it('lets the deny list win over the allow list, for names and for resolved addresses', async () => {

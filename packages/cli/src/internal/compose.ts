@@ -135,7 +135,7 @@ function useRuntime(kernel: Kernel, config: Config, stateDir: string, ownPaths: 
   kernel.use(landlockPlugin, config.landlockLauncher ? { launcher: config.landlockLauncher } : {})
   const native = config.launch?.native !== false
   if (native) kernel.use(launchNativePlugin)
-  kernel.use(networkPlugin, { socketDir: join(stateDir, 'net') })
+  kernel.use(networkPlugin, { socketDir: join(stateDir, 'net'), refuseOwnListeners: true })
   kernel.use(runtimePlugin, {
     ...runtimeOptions(config, stateDir, ownPaths),
     ...(native ? { spawner: 'native' } : {}),

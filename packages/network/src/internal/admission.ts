@@ -3,6 +3,7 @@ import type { Answer } from './asking.js'
 import { dial } from './dial.js'
 import { canonicalHost, type Host, hostPort, shownHost } from './host.js'
 import type { Ledger } from './ledger.js'
+import { ownListener } from './own-listener.js'
 import { isReserved } from './reserved.js'
 import type { RuleSet } from './rule-set.js'
 
@@ -41,6 +42,8 @@ export interface AdmissionOptions {
   readonly ask?: (host: string, port: number) => Promise<Answer>
   readonly maxConnections: number
   readonly connectTimeoutMs: number
+  /** Refuse a local destination on a port this process listens on (`ProxyOptions.refuseOwnListeners`). */
+  readonly refuseOwnListeners: boolean
   /** Told of every socket to a target, so that closing the gate ends it. */
   readonly track: (socket: Socket) => void
 }
@@ -105,6 +108,10 @@ export class Admission {
       if (signal.aborted) return undefined
       if ('reason' in destinations)
         return this.#refuse({ host: target.host, port }, destinations.kind, destinations.reason)
+      // toolvisor's own listener is never a destination, whatever a list names (decision 0111).
+      const local = destinations.addresses.some((address) => isReserved(address))
+      if (this.#options.refuseOwnListeners && local && ownListener(port))
+        return this.#refuse({ host: target.host, port }, 'policy', "toolvisor's own listener")
       passage = await this.#connect(target, port, destinations.addresses, signal)
       return passage
     } finally {

@@ -16,6 +16,7 @@ export interface GateSettings {
   readonly resolve: (host: string) => Promise<readonly string[]>
   readonly maxConnections: number
   readonly connectTimeoutMs: number
+  readonly refuseOwnListeners: boolean
 }
 
 /** The first byte of every SOCKS5 greeting; no HTTP request starts with it. */
@@ -139,6 +140,7 @@ export class ListeningGate implements Gate {
       ...(request.ask === undefined ? {} : { ask: sharedAsk(request.ask) }),
       maxConnections: settings.maxConnections,
       connectTimeoutMs: settings.connectTimeoutMs,
+      refuseOwnListeners: settings.refuseOwnListeners,
       track: (socket) => this.#track(socket),
     })
     this.#front = httpFront({ clientOf: (socket) => this.#clients.get(socket) })
