@@ -18,6 +18,7 @@ import {
 } from '@toolvisor/process-runtime'
 import { processSpec, runtimeSpec } from '@toolvisor/process-runtime/testing'
 import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
+import { landlockPlugin } from '@toolvisor/sandbox-landlock'
 import { eventually, processesRunning } from '@toolvisor/test-kit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { networkGates } from '../src/index.js'
@@ -267,5 +268,89 @@ describe.skipIf(!isRoot)("a tool's allow list against the operator's bounds, at 
 
   it('refuses an allow list where no gates were composed', async () => {
     expect((await refusal({}, list(), false))?.reason).toContain('needs the network gates')
+  })
+})
+
+describe.skipIf(!isRoot)('an allow list under Landlock, through the runtime (the port route)', () => {
+  let landlock: Kernel
+  let confined: ProcessRuntime
+  let dir: string
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tvnet-ll-'))
+    const names: Record<string, string[]> = { 'allowed.test': ['127.0.0.1'] }
+    const provided = networkGates({ proxy: { resolve: async (host) => names[host] ?? [] } })
+    landlock = new Kernel()
+    landlock.use(runtimePlugin, { stateDir: dir, sandbox: 'landlock', network: { gates: true } })
+    landlock.use(landlockPlugin)
+    landlock.use(
+      definePlugin({
+        name: 'test-gates',
+        provides: [NetworkGatesToken],
+        apply(ctx) {
+          ctx.provide(NetworkGatesToken, provided)
+          ctx.onDispose(async () => {
+            await provided[Symbol.asyncDispose]()
+          })
+        },
+      }),
+    )
+    await landlock.ready({ timeoutMs: 10_000 })
+    confined = landlock.get(RuntimeToken) as ProcessRuntime
+  })
+
+  afterAll(async () => {
+    await landlock?.dispose()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  async function runLl(file: string, argv: string[], net: NetAllowList = list()) {
+    const tool = await confined.preparePlain({
+      name: 'net-probe',
+      file,
+      sandbox: { net },
+      timeout: { stop: 1 },
+    })
+    const process = confined.start({ tool, argv })
+    const exit = await process.exit
+    const text = (which: 'stdout' | 'stderr') => process.output[which]().head.toString('utf8')
+    return { exit, stdout: text('stdout'), stderr: text('stderr'), process }
+  }
+
+  it('reaches an allowed name through the gate, and nothing else', async () => {
+    const before = site.requests
+    const allowed = await runLl('/usr/bin/curl', ['-sS', `http://allowed.test:${site.port}/`])
+    expect(allowed.stdout).toBe('hello from the host\n')
+    const denied = await runLl('/usr/bin/curl', ['-sS', '-f', `http://other.test:${site.port}/`])
+    expect(denied.exit.code).toBe(22)
+    expect(denied.stderr).toContain(`[network: blocked other.test:${site.port}, not in the allow list]`)
+    const direct = await runLl('/usr/bin/curl', ['-sS', '--noproxy', '*', `http://127.0.0.1:${site.port}/`])
+    expect(direct.exit.code).toBe(7) // Landlock: connect to any port but the gate's is EACCES
+    const udp = await runLl('/usr/bin/python3', [
+      '-c',
+      'import socket\ntry:\n    socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n    print("udp")\nexcept OSError as e:\n    print("refused", e.errno)',
+    ])
+    expect(udp.stdout).toBe('refused 1\n') // EPERM: the stream filter
+    expect(site.requests).toBe(before + 1)
+  })
+
+  it('lets a server bind its published port, reachable from the host', async () => {
+    const port = await freePort()
+    const tool = await confined.preparePlain({
+      name: 'dev-server',
+      file: '/usr/bin/python3',
+      mode: 'stream',
+      sandbox: { net: list({ publish: [port] }) },
+      timeout: { stop: 1 },
+    })
+    const server = confined.start({
+      tool,
+      argv: ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', '/usr/share'],
+    })
+    try {
+      expect(await waitForAnswer(port)).toContain('Directory listing')
+    } finally {
+      await server.stop({ force: true })
+    }
   })
 })
