@@ -30,6 +30,10 @@ export interface TreeUsage {
     readonly bytesIn: number
     readonly bytesOut: number
     readonly denied: number
+    /** Per `host:port` reached (at most 20, the most bytes first). */
+    readonly names?: Readonly<
+      Record<string, { readonly connections: number; readonly bytesIn: number; readonly bytesOut: number }>
+    >
   }
 }
 

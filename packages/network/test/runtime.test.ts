@@ -103,6 +103,7 @@ describe.skipIf(!isRoot)('an allow list under bwrap, through the runtime (root: 
     expect(tunnel.stdout).toBe('hello from the host\n')
     expect(site.requests).toBe(before + 2)
     expect(tunnel.process.usage()?.network).toMatchObject({ connections: 1, denied: 0 })
+    expect(Object.keys(tunnel.process.usage()?.network?.names ?? {})).toEqual([`allowed.test:${site.port}`])
     expect(tunnel.process.usage()?.network?.bytesIn).toBeGreaterThan(20)
   })
 

@@ -45,7 +45,19 @@ export class ProcessNetwork {
   }
 }
 
+/** The most names a process's account lists. */
+const MAX_NAMES = 20
+
 function usageOf(gate: NetworkGate): NetUsage {
-  const { connections, bytesIn, bytesOut, denied } = gate.report()
-  return { connections, bytesIn, bytesOut, denied }
+  const { connections, bytesIn, bytesOut, denied, byName } = gate.report()
+  const names = Object.entries(byName)
+    .sort(([, a], [, b]) => b.bytesIn + b.bytesOut - (a.bytesIn + a.bytesOut))
+    .slice(0, MAX_NAMES)
+  return {
+    connections,
+    bytesIn,
+    bytesOut,
+    denied,
+    ...(names.length > 0 ? { names: Object.fromEntries(names) } : {}),
+  }
 }
