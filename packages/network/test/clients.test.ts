@@ -4,15 +4,24 @@
  * certificate, curl over HTTPS, and `git clone` from a local `git http-backend` served through a
  * small CGI wrapper.
  */
-import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer as createHttpsServer } from 'node:https'
 import type { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createProxy, type Gate, type NetProxy } from '../src/index.js'
-import { cleanEnv, httpServer, openSockets, run, type Started, waitFor } from './helpers.js'
+import {
+  cleanEnv,
+  gitHttpBackend,
+  hasGitBackend as hasBackend,
+  httpServer,
+  openSockets,
+  run,
+  type Started,
+  waitFor,
+} from './helpers.js'
 
 const resolve = async (host: string) => {
   if (host.endsWith('.test')) return ['127.0.0.1']
@@ -133,24 +142,6 @@ describe('curl over HTTPS', () => {
   })
 })
 
-/** The status a CGI program gives in its `Status:` header, and its other headers. */
-function cgiHead(text: string): { status: number; headers: [string, string][] } {
-  let status = 200
-  const headers: [string, string][] = []
-  for (const line of text.split(/\r?\n/)) {
-    const colon = line.indexOf(':')
-    if (colon < 0) continue
-    const name = line.slice(0, colon).trim()
-    const value = line.slice(colon + 1).trim()
-    if (name.toLowerCase() === 'status') status = Number(value.split(' ')[0])
-    else headers.push([name, value])
-  }
-  return { status, headers }
-}
-
-const backend = spawnSync('git', ['--exec-path'], { encoding: 'utf8' }).stdout.trim()
-const hasBackend = existsSync(join(backend, 'git-http-backend'))
-
 describe.skipIf(!hasBackend)('git', () => {
   it('clones over HTTP from a local git http-backend through http.proxy, and is refused a name', async () => {
     const git = (args: string[]) =>
@@ -174,42 +165,7 @@ describe.skipIf(!hasBackend)('git', () => {
       ).code,
     ).toBe(0)
     expect((await git(['clone', '-q', '--bare', join(place, 'work'), join(place, 'repo.git')])).code).toBe(0)
-    const children = new Set<number>()
-    const server = await httpServer((req, res) => {
-      const url = new URL(req.url ?? '/', 'http://git.test')
-      const child = spawn(join(backend, 'git-http-backend'), [], {
-        env: {
-          GIT_PROJECT_ROOT: place,
-          GIT_HTTP_EXPORT_ALL: '1',
-          PATH_INFO: url.pathname,
-          QUERY_STRING: url.search.slice(1),
-          REQUEST_METHOD: req.method ?? 'GET',
-          CONTENT_TYPE: req.headers['content-type'] ?? '',
-          REMOTE_ADDR: '127.0.0.1',
-          ...(req.headers['content-length'] ? { CONTENT_LENGTH: req.headers['content-length'] } : {}),
-          ...(req.headers['content-encoding']
-            ? { HTTP_CONTENT_ENCODING: req.headers['content-encoding'] }
-            : {}),
-          ...(req.headers['git-protocol'] ? { GIT_PROTOCOL: String(req.headers['git-protocol']) } : {}),
-        },
-        stdio: ['pipe', 'pipe', 'inherit'],
-      })
-      children.add(child.pid!)
-      child.once('exit', () => children.delete(child.pid!))
-      req.pipe(child.stdin)
-      let head = Buffer.alloc(0)
-      const onData = (chunk: Buffer) => {
-        head = Buffer.concat([head, chunk])
-        const end = head.indexOf('\r\n\r\n') >= 0 ? head.indexOf('\r\n\r\n') + 4 : head.indexOf('\n\n') + 2
-        if (end < 2) return
-        child.stdout.off('data', onData)
-        const { status, headers } = cgiHead(head.subarray(0, end).toString())
-        res.writeHead(status, headers.flat())
-        res.write(head.subarray(end))
-        child.stdout.pipe(res)
-      }
-      child.stdout.on('data', onData)
-    })
+    const { server, children } = await gitHttpBackend(place)
     try {
       const cloned = await git([
         '-c',

@@ -2,7 +2,8 @@
  * Real servers and real clients for the proxy's tests: servers on 127.0.0.1 at ports the system
  * picks, clients run as processes with an environment free of any proxy variable of the host.
  */
-import { execFile, spawn } from 'node:child_process'
+import { execFile, spawn, spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import {
   createServer as createHttpServer,
   type IncomingMessage,
@@ -10,6 +11,7 @@ import {
   type ServerResponse,
 } from 'node:http'
 import { connect, createServer, type Socket } from 'node:net'
+import { join } from 'node:path'
 
 /** A server a test started; `close` ends it and every connection to it. */
 export interface Started {
@@ -210,4 +212,68 @@ export function alive(pid: number): boolean {
   } catch {
     return false
   }
+}
+
+/** Where git's own programs are (`git --exec-path`). */
+const backend = spawnSync('git', ['--exec-path'], { encoding: 'utf8' }).stdout.trim()
+/** Whether this host has git's HTTP backend (`git http-backend`). */
+export const hasGitBackend = existsSync(join(backend, 'git-http-backend'))
+
+/** The status a CGI program gives in its `Status:` header, and its other headers. */
+function cgiHead(text: string): { status: number; headers: [string, string][] } {
+  let status = 200
+  const headers: [string, string][] = []
+  for (const line of text.split(/\r?\n/)) {
+    const colon = line.indexOf(':')
+    if (colon < 0) continue
+    const name = line.slice(0, colon).trim()
+    const value = line.slice(colon + 1).trim()
+    if (name.toLowerCase() === 'status') status = Number(value.split(' ')[0])
+    else headers.push([name, value])
+  }
+  return { status, headers }
+}
+
+/**
+ * An HTTP server on 127.0.0.1 serving the repositories under `root` with `git http-backend` as a
+ * CGI (smart HTTP, clone and fetch); `children` holds the backends still running.
+ */
+export async function gitHttpBackend(root: string): Promise<{ server: Started; children: Set<number> }> {
+  const children = new Set<number>()
+  const server = await httpServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://git.test')
+    const child = spawn(join(backend, 'git-http-backend'), [], {
+      env: {
+        GIT_PROJECT_ROOT: root,
+        GIT_HTTP_EXPORT_ALL: '1',
+        PATH_INFO: url.pathname,
+        QUERY_STRING: url.search.slice(1),
+        REQUEST_METHOD: req.method ?? 'GET',
+        CONTENT_TYPE: req.headers['content-type'] ?? '',
+        REMOTE_ADDR: '127.0.0.1',
+        ...(req.headers['content-length'] ? { CONTENT_LENGTH: req.headers['content-length'] } : {}),
+        ...(req.headers['content-encoding']
+          ? { HTTP_CONTENT_ENCODING: req.headers['content-encoding'] }
+          : {}),
+        ...(req.headers['git-protocol'] ? { GIT_PROTOCOL: String(req.headers['git-protocol']) } : {}),
+      },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    })
+    children.add(child.pid!)
+    child.once('exit', () => children.delete(child.pid!))
+    req.pipe(child.stdin)
+    let head = Buffer.alloc(0)
+    const onData = (chunk: Buffer) => {
+      head = Buffer.concat([head, chunk])
+      const end = head.indexOf('\r\n\r\n') >= 0 ? head.indexOf('\r\n\r\n') + 4 : head.indexOf('\n\n') + 2
+      if (end < 2) return
+      child.stdout.off('data', onData)
+      const { status, headers } = cgiHead(head.subarray(0, end).toString())
+      res.writeHead(status, headers.flat())
+      res.write(head.subarray(end))
+      child.stdout.pipe(res)
+    }
+    child.stdout.on('data', onData)
+  })
+  return { server, children }
 }

@@ -3,7 +3,8 @@
  * mechanism and the network gates, real curl and python inside, real servers on the host. Runs
  * as root (the tools run as the sandbox user `nobody`); the ordinary user's run is the CLI's.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,7 +23,7 @@ import { landlockPlugin } from '@toolvisor/sandbox-landlock'
 import { eventually, processesRunning } from '@toolvisor/test-kit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { networkGates } from '../src/index.js'
-import { httpServer, type Started } from './helpers.js'
+import { gitHttpBackend, hasGitBackend, httpServer, type Started } from './helpers.js'
 
 const isRoot = process.geteuid?.() === 0
 let kernel: Kernel
@@ -43,7 +44,11 @@ beforeAll(async () => {
     requests: number
   }
   // The test seam: names resolved from a fixed map, never DNS.
-  const names: Record<string, string[]> = { 'allowed.test': ['127.0.0.1'], 'denied.test': ['127.0.0.1'] }
+  const names: Record<string, string[]> = {
+    'allowed.test': ['127.0.0.1'],
+    'denied.test': ['127.0.0.1'],
+    'git.test': ['127.0.0.1'],
+  }
   const gates = networkGates({
     socketDir,
     proxy: { resolve: async (host) => names[host] ?? [] },
@@ -354,4 +359,64 @@ describe.skipIf(!isRoot)('an allow list under Landlock, through the runtime (the
       await server.stop({ force: true })
     }
   })
+})
+
+describe.skipIf(!isRoot)('real clients inside the sandbox honour the proxy variables (bwrap)', () => {
+  it('Python urllib reaches an allowed name and is refused another, with the marker', async () => {
+    const script = (url: string) =>
+      `import urllib.request, urllib.error\ntry:\n    print(urllib.request.urlopen("${url}", timeout=5).read().decode(), end="")\nexcept urllib.error.HTTPError as e:\n    print("HTTP", e.code, e.headers.get("X-Toolvisor-Denied"))`
+    const allowed = await run('/usr/bin/python3', ['-c', script(`http://allowed.test:${site.port}/`)])
+    expect(allowed.stdout).toBe('hello from the host\n')
+    const denied = await run('/usr/bin/python3', ['-c', script(`http://denied.test:${site.port}/`)])
+    expect(denied.stdout).toBe('HTTP 403 not in the allow list\n')
+    expect(denied.stderr).toContain(`[network: blocked denied.test:${site.port}, not in the allow list]`)
+  })
+
+  it.skipIf(!hasGitBackend)(
+    'git clones over HTTP through the proxy (http_proxy), and is refused an unlisted name',
+    async () => {
+      const root = mkdtempSync(join(tmpdir(), 'tvnet-git-'))
+      chmodSync(root, 0o777) // the clone is written by the sandbox user
+      const git = (args: string[]) =>
+        spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.test', ...args], {
+          encoding: 'utf8',
+        })
+      expect(git(['init', '-q', join(root, 'work')]).status).toBe(0)
+      expect(
+        git(['-C', join(root, 'work'), 'commit', '-q', '--allow-empty', '-m', 'through the gate']).status,
+      ).toBe(0)
+      expect(git(['clone', '-q', '--bare', join(root, 'work'), join(root, 'repo.git')]).status).toBe(0)
+      const { server, children } = await gitHttpBackend(root)
+      try {
+        const net = list({ allow: ['git.test'] })
+        const tool = await runtime.preparePlain({
+          name: 'git',
+          file: '/usr/bin/git',
+          sandbox: { fs: { write: [root] }, net, tmp: 'private' },
+          environment: { HOME: root, GIT_TERMINAL_PROMPT: '0' },
+          timeout: { stop: 1 },
+        })
+        const clone = (host: string, into: string) =>
+          runtime.start({
+            tool,
+            argv: ['clone', '-q', `http://${host}:${server.port}/repo.git`, join(root, into)],
+          })
+        const cloned = clone('git.test', 'cloned')
+        expect((await cloned.exit).code).toBe(0)
+        expect(git(['-c', 'safe.directory=*', '-C', join(root, 'cloned'), 'log', '--format=%s']).stdout).toBe(
+          'through the gate\n',
+        )
+        expect(cloned.usage()?.network?.connections).toBeGreaterThanOrEqual(2)
+        const refused = clone('denied.test', 'refused')
+        expect((await refused.exit).code).not.toBe(0)
+        expect(refused.output.stderr().head.toString()).toContain(
+          `[network: blocked denied.test:${server.port}, not in the allow list]`,
+        )
+      } finally {
+        await server.close()
+        await eventually(() => children.size === 0, 5_000)
+        rmSync(root, { recursive: true, force: true })
+      }
+    },
+  )
 })
