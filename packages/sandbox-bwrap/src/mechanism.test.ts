@@ -119,6 +119,25 @@ describe('wrap', () => {
     ])
   })
 
+  it("runs an allow list in the runtime's namespace (no --unshare-net, the host filter), and refuses one without it", () => {
+    const net = { allow: ['registry.npmjs.org'], deny: [], publish: [] }
+    const route = { kind: 'namespace' as const, port: 3128, publish: [] }
+    const wrapped = bwrap.wrap(launch({ network: route }), policy({ net, read: [], write: [] }), undefined)
+    expect(wrapped.args).not.toContain('--unshare-net')
+    expect(wrapped.network).toEqual(route)
+    expect(wrapped.extraFds).toContainEqual({
+      kind: 'data',
+      data: syscallFilter({ net: 'host', ipc: 'namespaced' }),
+    })
+    for (const network of [undefined, { kind: 'port' as const, port: 3128, publish: [] }]) {
+      const attempt = () =>
+        bwrap.wrap(launch(network ? { network } : {}), policy({ net, read: [], write: [] }), undefined)
+      expect(attempt).toThrow(BwrapError)
+      expect(attempt).toThrow(/needs the runtime's network namespace, and this launch has none: not started/)
+    }
+    expect(bwrap.netRoute).toBe('namespace')
+  })
+
   it('binds a grant from a descriptor pinned to what was qualified at load', () => {
     const pins = { [tool]: { identity: '1:2', field: "the tool's directory" } }
     const wrapped = bwrap.wrap(launch(), policy({ read: [], write: [], pins }), undefined)

@@ -110,6 +110,7 @@ describe('describe', () => {
     expect(description.unavailable).toBeUndefined()
     expect(Object.keys(description.enforces).sort()).toEqual(['fs.read', 'fs.write', 'net', 'run_as', 'tmp'])
     expect(description.gaps).toEqual([
+      'net (an allow list): a program that ignores the proxy variables reaches nothing (no route), and its attempt is not marked: only what reaches the proxy is',
       'no unix socket at all (socket(AF_UNIX) and datagram socketpair() are refused for every tool, so none outside the grants is reachable): a tool that talks to a local daemon by socket cannot run under bwrap',
       'syscalls: only the allowlist (a call not on it is ENOSYS, callers fall back); a tool that needs namespaces, mounts, ptrace, bpf or perf_event_open (a container runtime, a debugger, a profiler) cannot run under bwrap',
       'fs: paths outside the grants are hidden (ENOENT), not denied (EACCES) as under Landlock',
