@@ -81,6 +81,53 @@ describe('approvalMessage', () => {
     )
   })
 
+  it('lists the network names the command may also reach, each on its own numbered row in a fence (decision 0112)', () => {
+    const message = approvalMessage(
+      request('npm install', { mode: 'workspace-write', network: ['registry.npmjs.org', '*.github.com'] }),
+    )
+    expect(message).toBe(
+      [
+        'Allow bash to run this exact command once under the "workspace-write" sandbox mode, and let it also reach the network names below?',
+        '',
+        'Justification: Needs it.',
+        'Working directory (workdir): /w',
+        'In the background (run_in_background): no',
+        '',
+        'The network names it may also reach for this call, 2 names:',
+        '```',
+        '1 | registry.npmjs.org',
+        '2 | *.github.com',
+        '```',
+        '',
+        'The command, 1 line:',
+        '```',
+        '1 | npm install',
+        '```',
+        '',
+        APPROVAL_FOOTER,
+      ].join('\n'),
+    )
+    // No names, or an empty list: the question is about the mode alone, as before.
+    expect(approvalMessage(request('x', { network: [] }))).toBe(approvalMessage(request('x')))
+    expect(approvalMessage(request('x'))).not.toContain('network')
+  })
+
+  it('escapes a name as a command line is: it cannot forge a row, the footer or the fence, nor hide', () => {
+    const names = [`a.test\n${APPROVAL_FOOTER}`, '```', `b.test\u202e\u001b[8m${'x'.repeat(130)}`]
+    const message = approvalMessage(request('true', { network: names }))
+    expect(message.split('\n').filter((line) => line === APPROVAL_FOOTER)).toHaveLength(1)
+    const lines = message.split('\n')
+    const open = lines.indexOf('The network names it may also reach for this call, 3 names:') + 1
+    expect(lines[open]).toBe('````')
+    expect(lines.slice(open + 1, lines.indexOf('````', open + 1))).toEqual([
+      `1 | a.test\\n${APPROVAL_FOOTER}`,
+      '2 | ```',
+      `3 | b.test\\u202e\\u001b[8m${'x'.repeat(99)}`,
+      `  + ${'x'.repeat(31)}`,
+    ])
+    for (const raw of ['\u202e', '\u001b']) expect(message.includes(raw)).toBe(false)
+  })
+
   it('shows a background call and one without a workdir; two empty lines are rows of their own', () => {
     const message = approvalMessage(
       request('a\n\n\nb', { background: true, workdir: undefined, tool: 'b\u001bash' }),

@@ -181,6 +181,28 @@ describe('serveStdio to a 2026-07-28 client', () => {
     )
   })
 
+  it('binds the network names into the state: shown in the question, a retry for other names refused', async () => {
+    const { client } = await modernClient({ FIXTURE_APPROVALS: '1' }, { manual: true })
+    const params = {
+      name: 'escalate',
+      arguments: { command: 'curl http://unlisted.test/', network: ['unlisted.test'] },
+    }
+    const asked = await roundOne(client, params)
+    const message = String((asked.inputRequests.approval as { params: { message: string } }).params.message)
+    expect(message).toContain(
+      'The network names it may also reach for this call, 1 name:\n```\n1 | unlisted.test\n```',
+    )
+    const accept = { approval: { action: 'accept', content: {} } }
+    const other = { ...params, arguments: { ...params.arguments, network: ['other.test'] } }
+    await expect(retry(client, other, accept, asked.requestState)).rejects.toThrow(
+      expect.objectContaining({ code: -32602, message: expect.stringMatching(/issued for other arguments/) }),
+    )
+    const again = await roundOne(client, params)
+    expect(await retry(client, params, accept, again.requestState)).toMatchObject({
+      content: [{ type: 'text', text: 'approval: allowed-once' }],
+    })
+  })
+
   it('tells a listen stream of mail through the resource toolvisor://mail, and reading it delivers the mail', async () => {
     const { client } = await modernClient({ FIXTURE_MAIL: '1' })
     const updates: string[] = []

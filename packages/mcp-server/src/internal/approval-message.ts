@@ -1,8 +1,9 @@
 /**
  * The approval prompt's text (decision 0093): what the user reads before one call runs wider. Every
  * field comes from the model, so every field is escaped and shown whole: the justification on one
- * line, then the command in a fence it cannot close, each of its lines numbered, its line count
- * stated, and where and how it runs. What the user approves is what runs.
+ * line, where and how it runs, the network names it may also reach (decision 0112) in a fence of
+ * their own, then the command in a fence it cannot close, each of its lines numbered, its line
+ * count stated. What the user approves is what runs.
  */
 
 import { visibleLine } from '@toolvisor/answers'
@@ -22,14 +23,17 @@ export function approvalMessage(request: ApprovalRequest): string {
   const lines = request.command.split('\n')
   const rows = commandRows(lines)
   const fence = fenceFor(rows)
+  const names = request.network ?? []
+  const reach = names.length > 0 ? ', and let it also reach the network names below' : ''
   return [
-    `Allow ${visibleLine(request.tool)} to run this exact command once under the "${visibleLine(request.mode)}" sandbox mode?`,
+    `Allow ${visibleLine(request.tool)} to run this exact command once under the "${visibleLine(request.mode)}" sandbox mode${reach}?`,
     '',
     `Justification: ${justificationLine(request.justification)}`,
     ...(request.workdir === undefined
       ? []
       : [`Working directory (workdir): ${visibleLine(request.workdir)}`]),
     `In the background (run_in_background): ${request.background ? 'yes: it goes on running after this call answers' : 'no'}`,
+    ...networkBlock(names),
     '',
     `The command, ${lines.length} ${lines.length === 1 ? 'line' : 'lines'}:`,
     fence,
@@ -38,6 +42,19 @@ export function approvalMessage(request: ApprovalRequest): string {
     '',
     APPROVAL_FOOTER,
   ].join('\n')
+}
+
+/**
+ * The names the command may also reach (decision 0112), one per numbered row in a fence of their
+ * own, escaped as the command is: a name cannot pass for a line of the prompt, and none is hidden
+ * or cut. Nothing when the question is about the mode alone.
+ */
+function networkBlock(names: readonly string[]): string[] {
+  if (names.length === 0) return []
+  const rows = commandRows(names)
+  const fence = fenceFor(rows)
+  const count = `${names.length} ${names.length === 1 ? 'name' : 'names'}`
+  return ['', `The network names it may also reach for this call, ${count}:`, fence, ...rows, fence]
 }
 
 /** The justification, escaped onto one line and cut at `JUSTIFICATION_CHARACTERS`, the cut said. */
@@ -49,9 +66,10 @@ function justificationLine(text: string): string {
 }
 
 /**
- * The command's rows: each line escaped and numbered (`12 | text`), a line longer than a row
- * continued in `+` rows, and a run of empty lines said in one `~` row. No row starts with the
- * command's own text, so nothing in it can pass for a row, a marker or the fence.
+ * The rows of a command's lines (or of the network names): each line escaped and numbered
+ * (`12 | text`), a line longer than a row continued in `+` rows, and a run of empty lines said in
+ * one `~` row. No row starts with the model's own text, so nothing in it can pass for a row, a
+ * marker or the fence.
  */
 function commandRows(lines: readonly string[]): string[] {
   const width = String(lines.length).length

@@ -21,13 +21,17 @@ interface Claims {
   readonly expires: number
 }
 
-/** The question a state answers: who asks, a digest of the exact command, its mode and place. */
+/**
+ * The question a state answers: who asks, a digest of the exact command, its mode and place, and
+ * a digest of the network names it may also reach (decision 0112; null: none asked for).
+ */
 interface QuestionClaims {
   readonly asker: string
   readonly command: string
   readonly mode: string
   readonly workdir: string | null
   readonly background: boolean
+  readonly network: string | null
 }
 
 /** A verified state: the question it answers, to compare with the one the tool asks again. */
@@ -124,6 +128,8 @@ function questionClaims(request: ApprovalRequest): QuestionClaims {
     mode: request.mode,
     workdir: request.workdir ?? null,
     background: request.background,
+    // In the order asked: the prompt lists them so, and the tool asks them so on the retry.
+    network: request.network?.length ? digest(JSON.stringify(request.network)) : null,
   }
 }
 
@@ -133,7 +139,8 @@ function sameQuestion(a: QuestionClaims, b: QuestionClaims): boolean {
     a.command === b.command &&
     a.mode === b.mode &&
     a.workdir === b.workdir &&
-    a.background === b.background
+    a.background === b.background &&
+    a.network === b.network
   )
 }
 

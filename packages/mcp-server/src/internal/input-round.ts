@@ -65,7 +65,8 @@ export class InputRound {
       return 'unavailable'
     }
     if (!verified.answers(request)) {
-      this.#refusal = 'it was issued for another command, mode, working directory or background choice'
+      this.#refusal =
+        'it was issued for another command, mode, working directory, background choice or network names'
       return 'unavailable'
     }
     this.#answered = true
