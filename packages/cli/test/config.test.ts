@@ -245,6 +245,18 @@ describe('toolvisor check --config', () => {
         ': $.toolboxes[0].alowDash: unknown key; did you mean "allowDash"?',
       ],
       [configFile({ toolboxes: [3] }, tempDir()), ': $.toolboxes[0]: expected string or object, got 3'],
+      // bash.network's entries are checked as the network gates check them (decision 0112).
+      [
+        configFile(
+          { bash: { sandbox: 'workspace-write', network: { allow: ['ok.test', 'https://x.test'] } } },
+          tempDir(),
+        ),
+        ': $.bash.network.allow[1]: "https://x.test" names a scheme; give the host alone ("x.test"), got "https://x.test"',
+      ],
+      [
+        configFile({ bash: { sandbox: 'read-only', network: 'all' } }, tempDir()),
+        ': $.bash.network: expected "host" or "none" or object, got "all"',
+      ],
     ]
     for (const [file, message] of cases) {
       const { code, stderr } = await run(['check', '--config', file])
@@ -260,6 +272,8 @@ describe('toolvisor check --config', () => {
       mcp: { session: 'agent-1', loadFirst: true },
       limits: { progressBurst: 5 },
       call: { progress: true },
+      sandbox: 'bwrap',
+      bash: { sandbox: 'read-only', network: { allow: ['registry.npmjs.org', '*.github.com'], deny: [] } },
     })
     const { code, stderr } = await run(['check', '--config', file])
     expect(stderr).toBe('')

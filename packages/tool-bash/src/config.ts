@@ -2,8 +2,15 @@ import { isAbsolute } from 'node:path'
 import { limitsSchema } from '@toolvisor/describe-v2'
 import { z } from 'zod'
 import type { SandboxMode } from './modes.js'
+import { entryProblem } from './network.js'
 
 const positive = z.number().int().positive()
+
+/** One entry of `bash.network`'s lists, checked as the network gates check it at load. */
+const netEntry = z.string().superRefine((text, ctx) => {
+  const problem = entryProblem(text)
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
+})
 
 /** The seed whose model-facing words the tools speak (decision 0030). */
 export const PROFILES = ['dsh', 'hyperhive', 'toolnexus', 'codex'] as const
@@ -70,6 +77,32 @@ export const BashConfigFields = z
       } satisfies Record<SandboxMode, SandboxMode>)
       .optional(),
     /**
+     * What the commands of the confining modes (read-only, workspace-write) may reach (decision
+     * 0112): an allow list through toolvisor's proxy, by default an empty one, each name a host
+     * (`registry.npmjs.org`), `*.domain` or an address, `:port` for one port; a command may ask
+     * the user for more names once (`network_allow`). `host`: the host's whole network, as seed
+     * 001 leaves it; `none`: no network at all. danger-full-access runs unsandboxed, with the host's.
+     */
+    network: z
+      .union([
+        z.enum({
+          /** The host's whole network (seed 001's): the operator's explicit choice. */
+          host: 'host',
+          /** No network at all; no name can be asked for. */
+          none: 'none',
+        }),
+        z
+          .object({
+            allow: z.array(netEntry).default([]),
+            deny: z.array(netEntry).default([]),
+          })
+          .strict(),
+      ])
+      .optional()
+      .describe(
+        'What the commands of the confining modes (read-only, workspace-write) may reach: {"allow": [...], "deny": [...]} through toolvisor\'s proxy (default: an empty allow list; entries "registry.npmjs.org", "*.github.com", "10.0.0.5:5432"), "host" (the host\'s whole network, as seed 001 leaves it) or "none". A command may ask the user for more names once (network_allow). danger-full-access runs unsandboxed, with the host\'s network (decision 0112).',
+      ),
+    /**
      * What every bash command's whole process tree may use (decision 0097): memory, pids, cpu,
      * file_size, open_files, cpu_time, as in a tool's `runtime.limits`. The operator's own: no
      * ceiling applies. Absent fields: the runtime's defaults (`limits.defaults`, else pids 1024 and
@@ -88,7 +121,21 @@ export const BashConfig = BashConfigFields.refine(
     message: 'defaultTimeoutMs must not exceed maxTimeoutMs',
     path: ['defaultTimeoutMs'],
   },
-).prefault({})
+)
+  .refine(
+    // A network narrower than the host's confines nothing without a confining mode: refused, not ignored.
+    (config) =>
+      config.network === undefined ||
+      config.network === 'host' ||
+      config.sandbox === 'read-only' ||
+      config.sandbox === 'workspace-write',
+    {
+      message:
+        "confines the commands of the read-only and workspace-write sandbox modes only: set sandbox to one of them, or leave network out (without a sandbox, and under danger-full-access, commands have the host's network)",
+      path: ['network'],
+    },
+  )
+  .prefault({})
 
 /** The configuration as validated. */
 export type BashOptions = z.output<typeof BashConfig>

@@ -26,17 +26,22 @@ export function rank(mode: SandboxMode): number {
  * `workspace-write`: the session's working directory `root` writable, and a /tmp: private first,
  * the host's where the mechanism has no private one (Landlock; `tmp` says which to try).
  * toolvisor's own paths below `/` (its state, the token, the envdir root) are masked, never shown.
+ * `net`: what it may reach (decision 0112: `bash.network`, by default an allow list that starts empty).
  */
 export function policyOf(
   mode: Exclude<SandboxMode, 'danger-full-access'>,
   root: string,
   tmp: 'private' | 'shared' = 'private',
-): NonNullable<PlainProcessSpec['sandbox']> {
+  net: Policy['net'] = 'host',
+): Policy {
   // The root is granted by name too: a private /tmp would otherwise hide a working directory below it.
   // `/` holds toolvisor's own state: the mechanism masks it (decision 0095).
-  if (mode === 'read-only') return { fs: { read: ['/', root] }, net: 'host', tmp: 'none', ownPaths: 'mask' }
-  return { fs: { read: ['/'], write: [root] }, net: 'host', tmp, ownPaths: 'mask' }
+  if (mode === 'read-only') return { fs: { read: ['/', root] }, net, tmp: 'none', ownPaths: 'mask' }
+  return { fs: { read: ['/'], write: [root] }, net, tmp, ownPaths: 'mask' }
 }
+
+/** A plain process's sandbox policy. */
+type Policy = NonNullable<PlainProcessSpec['sandbox']>
 
 /**
  * The errors each mechanism's denial of a write shows on stderr (bwrap: the tree is a read-only
@@ -90,23 +95,37 @@ export const ESCALATION_HINT =
  */
 export const ESCALATION_COMMAND_LIMITS = { lines: 200, characters: 16_384 } as const
 
-/** Seed 001's escalation validation and outcome texts. */
+/**
+ * What a text names as asked for: the mode, as seed 001 quotes it, and the network names asked
+ * with it (decision 0112), when there are any.
+ */
+function target(mode: string, names: readonly string[]): string {
+  return names.length === 0 ? `"${mode}"` : `"${mode}" with network access to ${nameList(names)}`
+}
+
+/** Seed 001's escalation validation and outcome texts; `names`: the network names asked with the mode. */
 export const ESCALATION_TEXTS = {
   needsJustification: 'invalid escalation: sandbox_permissions requires a justification',
-  needsPermissions: 'invalid escalation: justification is only valid together with sandbox_permissions',
   emptyJustification: 'invalid justification: expected a non-empty sentence',
   notAvailable:
     'sandbox_permissions is not available in this composition (no sandboxing executor to escalate)',
   notWider: (mode: string, current: string) =>
     `sandbox escalation to "${mode}" is not strictly wider than this call's current "${current}" mode`,
-  noService: (mode: string) =>
-    `sandbox escalation to "${mode}" requires approval, but no approval service is composed`,
-  noSession: (mode: string) =>
-    `sandbox escalation to "${mode}" requires approval, but the call has no agent to route it through`,
-  tooLong: (mode: string, lines: number, characters: number) =>
-    `sandbox escalation to "${mode}" was not asked: the command has ${lines} ${lines === 1 ? 'line' : 'lines'} and ${characters} characters, more than the approval prompt shows (at most ${ESCALATION_COMMAND_LIMITS.lines} lines and ${ESCALATION_COMMAND_LIMITS.characters} characters); write the script to a file and escalate the command that runs it`,
-  rejected: (mode: string) => `the user rejected escalating this command to "${mode}"`,
-  cancelled: (mode: string) => `approval for escalating to "${mode}" was cancelled`,
-  unavailable: (mode: string) =>
-    `sandbox escalation to "${mode}" requires approval, but no approval channel is available`,
+  noService: (mode: string, names: readonly string[] = []) =>
+    `sandbox escalation to ${target(mode, names)} requires approval, but no approval service is composed`,
+  noSession: (mode: string, names: readonly string[] = []) =>
+    `sandbox escalation to ${target(mode, names)} requires approval, but the call has no agent to route it through`,
+  tooLong: (mode: string, lines: number, characters: number, names: readonly string[] = []) =>
+    `sandbox escalation to ${target(mode, names)} was not asked: the command has ${lines} ${lines === 1 ? 'line' : 'lines'} and ${characters} characters, more than the approval prompt shows (at most ${ESCALATION_COMMAND_LIMITS.lines} lines and ${ESCALATION_COMMAND_LIMITS.characters} characters); write the script to a file and escalate the command that runs it`,
+  rejected: (mode: string, names: readonly string[] = []) =>
+    `the user rejected escalating this command to ${target(mode, names)}`,
+  cancelled: (mode: string, names: readonly string[] = []) =>
+    `approval for escalating to ${target(mode, names)} was cancelled`,
+  unavailable: (mode: string, names: readonly string[] = []) =>
+    `sandbox escalation to ${target(mode, names)} requires approval, but no approval channel is available`,
 } as const
+
+/** A list of names as the texts show it: `"a.test", "b.test"`. */
+export function nameList(names: readonly string[]): string {
+  return names.map((name) => JSON.stringify(name)).join(', ')
+}

@@ -13,6 +13,7 @@ import { mailCompletions } from './internal/completion.js'
 import { StandingModes } from './internal/escalation.js'
 import { Launcher } from './internal/launcher.js'
 import { TaskCap } from './internal/pending.js'
+import { DEFAULT_NETWORK } from './network.js'
 import { dshMode } from './profiles/claude-code-like.js'
 import type { BashServices } from './profiles/common.js'
 import { PROFILE } from './profiles.js'
@@ -32,11 +33,13 @@ export const bashPlugin = definePlugin({
   async apply(ctx, config) {
     const { tools, tasks, runtime } = ctx.deps
     const profile = PROFILE[config.profile]
+    const network = config.network ?? DEFAULT_NETWORK
     const launcher = await Launcher.create(runtime, {
       bash: bashExecutable(config.bash),
       killGraceMs: config.killGraceMs,
       cancelSignal: profile.cancelSignal,
       outputBytes: config.outputBytes,
+      network,
       ...(config.limits ? { limits: config.limits } : {}),
     })
     const modes = new StandingModes(config.sandbox)
@@ -50,9 +53,11 @@ export const bashPlugin = definePlugin({
       render: rendererFor(config.keepControls),
       session: (id) => (id === undefined ? undefined : ctx.get(SessionsToken)?.get(id)),
       modes,
+      network,
       approval: () => ctx.get(ApprovalToken),
       confined: new Map(),
       cap: new TaskCap(tasks, config.maxTasksPerSession),
+      networkHint: profile.networkHint,
     }
     const forget = ctx.get(SessionsToken)?.onClose((session) => modes.forget(session.id))
     if (forget) ctx.onDispose(forget)

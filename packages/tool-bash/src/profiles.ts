@@ -2,9 +2,9 @@ import type { TaskCompletion } from '@toolvisor/tasks'
 import type { Guidance, Tool } from '@toolvisor/toolbox'
 import type { ProfileName } from './config.js'
 import { completionNotice } from './internal/render.js'
-import { dshBash, dshKill, dshOutput } from './profiles/claude-code-like.js'
+import { dshBash, dshKill, dshNetworkHint, dshOutput } from './profiles/claude-code-like.js'
 import { codexWriteStdin, execCommand } from './profiles/codex.js'
-import { toolnexusBash, toolnexusKill, toolnexusOutput } from './profiles/codex-like.js'
+import { toolnexusBash, toolnexusKill, toolnexusNetworkHint, toolnexusOutput } from './profiles/codex-like.js'
 import type { BashServices } from './profiles/common.js'
 import { hyperhiveKill, hyperhiveReport, hyperhiveRun, hyperhiveStatus } from './profiles/daemon-like.js'
 import { dshWriteStdin, hyperhiveSend, toolnexusWriteStdin } from './profiles/write-stdin.js'
@@ -22,6 +22,12 @@ export interface Profile {
   notice?(services: BashServices, completion: TaskCompletion): unknown
   /** The system-prompt section the seed contributes; absent: it has none. */
   readonly guidance?: Guidance
+  /**
+   * The line a result shows after connections blocked for not being in the allow list, naming the
+   * hosts (decision 0112); absent: its results show none (hyperhive says it in its JSON, codex
+   * cannot ask for names).
+   */
+  readonly networkHint?: (hosts: readonly string[]) => string
 }
 
 /**
@@ -42,6 +48,7 @@ export const PROFILE: Readonly<Record<ProfileName, Profile>> = {
     cancelSignal: 'SIGTERM',
     notice: (_services, completion) => completionNotice(completion.task),
     guidance: BASH_GUIDANCE,
+    networkHint: dshNetworkHint,
   },
   hyperhive: {
     tools: [hyperhiveRun, hyperhiveStatus, hyperhiveKill, hyperhiveSend],
@@ -51,6 +58,7 @@ export const PROFILE: Readonly<Record<ProfileName, Profile>> = {
   toolnexus: {
     tools: [toolnexusBash, toolnexusOutput, toolnexusKill, toolnexusWriteStdin],
     cancelSignal: 'SIGTERM',
+    networkHint: toolnexusNetworkHint,
   },
   codex: { tools: [execCommand, codexWriteStdin], cancelSignal: 'SIGTERM' },
 }

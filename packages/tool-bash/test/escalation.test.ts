@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import type { ApprovalOutcome } from '@toolvisor/toolbox'
 import { describe, expect, it } from 'vitest'
 import { ESCALATION_COMMAND_LIMITS, ESCALATION_TEXTS } from '../src/modes.js'
+import { NETWORK_TEXTS } from '../src/network.js'
 import { compose } from './helpers.js'
 import { answering, openDir } from './sandbox-helpers.js'
 
@@ -22,7 +23,7 @@ describe('bash escalation (seed 001)', () => {
     const { call } = await compose({ sandbox: 'read-only', workdir: work }, { sandbox: 'bwrap', approval })
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ sandbox_permissions: 'workspace-write' }, ESCALATION_TEXTS.needsJustification],
-      [{ justification: WHY }, ESCALATION_TEXTS.needsPermissions],
+      [{ justification: WHY }, NETWORK_TEXTS.justificationAlone('sandbox_permissions or network_allow')],
       [{ sandbox_permissions: 'workspace-write', justification: '  ' }, ESCALATION_TEXTS.emptyJustification],
       [
         { sandbox_permissions: 'root', justification: WHY },
@@ -38,8 +39,9 @@ describe('bash escalation (seed 001)', () => {
     expect(ESCALATION_TEXTS.needsJustification).toBe(
       'invalid escalation: sandbox_permissions requires a justification',
     )
-    expect(ESCALATION_TEXTS.needsPermissions).toBe(
-      'invalid escalation: justification is only valid together with sandbox_permissions',
+    // Seed 001 says "... together with sandbox_permissions"; network_allow takes one too (decision 0112).
+    expect(NETWORK_TEXTS.justificationAlone('sandbox_permissions or network_allow')).toBe(
+      'invalid escalation: justification is only valid together with sandbox_permissions or network_allow',
     )
     expect(ESCALATION_TEXTS.emptyJustification).toBe('invalid justification: expected a non-empty sentence')
     expect(approval.asked).toEqual([])

@@ -5,7 +5,14 @@ import { describePlugin } from '@toolvisor/describe-v2'
 import { definePlugin, Kernel } from '@toolvisor/kernel'
 import { launchNativePlugin } from '@toolvisor/launch-native'
 import { type Envelope, MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
-import { markedProcesses, type Runtime, RuntimeToken, runtimePlugin } from '@toolvisor/process-runtime'
+import { networkGates } from '@toolvisor/network'
+import {
+  markedProcesses,
+  NetworkGatesToken,
+  type Runtime,
+  RuntimeToken,
+  runtimePlugin,
+} from '@toolvisor/process-runtime'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { bwrapPlugin } from '@toolvisor/sandbox-bwrap'
 import { landlockPlugin } from '@toolvisor/sandbox-landlock'
@@ -45,7 +52,9 @@ export interface Called {
 /**
  * A kernel with the runtime, the toolbox (sessions), the mailbox and the processes tool (unless
  * `mailbox` is false: then neither) and the bash plugin configured with `bash`. Sessions `alice` and `bob` are open (sessions and mailbox). After
- * the test the kernel is disposed and nothing it started may still run.
+ * the test the kernel is disposed and nothing it started may still run. With a `sandbox`, the
+ * network gates too (the modes' default network is an allow list), their proxy resolving names
+ * from `names` only (the test seam: never DNS).
  */
 export async function compose(
   bash: Record<string, unknown> = {},
@@ -53,11 +62,14 @@ export async function compose(
     mailbox = true,
     sandbox,
     approval,
+    names = {},
     runtime: runtimeOptions = {},
   }: {
     mailbox?: boolean
     sandbox?: 'bwrap' | 'landlock'
     approval?: Approval
+    /** What the network gates' proxy resolves each name to (with a `sandbox`). */
+    names?: Readonly<Record<string, readonly string[]>>
     /** More options of the runtime plugin (`spillBytes`, ...). */
     runtime?: Record<string, unknown>
   } = {},
@@ -70,9 +82,10 @@ export async function compose(
   kernel.use(runtimePlugin, {
     stateDir,
     spawner: 'native',
-    ...(sandbox ? { sandbox } : {}),
+    ...(sandbox ? { sandbox, network: { gates: true } } : {}),
     ...runtimeOptions,
   })
+  if (sandbox) kernel.use(gatesHost, { socketDir: join(stateDir, 'net'), names })
   kernel.use(tasksPlugin)
   if (sandbox === 'bwrap') kernel.use(bwrapPlugin, {})
   if (sandbox === 'landlock') kernel.use(landlockPlugin, {})
@@ -82,8 +95,14 @@ export async function compose(
   // The processes tool (and its session mail) needs a mailbox.
   if (mailbox) kernel.use(processesPlugin, {})
   if (mailbox) kernel.use(mailboxPlugin, {})
-  kernel.use(bashPlugin, bash)
-  await kernel.ready({ timeoutMs: 20_000 })
+  try {
+    kernel.use(bashPlugin, bash)
+    await kernel.ready({ timeoutMs: 20_000 })
+  } catch (error) {
+    // Refused at start-up: whatever did start goes.
+    await kernel.dispose()
+    throw error
+  }
   const runtime = kernel.get(RuntimeToken) as Runtime
   const runId = runtime.runId
   cleanups.push(async () => {
@@ -129,6 +148,20 @@ export async function compose(
     mail,
   }
 }
+
+/** The network gates, their proxy resolving names from a fixed map (the test seam). */
+const gatesHost = definePlugin({
+  name: 'test-network-gates',
+  provides: [NetworkGatesToken],
+  config: z.object({ socketDir: z.string(), names: z.record(z.string(), z.array(z.string()).readonly()) }),
+  apply(ctx, { socketDir, names }) {
+    const gates = networkGates({ socketDir, proxy: { resolve: async (host) => names[host] ?? [] } })
+    ctx.provide(NetworkGatesToken, gates)
+    ctx.onDispose(async () => {
+      await gates[Symbol.asyncDispose]()
+    })
+  },
+})
 
 const approvalHost = definePlugin({
   name: 'test-approval',

@@ -15,7 +15,7 @@ describe('bash tools (seed 001): bad input', () => {
     const b = (extra: Record<string, unknown>) => ({ command: 'true', description: 'd', ...extra })
     const bg = (extra: Record<string, unknown>) => b({ run_in_background: true, ...extra })
     const keys =
-      'command, description, timeoutMs, workdir, run_in_background, name, wait_seconds, tty, columns, rows, sandbox_permissions, justification'
+      'command, description, timeoutMs, workdir, run_in_background, name, wait_seconds, tty, columns, rows, sandbox_permissions, network_allow, justification'
     const nameRule = 'expected 1 to 63 characters of a-z, 0-9 and -, got'
     const notDir = (path: string, why: string) =>
       `invalid workdir: ${path} is not a directory (${why}); nothing was started`

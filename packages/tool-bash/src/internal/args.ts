@@ -111,6 +111,22 @@ export const escalationMode = kind(
   `one of ${ESCALATION_MODES.join(', ')}`,
   isMode(ESCALATION_MODES),
 )
+/** The most names one call's `network_allow` may ask for. */
+export const NETWORK_ALLOW_MAX = 16
+
+/**
+ * Network names one call may also reach (decision 0112): 1 to 16 strings, each checked as an
+ * allow list entry when the call asks (`namesToAsk`), naming the first bad one by its place.
+ */
+export const networkNames = kind(
+  { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1, maxItems: NETWORK_ALLOW_MAX },
+  `an array of 1 to ${NETWORK_ALLOW_MAX} network names ("registry.npmjs.org", "*.github.com", "host:port")`,
+  (value): value is string[] =>
+    Array.isArray(value) &&
+    value.length >= 1 &&
+    value.length <= NETWORK_ALLOW_MAX &&
+    value.every((name) => isString(name) && name.length > 0),
+)
 /** Any sandbox mode. */
 export const sandboxMode = kind(
   { type: 'string', enum: [...SANDBOX_MODES] },

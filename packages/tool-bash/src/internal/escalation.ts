@@ -1,10 +1,12 @@
 /**
- * The mode a call runs under (seed 001's "escalation grant > session override > default"), and
- * the escalation gate: an escalating call asks the `approval` seam BEFORE anything executes, and
- * every answer but `allowed-once` fails closed with its own text.
+ * The mode a call runs under (seed 001's "escalation grant > session override > default") and the
+ * network names it may also reach (decision 0112), and the escalation gate: an escalating call
+ * asks the `approval` seam BEFORE anything executes, once for the mode and the names, and every
+ * answer but `allowed-once` fails closed with its own text.
  */
 import type { Approval, ToolCallContext } from '@toolvisor/toolbox'
 import { ESCALATION_COMMAND_LIMITS, ESCALATION_TEXTS, rank, type SandboxMode } from '../modes.js'
+import { type BashNetwork, NETWORK_TEXTS, namesToAsk } from '../network.js'
 import { invalid } from './args.js'
 
 /** The modes of a toolvisor's bash: the configured default and each session's lowered one. */
@@ -52,6 +54,8 @@ export class StandingModes {
 export interface EscalationArgs {
   readonly command: string
   readonly sandbox_permissions?: string | undefined
+  /** Network names this one call may also reach (decision 0112). */
+  readonly network_allow?: readonly string[] | undefined
   readonly justification?: string | undefined
 }
 
@@ -69,48 +73,85 @@ export interface EscalationPlace {
   readonly background: boolean
 }
 
-/**
- * Seed 001's checks, in its order: each field without the other, an empty justification, no
- * sandboxing to escalate. Returns the requested mode, or undefined for a call that asks nothing.
- */
-export function requestedMode(args: EscalationArgs, modes: StandingModes): SandboxMode | undefined {
-  const { sandbox_permissions: wanted, justification } = args
-  if (wanted === undefined && justification === undefined) return undefined
-  if (justification === undefined) throw invalid(ESCALATION_TEXTS.needsJustification)
-  if (wanted === undefined) throw invalid(ESCALATION_TEXTS.needsPermissions)
-  if (justification.trim().length === 0) throw invalid(ESCALATION_TEXTS.emptyJustification)
-  if (!modes.confining) throw invalid(ESCALATION_TEXTS.notAvailable)
-  return wanted as SandboxMode
+/** What one call runs under: its mode, and the names it may reach beyond the standing network. */
+export interface CallGrant {
+  /** The mode; absent: bash is not sandboxed. */
+  readonly mode: SandboxMode | undefined
+  /** Network names the user allowed for this call only; empty: the standing network. */
+  readonly network: readonly string[]
+}
+
+/** What decides a call's grant: the standing modes and network, the approval service, the call's place. */
+export interface EscalationGate {
+  readonly modes: StandingModes
+  /** `bash.network`: what the confining modes' commands reach. */
+  readonly network: BashNetwork
+  readonly approval: Approval | undefined
+  readonly place: EscalationPlace
+  /** The escalation fields the tool takes besides `justification` (seed 001's bash takes both). */
+  readonly fields: 'sandbox_permissions or network_allow' | 'network_allow'
 }
 
 /**
- * The mode this call runs under: the session's standing mode, or, for an escalating call, the
- * wider mode once the user allowed it (nothing is stored: the next call has the standing mode
- * again). A non-widening request fails without asking anyone; no approval service, no session,
- * `rejected`, `cancelled` and `unavailable` each fail with their own text, and nothing runs.
+ * Seed 001's checks, in its order: each field without the other, an empty justification, no
+ * sandboxing to escalate; `network_allow` is checked the same way beside `sandbox_permissions`,
+ * and each of its entries must be a name. Returns the requested mode (undefined: none asked) and
+ * the names asked for, or undefined for a call that asks nothing.
  */
-export async function callMode(
+export function requested(
+  args: EscalationArgs,
+  gate: Pick<EscalationGate, 'modes' | 'fields'>,
+): { readonly mode: SandboxMode | undefined; readonly names: readonly string[] | undefined } | undefined {
+  const { sandbox_permissions: wanted, network_allow: names, justification } = args
+  if (wanted === undefined && names === undefined && justification === undefined) return undefined
+  if (justification === undefined) {
+    throw invalid(
+      wanted !== undefined ? ESCALATION_TEXTS.needsJustification : NETWORK_TEXTS.needsJustification,
+    )
+  }
+  if (wanted === undefined && names === undefined) {
+    throw invalid(NETWORK_TEXTS.justificationAlone(gate.fields))
+  }
+  if (justification.trim().length === 0) throw invalid(ESCALATION_TEXTS.emptyJustification)
+  if (!gate.modes.confining) {
+    throw invalid(wanted !== undefined ? ESCALATION_TEXTS.notAvailable : NETWORK_TEXTS.notAvailable)
+  }
+  return { mode: wanted as SandboxMode | undefined, names }
+}
+
+/**
+ * What this call runs under: the session's standing mode and network, or, for an escalating call,
+ * the wider mode and the names asked for once the user allowed them (nothing is stored: the next
+ * call has the standing ones again). A non-widening mode fails without asking anyone; names the
+ * standing network already reaches are not asked about (a call that then asks nothing runs as it
+ * stands); no approval service, no session, `rejected`, `cancelled` and `unavailable` each fail
+ * with their own text, and nothing runs. Only one question is asked, for the mode and the names.
+ */
+export async function callGrant(
   args: EscalationArgs,
   ctx: ToolCallContext,
-  gate: {
-    readonly modes: StandingModes
-    readonly approval: Approval | undefined
-    readonly place: EscalationPlace
-  },
-): Promise<SandboxMode | undefined> {
+  gate: EscalationGate,
+): Promise<CallGrant> {
   const { modes, approval, place } = gate
-  const wanted = requestedMode(args, modes)
+  const asked = requested(args, gate)
   const current = modes.of(ctx.sessionId)
-  if (wanted === undefined) return current
-  if (current !== undefined && rank(wanted) <= rank(current)) {
+  if (asked === undefined) return { mode: current, network: [] }
+  const wanted = asked.mode
+  if (wanted !== undefined && current !== undefined && rank(wanted) <= rank(current)) {
     throw invalid(ESCALATION_TEXTS.notWider(wanted, current))
   }
-  if (approval === undefined) throw invalid(ESCALATION_TEXTS.noService(wanted))
-  if (ctx.sessionId === undefined) throw invalid(ESCALATION_TEXTS.noSession(wanted))
+  const mode = wanted ?? current
+  // danger-full-access runs unsandboxed, with the host's network: every name is in reach.
+  const network = mode === 'danger-full-access' || mode === undefined ? 'host' : gate.network
+  const names = namesToAsk(asked.names ?? [], network)
+  if (wanted === undefined && names.length === 0) return { mode, network: [] }
+  const texts = textsFor(wanted, names)
+  if (approval === undefined) throw invalid(texts.noService)
+  if (ctx.sessionId === undefined) throw invalid(texts.noSession)
   const lines = args.command.split('\n').length
   const { lines: maxLines, characters: maxCharacters } = ESCALATION_COMMAND_LIMITS
   if (lines > maxLines || args.command.length > maxCharacters) {
-    throw invalid(ESCALATION_TEXTS.tooLong(wanted, lines, args.command.length))
+    throw invalid(texts.tooLong(lines, args.command.length))
   }
   const outcome = await approval.request({
     sessionId: ctx.sessionId,
@@ -120,17 +161,40 @@ export async function callMode(
     justification: args.justification as string,
     workdir: place.workdir(),
     background: place.background,
-    mode: wanted,
+    mode: mode as SandboxMode,
+    ...(names.length > 0 ? { network: names } : {}),
     signal: ctx.signal,
   })
   switch (outcome) {
     case 'allowed-once':
-      return wanted
+      return { mode, network: names }
     case 'rejected':
-      throw invalid(ESCALATION_TEXTS.rejected(wanted))
+      throw invalid(texts.rejected)
     case 'cancelled':
-      throw invalid(ESCALATION_TEXTS.cancelled(wanted))
+      throw invalid(texts.cancelled)
     default:
-      throw invalid(ESCALATION_TEXTS.unavailable(wanted))
+      throw invalid(texts.unavailable)
+  }
+}
+
+/** The texts of one escalation: seed 001's for a mode (the names added when asked with it), or the network's. */
+function textsFor(mode: SandboxMode | undefined, names: readonly string[]) {
+  if (mode === undefined) {
+    return {
+      noService: NETWORK_TEXTS.noService(names),
+      noSession: NETWORK_TEXTS.noSession(names),
+      tooLong: (lines: number, characters: number) => NETWORK_TEXTS.tooLong(names, lines, characters),
+      rejected: NETWORK_TEXTS.rejected(names),
+      cancelled: NETWORK_TEXTS.cancelled(names),
+      unavailable: NETWORK_TEXTS.unavailable(names),
+    }
+  }
+  return {
+    noService: ESCALATION_TEXTS.noService(mode, names),
+    noSession: ESCALATION_TEXTS.noSession(mode, names),
+    tooLong: (lines: number, characters: number) => ESCALATION_TEXTS.tooLong(mode, lines, characters, names),
+    rejected: ESCALATION_TEXTS.rejected(mode, names),
+    cancelled: ESCALATION_TEXTS.cancelled(mode, names),
+    unavailable: ESCALATION_TEXTS.unavailable(mode, names),
   }
 }

@@ -11,6 +11,7 @@ import type { TaskInfo, TaskRegistry } from '@toolvisor/tasks'
 import { contextOf, type ToolCallContext } from '@toolvisor/toolbox'
 import { BashError } from '../errors.js'
 import { policyOf, type SandboxMode } from '../modes.js'
+import { type BashNetwork, netPolicyOf } from '../network.js'
 
 /** The name bash tasks and processes carry (`processes list` shows it as their tool). */
 export const BASH_TOOL = 'bash'
@@ -78,6 +79,8 @@ export interface LauncherOptions {
   readonly outputBytes: number
   /** What every command's tree may use (`bash.limits`); absent fields: the runtime's defaults. */
   readonly limits?: LimitsSpec
+  /** What the confining modes' commands may reach (`bash.network`, decision 0112). */
+  readonly network: BashNetwork
 }
 
 /**
@@ -130,16 +133,19 @@ export class Launcher {
   /**
    * The launches of `mode` with `root` (the session's working directory) as the workspace:
    * unsandboxed for no mode and `danger-full-access`, else the mode's policy under the configured
-   * mechanism, prepared once per mode and root. A policy the mechanism cannot honour throws
-   * `BASH_ERR_SANDBOX` naming why; it is never run weaker.
+   * mechanism, its network `bash.network` with `extra` (names this one call was allowed) added to
+   * its allow list. Prepared once per mode and root, a call's own names each time (they are for
+   * that call only). A policy the mechanism cannot honour throws `BASH_ERR_SANDBOX` naming why;
+   * it is never run weaker.
    */
-  launchFor(mode: SandboxMode | undefined, root: string): Promise<Launch> {
+  launchFor(mode: SandboxMode | undefined, root: string, extra: readonly string[] = []): Promise<Launch> {
     if (mode === undefined) return Promise.resolve(this.#plain)
     if (mode === 'danger-full-access') return Promise.resolve({ ...this.#plain, mode })
+    if (extra.length > 0) return this.#confined(mode, root, extra)
     const key = `${mode}\0${root}`
     let launch = this.#policies.get(key)
     if (launch === undefined) {
-      launch = this.#confined(mode, root)
+      launch = this.#confined(mode, root, extra)
       this.#policies.set(key, launch)
       // A refusal is not kept: the operator may fix the directory and the next call tries again.
       launch.catch(() => this.#policies.delete(key))
@@ -147,9 +153,14 @@ export class Launcher {
     return launch
   }
 
-  async #confined(mode: Exclude<SandboxMode, 'danger-full-access'>, root: string): Promise<Launch> {
+  async #confined(
+    mode: Exclude<SandboxMode, 'danger-full-access'>,
+    root: string,
+    extra: readonly string[],
+  ): Promise<Launch> {
+    const net = netPolicyOf(this.#options.network, extra)
     const prepare = (tmp: 'private' | 'shared') =>
-      Launcher.#prepare(this.#runtime, this.#options, policyOf(mode, root, tmp))
+      Launcher.#prepare(this.#runtime, this.#options, policyOf(mode, root, tmp, net))
     let pair: [PreparedTool, PreparedTool]
     try {
       pair = await prepare('private').catch((error: unknown) => {
@@ -160,9 +171,14 @@ export class Launcher {
       })
     } catch (error) {
       const why = LoadingError.is(error) ? error.reason : (error as Error).message
-      throw new BashError('BASH_ERR_SANDBOX', `the ${mode} sandbox mode cannot run in ${root}: ${why}`, {
-        cause: error,
-      })
+      const network = LoadingError.is(error)
+        ? networkField(error.field, this.#options.network, extra)
+        : undefined
+      const message =
+        network === undefined
+          ? `the ${mode} sandbox mode cannot run in ${root}: ${why}`
+          : `the ${mode} sandbox mode cannot have its network (${network}): ${why}; bash.network "host" gives the commands the host's network, "none" none`
+      throw new BashError('BASH_ERR_SANDBOX', message, { cause: error })
     }
     const [foreground, background] = pair
     const mechanism = foreground.sandbox?.mechanism.name
@@ -234,4 +250,26 @@ export class Launcher {
     await started?.launched
     return tasks.get(task.id, command.ctx.sessionId)
   }
+}
+
+/**
+ * Where a refusal of the policy's network comes from, in the operator's or the model's terms:
+ * `bash.network`, `bash.network.allow[2]`, or `network_allow "name"` for a name one call added
+ * (after the standing entries). Undefined for a refusal of anything else.
+ */
+function networkField(
+  field: string | undefined,
+  network: BashNetwork,
+  extra: readonly string[],
+): string | undefined {
+  const net = '$.runtime.sandbox.net'
+  if (field === undefined || (field !== net && !field.startsWith(`${net}.`))) return undefined
+  const entry = /^\$\.runtime\.sandbox\.net\.(allow|deny)\[(\d+)\]$/.exec(field)
+  if (entry === null) return 'bash.network'
+  const [, list, index] = entry as unknown as [string, 'allow' | 'deny', string]
+  const standing = typeof network === 'string' ? 0 : network[list].length
+  const at = Number(index)
+  // A call's own names come after the standing ones, named by themselves (they are a subset of its network_allow).
+  if (list === 'allow' && at >= standing) return `network_allow ${JSON.stringify(extra[at - standing])}`
+  return `bash.network.${list}[${at}]`
 }

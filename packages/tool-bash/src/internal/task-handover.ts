@@ -2,7 +2,7 @@
 import type { ProcessExit } from '@toolvisor/process-runtime'
 import type { TaskInfo } from '@toolvisor/tasks'
 import { handedOver, type TaskHandover, type ToolCallContext, type ToolResult } from '@toolvisor/toolbox'
-import { answer, type BashServices } from '../profiles/common.js'
+import { answer, type BashServices, taskDenial } from '../profiles/common.js'
 import { renderRun, runEnd, spills } from './render.js'
 
 /** The reader the task's answer reads with: the model's own `bash_output` cursor stays where it was. */
@@ -27,7 +27,9 @@ export function handOver(
       max: services.options.outputBytes,
       utf8: true,
     })
-    return answer(renderRun(read, runEnd(exit), services.render), exit.code !== 0 || exit.signal !== null, {
+    // Its sandbox lines too (a denial, a blocked name's hint), as a foreground result shows them.
+    const end = { ...runEnd(exit), sandbox: taskDenial(services, read.task) }
+    return answer(renderRun(read, end, services.render), exit.code !== 0 || exit.signal !== null, {
       task: task.id,
       ...spills(read),
     })

@@ -12,6 +12,7 @@ import {
   escalationMode,
   flag,
   invalid,
+  networkNames,
   positive,
   sandboxMode,
   seconds,
@@ -19,12 +20,14 @@ import {
   taskName,
   text,
 } from '../internal/args.js'
-import { callMode } from '../internal/escalation.js'
+import { callGrant } from '../internal/escalation.js'
 import { outputText, renderRun, runEnd, spills, statusLine } from '../internal/render.js'
 import { handOver } from '../internal/task-handover.js'
+import { hintList } from '../network.js'
 import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from '../present.js'
 import {
   answer,
+  asksNames,
   type BashServices,
   bashTask,
   callWorkdir,
@@ -61,8 +64,9 @@ const bashFields = (options: BashOptions) => ({
 })
 
 /**
- * Seed 001's escalation fields: always taken (a call that sends them without a sandbox gets the
- * seed's "not available" text), shown only when the standing mode confines.
+ * Seed 001's escalation fields, and `network_allow` beside them (decision 0112): always taken (a
+ * call that sends them without a sandbox gets the seed's "not available" text), shown only when
+ * the standing mode confines (`network_allow` only when its network is an allow list).
  */
 const ESCALATION_FIELDS = {
   sandbox_permissions: escalationMode(
@@ -70,17 +74,34 @@ const ESCALATION_FIELDS = {
       'just denied (`[sandbox: file access denied ...]`), the narrowest mode that suffices; requires ' +
       'justification, and the user approves it before it runs. A rejected escalation is final.',
   ),
+  network_allow: networkNames(
+    'Network names this exact command may also reach, for this call only: "registry.npmjs.org", "*.github.com", ' +
+      '"host:port". Only as a one-shot retry of a command whose connections were blocked ' +
+      '(`[network: blocked HOST:PORT, not in the allow list]`), the names it needs; requires justification, and ' +
+      'the user approves them before it runs (with sandbox_permissions: one question for both).',
+  ),
   justification: anyString(
-    'Required with sandbox_permissions: one sentence for the user on why this exact command needs the wider access.',
+    'Required with sandbox_permissions or network_allow: one sentence for the user on why this exact command needs the wider access.',
   ),
 }
 
-/** The fields of `bash` the model is shown: without the escalation ones unless the mode confines. */
+/**
+ * The fields of `bash` the model is shown: without the escalation ones unless the mode confines,
+ * without `network_allow` unless the standing network is an allow list.
+ */
 function shownFields(services: BashServices) {
-  const all = bashFields(services.options)
-  if (services.modes.confining) return all
-  const { sandbox_permissions: _, justification: __, ...shown } = all
-  return shown
+  const { sandbox_permissions, network_allow, justification, ...plain } = bashFields(services.options)
+  if (!services.modes.confining) return plain
+  if (!asksNames(services)) return { ...plain, sandbox_permissions, justification }
+  return { ...plain, sandbox_permissions, network_allow, justification }
+}
+
+/**
+ * The dsh profile's network hint (decision 0112), after the file-denial hint's words: every host
+ * blocked for not being in the allow list (at most 8, then how many more).
+ */
+export function dshNetworkHint(hosts: readonly string[]): string {
+  return `[network: escalation available — retry this exact command once with network_allow ${hintList(hosts)} + justification; the approval prompt asks the user]`
 }
 
 const TASK_FIELDS = { task_id: taskId('The id `bash` returned for the background task (`bash-1`, ...).') }
@@ -116,9 +137,16 @@ export function dshBash(services: BashServices): Tool {
             answer(`started background task ${task.id}`))
       // Approval (when asked for) comes before anything runs; a refusal is the call's answer.
       const place = { workdir: () => callWorkdir(services, args.workdir, ctx), background }
-      const mode = await callMode(args, ctx, { modes: services.modes, approval: services.approval(), place })
+      const grant = await callGrant(args, ctx, {
+        modes: services.modes,
+        network: services.network,
+        approval: services.approval(),
+        place,
+        fields: 'sandbox_permissions or network_allow',
+      })
       const terminal = terminalOf(args)
-      return runCommand(services, { ...args, mode, terminal }, ctx, background ? started : undefined)
+      const call = { ...args, mode: grant.mode, network: grant.network, terminal }
+      return runCommand(services, call, ctx, background ? started : undefined)
     },
   })
 }

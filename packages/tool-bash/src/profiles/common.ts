@@ -21,6 +21,7 @@ import { refuseOverCap, type TaskCap } from '../internal/pending.js'
 import { denialLines, renderRun, runEnd, spills } from '../internal/render.js'
 import { workdirOf } from '../internal/workdir.js'
 import { DENIAL_TAIL_BYTES, type SandboxMode } from '../modes.js'
+import { type BashNetwork, blockedHosts } from '../network.js'
 
 /** What the tools of a profile run on. */
 export interface BashServices {
@@ -33,12 +34,24 @@ export interface BashServices {
   session(id: string | undefined): SessionInfo | undefined
   /** The standing sandbox modes (the default and each session's). */
   readonly modes: StandingModes
+  /** What the confining modes' commands reach (`bash.network`, else an empty allow list: decision 0112). */
+  readonly network: BashNetwork
   /** The `approval` service, when a host provides one (read at each escalation). */
   approval(): Approval | undefined
   /** The mode and mechanism of each background task started under a sandbox mode, by task id. */
   readonly confined: Map<string, Pick<Launch, 'mode' | 'mechanism' | 'user'>>
   /** The cap on each session's background tasks, and hyperhive's queue behind it. */
   readonly cap: TaskCap
+  /**
+   * The profile's line after a run whose connections were blocked for not being in the allow list
+   * (decision 0112), naming the hosts; absent: the profile cannot ask for names (codex).
+   */
+  readonly networkHint: ((hosts: readonly string[]) => string) | undefined
+}
+
+/** Whether a call may ask for network names: the standing network of the confining modes is an allow list. */
+export function asksNames(services: BashServices): boolean {
+  return services.modes.confining && typeof services.network !== 'string'
 }
 
 /** A text result (`Error: ` before the message of an error, as seed 001 shows errors). */
@@ -60,8 +73,10 @@ export interface CommandCall {
   readonly name?: string | undefined
   /** What an unnamed background task's id starts with (default `bash-`: `bash-1`, ...). */
   readonly idPrefix?: string | undefined
-  /** The sandbox mode it runs under (`callMode`); absent: bash is not sandboxed. */
+  /** The sandbox mode it runs under (`callGrant`); absent: bash is not sandboxed. */
   readonly mode?: SandboxMode | undefined
+  /** Network names the user allowed for this call only (`callGrant`), beyond the standing network. */
+  readonly network?: readonly string[] | undefined
   /** Run it on a pseudo-terminal of this size (`tty: true`). */
   readonly terminal?: TerminalSize | undefined
 }
@@ -85,18 +100,24 @@ export async function runCommand(
   }
   refuseOverCap(services.cap, ctx.sessionId)
   const task = await services.launcher.background(services.tasks, command, named)
-  const { mode, mechanism, user } = command.launch
-  if (mode !== undefined)
-    services.confined.set(task.id, { mode, ...(mechanism ? { mechanism } : {}), ...(user ? { user } : {}) })
+  remember(services, task.id, command.launch)
   const result = await background(task)
   // Answered while it runs (a wait that returned it saw it end): it now lives on by its id.
   services.tasks.detach(task.id)
   return result
 }
 
+/** Keeps how a background task is confined, for the lines its end shows (`taskDenial`). */
+export function remember(services: BashServices, id: string, launch: Launch): void {
+  const { mode, mechanism, user } = launch
+  if (mode !== undefined)
+    services.confined.set(id, { mode, ...(mechanism ? { mechanism } : {}), ...(user ? { user } : {}) })
+}
+
 /**
  * The command of a call, in its working directory (checked: nothing starts in a missing one),
- * launched under its mode with the session's working directory as the workspace.
+ * launched under its mode with the session's working directory as the workspace, and with the
+ * names its user allowed for it.
  */
 export async function commandOf(
   services: BashServices,
@@ -104,6 +125,7 @@ export async function commandOf(
     readonly command: string
     readonly workdir: string | undefined
     readonly mode?: SandboxMode | undefined
+    readonly network?: readonly string[] | undefined
     readonly terminal?: TerminalSize | undefined
     readonly ctx: ToolCallContext
   },
@@ -112,7 +134,7 @@ export async function commandOf(
   const cwd = workdirOf({ requested: call.workdir, session: root, fallback: root })
   // Every profile runs under the session's standing mode; only seed 001's bash can ask for more.
   const mode = call.mode ?? services.modes.of(call.ctx.sessionId)
-  const launch = await services.launcher.launchFor(mode, root)
+  const launch = await services.launcher.launchFor(mode, root, call.network ?? [])
   return { command: call.command, cwd, ctx: call.ctx, launch, terminal: call.terminal }
 }
 
@@ -226,6 +248,7 @@ export async function foreground(
   // On a terminal the program's errors are on the one stream it has.
   const errors = command.terminal ? streams.stdout.bytes : streams.stderr.bytes
   const denial = denialLines(command.launch, exit.code, errors, escalates(services))
+  const blocked = networkLines(services, command.launch, errors)
   const meta = {
     process: process.id,
     exitCode: exit.code,
@@ -237,7 +260,7 @@ export async function foreground(
     ...(exit.usage ? { usage: exit.usage } : {}),
     ...spills(streams),
   }
-  const end = { ...runEnd(exit, timeoutMs), sandbox: denial }
+  const end = { ...runEnd(exit, timeoutMs), sandbox: [...denial, ...blocked] }
   return answer(renderRun(streams, end, services.render), false, meta)
 }
 
@@ -248,15 +271,63 @@ function escalates(services: BashServices): boolean {
 
 /**
  * The sandbox lines of a settled background task (seed 001: on every read that sees it, since a
- * denial is only classifiable once the whole stderr is in): read from the end of its stderr.
+ * denial is only classifiable once the whole stderr is in): read from the end of its stderr. The
+ * profile's network hint follows when its connections were blocked (decision 0112).
  */
 export function taskDenial(services: BashServices, task: TaskInfo): string[] {
   const confined = services.confined.get(task.id)
-  if (confined === undefined || task.exit === undefined) return []
-  const process = services.tasks.process(task.id, task.owner)
+  const tail = taskErrors(services, task)
+  if (confined === undefined || tail === undefined) return []
+  return [
+    ...denialLines(confined, task.exit!.code, tail, escalates(services)),
+    ...networkLines(services, confined, tail),
+  ]
+}
+
+/** The profile's network hint of a settled background task (decision 0112), when its connections were blocked. */
+export function taskNetworkHint(services: BashServices, task: TaskInfo): string[] {
+  const confined = services.confined.get(task.id)
+  const tail = taskErrors(services, task)
+  if (confined === undefined || tail === undefined) return []
+  return networkLines(services, confined, tail)
+}
+
+/**
+ * The hosts a settled background task, run under a confining mode, was refused for not being in
+ * the allow list (decision 0112): read from the end of its stderr, as its denial is.
+ */
+export function taskBlocked(services: BashServices, task: TaskInfo): string[] {
+  const confined = services.confined.get(task.id)
+  const tail = taskErrors(services, task)
+  if (confined === undefined || tail === undefined || !confines(confined.mode)) return []
+  return blockedHosts(tail.toString('utf8'))
+}
+
+/** The end of a settled task's errors (its terminal's output on a terminal); undefined while it runs or when it never ran. */
+function taskErrors(services: BashServices, task: TaskInfo): Buffer | undefined {
+  if (task.exit === undefined) return undefined
+  const process = processOf(services, task.id, task.owner)
+  if (process === undefined) return undefined
   const stream = process.terminal ? 'stdout' : 'stderr'
-  const tail = newestBytes(process.output, stream, { from: 0, max: DENIAL_TAIL_BYTES, final: true })
-  return denialLines(confined, task.exit.code, tail.bytes, escalates(services))
+  return newestBytes(process.output, stream, { from: 0, max: DENIAL_TAIL_BYTES, final: true }).bytes
+}
+
+/** Whether a mode runs its commands behind the standing network (danger-full-access has the host's). */
+function confines(mode: SandboxMode | undefined): boolean {
+  return mode === 'read-only' || mode === 'workspace-write'
+}
+
+/**
+ * The profile's network hint for a run under a confining mode whose errors show connections
+ * blocked for not being in the allow list (decision 0112); none for refusals the operator's list
+ * made (the deny list, a local address), nor in a profile that cannot ask for names.
+ */
+function networkLines(services: BashServices, launch: Pick<Launch, 'mode'>, errors: Buffer): string[] {
+  const hint = services.networkHint
+  if (hint === undefined || !confines(launch.mode)) return []
+  const tail = errors.subarray(Math.max(0, errors.length - DENIAL_TAIL_BYTES)).toString('utf8')
+  const hosts = blockedHosts(tail)
+  return hosts.length > 0 ? [hint(hosts)] : []
 }
 
 /**

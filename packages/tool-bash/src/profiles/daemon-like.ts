@@ -7,10 +7,24 @@ import { randomBytes } from 'node:crypto'
 import { newestBytes } from '@toolvisor/process-runtime'
 import { LOST_ON_RESTART, type TaskInfo, TasksError } from '@toolvisor/tasks'
 import { required, type Tool, type ToolCallContext, type ToolResult } from '@toolvisor/toolbox'
-import { flag, positive, seconds, taskId, taskName, text } from '../internal/args.js'
+import { anyString, flag, networkNames, positive, seconds, taskId, taskName, text } from '../internal/args.js'
+import { callGrant } from '../internal/escalation.js'
 import { stopped } from '../internal/render.js'
 import { handOver } from '../internal/task-handover.js'
-import { answer, type BashServices, bashTask, commandOf, lineEnds, stopTask, waitInline } from './common.js'
+import { hintList } from '../network.js'
+import {
+  answer,
+  asksNames,
+  type BashServices,
+  bashTask,
+  callWorkdir,
+  commandOf,
+  lineEnds,
+  remember,
+  stopTask,
+  taskBlocked,
+  waitInline,
+} from './common.js'
 import { screenAnswer, terminalOf, terminalTask, ttyFields } from './terminal.js'
 import { bashTool } from './tool.js'
 
@@ -37,11 +51,47 @@ export interface HyperhiveReport {
   /** The files holding all of each stream (null: it wrote nothing). */
   readonly stdout_file: string | null
   readonly stderr_file: string | null
+  /**
+   * Once it ended, when its connections were blocked for not being in the allow list: how to
+   * reach those names once (decision 0112; toolvisor's words, seed 002 has no allow list).
+   */
+  readonly network_hint?: string
+}
+
+/** hyperhive's `network_hint`: every host blocked for not being in the allow list (at most 8, then how many more). */
+export function hyperhiveNetworkHint(hosts: readonly string[]): string {
+  return `blocked: not in the allow list; to reach them once, run the same cmd again with network_allow ${hintList(hosts)} and a justification (the user approves them first)`
+}
+
+/**
+ * The fields a hyperhive `run` asks for network names with (decision 0112): always taken, shown
+ * when the standing network is an allow list.
+ */
+const NETWORK_FIELDS = {
+  network_allow: networkNames(
+    'Network names the command may also reach, for this run only ("registry.npmjs.org", "*.github.com", ' +
+      '"host:port"): when a task was blocked (its network_hint), run the same cmd again with the names it ' +
+      'needs and a justification; the user approves them first.',
+  ),
+  justification: anyString(
+    'Required with network_allow: one sentence for the user on why the command needs them.',
+  ),
 }
 
 /** Seed 002's `run`: a background task, waited for inline (3 s by default). */
 export function hyperhiveRun(services: BashServices): Tool {
   const cap = services.options.maxWaitSeconds
+  const fields = {
+    cmd: required(text('The command.')),
+    timeout_secs: positive('Kill it after this many seconds (status timed_out). Default: none.'),
+    wait_seconds: seconds(`Inline wait before returning (default 3, at most ${cap}; 0: none).`),
+    name: taskName('The task id to use (a-z, 0-9, -; at most 63), free again once its task ended.'),
+    ...ttyFields(
+      'Type into it with `send`; `status` with `screen: true` shows the screen a person would see.',
+    ),
+    ...NETWORK_FIELDS,
+  }
+  const { network_allow: _, justification: __, ...plain } = fields
   return bashTool({
     name: 'run',
     description:
@@ -49,20 +99,28 @@ export function hyperhiveRun(services: BashServices): Tool {
       'by then answers with its full status, else the answer is `task started: id=<id>` and its completion ' +
       'arrives as mail. Poll with `status`, stop with `kill`. Taken as a task (MCP Tasks), it answers at once ' +
       'and the task ends with the full status.',
-    fields: {
-      cmd: required(text('The command.')),
-      timeout_secs: positive('Kill it after this many seconds (status timed_out). Default: none.'),
-      wait_seconds: seconds(`Inline wait before returning (default 3, at most ${cap}; 0: none).`),
-      name: taskName('The task id to use (a-z, 0-9, -; at most 63), free again once its task ended.'),
-      ...ttyFields(
-        'Type into it with `send`; `status` with `screen: true` shows the screen a person would see.',
-      ),
-    },
+    fields,
+    shown: asksNames(services) ? fields : plain,
     // Seed 002's one tool that starts long work: a call may run as a task (MCP Tasks, decision 0070).
     taskSupport: 'optional',
     async run(args, ctx) {
       const terminal = terminalOf(args)
-      const command = await commandOf(services, { command: args.cmd, workdir: undefined, ctx, terminal })
+      // Approval (when asked for) comes before anything runs; a refusal is the call's answer.
+      const grant = await callGrant({ ...args, command: args.cmd }, ctx, {
+        modes: services.modes,
+        network: services.network,
+        approval: services.approval(),
+        place: { workdir: () => callWorkdir(services, undefined, ctx), background: true },
+        fields: 'network_allow',
+      })
+      const command = await commandOf(services, {
+        command: args.cmd,
+        workdir: undefined,
+        ctx,
+        terminal,
+        mode: grant.mode,
+        network: grant.network,
+      })
       // Past the session's cap the task waits as `pending` (seed 002), started when one ends.
       const deferred = !services.cap.admits(ctx.sessionId)
       // Seed 002: a name replaces "the auto-generated hex id".
@@ -71,6 +129,7 @@ export function hyperhiveRun(services: BashServices): Tool {
         deferred,
         ...(args.timeout_secs !== undefined ? { timeoutMs: args.timeout_secs * 1000 } : {}),
       })
+      remember(services, task.id, command.launch)
       if (deferred && ctx.sessionId !== undefined) services.cap.queue(ctx.sessionId, task.id)
       const asTask = ctx.asTask
       // Taken as a task: no inline wait; the task's answer is the status its end gives.
@@ -165,6 +224,7 @@ export function hyperhiveReport(
   const exit = task.exit
   const tails = tailsOf(services, task.id, session)
   const ended = exit?.at ?? new Date()
+  const blocked = taskBlocked(services, task)
   return {
     id: task.id,
     status: statusOf(task),
@@ -173,6 +233,7 @@ export function hyperhiveReport(
     ...(exit?.status === 'failed' && exit.why !== LOST_ON_RESTART ? { error: exit.why ?? 'failed' } : {}),
     duration_secs: Math.max(0, ended.getTime() - task.startedAt.getTime()) / 1000,
     ...tails,
+    ...(blocked.length > 0 ? { network_hint: hyperhiveNetworkHint(blocked) } : {}),
   }
 }
 
