@@ -181,7 +181,11 @@ function runtimeOptions(config: Config, stateDir: string, ownPaths: OwnPathOptio
     ...(config.cgroup !== undefined ? { cgroup: config.cgroup } : {}),
     network: {
       gates: true,
-      ...defined({ ceiling: config.network?.allow, host: config.network?.host, force: config.network?.force }),
+      ...defined({
+        ceiling: config.network?.allow,
+        host: config.network?.host,
+        force: config.network?.force,
+      }),
     },
     ...(config.limits?.defaults || config.limits?.ceilings
       ? { limits: defined({ defaults: config.limits.defaults, ceilings: config.limits.ceilings }) }
