@@ -33,6 +33,7 @@ import {
   NAMESPACE_PROXY_PORT,
   netnsHelperStatus,
 } from '../src/netns.js'
+import { alive, childNamed, type Ids, running, until, users } from './processes.js'
 
 const helper = builtNetnsHelper
 const CLEAN = { PATH: '/usr/bin:/bin', LC_ALL: 'C' }
@@ -53,28 +54,6 @@ const BWRAP = [
   '--',
 ]
 
-interface Ids {
-  readonly uid: number
-  readonly gid: number
-}
-
-function ordinaryUser(): Ids | undefined {
-  if (process.getuid?.() !== 0) return undefined
-  try {
-    const id = (flag: string) =>
-      Number(execFileSync('id', [flag, 'tv-ordinary'], { encoding: 'utf8' }).trim())
-    return { uid: id('-u'), gid: id('-g') }
-  } catch {
-    return undefined
-  }
-}
-
-const ordinary = ordinaryUser()
-const users: readonly { readonly name: string; readonly ids: Ids | undefined }[] = [
-  { name: process.getuid?.() === 0 ? 'root' : 'the current user', ids: undefined },
-  ...(ordinary !== undefined ? [{ name: 'the ordinary user tv-ordinary', ids: ordinary }] : []),
-]
-
 // A directory every user can reach (/tmp itself, not a private TMPDIR), removed at the end.
 let dir: string
 beforeAll(() => {
@@ -93,56 +72,11 @@ const started: number[] = []
 const bridges: number[] = []
 const servers: Server[] = []
 
-/** Its /proc/PID/stat: parent and name, or undefined once it is gone (a zombie counts as gone). */
-function statOf(pid: number): { readonly ppid: number; readonly name: string } | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const close = text.lastIndexOf(')')
-    const [state, ppid] = text.slice(close + 2).split(' ')
-    if (state === 'Z') return undefined
-    return { ppid: Number(ppid), name: text.slice(text.indexOf('(') + 1, close) }
-  } catch {
-    return undefined
-  }
-}
-
-const alive = (pid: number) => statOf(pid) !== undefined
-
-function pids(): number[] {
-  return readdirSync('/proc')
-    .map(Number)
-    .filter((pid) => Number.isInteger(pid) && pid !== process.pid)
-}
-
-/** The live processes whose command line holds `needle` (the bridge keeps the helper's). */
-function running(needle: string): number[] {
-  return pids().filter((pid) => {
-    try {
-      return alive(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle)
-    } catch {
-      return false
-    }
-  })
-}
-
 /** The bridge of the launch whose process is `pid`: its child still named toolvisor-netns. */
 function bridgeOf(pid: number): number | undefined {
-  const found = pids().find((child) => {
-    const stat = statOf(child)
-    return stat?.ppid === pid && stat.name === 'toolvisor-netns'
-  })
+  const found = childNamed(pid, 'toolvisor-netns')
   if (found !== undefined && !bridges.includes(found)) bridges.push(found)
   return found
-}
-
-/** Polls `check` every 20 ms until it holds or `ms` passed; its last answer. */
-async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<boolean> {
-  const end = Date.now() + ms
-  for (;;) {
-    if (await check()) return true
-    if (Date.now() > end) return false
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
 }
 
 afterEach(async () => {
