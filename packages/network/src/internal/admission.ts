@@ -25,6 +25,24 @@ export interface Refusal {
   readonly reason: string
 }
 
+/**
+ * A connection the gate's decision let through, not made yet: where it may go (the addresses in
+ * the order they are tried, all within `timeoutMs`), counted under `key` once made. It holds one of
+ * the gate's connection slots until `release`.
+ */
+export interface Clearance {
+  readonly ok: true
+  /** The host as asked for, in its one spelling (a name, or an address without brackets). */
+  readonly host: string
+  readonly port: number
+  /** `host:port` as asked for. */
+  readonly key: string
+  readonly addresses: readonly string[]
+  readonly timeoutMs: number
+  /** Gives the slot back; once (later calls do nothing). */
+  release(): void
+}
+
 /** A connection made: the socket to the target, counted in the ledger under `key`. */
 export interface Passage {
   readonly ok: true
@@ -75,6 +93,23 @@ export class Admission {
     requested: { readonly host: string; readonly port: number },
     signal: AbortSignal,
   ): Promise<Passage | Refusal | undefined> {
+    const cleared = await this.clear(requested, signal)
+    if (!cleared?.ok) return cleared
+    const passage = await this.#connect(cleared, signal)
+    if (passage?.ok) passage.socket.once('close', cleared.release)
+    else cleared.release()
+    return passage
+  }
+
+  /**
+   * The decision without the connection: where `requested` may go, or its refusal (recorded);
+   * undefined when `signal` aborted first. Whoever makes the connection reports how it went
+   * ({@link carried}, {@link failed}) and releases the slot.
+   */
+  async clear(
+    requested: { readonly host: string; readonly port: number },
+    signal: AbortSignal,
+  ): Promise<Clearance | Refusal | undefined> {
     const { port } = requested
     const target = canonicalHost(requested.host)
     if (target === undefined || port < 1 || port > 65535) {
@@ -94,7 +129,7 @@ export class Admission {
       )
     }
     this.#inFlight++
-    let passage: Passage | Refusal | undefined
+    let cleared: Clearance | undefined
     try {
       if (verdict.kind === 'unlisted') {
         const answer = await this.#answer(target, port, signal)
@@ -112,12 +147,42 @@ export class Admission {
       const local = destinations.addresses.some((address) => isReserved(address))
       if (this.#options.refuseOwnListeners && local && ownListener(port))
         return this.#refuse({ host: target.host, port }, 'policy', "toolvisor's own listener")
-      passage = await this.#connect(target, port, destinations.addresses, signal)
-      return passage
+      let held = true
+      cleared = {
+        ok: true,
+        host: target.host,
+        port,
+        key: hostPort(target.host, port),
+        addresses: destinations.addresses,
+        timeoutMs: this.#options.connectTimeoutMs,
+        release: () => {
+          if (held) this.#inFlight--
+          held = false
+        },
+      }
+      return cleared
     } finally {
-      if (passage?.ok) passage.socket.once('close', () => this.#inFlight--)
-      else this.#inFlight--
+      if (cleared === undefined) this.#inFlight--
     }
+  }
+
+  /**
+   * A cleared connection that was made elsewhere (by the bridge of `toolvisor-netns --handoff`):
+   * counted now; the returned function sets its bytes so far, as the bridge tells them.
+   */
+  carried(cleared: Clearance): (bytesIn: number, bytesOut: number) => void {
+    return this.#options.ledger.carried(cleared.key)
+  }
+
+  /** A cleared connection that could not be made elsewhere: recorded as dialing's would be. */
+  failed(cleared: Clearance, why: 'refused' | 'timeout'): Refusal {
+    return why === 'timeout'
+      ? this.#refuse({ host: cleared.host, port: cleared.port }, 'timeout', 'timed out connecting')
+      : this.#refuse(
+          { host: cleared.host, port: cleared.port },
+          'refused',
+          'connection refused by the target',
+        )
   }
 
   #answer(target: Host, port: number, signal: AbortSignal): Promise<Answer | undefined> {
@@ -161,26 +226,18 @@ export class Admission {
     return { kind: 'unresolved', reason: 'the name does not resolve' }
   }
 
-  async #connect(
-    target: Host,
-    port: number,
-    addresses: readonly string[],
-    signal: AbortSignal,
-  ): Promise<Passage | Refusal | undefined> {
-    const dialed = await dial(addresses, port, {
-      timeoutMs: this.#options.connectTimeoutMs,
+  async #connect(cleared: Clearance, signal: AbortSignal): Promise<Passage | Refusal | undefined> {
+    const dialed = await dial(cleared.addresses, cleared.port, {
+      timeoutMs: cleared.timeoutMs,
       signal,
       track: this.#options.track,
     })
     if (dialed.ok) {
-      const key = hostPort(target.host, port)
-      this.#options.ledger.connected(key, dialed.socket)
-      return { ok: true, socket: dialed.socket, key }
+      this.#options.ledger.connected(cleared.key, dialed.socket)
+      return { ok: true, socket: dialed.socket, key: cleared.key }
     }
     if (dialed.why === 'aborted') return undefined
-    if (dialed.why === 'timeout')
-      return this.#refuse({ host: target.host, port }, 'timeout', 'timed out connecting')
-    return this.#refuse({ host: target.host, port }, 'refused', 'connection refused by the target')
+    return this.failed(cleared, dialed.why)
   }
 
   #refuse(

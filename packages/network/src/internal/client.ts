@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net'
-import type { Admission, Passage, Refusal } from './admission.js'
+import type { Admission, Clearance, Passage, Refusal } from './admission.js'
 
 /** How long a connection may take to say what it wants (its first request or SOCKS handshake). */
 export const HANDSHAKE_MS = 30_000
@@ -16,12 +16,18 @@ export class Client {
   readonly signal: AbortSignal
   /** Plain HTTP requests of this connection not yet answered (a parse error mid-answer cannot be told). */
   answering = 0
-  readonly #admission: Admission
+  /**
+   * The connection came from the bridge of `toolvisor-netns --handoff` (it started with the
+   * bridge's hello, on a gate's unix socket): an approved CONNECT may be handed to the bridge.
+   */
+  fromBridge = false
+  /** The gate's decision, which this client's connections go through. */
+  readonly admission: Admission
   #deadline: NodeJS.Timeout | undefined
 
   constructor(socket: Socket, admission: Admission) {
     this.socket = socket
-    this.#admission = admission
+    this.admission = admission
     const controller = new AbortController()
     this.signal = controller.signal
     this.#deadline = setTimeout(() => socket.destroy(), HANDSHAKE_MS)
@@ -39,7 +45,15 @@ export class Client {
 
   /** A connection for this client, or its refusal; undefined once the client is gone. */
   admit(requested: { readonly host: string; readonly port: number }): Promise<Passage | Refusal | undefined> {
-    return this.#admission.admit(requested, this.signal)
+    return this.admission.admit(requested, this.signal)
+  }
+
+  /** The decision for this client without the connection (the bridge makes it); undefined once the client is gone. */
+  clear(requested: {
+    readonly host: string
+    readonly port: number
+  }): Promise<Clearance | Refusal | undefined> {
+    return this.admission.clear(requested, this.signal)
   }
 
   /**

@@ -6,6 +6,7 @@ import type { Denial, Gate, GateReport, GateRequest } from '../proxy.js'
 import { Admission } from './admission.js'
 import { sharedAsk } from './asking.js'
 import { Client } from './client.js'
+import { HELLO } from './handoff.js'
 import { httpFront } from './http-front.js'
 import { Ledger } from './ledger.js'
 import { RuleSet } from './rule-set.js'
@@ -188,13 +189,34 @@ export class ListeningGate implements Gate {
     const client = new Client(socket, this.#admission)
     this.#clients.set(socket, client)
     socket.once('close', () => this.#clients.delete(socket))
+    this.#dispatch(client, Buffer.alloc(0))
+  }
+
+  /**
+   * Reads the connection's first bytes: on a unix socket, the hello of the bridge of
+   * `toolvisor-netns --handoff` (stripped; the connection may then be handed to the bridge), then
+   * the client's first byte, which tells the protocol. A TCP gate takes no hello: what reaches
+   * it there comes from a program, and goes to the protocols as it is (a 400).
+   */
+  #dispatch(client: Client, seen: Buffer): void {
+    const { socket } = client
     socket.once('data', (chunk: Buffer) => {
+      let bytes = seen.length === 0 ? chunk : Buffer.concat([seen, chunk])
+      if (this.unixPath !== undefined && !client.fromBridge) {
+        const n = Math.min(bytes.length, HELLO.length)
+        if (bytes.subarray(0, n).equals(HELLO.subarray(0, n))) {
+          if (n < HELLO.length) return this.#dispatch(client, bytes)
+          client.fromBridge = true
+          bytes = bytes.subarray(HELLO.length)
+          if (bytes.length === 0) return this.#dispatch(client, bytes)
+        }
+      }
       // Put the first bytes back for whichever protocol reads them. The HTTP parser reads the
       // socket's handle directly from here on; the bytes put back reach it first, as the resume
       // flushes them on the next tick, before the loop delivers anything newer.
       socket.pause()
-      socket.unshift(chunk)
-      if (chunk[0] === SOCKS5) return void serveSocks5(client)
+      socket.unshift(bytes)
+      if (bytes[0] === SOCKS5) return void serveSocks5(client)
       this.#front.emit('connection', socket)
       socket.resume()
     })

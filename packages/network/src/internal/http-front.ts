@@ -8,6 +8,7 @@ import {
 import type { Socket } from 'node:net'
 import type { Refusal, RefusalKind } from './admission.js'
 import type { Client } from './client.js'
+import { handOff } from './handoff.js'
 import { hostPort, splitAuthority } from './host.js'
 import { splice } from './splice.js'
 
@@ -169,6 +170,14 @@ async function tunnel(client: Client, req: IncomingMessage, head: Buffer): Promi
   if (authority === undefined) {
     const body = `toolvisor: CONNECT takes host:port, not ${JSON.stringify((req.url ?? '').slice(0, 200))}\n`
     return client.finish(rawResponse(400, 'Bad Request', body))
+  }
+  // The bridge carries the tunnel when the connection is its own and the proxy has sent nothing
+  // on it yet (the bridge looks at the first bytes only); else this process does.
+  if (client.fromBridge && socket.bytesWritten === 0 && client.answering === 0) {
+    const cleared = await client.clear(authority)
+    if (cleared === undefined) return void socket.destroy()
+    if (!cleared.ok) return client.finish(refusalResponse(cleared))
+    return handOff(client, cleared, head, (refusal) => client.finish(refusalResponse(refusal)))
   }
   const admitted = await client.admit(authority)
   if (admitted === undefined) return void socket.destroy()

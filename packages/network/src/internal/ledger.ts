@@ -13,7 +13,8 @@ interface Counts {
 /**
  * A gate's accounts. Bytes are read off the proxy's sockets to the targets (`bytesRead`,
  * `bytesWritten`) rather than counted per chunk: exact, free on the hot path, and live, since a
- * report adds the sockets still open to the totals of those closed.
+ * report adds the sockets still open to the totals of those closed. A tunnel the bridge carries
+ * (`carried`) adds its bytes as the bridge counted them, when it ends.
  */
 export class Ledger {
   readonly #closed: Counts = { connections: 0, bytesIn: 0, bytesOut: 0 }
@@ -35,6 +36,25 @@ export class Ledger {
         counts.bytesOut += socket.bytesWritten
       }
     })
+  }
+
+  /**
+   * A connection made to `key` whose bytes another process carries (the bridge's handoff): counted
+   * now; the returned function sets its bytes so far, as the carrier tells them (a report shows
+   * the last told).
+   */
+  carried(key: string): (bytesIn: number, bytesOut: number) => void {
+    this.#closed.connections++
+    this.#counts(key).connections++
+    const told = { bytesIn: 0, bytesOut: 0 }
+    return (bytesIn, bytesOut) => {
+      for (const counts of [this.#closed, this.#counts(key)]) {
+        counts.bytesIn += bytesIn - told.bytesIn
+        counts.bytesOut += bytesOut - told.bytesOut
+      }
+      told.bytesIn = bytesIn
+      told.bytesOut = bytesOut
+    }
   }
 
   /** Records a denial and tells the listeners. */
