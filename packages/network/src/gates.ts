@@ -113,6 +113,7 @@ class Gates implements NetworkGates, AsyncDisposable {
           proxy: path,
           helper: helper.path,
           publish: opening.list.publish.map((port) => ({ host: port, inner: port })),
+          handoff: true,
         })
       gate = new OpenGate(opened, route, enclose, () => this.#open.delete(gate))
     } else {

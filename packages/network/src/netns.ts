@@ -67,6 +67,13 @@ export interface NetworkNamespaceOptions {
   readonly helper: string
   /** Host ports bridged to ports inside (default none). */
   readonly publish?: readonly PublishedPort[]
+  /**
+   * `proxy` is a gate of this package's proxy (`createProxy`), which may hand an approved CONNECT
+   * to the bridge: the bridge then connects to the target itself, from the host's network
+   * namespace, and carries the tunnel's bytes without the proxy (`toolvisor-netns --handoff`,
+   * decision 0111). Default false: the bridge carries every byte to `proxy`, whatever proxy it is.
+   */
+  readonly handoff?: boolean
 }
 
 /**
@@ -88,6 +95,7 @@ export function inNetworkNamespace(launch: Launch, options: NetworkNamespaceOpti
       options.proxy,
       '--port',
       String(NAMESPACE_PROXY_PORT),
+      ...(options.handoff === true ? ['--handoff'] : []),
       ...publish,
       '--',
       launch.file,

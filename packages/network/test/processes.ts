@@ -54,7 +54,7 @@ export function pids(): number[] {
     .filter((pid) => Number.isInteger(pid) && pid !== process.pid)
 }
 
-/** The live processes whose command line holds `needle` (the bridge keeps the helper's). */
+/** The live processes whose command line holds `needle` (the bridge and the connector keep the helper's). */
 export function running(needle: string): number[] {
   return pids().filter((pid) => {
     try {
@@ -65,7 +65,7 @@ export function running(needle: string): number[] {
   })
 }
 
-/** The live child of `pid` named `name` (`toolvisor-netns`: the bridge). */
+/** The live child of `pid` named `name` (`toolvisor-netns`: the bridge; `netns-connector`). */
 export function childNamed(pid: number, name: string): number | undefined {
   return pids().find((child) => {
     const stat = statOf(child)

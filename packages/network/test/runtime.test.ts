@@ -4,8 +4,10 @@
  * as root (the tools run as the sandbox user `nobody`); the ordinary user's run is the CLI's.
  */
 import { spawnSync } from 'node:child_process'
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { createHash, randomBytes } from 'node:crypto'
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer as createHttpsServer } from 'node:https'
+import { createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { definePlugin, Kernel } from '@toolvisor/kernel'
@@ -184,6 +186,141 @@ except OSError as e:
     expect(await eventually(() => processesRunning(socketDir).length === 0, 5_000)).toBe(true)
   })
 })
+
+describe.skipIf(!isRoot)(
+  'an approved CONNECT carried by the bridge (the handoff), through the runtime',
+  () => {
+    const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
+
+    it('an https upload and download of 20 MB each: byte-exact, and every byte of the tunnel counted', async () => {
+      const place = mkdtempSync(join(tmpdir(), 'tvnet-tls-'))
+      chmodSync(place, 0o755) // read by the sandbox user
+      const cert = join(place, 'cert.pem')
+      const made = spawnSync('openssl', [
+        ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'],
+        ...['-keyout', join(place, 'key.pem'), '-out', cert, '-days', '1', '-subj', '/CN=allowed.test'],
+        ...['-addext', 'subjectAltName=DNS:allowed.test'],
+      ])
+      expect(made.status, made.stderr?.toString()).toBe(0)
+      chmodSync(cert, 0o644)
+      const upload = randomBytes(20 * 1024 * 1024)
+      const download = randomBytes(20 * 1024 * 1024)
+      writeFileSync(join(place, 'upload.bin'), upload)
+      chmodSync(join(place, 'upload.bin'), 0o644)
+      const received: string[] = []
+      const raw: { bytesRead: number; bytesWritten: number; closed: boolean }[] = []
+      const server = createHttpsServer(
+        { key: readFileSync(join(place, 'key.pem')), cert: readFileSync(cert) },
+        (req, res) => {
+          const hash = createHash('sha256')
+          req.on('data', (chunk: Buffer) => hash.update(chunk))
+          req.on('end', () => {
+            received.push(hash.digest('hex'))
+            res.end(download)
+          })
+        },
+      )
+      // The TCP connection under TLS: what the tunnel carried, each way.
+      server.on('connection', (socket: Socket) => {
+        const seen = { bytesRead: 0, bytesWritten: 0, closed: false }
+        raw.push(seen)
+        socket.once('close', () =>
+          Object.assign(seen, {
+            bytesRead: socket.bytesRead,
+            bytesWritten: socket.bytesWritten,
+            closed: true,
+          }),
+        )
+      })
+      await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
+      const { port } = server.address() as { port: number }
+      try {
+        const tool = await runtime.preparePlain({
+          name: 'tls-probe',
+          file: '/bin/sh',
+          sandbox: { fs: { read: [place] }, net: list(), tmp: 'private' },
+          timeout: { stop: 1 },
+        })
+        const probe = runtime.start({
+          tool,
+          argv: [
+            '-c',
+            `curl -sS --cacert ${cert} -T ${join(place, 'upload.bin')} https://allowed.test:${port}/ | sha256sum`,
+          ],
+        })
+        const exit = await probe.exit
+        expect(probe.output.stderr().head.toString()).toBe('')
+        expect(exit.code).toBe(0)
+        expect(probe.output.stdout().head.toString()).toBe(`${sha(download)}  -\n`)
+        expect(received).toEqual([sha(upload)])
+        expect(await eventually(() => raw.length === 1 && raw[0]?.closed === true, 5_000)).toBe(true)
+        const tcp = raw[0]!
+        expect(probe.usage()?.network).toMatchObject({
+          connections: 1,
+          bytesIn: tcp.bytesWritten,
+          bytesOut: tcp.bytesRead,
+          denied: 0,
+          names: {
+            [`allowed.test:${port}`]: { connections: 1, bytesIn: tcp.bytesWritten, bytesOut: tcp.bytesRead },
+          },
+        })
+        expect(tcp.bytesWritten).toBeGreaterThan(download.length)
+      } finally {
+        await new Promise((done) => server.close(done))
+        rmSync(place, { recursive: true, force: true })
+      }
+    })
+
+    it('a CONNECT refused by name gets 403, one the target refuses 502, each with its marker', async () => {
+      const denied = await run('/usr/bin/curl', ['-sS', '-p', `http://denied.test:${site.port}/`])
+      expect(denied.exit.code).toBe(56)
+      expect(denied.stderr).toContain('CONNECT tunnel failed, response 403')
+      expect(denied.stderr).toContain(`[network: blocked denied.test:${site.port}, not in the allow list]`)
+      const closed = await freePort()
+      const refused = await run('/usr/bin/curl', ['-sS', '-p', `http://allowed.test:${closed}/`])
+      expect(refused.exit.code).toBe(56)
+      expect(refused.stderr).toContain('CONNECT tunnel failed, response 502')
+      expect(refused.stderr).toContain(
+        `[network: blocked allowed.test:${closed}, connection refused by the target]`,
+      )
+      expect(refused.process.usage()?.network).toMatchObject({ connections: 0, denied: 1 })
+    })
+
+    it('a tool stopped mid-tunnel: nothing of its network is left running, and its bytes are counted', async () => {
+      let sent = 0
+      let answering: Socket | undefined
+      const held = await httpServer((req, res) => {
+        answering = req.socket
+        res.writeHead(200, { 'Content-Type': 'text/plain' })
+        res.write('ready\n')
+        sent++
+      })
+      try {
+        const tool = await runtime.preparePlain({
+          name: 'held-probe',
+          file: '/usr/bin/curl',
+          mode: 'stream',
+          sandbox: { net: list(), tmp: 'private' },
+          timeout: { stop: 1 },
+        })
+        const probe = runtime.start({ tool, argv: ['-sS', '-N', '-p', `http://allowed.test:${held.port}/`] })
+        expect(await eventually(() => probe.output.stdout().head.toString() === 'ready\n', 10_000)).toBe(true)
+        expect(processesRunning(socketDir).length).toBeGreaterThan(0) // the launch, its bridge, its connector
+        // Live: the bridge tells a running tunnel's bytes (every 100 ms or MiB while they change).
+        const answered = answering?.bytesWritten ?? 0
+        expect(answered).toBeGreaterThan('ready\n'.length)
+        expect(await eventually(() => probe.usage()?.network?.bytesIn === answered, 5_000)).toBe(true)
+        await probe.stop({ force: true })
+        expect(await eventually(() => processesRunning(socketDir).length === 0, 5_000)).toBe(true)
+        expect(sent).toBe(1)
+        // Kept once the gate closed with the launch.
+        expect(probe.usage()?.network).toMatchObject({ connections: 1, bytesIn: answered, denied: 0 })
+      } finally {
+        await held.close()
+      }
+    })
+  },
+)
 
 /** A port nothing on the host listens on now. */
 async function freePort(): Promise<number> {
