@@ -21,7 +21,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createProxy, type Gate, type NetProxy } from '../src/index.js'
 import { builtNetnsHelper, NAMESPACE_PROXY_PORT } from '../src/netns.js'
 import { type ChildServer, childServer } from './helpers.js'
-import { alive, childNamed, type Ids, running, until, users } from './processes.js'
+import { alive, childNamed, type Ids, reachable, running, until, users } from './processes.js'
 
 const CLEAN = { PATH: '/usr/bin:/bin', LC_ALL: 'C' }
 const python = '/usr/bin/python3'
@@ -112,7 +112,7 @@ interface Ran {
 function launch(gate: Gate, command: readonly string[], ids: Ids | undefined): ChildProcess {
   const args = ['--proxy', gate.unixPath ?? '', '--port', String(NAMESPACE_PROXY_PORT), '--handoff', '--']
   const stdio: StdioOptions = ['ignore', 'pipe', 'pipe']
-  const child = spawn(builtNetnsHelper, [...args, ...command], {
+  const child = spawn(ids ? reachable(builtNetnsHelper) : builtNetnsHelper, [...args, ...command], {
     cwd: dir,
     env: CLEAN,
     stdio,
@@ -212,7 +212,7 @@ const CLIENT = fileURLToPath(new URL('./fixtures/bridge-client.py', import.meta.
 
 /** bridge-client.py inside a namespace bridged to `gate` (its modes: see the fixture). */
 const client = (gate: Gate, args: readonly string[], ids: Ids | undefined) =>
-  launch(gate, [python, CLIENT, String(NAMESPACE_PROXY_PORT), ...args], ids)
+  launch(gate, [python, ids ? reachable(CLIENT) : CLIENT, String(NAMESPACE_PROXY_PORT), ...args], ids)
 
 /** What a `hold` client printed: its status line, the bytes that came (all pieces), how it ended. */
 function held(stdout: string): { status: string; bytes: Buffer; end: string } {

@@ -33,7 +33,7 @@ import {
   NAMESPACE_PROXY_PORT,
   netnsHelperStatus,
 } from '../src/netns.js'
-import { alive, childNamed, type Ids, running, until, users } from './processes.js'
+import { alive, childNamed, type Ids, reachable, running, until, users } from './processes.js'
 
 const helper = builtNetnsHelper
 const CLEAN = { PATH: '/usr/bin:/bin', LC_ALL: 'C' }
@@ -109,7 +109,7 @@ function start(
   ids: Ids | undefined,
   stdio: StdioOptions = ['ignore', 'pipe', 'pipe'],
 ) {
-  const child = spawn(helper, args, { cwd: dir, env: CLEAN, stdio, ...(ids ?? {}) })
+  const child = spawn(ids ? reachable(helper) : helper, args, { cwd: dir, env: CLEAN, stdio, ...(ids ?? {}) })
   if (child.pid !== undefined) started.push(child.pid)
   return child
 }
@@ -647,11 +647,15 @@ describe.each(users)('as $name', ({ ids }) => {
       const proxy = await httpProxy()
       const args = ['--proxy', proxy, '--port', '3128', '--', '/usr/bin/curl', '-sS', 'http://127.0.0.1:1/']
       // --cap-drop ALL: root inside would otherwise keep CAP_SYS_ADMIN there and make one.
-      const child = spawn(BWRAP[0] ?? '', ['--cap-drop', 'ALL', ...BWRAP.slice(1), helper, ...args], {
-        cwd: dir,
-        env: CLEAN,
-        ...(ids ?? {}),
-      })
+      const child = spawn(
+        BWRAP[0] ?? '',
+        ['--cap-drop', 'ALL', ...BWRAP.slice(1), ids ? reachable(helper) : helper, ...args],
+        {
+          cwd: dir,
+          env: CLEAN,
+          ...(ids ?? {}),
+        },
+      )
       if (child.pid !== undefined) started.push(child.pid)
       const result = await finished(child)
       expect(result.code).toBe(125)

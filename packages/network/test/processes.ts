@@ -3,7 +3,18 @@
  * whose command line holds a path, the ordinary user to run as, and a bounded wait for a condition.
  */
 import { execFileSync } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, join } from 'node:path'
 
 /** A user id and group id to spawn as. */
 export interface Ids {
@@ -81,4 +92,25 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 10_000
     if (Date.now() > end) return false
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
+}
+
+let sharedDir: string | undefined
+
+/**
+ * `path` where the ordinary user can run or read it: a copy in a directory of mode 0755 under the
+ * system's temporary directory (made once, removed when this process exits). A clone of the
+ * repository may sit below a directory only root enters (`mktemp -d` gives 0700, as CI's does),
+ * where the ordinary user could not reach the built helper or a fixture.
+ */
+export function reachable(path: string): string {
+  if (sharedDir === undefined) {
+    const made = mkdtempSync(join(tmpdir(), 'tvnet-shared-'))
+    chmodSync(made, 0o755)
+    process.once('exit', () => rmSync(made, { recursive: true, force: true }))
+    sharedDir = made
+  }
+  const copy = join(sharedDir, basename(path))
+  if (!existsSync(copy)) copyFileSync(path, copy)
+  chmodSync(copy, statSync(path).mode & 0o755)
+  return copy
 }
