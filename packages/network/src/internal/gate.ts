@@ -20,6 +20,9 @@ export interface GateSettings {
   readonly refuseOwnListeners: boolean
 }
 
+/** How long a closing gate waits for its peers to hang up before it cuts them. */
+const CLOSE_GRACE_MS = 250
+
 /** The first byte of every SOCKS5 greeting; no HTTP request starts with it. */
 const SOCKS5 = 0x05
 
@@ -164,8 +167,15 @@ export class ListeningGate implements Gate {
     const stopped = new Promise<void>((resolve) => this.#server.close(() => resolve()))
     const drained =
       this.#sockets.size === 0 ? undefined : new Promise<void>((resolve) => (this.#drained = resolve))
-    for (const socket of this.#sockets) socket.destroy()
+    // Ended, not destroyed at once: what the peer sent before it went (a bridge's last BYTES or
+    // DONE line, written as its launch ended) is still read into the accounts. A peer that does
+    // not hang up within the grace is cut.
+    for (const socket of this.#sockets) socket.end()
+    const cut = setTimeout(() => {
+      for (const socket of this.#sockets) socket.destroy()
+    }, CLOSE_GRACE_MS)
     await Promise.all([stopped, drained])
+    clearTimeout(cut)
     if (this.unixPath !== undefined) await rm(this.unixPath, { force: true })
     this.#onClosed()
   }
