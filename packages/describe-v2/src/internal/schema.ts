@@ -181,9 +181,18 @@ const cancel = z.unknown().transform((value, ctx): CancelSpec => {
 
 const nonEmpty = z.string().min(1)
 
+/** Whether `value` holds a C0 control character or DEL. */
+function hasControl(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i)
+    if (code < 0x20 || code === 0x7f) return true
+  }
+  return false
+}
+
 /** An entry of a network list: its shape only; the runtime's network gates parse it at load. */
 const netEntry = refined((value) =>
-  value.length > 0 && value.length <= 261 && !/[\s\u0000-\u001f\u007f]/.test(value)
+  value.length > 0 && value.length <= 261 && !/\s/.test(value) && !hasControl(value)
     ? undefined
     : `expected a name, "*.name" or an address, with an optional ":port" (no spaces, at most 261 characters); got ${show(value)}`,
 )
