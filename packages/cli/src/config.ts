@@ -8,6 +8,7 @@ import { ProcessesConfig } from '@toolvisor/tool-processes'
 import { ToolboxConfig, ToolboxEntryConfig } from '@toolvisor/toolbox'
 import { z } from 'zod'
 import { CliError } from './errors.js'
+import { NetworkSection } from './internal/config-network.js'
 import { bashPaths, sectionPathsAbsolute } from './internal/config-paths.js'
 import { configProblems } from './internal/config-problems.js'
 import { SECTION_FLAGS, type SectionFlag } from './internal/options.js'
@@ -197,30 +198,9 @@ export const ConfigFile = z
       .describe(
         'The bounds of each MCP session, for `mcp` and `serve` (decision 0015), and what a launch may use (`defaults`, `ceilings`: decision 0097).',
       ),
-    network: z
-      .object({
-        allow: z
-          .array(z.string().min(1))
-          .optional()
-          .describe(
-            "The names a tool's network allow list may name (`registry.npmjs.org`, `*.github.com`, `10.0.0.5:5432`): each of its entries must fall within one of these. Absent: whatever the tool declares (decision 0111).",
-          ),
-        host: z
-          .boolean()
-          .optional()
-          .describe("Whether a tool may declare `net: host`, the host's whole network (default true)."),
-        force: z
-          .literal('none')
-          .optional()
-          .describe(
-            '`none`: no tool gets any network; a tool that declares `host` or an allow list does not load.',
-          ),
-      })
-      .strict()
-      .optional()
-      .describe(
-        "The network by name: what tools' `runtime.sandbox.net` may ask for (decision 0111). The bash tools' own network is `bash.network`.",
-      ),
+    network: NetworkSection.optional().describe(
+      "The network by name: what tools' `runtime.sandbox.net` may ask for (decision 0111). The bash tools' own network is `bash.network`.",
+    ),
     launch: z
       .object({
         native: z

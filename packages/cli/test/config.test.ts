@@ -3,7 +3,7 @@
  * gives each flag its key, `--help` and its parsing; the committed JSON Schema is what the zod
  * schema gives; `toolvisor check --config` lists every problem with its JSON path.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../src/config.js'
@@ -266,6 +266,10 @@ describe('toolvisor check --config', () => {
   })
 
   it('passes a file that uses every section', async () => {
+    // The bash mode's working directory must be one the sandbox user reaches: not the checkout,
+    // which may sit below a directory only root enters (CI's clone does).
+    const workdir = tempDir()
+    chmodSync(workdir, 0o755)
     const file = configFile({
       $schema: '../toolvisor.schema.json',
       serve: { listen: '127.0.0.1:0', maxSessions: 10, uiControl: false },
@@ -273,7 +277,11 @@ describe('toolvisor check --config', () => {
       limits: { progressBurst: 5 },
       call: { progress: true },
       sandbox: 'bwrap',
-      bash: { sandbox: 'read-only', network: { allow: ['registry.npmjs.org', '*.github.com'], deny: [] } },
+      bash: {
+        sandbox: 'read-only',
+        workdir,
+        network: { allow: ['registry.npmjs.org', '*.github.com'], deny: [] },
+      },
     })
     const { code, stderr } = await run(['check', '--config', file])
     expect(stderr).toBe('')

@@ -6,9 +6,6 @@ export type {
   Launch,
   Launchers,
   MechanismDescription,
-  NetAllowList,
-  NetPolicy,
-  NetworkRoute,
   OwnPath,
   Pin,
   ProcessControl,
@@ -22,7 +19,9 @@ export type {
   SpawnedChild,
   TerminalSize,
 } from './launchers.js'
-export { CLEAN_ENVIRONMENT, executableFd, grantFd, isAllowList } from './launchers.js'
+export { CLEAN_ENVIRONMENT, executableFd, grantFd } from './launchers.js'
+export type { NetAllowList, NetPolicy, NetworkRoute } from './net-policy.js'
+export { isAllowList } from './net-policy.js'
 export type {
   GateOpening,
   NetDenial,

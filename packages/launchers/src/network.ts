@@ -1,4 +1,5 @@
-import type { Launch, NetAllowList, NetworkRoute } from './launchers.js'
+import type { Launch } from './launchers.js'
+import type { NetAllowList, NetworkRoute } from './net-policy.js'
 
 /**
  * The network gates seam (issue 32): how the runtime gets a proxy for a launch whose policy is a

@@ -123,7 +123,12 @@ describe('streams', () => {
   it('type into a terminal task as its owner: in order, logged once per operator and task, never the keys', async () => {
     const { base, bearer, sessions, start, startOnTerminal, tasks, log } = await setup({ control: true })
     sessions.open({ id: 'alpha' })
-    const task = startOnTerminal('alpha', 'read -r a; read -r b; echo "got:$a:$b"; sleep 30')
+    // It goes on reading whatever is typed (not canonical: no line to wait for), so that no post
+    // waits on a terminal whose input nobody takes (under load, the 2048-emoji posts did).
+    const task = startOnTerminal(
+      'alpha',
+      'read -r a; read -r b; echo "got:$a:$b"; stty -icanon; exec cat >/dev/null',
+    )
     const piped = start('alpha', 'sleep 30')
     const process = tasks.process(task.id, 'alpha')
     const shown = () => process.output.bytes('stdout', 0, 1 << 16).toString('utf8')

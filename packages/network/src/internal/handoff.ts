@@ -39,6 +39,9 @@ export function frameLine(cleared: Clearance, nonce: string, taken: number, left
  * whose connection the bridge carries again), BYTES (the tunnel's bytes so far) and DONE (all of
  * them). The connection holds the client's slot until it closes; closing it (the gate closing)
  * ends the tunnel, and so does anything the bridge never says.
+ *
+ * Longer than 60 lines: the exchange with the bridge is one state machine (fencing, dialing, open,
+ * over) whose steps share its state and buffer; apart, each would take them all as parameters.
  */
 export function handOff(
   client: Client,

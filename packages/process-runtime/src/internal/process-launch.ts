@@ -3,7 +3,7 @@ import type { Readable, Writable } from 'node:stream'
 import type { CgroupLimits, Tree } from '@toolvisor/containment'
 import type { InputSpec } from '@toolvisor/describe-v2'
 import type { Launch, NetworkGate, ProcessControl, TerminalSize } from '@toolvisor/launchers'
-import { isAllowList, RuntimeError } from '@toolvisor/launchers'
+import { RuntimeError } from '@toolvisor/launchers'
 import { bulkStdout } from '@toolvisor/process-output'
 import type { SpillLedger, SweepUrgency } from '@toolvisor/run-state'
 import { MARKER_VARIABLE, type RunState } from '@toolvisor/run-state'
@@ -12,6 +12,7 @@ import type { ProcessRuntime, StartOptions } from '../types.js'
 import { buildEnvironment } from './environment.js'
 import type { AppliedLimits } from './limits.js'
 import type { ToolProcess } from './process.js'
+import { assembleWithin, gateOf } from './process-network.js'
 import { ProcessTree } from './process-tree.js'
 import { errnoText, workingDirectory } from './process-util.js'
 import { assemble } from './spawn.js'
@@ -86,23 +87,15 @@ export async function launchProcess(
     ...(start.terminal ? { terminal: start.terminal } : {}),
     ...(gate ? { network: gate.route } : {}),
   }
-  let assembled: ReturnType<typeof assemble>
-  try {
-    assembled = assemble(tool, base, host.execHelper)
-  } catch (error) {
-    void gate?.close()
-    throw error
-  }
+  const assembled = assembleWithin(gate, () => assemble(tool, base, host.execHelper))
   const { status } = assembled
   const limits = tool.limits ?? host.defaultLimits
   const { spawner } = host
   // The tree is made, its limits written, before anything is spawned: the launch joins it first.
   // Only a spawner that places a child in its cgroups before its exec gets one.
   const cgroups = spawner.placement?.() === undefined ? undefined : await treeOf(host, id, limits)
-  // The network namespace holds the whole launch, wrappers and all (decision 0111).
-  const enclosed = gate ? gate.enclose(assembled.launch) : assembled.launch
   const launch: Launch = {
-    ...enclosed,
+    ...assembled.launch,
     ...(cgroups?.bornIn !== undefined ? { cgroupDir: cgroups.bornIn } : {}),
     ...(cgroups ? { cgroups: cgroups.procsFiles() } : {}),
     ...(limits.rlimits.length > 0 ? { rlimits: limits.rlimits } : {}),
@@ -131,42 +124,6 @@ export async function launchProcess(
     ...(launch.release ? { release: launch.release } : {}),
     ...(cgroups ? { tree: new ProcessTree(cgroups, limits) } : {}),
     ...(gate ? { gate } : {}),
-  }
-}
-
-/**
- * The gate of a launch whose policy is an allow list (decision 0111), opened before anything is
- * spawned; a launch that cannot have one is not started (never one with the host's network).
- */
-async function gateOf(
-  id: string,
-  start: StartOptions,
-  host: Pick<ProcessHost, 'options'>,
-): Promise<NetworkGate | undefined> {
-  const sandbox = start.tool.sandbox
-  if (sandbox === undefined || !isAllowList(sandbox.policy.net)) return undefined
-  const gates = host.options.network?.gates
-  const route = sandbox.mechanism.netRoute
-  if (gates === undefined || route === undefined) {
-    const why =
-      gates === undefined ? 'no network gates in this runtime' : `${sandbox.mechanism.name} cannot confine it`
-    throw new RuntimeError(
-      'RUNTIME_ERR_SPAWN_FAILED',
-      `cannot enforce the network allow list: ${why}; nothing was started`,
-    )
-  }
-  try {
-    return await gates.open({
-      id,
-      list: sandbox.policy.net,
-      route,
-      ...(start.askNetwork ? { ask: start.askNetwork } : {}),
-    })
-  } catch (error) {
-    throw new RuntimeError(
-      'RUNTIME_ERR_SPAWN_FAILED',
-      `cannot open the network gate: ${(error as Error).message}; nothing was started`,
-    )
   }
 }
 

@@ -1,5 +1,8 @@
 import type { TreeUsage } from '@toolvisor/containment'
-import type { NetworkGate } from '@toolvisor/launchers'
+import type { Launch, NetworkGate } from '@toolvisor/launchers'
+import { isAllowList, RuntimeError } from '@toolvisor/launchers'
+import type { StartOptions } from '../types.js'
+import type { ProcessHost } from './process-launch.js'
 
 /** The most distinct refusals marked in a process's stderr. */
 const MAX_NET_MARKERS = 20
@@ -59,5 +62,59 @@ function usageOf(gate: NetworkGate): NetUsage {
     bytesOut,
     denied,
     ...(names.length > 0 ? { names: Object.fromEntries(names) } : {}),
+  }
+}
+
+/**
+ * The gate of a launch whose policy is an allow list (decision 0111), opened before anything is
+ * spawned; a launch that cannot have one is not started (never one with the host's network).
+ */
+export async function gateOf(
+  id: string,
+  start: StartOptions,
+  host: Pick<ProcessHost, 'options'>,
+): Promise<NetworkGate | undefined> {
+  const sandbox = start.tool.sandbox
+  if (sandbox === undefined || !isAllowList(sandbox.policy.net)) return undefined
+  const gates = host.options.network?.gates
+  const route = sandbox.mechanism.netRoute
+  if (gates === undefined || route === undefined) {
+    const why =
+      gates === undefined ? 'no network gates in this runtime' : `${sandbox.mechanism.name} cannot confine it`
+    throw new RuntimeError(
+      'RUNTIME_ERR_SPAWN_FAILED',
+      `cannot enforce the network allow list: ${why}; nothing was started`,
+    )
+  }
+  try {
+    return await gates.open({
+      id,
+      list: sandbox.policy.net,
+      route,
+      ...(start.askNetwork ? { ask: start.askNetwork } : {}),
+    })
+  } catch (error) {
+    throw new RuntimeError(
+      'RUNTIME_ERR_SPAWN_FAILED',
+      `cannot open the network gate: ${(error as Error).message}; nothing was started`,
+    )
+  }
+}
+
+/**
+ * The launch `assemble` makes, held by the gate's network namespace when there is a gate (the
+ * namespace holds the whole launch, wrappers and all: decision 0111); the gate is closed when
+ * the launch cannot be made.
+ */
+export function assembleWithin(
+  gate: NetworkGate | undefined,
+  assemble: () => { readonly launch: Launch; readonly status?: number },
+): { readonly launch: Launch; readonly status?: number } {
+  try {
+    const assembled = assemble()
+    return gate ? { ...assembled, launch: gate.enclose(assembled.launch) } : assembled
+  } catch (error) {
+    void gate?.close()
+    throw error
   }
 }

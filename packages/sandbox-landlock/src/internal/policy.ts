@@ -6,14 +6,10 @@ import type {
   RunAsTarget,
   SandboxPolicy,
 } from '@toolvisor/launchers'
-import { isAllowList } from '@toolvisor/launchers'
 import type { LauncherStatus, PidNamespace } from './launcher.js'
+import { netArgs, netRefusal } from './net-args.js'
 
-/**
- * The Landlock ABI from which TCP bind and connect are handled: denied on every port (a second
- * wall under `net: none`), or allowed on given ports only (a network allow list).
- */
-export const tcpRulesAbi = 4
+export { tcpRulesAbi } from './net-args.js'
 
 /** What every tool gets so that it can start at all (sh, python3 and node tools, probed). */
 export interface ExecMinimum {
@@ -191,25 +187,6 @@ export function launcherArgs(
   return args
 }
 
-/**
- * The TCP rules of `net`. `none`: no socket of any family is the filter's net: none variant (given
- * on --seccomp-fd); TCP denied on every port too where the ABI has TCP rules, as a second wall. An
- * allow list: the filter's stream variant leaves TCP only, and these rules leave connect to the
- * proxy's port and bind to the published ports (`refusal` turned an allow list away below ABI 4).
- */
-function netArgs(policy: SandboxPolicy, abi: number, network: NetworkRoute | undefined): string[] {
-  if (policy.net === 'none') return abi >= tcpRulesAbi ? ['--deny-tcp'] : []
-  if (!isAllowList(policy.net)) return []
-  // Without its port the allow list would run with TCP open to every port: never.
-  if (network?.kind !== 'port') {
-    throw new Error(`launcherArgs: the network allow list of ${policy.executable} needs a port route`)
-  }
-  return [
-    ...['--tcp-connect', String(network.port)],
-    ...network.publish.flatMap((port) => ['--tcp-bind', String(port)]),
-  ]
-}
-
 /** The paths of toolvisor's installation that a writable rule of the policy holds. */
 function writableCode(policy: SandboxPolicy, minimum: ExecMinimum): string[] {
   const writable = rulesOf(policy, minimum).filter((rule) => rule.mode === 'rw')
@@ -280,15 +257,8 @@ export function refusal(
       fix: `${otherMechanism}, or declare tmp: shared`,
     }
   }
-  // An allow list is kept to the proxy's port by TCP port rules: without them TCP would be open.
-  if (isAllowList(policy.net) && status.abi < tcpRulesAbi) {
-    return {
-      ok: false,
-      field: 'net',
-      reason: `a network allow list needs Landlock's TCP port rules (ABI >= ${tcpRulesAbi}) to keep connections to the proxy's port; this kernel has ABI ${status.abi}`,
-      fix: `${otherMechanism}, or declare net: host or none`,
-    }
-  }
+  const net = netRefusal(policy, status.abi, otherMechanism)
+  if (net !== undefined) return net
   // Landlock rules add up and none can take a right back below a grant: a write grant above
   // /proc or /sys would make the kernel's settings writable (bwrap can mount them read-only).
   const kernel = policy.write.find((path) => ['/proc', '/sys'].some((dir) => inside(dir, path)))

@@ -27,7 +27,6 @@ import { hintList } from '../network.js'
 import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from '../present.js'
 import {
   answer,
-  asksNames,
   type BashServices,
   bashTask,
   callWorkdir,
@@ -37,6 +36,7 @@ import {
   taskDenial,
   waitInline,
 } from './common.js'
+import { asksNames } from './network-lines.js'
 import { screenAnswer, TTY_FIELDS, terminalOf, terminalTask } from './terminal.js'
 import { bashTool } from './tool.js'
 

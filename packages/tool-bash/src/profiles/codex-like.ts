@@ -10,16 +10,8 @@ import { anyString, flag, networkNames, positive, taskId, text } from '../intern
 import { callGrant } from '../internal/escalation.js'
 import { delta, spills, stopped } from '../internal/render.js'
 import { hintList } from '../network.js'
-import {
-  answer,
-  asksNames,
-  type BashServices,
-  callWorkdir,
-  readTask,
-  runCommand,
-  stopTask,
-  taskNetworkHint,
-} from './common.js'
+import { answer, type BashServices, callWorkdir, readTask, runCommand, stopTask } from './common.js'
+import { asksNames, taskNetworkHint } from './network-lines.js'
 import { screenAnswer, TTY_FIELDS, terminalOf, terminalTask } from './terminal.js'
 import { bashTool } from './tool.js'
 

@@ -20,8 +20,9 @@ import type { Command, Launch, Launcher } from '../internal/launcher.js'
 import { refuseOverCap, type TaskCap } from '../internal/pending.js'
 import { denialLines, renderRun, runEnd, spills } from '../internal/render.js'
 import { workdirOf } from '../internal/workdir.js'
-import { DENIAL_TAIL_BYTES, type SandboxMode } from '../modes.js'
-import { type BashNetwork, blockedHosts } from '../network.js'
+import type { SandboxMode } from '../modes.js'
+import type { BashNetwork } from '../network.js'
+import { networkLines, taskErrors } from './network-lines.js'
 
 /** What the tools of a profile run on. */
 export interface BashServices {
@@ -47,11 +48,6 @@ export interface BashServices {
    * (decision 0112), naming the hosts; absent: the profile cannot ask for names (codex).
    */
   readonly networkHint: ((hosts: readonly string[]) => string) | undefined
-}
-
-/** Whether a call may ask for network names: the standing network of the confining modes is an allow list. */
-export function asksNames(services: BashServices): boolean {
-  return services.modes.confining && typeof services.network !== 'string'
 }
 
 /** A text result (`Error: ` before the message of an error, as seed 001 shows errors). */
@@ -282,52 +278,6 @@ export function taskDenial(services: BashServices, task: TaskInfo): string[] {
     ...denialLines(confined, task.exit!.code, tail, escalates(services)),
     ...networkLines(services, confined, tail),
   ]
-}
-
-/** The profile's network hint of a settled background task (decision 0112), when its connections were blocked. */
-export function taskNetworkHint(services: BashServices, task: TaskInfo): string[] {
-  const confined = services.confined.get(task.id)
-  const tail = taskErrors(services, task)
-  if (confined === undefined || tail === undefined) return []
-  return networkLines(services, confined, tail)
-}
-
-/**
- * The hosts a settled background task, run under a confining mode, was refused for not being in
- * the allow list (decision 0112): read from the end of its stderr, as its denial is.
- */
-export function taskBlocked(services: BashServices, task: TaskInfo): string[] {
-  const confined = services.confined.get(task.id)
-  const tail = taskErrors(services, task)
-  if (confined === undefined || tail === undefined || !confines(confined.mode)) return []
-  return blockedHosts(tail.toString('utf8'))
-}
-
-/** The end of a settled task's errors (its terminal's output on a terminal); undefined while it runs or when it never ran. */
-function taskErrors(services: BashServices, task: TaskInfo): Buffer | undefined {
-  if (task.exit === undefined) return undefined
-  const process = processOf(services, task.id, task.owner)
-  if (process === undefined) return undefined
-  const stream = process.terminal ? 'stdout' : 'stderr'
-  return newestBytes(process.output, stream, { from: 0, max: DENIAL_TAIL_BYTES, final: true }).bytes
-}
-
-/** Whether a mode runs its commands behind the standing network (danger-full-access has the host's). */
-function confines(mode: SandboxMode | undefined): boolean {
-  return mode === 'read-only' || mode === 'workspace-write'
-}
-
-/**
- * The profile's network hint for a run under a confining mode whose errors show connections
- * blocked for not being in the allow list (decision 0112); none for refusals the operator's list
- * made (the deny list, a local address), nor in a profile that cannot ask for names.
- */
-function networkLines(services: BashServices, launch: Pick<Launch, 'mode'>, errors: Buffer): string[] {
-  const hint = services.networkHint
-  if (hint === undefined || !confines(launch.mode)) return []
-  const tail = errors.subarray(Math.max(0, errors.length - DENIAL_TAIL_BYTES)).toString('utf8')
-  const hosts = blockedHosts(tail)
-  return hosts.length > 0 ? [hint(hosts)] : []
 }
 
 /**

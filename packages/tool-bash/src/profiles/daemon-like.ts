@@ -14,7 +14,6 @@ import { handOver } from '../internal/task-handover.js'
 import { hintList } from '../network.js'
 import {
   answer,
-  asksNames,
   type BashServices,
   bashTask,
   callWorkdir,
@@ -22,9 +21,9 @@ import {
   lineEnds,
   remember,
   stopTask,
-  taskBlocked,
   waitInline,
 } from './common.js'
+import { asksNames, taskBlocked } from './network-lines.js'
 import { screenAnswer, terminalOf, terminalTask, ttyFields } from './terminal.js'
 import { bashTool } from './tool.js'
 
@@ -78,7 +77,12 @@ const NETWORK_FIELDS = {
   ),
 }
 
-/** Seed 002's `run`: a background task, waited for inline (3 s by default). */
+/**
+ * Seed 002's `run`: a background task, waited for inline (3 s by default).
+ *
+ * Longer than 60 lines: it is seed 002's `run` as one tool, its fields, its escalation (mode and
+ * network names asked in one question) and its answer read top to bottom.
+ */
 export function hyperhiveRun(services: BashServices): Tool {
   const cap = services.options.maxWaitSeconds
   const fields = {
