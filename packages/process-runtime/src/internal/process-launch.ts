@@ -93,7 +93,15 @@ export async function launchProcess(
   const { spawner } = host
   // The tree is made, its limits written, before anything is spawned: the launch joins it first.
   // Only a spawner that places a child in its cgroups before its exec gets one.
-  const cgroups = spawner.placement?.() === undefined ? undefined : await treeOf(host, id, limits)
+  const cgroups =
+    spawner.placement?.() === undefined
+      ? undefined
+      : await treeOf(host, id, limits).catch((error: unknown) => {
+          // Nothing will be spawned: the gate opened for it closes now, not with a process.
+          assembled.launch.release?.()
+          void gate?.close()
+          throw error
+        })
   const launch: Launch = {
     ...assembled.launch,
     ...(cgroups?.bornIn !== undefined ? { cgroupDir: cgroups.bornIn } : {}),
