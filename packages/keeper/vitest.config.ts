@@ -1,0 +1,3 @@
+import { packageConfig } from '../../vitest.package.mjs'
+
+export default packageConfig(import.meta.dirname)
