@@ -32,18 +32,26 @@ function leaves(dir: string): string[] {
  * Kills every process in a run's cgroups and removes them; returns how many processes each leaf
  * (a launch id) held. Bounded: what is still there after two seconds stays for the next start.
  */
-export function reapCgroups(record: CgroupRecord): Map<string, number> {
+export function reapCgroups(
+  record: CgroupRecord,
+  spared: ReadonlySet<string> = new Set(),
+): Map<string, number> {
   const killed = new Map<string, number>()
   const [member, ...others] = record.dirs
   if (member === undefined) return killed
-  for (const leaf of leaves(member)) {
+  // A spared leaf (a kept process's, decision 0113) is left as it is, with its limits.
+  const reaped = (dir: string) => leaves(dir).filter((leaf) => !spared.has(leaf))
+  for (const leaf of reaped(member)) {
     const count = pidsIn(join(member, leaf)).length
     if (count > 0) killed.set(leaf, count)
   }
   const deadline = Date.now() + 2000
-  if (record.kill === 'cgroup.kill') writeTo(join(member, 'cgroup.kill'), '1')
+  if (record.kill === 'cgroup.kill') {
+    if (spared.size === 0) writeTo(join(member, 'cgroup.kill'), '1')
+    else for (const leaf of reaped(member)) writeTo(join(member, leaf, 'cgroup.kill'), '1')
+  }
   const freezer = record.kill === 'freezer' ? others.find((dir) => dir.includes('freezer')) : undefined
-  for (const leaf of leaves(member)) {
+  for (const leaf of reaped(member)) {
     const dir = join(member, leaf)
     const frozen =
       freezer !== undefined && writeTo(join(freezer, leaf, 'freezer.state'), 'FROZEN') === undefined
@@ -62,7 +70,7 @@ export function reapCgroups(record: CgroupRecord): Map<string, number> {
     }
   }
   for (const dir of record.dirs) {
-    for (const leaf of leaves(dir)) {
+    for (const leaf of reaped(dir)) {
       while (!removeDir(join(dir, leaf)) && Date.now() < deadline) pause(2)
     }
     removeDir(dir)
@@ -85,7 +93,11 @@ function madeAt(dir: string): number {
  * one whose record was lost, made more than `graceMs` ago. Each is killed and removed; returns how
  * many processes were killed.
  */
-export function reapOrphanCgroups(host: Extract<CgroupHost, { available: true }>, graceMs: number): number {
+export function reapOrphanCgroups(
+  host: Extract<CgroupHost, { available: true }>,
+  graceMs: number,
+  spared: (run: string) => ReadonlySet<string> = () => new Set(),
+): number {
   let count = 0
   const byRun = new Map<string, string[]>()
   for (const hierarchy of host.hierarchies) {
@@ -99,12 +111,12 @@ export function reapOrphanCgroups(host: Extract<CgroupHost, { available: true }>
       byRun.set(name, dirs)
     }
   }
-  for (const dirs of byRun.values()) {
+  for (const [name, dirs] of byRun) {
     // The member hierarchy first: the record's order.
     const ordered = host.hierarchies
       .map((hierarchy) => dirs.find((dir) => dir.startsWith(`${hierarchy.base}/`)))
       .filter((dir): dir is string => dir !== undefined)
-    for (const n of reapCgroups({ dirs: ordered, kill: host.kill }).values()) count += n
+    for (const n of reapCgroups({ dirs: ordered, kill: host.kill }, spared(name)).values()) count += n
   }
   return count
 }

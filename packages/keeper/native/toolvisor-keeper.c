@@ -349,7 +349,7 @@ static void reap(void) {
 }
 
 static void remove_dir(void) {
-  static const char *const names[] = {"sock", "out", "err", "task.json"};
+  static const char *const names[] = {"sock", "out", "err", "kept.json"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) unlinkat(dirfd_, names[i], 0);
 }
 

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events'
-import { closeSync, constants, openSync, read, statSync } from 'node:fs'
+import { closeSync, constants, openSync, read, rmSync, statSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { constants as os } from 'node:os'
 import { join } from 'node:path'
@@ -234,6 +234,9 @@ export class KeptChild extends EventEmitter implements Child {
     if (this.#ends < 2 || !this.#exitEmitted || this.#closed) return
     this.#closed = true
     this.#socket.end('RELEASE\n')
+    // The keeper removes its directory on RELEASE; one killed first (its cgroup ended with the
+    // process) leaves it: removed here too, what was read being read.
+    rmSync(this.dir, { recursive: true, force: true })
     setImmediate(() => this.emit('close'))
   }
 

@@ -150,6 +150,7 @@ describe('a kept process outlives the daemon that started it', () => {
     const daemon = await startDaemon(root)
     await killDaemon(daemon)
     process.kill(daemon.keeper, 'SIGKILL')
+    expect(await eventually(() => !alive(daemon.keeper))).toBe(true)
     const keepers = new Keepers({ root })
     await expect(keepers.adopt(daemon.dir)).rejects.toThrow(`no keeper answers in ${daemon.dir}`)
     // Its next tick meets a closed pipe.

@@ -4,7 +4,7 @@ import type { EnvironmentPolicy } from './internal/environment.js'
 import type { LimitsPolicy } from './internal/limits.js'
 import type { OwnPathOption } from './internal/own-paths.js'
 import { DEFAULT_SANDBOX_USER } from './internal/prepare.js'
-import type { Spawner } from './spawner.js'
+import type { Keeping, Spawner } from './spawner.js'
 
 /** `RuntimeOptions.network`: what enforces a network allow list, and the operator's bounds on tools. */
 export interface NetworkOptions {
@@ -53,6 +53,11 @@ export interface RuntimeOptions {
    * small fork server that places each in its cgroups before its exec.
    */
   readonly spawner?: Spawner
+  /**
+   * What keeps a start with `keep: true` alive past this runtime (decision 0113): `@toolvisor/keeper`'s
+   * `Keepers` over `<stateDir>/keep`. Without it `keep` is refused.
+   */
+  readonly keeping?: Keeping
   /**
    * Where every launch gets its own cgroup (decision 0097): a v2 directory delegated to toolvisor
    * (`/sys/fs/cgroup/toolvisor.slice/...`), or, by default, `toolvisor` below this process's own

@@ -8,7 +8,15 @@ import {
 } from '@toolvisor/containment'
 import type { Launchers } from '@toolvisor/launchers'
 import { protectedPaths, RuntimeError } from '@toolvisor/launchers'
-import { DiskBudget, keptLost, markTold, RunState, type SpillLedger, Sweeper } from '@toolvisor/run-state'
+import {
+  DiskBudget,
+  keptLost,
+  markTold,
+  RunState,
+  type SpillLedger,
+  Sweeper,
+  sparedOf,
+} from '@toolvisor/run-state'
 import { confineTool } from './internal/confine.js'
 import { EnvdirRootGuard } from './internal/envdir-root.js'
 import { builtExecHelper, execHelperStatus } from './internal/exec-helper.js'
@@ -71,7 +79,13 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     const spawner = options.spawner ?? nodeSpawner
     const server = () => spawner.placement?.()
     const next = () => [processId(this.#counter + 1), this.#defaultLimits.cgroup] as const
-    const contained = containmentOf(cgroup, this.#state, { server, next }, orphanGraceMs, warn)
+    const contained = containmentOf(
+      cgroup,
+      this.#state,
+      { server, next },
+      { graceMs: orphanGraceMs, stateDir: this.options.stateDir },
+      warn,
+    )
     this.#containment = typeof contained === 'string' ? undefined : contained
     const cgroups: CgroupHost =
       typeof contained === 'string' ? { available: false, reason: contained } : contained.host
@@ -208,10 +222,19 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   }
 
   /** Stops every running process (declared cancel, then SIGKILL), then closes the run. */
-  async dispose(): Promise<void> {
+  /**
+   * Stops every process and lets go of the run. With `keep`, a kept process (`StartOptions.keep`) is
+   * not stopped but detached: it runs on, held by its keeper, for the next runtime on this state
+   * directory (decision 0113).
+   */
+  async dispose(options: { readonly keep?: boolean } = {}): Promise<void> {
     if (this.#disposed) return
     this.#disposed = true
-    await Promise.all([...this.#running].map((process) => process.stop({ reason: 'runtime-disposed' })))
+    const running = [...this.#running]
+    const kept = options.keep ? running.filter((process) => process.kept) : []
+    for (const process of kept) process.detach()
+    const stopped = running.filter((process) => !kept.includes(process))
+    await Promise.all(stopped.map((process) => process.stop({ reason: 'runtime-disposed' })))
     await this.#sweeper.idle()
     await this.#containment?.release()
     this.#containment?.close()
@@ -236,14 +259,15 @@ function containmentOf(
     server,
     next,
   }: { server: () => CgroupPlacement | undefined; next: () => readonly [string, CgroupLimits] },
-  graceMs: number,
+  { graceMs, stateDir }: { readonly graceMs: number; readonly stateDir: string },
   warn: (line: string) => void,
 ): Containment | string {
   const host = cgroupHost(option)
   if (!host.available) return host.reason
   if (server() === undefined)
     return 'launches do not go through a fork server here (@toolvisor/launch-native puts each in its cgroup before its exec)'
-  const killed = reapOrphanCgroups(host, graceMs)
+  // A kept process's cgroup is spared while its keeper lives (decision 0113).
+  const killed = reapOrphanCgroups(host, graceMs, (run) => sparedOf(stateDir, run))
   if (killed > 0) warn(`killed ${killed} processes left in the cgroups of runtimes that are gone`)
   try {
     const containment = new Containment(host, state.runId, server, next)

@@ -33,6 +33,31 @@ export interface Spawner {
   readonly spillStages?: (fd: number) => SpillStages | undefined
 }
 
+/**
+ * What keeps a launch alive past the runtime (issue 33, decision 0113): `@toolvisor/keeper`'s
+ * `Keepers`. A kept launch is wrapped, outermost, in a keeper that holds its stdio and its exit,
+ * so its parent is not the runtime; the runtime reaches it through the keeper (`attach`), and a
+ * later runtime through the same keeper once this one is gone.
+ */
+export interface Keeping {
+  /** Wraps `launch` in a keeper with a directory of its own; throws when it cannot be kept. */
+  wrap(launch: Launch): KeptLaunch
+}
+
+/** A launch wrapped in its keeper. */
+export interface KeptLaunch {
+  readonly launch: Launch
+  /** The keeper's directory (`<stateDir>/keep/<key>`). */
+  readonly dir: string
+  /** Once the wrapped launch was spawned: waits for its keeper's word on its stdio, then connects. */
+  attach(stdout: Readable | null, stderr: Readable | null): Promise<KeptChildHandle>
+}
+
+/** A kept process as a child: and `detach`, which lets it go on without this runtime. */
+export interface KeptChildHandle extends Child {
+  detach(): void
+}
+
 /** Where launches are forked from: a fork server, or (and why) this process. */
 export type SpawnerFacts =
   | { readonly available: true; readonly path: string }

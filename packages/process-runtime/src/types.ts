@@ -70,6 +70,12 @@ export interface StartOptions {
   readonly context?: RunContext
   /** Aborting it cancels the process (declared cancel, then SIGKILL after `timeout.stop`). */
   readonly signal?: AbortSignal
+  /**
+   * Held by a keeper (the runtime's `keeping`, decision 0113): the process outlives this runtime
+   * (`dispose({ keep: true })`, a crash, kill -9), its cgroup and limits with it, for a later
+   * runtime on the same state directory to re-adopt. Not on a terminal.
+   */
+  readonly keep?: boolean
   /** Overrides the tool's `process` (for `describe`, `check`, `help`: oneshot `chunks`). */
   readonly process?: ProcessSpec
   /** A bound on the whole run, in ms (describe and check use 10 s). */

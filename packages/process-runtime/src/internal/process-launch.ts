@@ -7,7 +7,7 @@ import { RuntimeError } from '@toolvisor/launchers'
 import { bulkStdout } from '@toolvisor/process-output'
 import type { SpillLedger, SweepUrgency } from '@toolvisor/run-state'
 import { MARKER_VARIABLE, type RunState } from '@toolvisor/run-state'
-import type { Child, Spawner } from '../spawner.js'
+import type { Child, KeptLaunch, Spawner } from '../spawner.js'
 import type { ProcessRuntime, StartOptions } from '../types.js'
 import { buildEnvironment } from './environment.js'
 import type { AppliedLimits } from './limits.js'
@@ -15,7 +15,7 @@ import type { ToolProcess } from './process.js'
 import { assembleWithin, gateOf } from './process-network.js'
 import { ProcessTree } from './process-tree.js'
 import { errnoText, workingDirectory } from './process-util.js'
-import { assemble } from './spawn.js'
+import { assemble, type Spawned } from './spawn.js'
 
 /** What a process needs from its runtime. */
 export interface ProcessHost {
@@ -58,6 +58,8 @@ export interface Launched {
   readonly tree?: ProcessTree
   /** Its gate to the network, when its policy is an allow list (closed by the process when it ends). */
   readonly gate?: NetworkGate
+  /** Its keeper's directory and pid, when it is kept (`StartOptions.keep`). */
+  readonly kept?: { readonly dir: string; readonly keeper: number | undefined }
 }
 
 /**
@@ -112,14 +114,16 @@ export async function launchProcess(
   // The spec the process runs with (a start may give its own), as its output reads it.
   const slabs = bulkStdout(start.process ?? tool.process)
   const whole = stdinAtOnce(start)
-  const { child, pipes } = await spawner
-    .launch(launch, { stdoutInSlabs: slabs, tool: tool.path, ...(whole ? { stdinFile: whole } : {}) })
-    .catch((error: unknown) => {
-      launch.release?.()
-      cgroups?.remove()
-      void gate?.close()
-      throw error
-    })
+  const undo = (error: unknown): never => {
+    launch.release?.()
+    cgroups?.remove()
+    void gate?.close()
+    throw error
+  }
+  const kept = start.keep ? keptLaunch(host, launch, start) : undefined
+  const spawnOptions = { stdoutInSlabs: slabs, tool: tool.path, ...(whole ? { stdinFile: whole } : {}) }
+  const spawned = await spawner.launch(kept?.launch ?? launch, spawnOptions).catch(undo)
+  const { child, pipes } = kept ? await keptSpawned(kept, spawned).catch(undo) : spawned
   const control =
     child.pid !== undefined && tool.sandbox?.mechanism.control
       ? tool.sandbox.mechanism.control({ pid: child.pid, extraFds: pipes as (Readable | undefined)[] })
@@ -132,7 +136,25 @@ export async function launchProcess(
     ...(launch.release ? { release: launch.release } : {}),
     ...(cgroups ? { tree: new ProcessTree(cgroups, limits) } : {}),
     ...(gate ? { gate } : {}),
+    ...(kept ? { kept: { dir: kept.dir, keeper: spawned.child.pid } } : {}),
   }
+}
+
+/** The launch wrapped in a keeper (decision 0113), or why it cannot be kept. */
+function keptLaunch(host: Pick<ProcessHost, 'options'>, launch: Launch, start: StartOptions): KeptLaunch {
+  const keeping = host.options.keeping
+  if (keeping === undefined)
+    throw new RuntimeError(
+      'RUNTIME_ERR_SPAWN_FAILED',
+      `cannot keep ${start.tool.name}: no keeper is composed (the runtime's keeping option)`,
+    )
+  return keeping.wrap(launch)
+}
+
+/** The keeper's child in place of the spawned keeper (the launch's other pipes as they were: the keeper passes them on). */
+async function keptSpawned(kept: KeptLaunch, spawned: Spawned): Promise<Spawned> {
+  const child = await kept.attach(spawned.child.stdout, spawned.child.stderr)
+  return { child, pipes: spawned.pipes }
 }
 
 async function treeOf(

@@ -3,7 +3,8 @@ import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
 import type { ProcessControl } from '@toolvisor/launchers'
 import { ProcessOutput } from '@toolvisor/process-output'
-import type { Child } from '../spawner.js'
+import { recordKept } from '@toolvisor/run-state'
+import type { Child, KeptChildHandle } from '../spawner.js'
 import type {
   EndReason,
   Lifecycle,
@@ -46,6 +47,8 @@ export class ToolProcess implements ManagedProcess {
   readonly #lifetime = new AbortController()
   readonly #timers: ProcessTimers
   #child: Child | undefined
+  /** Its keeper's side, when it is kept (`StartOptions.keep`). */
+  #kept: KeptChildHandle | undefined
   #execStatus: Readable | undefined
   #control: ProcessControl | undefined
   #tree: ProcessTree | undefined
@@ -142,6 +145,21 @@ export class ToolProcess implements ManagedProcess {
     this.#timers.touch()
   }
 
+  /** Kept: it runs on after this runtime (decision 0113): no timer, no listener of this runtime holds it. */
+  get kept(): boolean {
+    return this.#kept !== undefined
+  }
+
+  /**
+   * Lets a kept process go on without this runtime (`dispose({ keep: true })`): its keeper keeps its
+   * output and its exit for the next runtime; here its timers stop and its exit is never told.
+   */
+  detach(): void {
+    if (this.#kept === undefined || this.#finished) return
+    this.#lifetime.abort()
+    this.#kept.detach()
+  }
+
   closeStdin(): void {
     void this.launched.then(() => this.#child?.stdin?.end())
   }
@@ -197,6 +215,19 @@ export class ToolProcess implements ManagedProcess {
       return
     }
     this.#host.state.track(this.id, child.pid, this.tool)
+    if (launched.kept?.keeper !== undefined) {
+      const { dir, keeper } = launched.kept
+      recordKept({
+        dir,
+        run: this.#host.state.runId,
+        id: this.id,
+        tool: this.tool,
+        pid: child.pid,
+        keeper,
+        startedAt: this.startedAt.toISOString(),
+      })
+      this.#kept = child as KeptChildHandle
+    }
     this.#control = launched.control
     this.#tree = launched.tree
     if (launched.gate)

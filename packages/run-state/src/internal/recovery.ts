@@ -8,6 +8,7 @@ import {
 import type { Placeholder } from '@toolvisor/launchers'
 import { removePlaceholder } from '@toolvisor/launchers'
 import type { HeldDirectory } from '../held-dir.js'
+import { keptAlive } from '../kept.js'
 import type { LostProcess } from '../lost.js'
 import { keepLost } from '../lost-records.js'
 import { eachRun } from '../state-dir.js'
@@ -120,10 +121,15 @@ export const SCAN_PASSES = 10
  * group of each recorded leader that is provably the same process (pid and start time), and every
  * process carrying the run's marker in its environment (descendants that left the group).
  */
-export function reapRun(run: HeldDirectory, runId: string): Map<string, number> {
-  const live = liveRecords(run)
+export function reapRun(
+  run: HeldDirectory,
+  runId: string,
+  spared: ReadonlySet<string> = new Set(),
+): Map<string, number> {
+  // A kept process whose keeper lives is not the run's to kill (decision 0113): a later daemon re-adopts it.
+  const live = liveRecords(run).filter((record) => !spared.has(record.id))
   // Its cgroups first (decision 0097): everything a launch started is in them, whatever it shed.
-  const killed = reapRecordedCgroups(run)
+  const killed = reapRecordedCgroups(run, spared)
   if (live.length === 0) return killed
   // A leader killed here may still be in /proc when the scan below reads it: it is not counted twice.
   const signalled = new Set<number>()
@@ -176,7 +182,7 @@ export function reapRun(run: HeldDirectory, runId: string): Map<string, number> 
 }
 
 /** Kills what the run's cgroups hold (when it recorded any), per launch id. */
-function reapRecordedCgroups(run: HeldDirectory): Map<string, number> {
+function reapRecordedCgroups(run: HeldDirectory, spared: ReadonlySet<string>): Map<string, number> {
   let record: CgroupRecord
   try {
     record = JSON.parse(run.read('cgroups.json').toString('utf8')) as CgroupRecord
@@ -184,13 +190,15 @@ function reapRecordedCgroups(run: HeldDirectory): Map<string, number> {
     return new Map()
   }
   if (!Array.isArray(record.dirs) || record.dirs.some((dir) => typeof dir !== 'string')) return new Map()
-  return reapCgroups(record)
+  return reapCgroups(record, spared)
 }
 
 /** Recovers what dead runs left: kills their processes, reports them lost, prunes old runs. */
 export function recoverDeadRuns(stateDir: string, retentionMs: number): LostProcess[] {
   const lost: LostProcess[] = []
+  const kept = keptAlive(stateDir)
   eachRun(stateDir, (run, runId) => {
+    const spared = new Set(kept.filter((record) => record.run === runId).map((record) => record.id))
     let text: string | undefined
     try {
       text = run.read('owner.json').toString('utf8')
@@ -198,9 +206,11 @@ export function recoverDeadRuns(stateDir: string, retentionMs: number): LostProc
       text = undefined // closed (or never opened): only its age matters
     }
     if (text !== undefined) {
-      lost.push(...recoverRun(run, runId, text))
+      lost.push(...recoverRun(run, runId, text, spared))
       return
     }
+    // A run with a kept process still alive stays: its cgroups' record and its log are still needed.
+    if (spared.size > 0) return
     try {
       if (Date.now() - run.stat().mtimeMs > retentionMs) run.removeWhole()
     } catch {
@@ -211,7 +221,12 @@ export function recoverDeadRuns(stateDir: string, retentionMs: number): LostProc
 }
 
 /** A run whose owner record is still there: nothing when its owner lives, else what it lost. */
-function recoverRun(run: HeldDirectory, runId: string, ownerText: string): LostProcess[] {
+function recoverRun(
+  run: HeldDirectory,
+  runId: string,
+  ownerText: string,
+  spared: ReadonlySet<string>,
+): LostProcess[] {
   let owner: OwnerRecord | undefined
   try {
     owner = JSON.parse(ownerText) as OwnerRecord
@@ -225,8 +240,8 @@ function recoverRun(run: HeldDirectory, runId: string, ownerText: string): LostP
   } catch {
     return []
   }
-  const records = liveRecords(run)
-  const killed = reapRun(run, runId)
+  const records = liveRecords(run).filter((record) => !spared.has(record.id))
+  const killed = reapRun(run, runId, spared)
   const reportedAt = new Date().toISOString()
   const found: LostProcess[] = records.map((record) => ({
     id: record.id,

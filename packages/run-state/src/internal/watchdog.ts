@@ -5,8 +5,9 @@
  * and exits. The log is read through the directory it was handed, not by the path: a link put at
  * the run's path meanwhile (decision 0092) cannot hide the run's processes from it.
  */
-import { basename } from 'node:path'
+import { basename, dirname } from 'node:path'
 import { HeldDirectory } from '../held-dir.js'
+import { sparedOf } from '../kept.js'
 import { reapRun } from './recovery.js'
 
 /** Where the runtime hands the run directory. */
@@ -24,7 +25,8 @@ let done = false
 const reap = () => {
   if (done) return
   done = true
-  reapRun(run, basename(runDir))
+  // The run's directory is <stateDir>/runs/<runId>: its kept processes are spared (decision 0113).
+  reapRun(run, basename(runDir), sparedOf(dirname(dirname(runDir)), basename(runDir)))
   process.exit(0)
 }
 process.stdin.on('end', reap)

@@ -1,0 +1,71 @@
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { isSameProcess, procStat } from '@toolvisor/containment'
+
+/**
+ * A kept process (issue 33, decision 0113): launched through a keeper (`@toolvisor/keeper`) whose
+ * directory is `<stateDir>/keep/<key>/`; the runtime that launched it writes this record there
+ * (`kept.json`) once it runs. While its keeper lives, neither the watchdog nor a later start kills
+ * it, reaps its cgroup or reports it lost: it is a later daemon's to re-adopt.
+ */
+export interface KeptRecord {
+  /** The keeper's directory. */
+  readonly dir: string
+  /** The run that launched it, and its id there (its cgroup leaf is named so). */
+  readonly run: string
+  readonly id: string
+  readonly tool: string
+  /** The launched process, and its keeper (pid and start time: a pid reused is not it). */
+  readonly pid: number
+  readonly keeper: number
+  readonly keeperStart: string
+  readonly startedAt: string
+  readonly task?: string
+  readonly session?: string
+  readonly kind?: string
+}
+
+/** Where a state directory's keepers are. */
+export function keepRoot(stateDir: string): string {
+  return join(stateDir, 'keep')
+}
+
+/** Writes the record of a kept process into its keeper's directory (`kept.json`, 0600). */
+export function recordKept(record: Omit<KeptRecord, 'keeperStart'>): KeptRecord {
+  const keeperStart = procStat(record.keeper)?.startTime ?? ''
+  const kept = { ...record, keeperStart }
+  writeFileSync(join(record.dir, 'kept.json'), JSON.stringify(kept), { mode: 0o600 })
+  return kept
+}
+
+/** Every kept process of the state directory whose keeper still lives. */
+export function keptAlive(stateDir: string): KeptRecord[] {
+  const root = keepRoot(stateDir)
+  let names: string[]
+  try {
+    names = readdirSync(root)
+  } catch {
+    return []
+  }
+  const found: KeptRecord[] = []
+  for (const name of names) {
+    if (!/^[0-9a-f]{16}$/.test(name)) continue
+    try {
+      const record = JSON.parse(readFileSync(join(root, name, 'kept.json'), 'utf8')) as KeptRecord
+      if (record.keeperStart !== '' && isSameProcess(record.keeper, record.keeperStart))
+        found.push({ ...record, dir: join(root, name) })
+    } catch {
+      // no record yet (a launch under way), or a torn one: not kept
+    }
+  }
+  return found
+}
+
+/** The ids of `run` that are kept alive: what a reap of that run spares. */
+export function sparedOf(stateDir: string, run: string): Set<string> {
+  return new Set(
+    keptAlive(stateDir)
+      .filter((record) => record.run === run)
+      .map((record) => record.id),
+  )
+}
