@@ -147,6 +147,21 @@ export class Containment {
     return tree
   }
 
+  /**
+   * The tree a kept process of another run still holds (decision 0113): its leaf `leaf` below run
+   * `run` in each hierarchy where it is there, killed and removed like this run's own at its end;
+   * undefined when none is there.
+   */
+  existing(run: string, leaf: string): Tree | undefined {
+    if (!/^[\w.-]+$/.test(run) || !/^[\w.-]+$/.test(leaf)) return undefined
+    const leaves = new Map<Hierarchy, string>()
+    for (const hierarchy of this.host.hierarchies) {
+      const dir = join(hierarchy.base, run, leaf)
+      if (existsSync(dir)) leaves.set(hierarchy, dir)
+    }
+    return leaves.size === 0 ? undefined : this.#tree(leaves)
+  }
+
   #tree(leaves: Map<Hierarchy, string>): Tree {
     const tree = new Tree(leaves, this.host.kill, this.#trees, this.#remover)
     this.#trees.add(tree)

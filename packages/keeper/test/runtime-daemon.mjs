@@ -14,6 +14,8 @@ const runtime = new Runtime({ stateDir, spawner: nativeSpawner(), keeping }, cre
 const tool = await runtime.preparePlain({ name: 'ticker', file: '/usr/bin/python3' })
 const started = runtime.start({ tool, argv, keep: true, stdin: 'open' })
 await started.launched
+// As the task registry does for a service of session alice.
+runtime.annotate(started.id, { task: 'p1', session: 'alice', kind: 'service' })
 const [dir] = keeping.list()
 process.stdout.write(`${JSON.stringify({ pid: started.pid, runId: runtime.runId, dir })}\n`)
 createInterface({ input: process.stdin }).on('line', async (line) => {

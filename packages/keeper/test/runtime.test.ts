@@ -3,6 +3,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { cgroupHost } from '@toolvisor/containment'
+import { nativeSpawner } from '@toolvisor/launch-native'
 import { eventually, processesRunning } from '@toolvisor/test-kit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { makeRuntime, tempDir } from '../../process-runtime/test/helpers.js'
@@ -26,9 +27,11 @@ const ticker = [
     '    while True:',
     '        print(f"tick {n}", flush=True); n += 1; time.sleep(0.02)',
     'threading.Thread(target=tick, daemon=True).start()',
+    // A line as the runtime writes an event (JSON) or as it is (through the keeper directly).
     'for line in sys.stdin:',
-    '    if line.strip() == "quit": sys.exit(7)',
-    '    print(f"echo: {line.strip()}", flush=True)',
+    "    word = line.strip().strip('\"')",
+    '    if word == "quit": sys.exit(7)',
+    '    print(f"echo: {word}", flush=True)',
   ].join('\n'),
 ]
 
@@ -130,19 +133,90 @@ describe('a kept process through the runtime', () => {
     await adoptAndEnd(stateDir, started)
   })
 
-  it('dispose with keep: the kept process runs on, the run closes cleanly, and a daemon re-adopts it', async () => {
+  it(`kill -9 of the runtime: the next one adopts it (same pid, a new id, its whole output from the first byte, stdin, its exit)${cgroups ? ', its cgroup still holding it and removed at its end' : ''}`, async () => {
+    const stateDir = tempDir('tv-kept-')
+    const started = await startDaemon(stateDir)
+    const cgroupBefore = cgroupOf(started.pid)
+    started.daemon.kill('SIGKILL')
+    await new Promise((resolve) => started.daemon.once('exit', resolve))
+    const keeping = new Keepers({ root: join(stateDir, 'keep') })
+    const next = makeRuntime({ stateDir, orphanGraceMs: 0, spawner: nativeSpawner(), keeping })
+    const [record, ...others] = next.kept()
+    expect(others).toEqual([])
+    expect(record).toMatchObject({ run: started.runId, pid: started.pid, tool: 'ticker' })
+    const tool = await next.preparePlain({ name: 'ticker', file: '/usr/bin/python3' })
+    const adopted = await next.adopt(record!, { tool, argv: ticker, stdin: 'open' })
+    expect(adopted.pid).toBe(started.pid)
+    expect(adopted.resumedAt).toBeInstanceOf(Date)
+    expect(adopted.startedAt.getTime()).toBeLessThan(adopted.resumedAt!.getTime())
+    // Held by this runtime now: a later start would not offer it again.
+    expect(next.kept()).toEqual([])
+    await adopted.write('hello')
+    const text = () => adopted.output.stdout().head.toString()
+    expect(await eventually(() => text().includes('echo: hello'))).toBe(true)
+    await adopted.write('quit')
+    expect(await adopted.exit).toMatchObject({ code: 7 })
+    const ticks = text()
+      .split('\n')
+      .filter((line) => line.startsWith('tick '))
+      .map((line) => Number(line.slice(5)))
+    expect(ticks.length).toBeGreaterThan(10)
+    expect(ticks).toEqual(ticks.map((_, i) => i))
+    expect(await eventually(() => !alive(started.pid) && !existsSync(started.dir))).toBe(true)
+    if (cgroups) {
+      // Its leaf, below the dead run's cgroup, held it to the end and went with it.
+      expect(record!.cgroup).toEqual({ run: started.runId, leaf: record!.id })
+      const host = cgroupHost(undefined)
+      const leaves = host.available
+        ? host.hierarchies.map((h) => join(h.base, started.runId, record!.id))
+        : []
+      expect(cgroupBefore).toContain(`/${started.runId}/${record!.id}`)
+      expect(await eventually(() => leaves.every((dir) => !existsSync(dir)))).toBe(true)
+    }
+  })
+
+  it('dispose with keep: the kept process runs on, its run is left for the next start (lost to nobody), and a daemon re-adopts it', async () => {
     const stateDir = tempDir('tv-kept-')
     const started = await startDaemon(stateDir)
     started.daemon.stdin!.write('dispose\n')
     expect((await started.said.next()).value).toBe('disposed')
     await new Promise((resolve) => started.daemon.once('exit', resolve))
-    // Closed cleanly (its directory removed, having spilled nothing): nothing of it is reported lost.
+    // Left open for the next start, which spares what its keeper holds and reports nothing lost.
     const runDir = join(stateDir, 'runs', started.runId)
-    expect(existsSync(join(runDir, 'owner.json'))).toBe(false)
+    expect(existsSync(join(runDir, 'owner.json'))).toBe(true)
     expect(await eventually(() => processesRunning(`watchdog.js ${runDir}`).length === 0)).toBe(true)
     expect(alive(started.pid)).toBe(true)
     const next = makeRuntime({ stateDir, orphanGraceMs: 0 })
     expect(next.lost()).toEqual([])
     await adoptAndEnd(stateDir, started)
   })
+})
+
+describe('a keeper that died while no runtime ran', () => {
+  for (const how of ['kill -9 of the runtime', 'dispose with keep'] as const)
+    it(`${how}, then kill -9 of the keeper: the next start kills what it ran and reports it lost, once, with its task and session`, async () => {
+      const stateDir = tempDir('tv-kept-')
+      const started = await startDaemon(stateDir)
+      if (how === 'kill -9 of the runtime') started.daemon.kill('SIGKILL')
+      else started.daemon.stdin!.write('dispose\n')
+      await new Promise((resolve) => started.daemon.once('exit', resolve))
+      const keeper = Number(readFileSync(`/proc/${started.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
+      process.kill(keeper, 'SIGKILL')
+      expect(await eventually(() => !alive(keeper))).toBe(true)
+      const next = makeRuntime({ stateDir, orphanGraceMs: 0 })
+      expect(next.kept()).toEqual([])
+      const lost = next.lost()
+      expect(lost).toHaveLength(1)
+      expect(lost[0]).toMatchObject({
+        run: started.runId,
+        pid: started.pid,
+        tool: 'ticker',
+        task: 'p1',
+        session: 'alice',
+        kind: 'service',
+      })
+      expect(await eventually(() => !alive(started.pid))).toBe(true)
+      // Told once: the start after it finds nothing new.
+      expect(makeRuntime({ stateDir }).lost()).toEqual([])
+    })
 })

@@ -34,7 +34,7 @@ export type {
 export { endOf, newestBytes } from '@toolvisor/process-output'
 export type { Account } from '@toolvisor/run-as'
 export { setprivRunAs } from '@toolvisor/run-as'
-export type { SpillAllowance, SpillCut } from '@toolvisor/run-state'
+export type { KeptRecord, SpillAllowance, SpillCut } from '@toolvisor/run-state'
 export { spillCutText, trustStateDir } from '@toolvisor/run-state'
 export { type AsciicastOptions, AsciicastRecorder } from './asciicast.js'
 export type { EnvdirVariables } from './internal/envdir.js'
@@ -56,6 +56,9 @@ export { RAW_ONESHOT, Runtime } from './runtime.js'
 export type {
   CgroupPlacement,
   Child,
+  Keeping,
+  KeptChildHandle,
+  KeptLaunch,
   Spawned,
   Spawner,
   SpawnerFacts,

@@ -3,6 +3,7 @@ import {
   type CgroupLimits,
   Containment,
   cgroupHost,
+  isSameProcess,
   reapOrphanCgroups,
   type Tree,
 } from '@toolvisor/containment'
@@ -10,6 +11,8 @@ import type { Launchers } from '@toolvisor/launchers'
 import { protectedPaths, RuntimeError } from '@toolvisor/launchers'
 import {
   DiskBudget,
+  type KeptRecord,
+  keptAlive,
   keptLost,
   markTold,
   RunState,
@@ -26,6 +29,7 @@ import { type PlainProcessSpec, plainInput } from './internal/plain.js'
 import { type PrepareContext, prepareTool } from './internal/prepare.js'
 import { ToolProcess } from './internal/process.js'
 import type { ProcessHost } from './internal/process-launch.js'
+import { ProcessTree } from './internal/process-tree.js'
 import { RAW_ONESHOT } from './internal/raw.js'
 import { Retention } from './internal/retention.js'
 import { RUNTIME_DEFAULTS } from './options.js'
@@ -219,9 +223,44 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     info: { readonly task?: string; readonly session?: string; readonly kind?: string },
   ): void {
     this.#state.annotate(id, info)
+    for (const process of this.#running) if (process.id === id) process.annotateKept(info)
   }
 
-  /** Stops every running process (declared cancel, then SIGKILL), then closes the run. */
+  /**
+   * The kept processes of this state directory that an earlier runtime left (decision 0113): their
+   * keeper lives and no live runtime holds them. Each is this runtime's to `adopt`.
+   */
+  kept(): KeptRecord[] {
+    return keptAlive(this.options.stateDir).filter((record) => !runLives(record.run))
+  }
+
+  /**
+   * Takes over a kept process an earlier runtime left (`kept()`): a new id here, its keeper's
+   * output from the first byte (so its ring and spill are whole again), its stdin, its exit, its
+   * cgroup where it still is, `resumedAt` set. `start` is what it was started with (its tool
+   * prepared again, its argv, `stdin: 'open'` to write to it). Rejects when its keeper does not
+   * answer: it is lost then.
+   */
+  async adopt(record: KeptRecord, start: StartOptions): Promise<ManagedProcess> {
+    const keeping = this.options.keeping
+    if (keeping === undefined)
+      throw new RuntimeError(
+        'RUNTIME_ERR_SPAWN_FAILED',
+        'cannot adopt a kept process: no keeper is composed (the keeping option)',
+      )
+    if (this.#disposed)
+      throw new RuntimeError('RUNTIME_ERR_DISPOSED', 'the runtime is disposed: it adopts nothing more')
+    const child = await keeping.adopt(record.dir)
+    const cgroup = record.cgroup && this.#containment?.existing(record.cgroup.run, record.cgroup.leaf)
+    const limits = start.tool.limits ?? this.#defaultLimits
+    const tree = cgroup ? new ProcessTree(cgroup, limits) : undefined
+    const adopted = { child, record, ...(tree ? { tree } : {}) }
+    const process = new ToolProcess(this.#host, processId(++this.#counter), start, adopted)
+    this.#running.add(process)
+    await process.launched
+    return process
+  }
+
   /**
    * Stops every process and lets go of the run. With `keep`, a kept process (`StartOptions.keep`) is
    * not stopped but detached: it runs on, held by its keeper, for the next runtime on this state
@@ -238,8 +277,8 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     await this.#sweeper.idle()
     await this.#containment?.release()
     this.#containment?.close()
-    this.#state.close()
-    this.#state.removeIfEmpty()
+    this.#state.close({ kept: kept.length > 0 })
+    this.#state.removeIfEmpty({ kept: kept.length > 0 })
   }
 
   [Symbol.asyncDispose](): Promise<void> {
@@ -267,7 +306,7 @@ function containmentOf(
   if (server() === undefined)
     return 'launches do not go through a fork server here (@toolvisor/launch-native puts each in its cgroup before its exec)'
   // A kept process's cgroup is spared while its keeper lives (decision 0113).
-  const killed = reapOrphanCgroups(host, graceMs, (run) => sparedOf(stateDir, run))
+  const killed = reapOrphanCgroups(host, graceMs, (run) => sparedOf(stateDir, run).leaves)
   if (killed > 0) warn(`killed ${killed} processes left in the cgroups of runtimes that are gone`)
   try {
     const containment = new Containment(host, state.runId, server, next)
@@ -313,4 +352,10 @@ function networkFacts(network: RuntimeOptions['network']): NetworkSetup {
     host: network?.host ?? true,
     ...(network?.force ? { force: network.force } : {}),
   }
+}
+
+/** A run whose runtime is still alive (its id starts with the runtime's pid and start time). */
+function runLives(run: string): boolean {
+  const match = /^(\d+)-(\d+)-/.exec(run)
+  return match !== null && isSameProcess(Number(match[1]), match[2]!)
 }

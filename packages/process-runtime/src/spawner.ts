@@ -42,6 +42,8 @@ export interface Spawner {
 export interface Keeping {
   /** Wraps `launch` in a keeper with a directory of its own; throws when it cannot be kept. */
   wrap(launch: Launch): KeptLaunch
+  /** Connects to the keeper in `dir` (a kept process an earlier runtime left); rejects when none answers there. */
+  adopt(dir: string): Promise<KeptChildHandle>
 }
 
 /** A launch wrapped in its keeper. */
@@ -55,6 +57,8 @@ export interface KeptLaunch {
 
 /** A kept process as a child: and `detach`, which lets it go on without this runtime. */
 export interface KeptChildHandle extends Child {
+  /** Its keeper's directory. */
+  readonly dir: string
   detach(): void
 }
 

@@ -9,7 +9,7 @@ import type {
 } from '@toolvisor/launchers'
 import type { ProcessOutputView, SequencedEvent } from '@toolvisor/process-output'
 import type { Account } from '@toolvisor/run-as'
-import type { LostProcess } from '@toolvisor/run-state'
+import type { KeptRecord, LostProcess } from '@toolvisor/run-state'
 import type { EffectivePolicy, EnvironmentPolicy } from './internal/environment.js'
 import type { AppliedLimits } from './internal/limits.js'
 import type { PlainProcessSpec } from './internal/plain.js'
@@ -189,6 +189,10 @@ export interface ManagedProcess {
   /** The spawned pid (also its process group id), once spawned. */
   readonly pid: number | undefined
   readonly startedAt: Date
+  /** When this runtime re-adopted it from its keeper (`ProcessRuntime.adopt`, decision 0113). */
+  readonly resumedAt?: Date | undefined
+  /** Held by a keeper (`StartOptions.keep`): it outlives the runtime. */
+  readonly kept?: boolean
   readonly lifecycle: Lifecycle
   /** Settles (never rejects) once the launch did, a moment after `start`: it runs, its pid known, or it failed. */
   readonly launched: Promise<void>
@@ -280,6 +284,10 @@ export interface ProcessRuntime {
     id: string,
     info: { readonly task?: string; readonly session?: string; readonly kind?: string },
   ): void
+  /** The kept processes an earlier runtime on this state directory left, each to `adopt` (decision 0113). */
+  kept(): KeptRecord[]
+  /** Takes a kept process over from its keeper; rejects when it does not answer (it is lost then). */
+  adopt(record: KeptRecord, start: StartOptions): Promise<ManagedProcess>
 }
 
 /** What `prepare` needs of a tool. */

@@ -20,6 +20,10 @@ export interface KeptRecord {
   readonly keeper: number
   readonly keeperStart: string
   readonly startedAt: string
+  /** Where its cgroup leaf is (the run and id that launched it), when it has one: it stays there for good. */
+  readonly cgroup?: { readonly run: string; readonly leaf: string }
+  /** When runtimes re-adopted it, oldest first. */
+  readonly resumedAt?: readonly string[]
   readonly task?: string
   readonly session?: string
   readonly kind?: string
@@ -61,11 +65,30 @@ export function keptAlive(stateDir: string): KeptRecord[] {
   return found
 }
 
-/** The ids of `run` that are kept alive: what a reap of that run spares. */
-export function sparedOf(stateDir: string, run: string): Set<string> {
-  return new Set(
-    keptAlive(stateDir)
-      .filter((record) => record.run === run)
-      .map((record) => record.id),
-  )
+/** Adds to the record of a kept process (its annotations: task, session, kind). */
+export function updateKept(dir: string, patch: Partial<Omit<KeptRecord, 'dir'>>): void {
+  try {
+    const path = join(dir, 'kept.json')
+    const record = JSON.parse(readFileSync(path, 'utf8')) as KeptRecord
+    writeFileSync(path, JSON.stringify({ ...record, ...patch }), { mode: 0o600 })
+  } catch {
+    // its keeper released it meanwhile: nothing left to record
+  }
 }
+
+/** What a reap of one run spares: the ids its log gives kept processes, and the cgroup leaves they hold. */
+export interface Spared {
+  readonly ids: ReadonlySet<string>
+  readonly leaves: ReadonlySet<string>
+}
+
+/** What a reap of `run` spares: its kept processes whose keeper lives (decision 0113). */
+export function sparedOf(stateDir: string, run: string, kept = keptAlive(stateDir)): Spared {
+  return {
+    ids: new Set(kept.filter((record) => record.run === run).map((record) => record.id)),
+    leaves: new Set(kept.filter((record) => record.cgroup?.run === run).map((record) => record.cgroup!.leaf)),
+  }
+}
+
+/** Spares nothing. */
+export const NOTHING_SPARED: Spared = { ids: new Set(), leaves: new Set() }

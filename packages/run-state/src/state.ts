@@ -139,14 +139,18 @@ export class RunState {
     this.#append({ op: '-', id })
   }
 
-  /** Marks the run closed (nothing of it is lost) and lets the watchdog go. */
-  close(): void {
+  /** Marks the run closed (nothing of it is lost, `kept`: but what runs on kept) and lets the watchdog go. */
+  close(options: { readonly kept?: boolean } = {}): void {
     if (this.#closed) return
     this.#closed = true
-    try {
-      this.#run.rename('owner.json', 'closed.json')
-    } catch {
-      // already gone: nothing to mark
+    // With kept processes running on (decision 0113) the run stays open to the next start: it
+    // spares those whose keeper lives, and kills and reports lost those whose keeper died meanwhile.
+    if (!options.kept) {
+      try {
+        this.#run.rename('owner.json', 'closed.json')
+      } catch {
+        // already gone: nothing to mark
+      }
     }
     this.#watchdog?.stdin?.end()
     closeSync(this.#logFd)
@@ -157,9 +161,10 @@ export class RunState {
    * nothing (its log then says nothing a later start needs). Either way the directories are let
    * go: a finished process's spill file is read by its path from then on (never through a link).
    */
-  removeIfEmpty(): void {
+  removeIfEmpty(options: { readonly kept?: boolean } = {}): void {
     try {
-      if (this.spill.names().length === 0) {
+      // A run with kept processes keeps its log for the next start (see `close`).
+      if (!options.kept && this.spill.names().length === 0) {
         this.spill.close()
         this.#run.removeWhole()
       }

@@ -6,7 +6,7 @@ import type { Launch, NetworkGate, ProcessControl, TerminalSize } from '@toolvis
 import { RuntimeError } from '@toolvisor/launchers'
 import { bulkStdout } from '@toolvisor/process-output'
 import type { SpillLedger, SweepUrgency } from '@toolvisor/run-state'
-import { MARKER_VARIABLE, type RunState } from '@toolvisor/run-state'
+import { type KeptRecord, MARKER_VARIABLE, type RunState } from '@toolvisor/run-state'
 import type { Child, KeptLaunch, Spawner } from '../spawner.js'
 import type { ProcessRuntime, StartOptions } from '../types.js'
 import { buildEnvironment } from './environment.js'
@@ -59,7 +59,7 @@ export interface Launched {
   /** Its gate to the network, when its policy is an allow list (closed by the process when it ends). */
   readonly gate?: NetworkGate
   /** Its keeper's directory and pid, when it is kept (`StartOptions.keep`). */
-  readonly kept?: { readonly dir: string; readonly keeper: number | undefined }
+  readonly kept?: { readonly dir: string; readonly keeper: number | undefined; readonly record?: KeptRecord }
 }
 
 /**

@@ -3,7 +3,7 @@ import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
 import type { ProcessControl } from '@toolvisor/launchers'
 import { ProcessOutput } from '@toolvisor/process-output'
-import { recordKept } from '@toolvisor/run-state'
+import { type KeptRecord, recordKept, updateKept } from '@toolvisor/run-state'
 import type { Child, KeptChildHandle } from '../spawner.js'
 import type {
   EndReason,
@@ -14,6 +14,7 @@ import type {
   StartOptions,
 } from '../types.js'
 import {
+  type Launched,
   launchFailure,
   launchProcess,
   type ProcessHost,
@@ -29,11 +30,20 @@ import { drained, signalGroup } from './process-util.js'
 import type { Recording } from './recording.js'
 import { type StartedWith, startedWith } from './started-with.js'
 
+/** A kept process of an earlier runtime, taken over from its keeper (`Runtime.adopt`). */
+export interface Adopted {
+  readonly child: KeptChildHandle
+  readonly tree?: ProcessTree
+  readonly record: KeptRecord
+}
+
 /** A tool process (`ManagedProcess`): lifecycle, stdin, stop; its output a `ProcessOutput`, timers `ProcessTimers`. */
 export class ToolProcess implements ManagedProcess {
   readonly id: string
   readonly tool: string
-  readonly startedAt = new Date()
+  readonly startedAt: Date
+  /** When this runtime re-adopted it from a keeper (decision 0113): it was started by an earlier one. */
+  readonly resumedAt: Date | undefined
   readonly launched: Promise<void>
   readonly ready: Promise<void>
   readonly exit: Promise<ProcessExit>
@@ -69,10 +79,12 @@ export class ToolProcess implements ManagedProcess {
   /** A terminal's session, kept as asciicast in the spill directory (`ID.cast`). */
   readonly #recording: Recording | undefined
 
-  constructor(host: ProcessHost, id: string, start: StartOptions) {
+  constructor(host: ProcessHost, id: string, start: StartOptions, adopted?: Adopted) {
     this.#host = host
     this.#start = start
     this.id = id
+    this.startedAt = adopted ? new Date(adopted.record.startedAt) : new Date()
+    this.resumedAt = adopted ? new Date() : undefined
     this.tool = start.tool.name
     this.#spec = start.process ?? start.tool.process
     this.ready = new Promise<void>((resolve, reject) => {
@@ -117,7 +129,7 @@ export class ToolProcess implements ManagedProcess {
       })
     }
     const failed = (error: unknown) => this.#failStart('spawn-failed', launchFailure(start, error))
-    this.launched = this.#launch().catch(failed)
+    this.launched = (adopted ? this.#adopt(adopted) : this.#launch()).catch(failed)
   }
 
   get pid(): number | undefined {
@@ -160,6 +172,11 @@ export class ToolProcess implements ManagedProcess {
     this.#kept.detach()
   }
 
+  /** Adds to its keeper's record what a later runtime needs to give it back to its owner. */
+  annotateKept(info: { readonly task?: string; readonly session?: string; readonly kind?: string }): void {
+    if (this.#kept) updateKept(this.#kept.dir, info)
+  }
+
   closeStdin(): void {
     void this.launched.then(() => this.#child?.stdin?.end())
   }
@@ -198,7 +215,16 @@ export class ToolProcess implements ManagedProcess {
     }
     this.#host.state.launching(this.id, this.tool)
     // A launch that throws fails the start (the constructor's catch of `launched`).
-    const launched = await launchProcess(this.id, this.#start, this.#host)
+    this.#wire(await launchProcess(this.id, this.#start, this.#host))
+  }
+
+  /** Takes a kept process of an earlier runtime over from its keeper (`Runtime.adopt`). */
+  async #adopt({ child, tree, record }: Adopted): Promise<void> {
+    this.#host.state.launching(this.id, this.tool)
+    this.#wire({ child, ...(tree ? { tree } : {}), kept: { dir: record.dir, keeper: record.keeper, record } })
+  }
+
+  #wire(launched: Launched): void {
     const { child } = launched
     if (launched.gate)
       this.#lifetime.signal.addEventListener('abort', () => void launched.gate?.close(), { once: true })
@@ -216,16 +242,28 @@ export class ToolProcess implements ManagedProcess {
     }
     this.#host.state.track(this.id, child.pid, this.tool)
     if (launched.kept?.keeper !== undefined) {
-      const { dir, keeper } = launched.kept
+      const { dir, keeper, record } = launched.kept
+      const run = this.#host.state.runId
+      // Its cgroup leaf stays where it was made; its log record is this run's from now on.
+      const cgroup = record ? record.cgroup : launched.tree ? { run, leaf: this.id } : undefined
+      const resumedAt = record ? [...(record.resumedAt ?? []), this.resumedAt!.toISOString()] : undefined
       recordKept({
+        ...record,
         dir,
-        run: this.#host.state.runId,
+        run,
         id: this.id,
         tool: this.tool,
         pid: child.pid,
         keeper,
         startedAt: this.startedAt.toISOString(),
+        ...(cgroup ? { cgroup } : {}),
+        ...(resumedAt ? { resumedAt } : {}),
       })
+      if (record) {
+        const { task, session, kind } = record
+        const info = { ...(task ? { task } : {}), ...(session ? { session } : {}), ...(kind ? { kind } : {}) }
+        if (Object.keys(info).length > 0) this.#host.state.annotate(this.id, info)
+      }
       this.#kept = child as KeptChildHandle
     }
     this.#control = launched.control

@@ -8,7 +8,7 @@ import {
 import type { Placeholder } from '@toolvisor/launchers'
 import { removePlaceholder } from '@toolvisor/launchers'
 import type { HeldDirectory } from '../held-dir.js'
-import { keptAlive } from '../kept.js'
+import { keptAlive, NOTHING_SPARED, type Spared, sparedOf } from '../kept.js'
 import type { LostProcess } from '../lost.js'
 import { keepLost } from '../lost-records.js'
 import { eachRun } from '../state-dir.js'
@@ -124,12 +124,12 @@ export const SCAN_PASSES = 10
 export function reapRun(
   run: HeldDirectory,
   runId: string,
-  spared: ReadonlySet<string> = new Set(),
+  spared: Spared = NOTHING_SPARED,
 ): Map<string, number> {
   // A kept process whose keeper lives is not the run's to kill (decision 0113): a later daemon re-adopts it.
-  const live = liveRecords(run).filter((record) => !spared.has(record.id))
+  const live = liveRecords(run).filter((record) => !spared.ids.has(record.id))
   // Its cgroups first (decision 0097): everything a launch started is in them, whatever it shed.
-  const killed = reapRecordedCgroups(run, spared)
+  const killed = reapRecordedCgroups(run, spared.leaves)
   if (live.length === 0) return killed
   // A leader killed here may still be in /proc when the scan below reads it: it is not counted twice.
   const signalled = new Set<number>()
@@ -198,7 +198,7 @@ export function recoverDeadRuns(stateDir: string, retentionMs: number): LostProc
   const lost: LostProcess[] = []
   const kept = keptAlive(stateDir)
   eachRun(stateDir, (run, runId) => {
-    const spared = new Set(kept.filter((record) => record.run === runId).map((record) => record.id))
+    const spared = sparedOf(stateDir, runId, kept)
     let text: string | undefined
     try {
       text = run.read('owner.json').toString('utf8')
@@ -210,7 +210,7 @@ export function recoverDeadRuns(stateDir: string, retentionMs: number): LostProc
       return
     }
     // A run with a kept process still alive stays: its cgroups' record and its log are still needed.
-    if (spared.size > 0) return
+    if (spared.ids.size > 0 || spared.leaves.size > 0) return
     try {
       if (Date.now() - run.stat().mtimeMs > retentionMs) run.removeWhole()
     } catch {
@@ -221,12 +221,7 @@ export function recoverDeadRuns(stateDir: string, retentionMs: number): LostProc
 }
 
 /** A run whose owner record is still there: nothing when its owner lives, else what it lost. */
-function recoverRun(
-  run: HeldDirectory,
-  runId: string,
-  ownerText: string,
-  spared: ReadonlySet<string>,
-): LostProcess[] {
+function recoverRun(run: HeldDirectory, runId: string, ownerText: string, spared: Spared): LostProcess[] {
   let owner: OwnerRecord | undefined
   try {
     owner = JSON.parse(ownerText) as OwnerRecord
@@ -240,7 +235,7 @@ function recoverRun(
   } catch {
     return []
   }
-  const records = liveRecords(run).filter((record) => !spared.has(record.id))
+  const records = liveRecords(run).filter((record) => !spared.ids.has(record.id))
   const killed = reapRun(run, runId, spared)
   const reportedAt = new Date().toISOString()
   const found: LostProcess[] = records.map((record) => ({
