@@ -1,12 +1,4 @@
-import {
-  type CgroupHost,
-  type CgroupLimits,
-  Containment,
-  cgroupHost,
-  isSameProcess,
-  reapOrphanCgroups,
-  type Tree,
-} from '@toolvisor/containment'
+import type { CgroupHost, CgroupLimits, Containment, Tree } from '@toolvisor/containment'
 import type { Launchers } from '@toolvisor/launchers'
 import { protectedPaths, RuntimeError } from '@toolvisor/launchers'
 import {
@@ -18,28 +10,29 @@ import {
   RunState,
   type SpillLedger,
   Sweeper,
-  sparedOf,
+  updateKept,
 } from '@toolvisor/run-state'
 import { confineTool } from './internal/confine.js'
 import { EnvdirRootGuard } from './internal/envdir-root.js'
 import { builtExecHelper, execHelperStatus } from './internal/exec-helper.js'
+import { networkFacts } from './internal/launch-facts.js'
 import { type AppliedLimits, applyLimits } from './internal/limits.js'
 import { ownPathsOf } from './internal/own-paths.js'
 import { type PlainProcessSpec, plainInput } from './internal/plain.js'
 import { type PrepareContext, prepareTool } from './internal/prepare.js'
 import { ToolProcess } from './internal/process.js'
-import type { ProcessHost } from './internal/process-launch.js'
+import { keeperOf, keepRecorded } from './internal/process-kept.js'
+import type { Launched, ProcessHost } from './internal/process-launch.js'
 import { ProcessTree } from './internal/process-tree.js'
 import { RAW_ONESHOT } from './internal/raw.js'
 import { Retention } from './internal/retention.js'
+import { cgroupFacts, containmentOf, runLives } from './internal/runtime-cgroups.js'
 import { RUNTIME_DEFAULTS } from './options.js'
-import { type CgroupPlacement, nodeSpawner } from './spawner.js'
+import { type KeptChildHandle, nodeSpawner } from './spawner.js'
 import type {
-  ContainmentFacts,
   LaunchFacts,
   LostProcess,
   ManagedProcess,
-  NetworkSetup,
   PreparedTool,
   PrepareInput,
   ProcessRuntime,
@@ -58,6 +51,8 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   readonly options: ProcessRuntime['options']
   readonly #state: RunState
   readonly #running = new Set<ToolProcess>()
+  /** The keepers' side of its kept processes (decision 0113). */
+  readonly #kept = new Map<ToolProcess, KeptChildHandle>()
   readonly #retention: Retention
   readonly #sweeper: Sweeper
   readonly #disk: DiskBudget
@@ -127,6 +122,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       defaultLimits: this.#defaultLimits,
       finished: (process) => this.#finished(process),
       sweep: (process, urgency) => this.#sweeper.sweep(process.id, process.pid, urgency),
+      keeps: (process, child, launched) => this.#keeps(process, child, launched),
     }
     this.#containment?.ahead()
   }
@@ -138,6 +134,14 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     return containment.tree(id, limits)
   }
 
+  #keeps(process: ToolProcess, child: KeptChildHandle, { kept, tree }: Launched): boolean {
+    if (kept?.keeper === undefined || child.pid === undefined) return false
+    const { dir, keeper, record } = kept
+    keepRecorded(this.#state, process, { dir, keeper, pid: child.pid, record }, tree !== undefined)
+    this.#kept.set(process, child)
+    return true
+  }
+
   #spillLedger(id: string): SpillLedger {
     const ledger = this.#disk.ledger()
     this.#ledgers.set(id, ledger)
@@ -146,6 +150,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
 
   #finished(process: ToolProcess): void {
     this.#running.delete(process)
+    this.#kept.delete(process)
     // Held weakly: the output and its process (through its callbacks) hold each other, and go together.
     this.#retention.add(process.output)
     // Nothing the budget keeps may hold the process: it would never see it collected.
@@ -223,7 +228,8 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     info: { readonly task?: string; readonly session?: string; readonly kind?: string },
   ): void {
     this.#state.annotate(id, info)
-    for (const process of this.#running) if (process.id === id) process.annotateKept(info)
+    // A kept process's keeper keeps them too, for the runtime that re-adopts it (decision 0113).
+    for (const [process, child] of this.#kept) if (process.id === id) updateKept(child.dir, info)
   }
 
   /**
@@ -242,15 +248,9 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
    * answer: it is lost then.
    */
   async adopt(record: KeptRecord, start: StartOptions): Promise<ManagedProcess> {
-    const keeping = this.options.keeping
-    if (keeping === undefined)
-      throw new RuntimeError(
-        'RUNTIME_ERR_SPAWN_FAILED',
-        'cannot adopt a kept process: no keeper is composed (the keeping option)',
-      )
     if (this.#disposed)
       throw new RuntimeError('RUNTIME_ERR_DISPOSED', 'the runtime is disposed: it adopts nothing more')
-    const child = await keeping.adopt(record.dir)
+    const child = await keeperOf(this.options, 'a process an earlier runtime kept').adopt(record.dir)
     const cgroup = record.cgroup && this.#containment?.existing(record.cgroup.run, record.cgroup.leaf)
     const limits = start.tool.limits ?? this.#defaultLimits
     const tree = cgroup ? new ProcessTree(cgroup, limits) : undefined
@@ -270,8 +270,11 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     if (this.#disposed) return
     this.#disposed = true
     const running = [...this.#running]
-    const kept = options.keep ? running.filter((process) => process.kept) : []
-    for (const process of kept) process.detach()
+    const kept = options.keep ? running.filter((process) => this.#kept.has(process)) : []
+    for (const process of kept) {
+      process.abandon()
+      this.#kept.get(process)?.detach()
+    }
     const stopped = running.filter((process) => !kept.includes(process))
     await Promise.all(stopped.map((process) => process.stop({ reason: 'runtime-disposed' })))
     await this.#sweeper.idle()
@@ -286,76 +289,9 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   }
 }
 
-/**
- * The cgroups of this runtime instance, when launches can be put in one before their exec (the
- * fork server does it): `<base>/<runId>` in each hierarchy, recorded in the run directory for the
- * watchdog and the next start; what crashed runtimes left there is killed first.
- */
-function containmentOf(
-  option: string | false | undefined,
-  state: RunState,
-  {
-    server,
-    next,
-  }: { server: () => CgroupPlacement | undefined; next: () => readonly [string, CgroupLimits] },
-  { graceMs, stateDir }: { readonly graceMs: number; readonly stateDir: string },
-  warn: (line: string) => void,
-): Containment | string {
-  const host = cgroupHost(option)
-  if (!host.available) return host.reason
-  if (server() === undefined)
-    return 'launches do not go through a fork server here (@toolvisor/launch-native puts each in its cgroup before its exec)'
-  // A kept process's cgroup is spared while its keeper lives (decision 0113).
-  const killed = reapOrphanCgroups(host, graceMs, (run) => sparedOf(stateDir, run).leaves)
-  if (killed > 0) warn(`killed ${killed} processes left in the cgroups of runtimes that are gone`)
-  try {
-    const containment = new Containment(host, state.runId, server, next)
-    state.note('cgroups.json', JSON.stringify({ dirs: containment.runDirs, kill: host.kill }))
-    return containment
-  } catch (error) {
-    warn(`no cgroup per launch: ${(error as Error).message}`)
-    return (error as Error).message
-  }
-}
-
-function cgroupFacts(host: CgroupHost): ContainmentFacts['cgroup'] {
-  if (!host.available) return host
-  return {
-    available: true,
-    hierarchies: host.hierarchies.map((h) => ({
-      version: h.version,
-      base: h.base,
-      controllers: [...h.controllers],
-    })),
-    kill: host.kill,
-    gaps: host.gaps,
-  }
-}
-
 /** The id of this instance's `n`th process (its cgroup leaf is named so too). */
 const processId = (n: number) => `proc-${n}`
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>
-}
-
-/** What `launchFacts().network` says of the runtime's `network` option. */
-function networkFacts(network: RuntimeOptions['network']): NetworkSetup {
-  const gates: NetworkSetup['gates'] = network?.gates?.facts() ?? {
-    available: false,
-    reason: 'this runtime was composed without network gates (@toolvisor/network)',
-    fix: "compose @toolvisor/network's networkPlugin and give the runtime network.gates",
-  }
-  return {
-    gates,
-    ...(network?.ceiling ? { ceiling: network.ceiling } : {}),
-    host: network?.host ?? true,
-    ...(network?.force ? { force: network.force } : {}),
-  }
-}
-
-/** A run whose runtime is still alive (its id starts with the runtime's pid and start time). */
-function runLives(run: string): boolean {
-  const match = /^(\d+)-(\d+)-/.exec(run)
-  return match !== null && isSameProcess(Number(match[1]), match[2]!)
 }

@@ -10,7 +10,7 @@ import type {
 import type { ProcessOutputView, SequencedEvent } from '@toolvisor/process-output'
 import type { Account } from '@toolvisor/run-as'
 import type { KeptRecord, LostProcess } from '@toolvisor/run-state'
-import type { EffectivePolicy, EnvironmentPolicy } from './internal/environment.js'
+import type { EffectivePolicy } from './internal/environment.js'
 import type { AppliedLimits } from './internal/limits.js'
 import type { PlainProcessSpec } from './internal/plain.js'
 import type { StartedWith } from './internal/started-with.js'
@@ -290,22 +290,9 @@ export interface ProcessRuntime {
   adopt(record: KeptRecord, start: StartOptions): Promise<ManagedProcess>
 }
 
-/** What `prepare` needs of a tool. */
-export interface PrepareInput {
-  readonly path: string
-  readonly dir: string
-  readonly slug: string
-  readonly process: ProcessSpec
-  readonly runtime: RuntimeSpec
-  /** The toolbox's environment policy, over the runtime's. */
-  readonly environment?: EnvironmentPolicy
-  /**
-   * A grant that holds one of toolvisor's own paths below it: `refuse` it (a tool's declaration,
-   * the default), or `mask` the path inside (a policy the operator chose, such as a bash mode that
-   * reads `/`). A grant at or under one is refused either way (decision 0095).
-   */
-  readonly ownPaths?: 'refuse' | 'mask'
-}
+import type { PrepareInput } from './internal/prepare.js'
+
+export type { PrepareInput }
 
 import type { LaunchFacts } from './internal/launch-facts.js'
 

@@ -1,4 +1,5 @@
 import type { NetworkFacts } from '@toolvisor/launchers'
+import type { RuntimeOptions } from '../options.js'
 import type { EnvironmentPolicy } from './environment.js'
 import type { AppliedLimits } from './limits.js'
 
@@ -58,4 +59,19 @@ export interface ContainmentFacts {
     | { readonly available: false; readonly reason: string }
   /** The limits a launch gets by default, and what enforces each. */
   readonly limits: AppliedLimits
+}
+
+/** What `launchFacts().network` says of the runtime's `network` option. */
+export function networkFacts(network: RuntimeOptions['network']): NetworkSetup {
+  const gates: NetworkSetup['gates'] = network?.gates?.facts() ?? {
+    available: false,
+    reason: 'this runtime was composed without network gates (@toolvisor/network)',
+    fix: "compose @toolvisor/network's networkPlugin and give the runtime network.gates",
+  }
+  return {
+    gates,
+    ...(network?.ceiling ? { ceiling: network.ceiling } : {}),
+    host: network?.host ?? true,
+    ...(network?.force ? { force: network.force } : {}),
+  }
 }

@@ -1,6 +1,6 @@
 import { mkdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { type LimitsSpec, LoadingError } from '@toolvisor/describe-v2'
+import { type LimitsSpec, LoadingError, type ProcessSpec, type RuntimeSpec } from '@toolvisor/describe-v2'
 import type { Launchers, OwnPath, RunAsMechanism, RunAsTarget, SandboxPolicy } from '@toolvisor/launchers'
 import {
   type AccessNeed,
@@ -11,9 +11,9 @@ import {
   refuseUnlistedRunAs,
   selfAccount,
 } from '@toolvisor/run-as'
-import type { LaunchFacts, PreparedTool, PrepareInput, RuntimeOptions } from '../types.js'
+import type { LaunchFacts, PreparedTool, RuntimeOptions } from '../types.js'
 import type { EnvdirRootGuard } from './envdir-root.js'
-import { effectivePolicy } from './environment.js'
+import { type EnvironmentPolicy, effectivePolicy } from './environment.js'
 import { type AppliedLimits, applyLimits, HOUSE_LIMITS, type LimitFacts } from './limits.js'
 import { chooseMechanism, runAsMechanismOf } from './mechanism-choice.js'
 import { checkNetwork } from './network-bounds.js'
@@ -279,4 +279,21 @@ function isDirectory(path: string): boolean {
   } catch {
     return false
   }
+}
+
+/** What `prepare` needs of a tool. */
+export interface PrepareInput {
+  readonly path: string
+  readonly dir: string
+  readonly slug: string
+  readonly process: ProcessSpec
+  readonly runtime: RuntimeSpec
+  /** The toolbox's environment policy, over the runtime's. */
+  readonly environment?: EnvironmentPolicy
+  /**
+   * A grant that holds one of toolvisor's own paths below it: `refuse` it (a tool's declaration,
+   * the default), or `mask` the path inside (a policy the operator chose, such as a bash mode that
+   * reads `/`). A grant at or under one is refused either way (decision 0095).
+   */
+  readonly ownPaths?: 'refuse' | 'mask'
 }

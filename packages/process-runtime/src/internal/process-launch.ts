@@ -7,11 +7,12 @@ import { RuntimeError } from '@toolvisor/launchers'
 import { bulkStdout } from '@toolvisor/process-output'
 import type { SpillLedger, SweepUrgency } from '@toolvisor/run-state'
 import { type KeptRecord, MARKER_VARIABLE, type RunState } from '@toolvisor/run-state'
-import type { Child, KeptLaunch, Spawner } from '../spawner.js'
+import type { Child, KeptChildHandle, Spawner } from '../spawner.js'
 import type { ProcessRuntime, StartOptions } from '../types.js'
 import { buildEnvironment } from './environment.js'
 import type { AppliedLimits } from './limits.js'
 import type { ToolProcess } from './process.js'
+import { keptLaunch, keptSpawned } from './process-kept.js'
 import { assembleWithin, gateOf } from './process-network.js'
 import { ProcessTree } from './process-tree.js'
 import { errnoText, workingDirectory } from './process-util.js'
@@ -28,6 +29,8 @@ export interface ProcessHost {
   spillLedger(id: string): SpillLedger
   /** The final-exec helper, when it could be built here. */
   readonly execHelper: string | undefined
+  /** A kept process launched or adopted (decision 0113): recorded, its keeper's side held; false: it has no keeper. */
+  keeps(process: ToolProcess, child: KeptChildHandle, launched: Launched): boolean
   /** What launches are spawned through (Node's spawn, or `launch-native`'s fork server). */
   readonly spawner: Spawner
   /** A cgroup tree for launch `id` (decision 0097), when this host has cgroups for it; throws when one cannot be made. */
@@ -111,19 +114,12 @@ export async function launchProcess(
     ...(limits.rlimits.length > 0 ? { rlimits: limits.rlimits } : {}),
   }
   if (launch.placeholders) host.state.holding(id, launch.placeholders)
-  // The spec the process runs with (a start may give its own), as its output reads it.
-  const slabs = bulkStdout(start.process ?? tool.process)
-  const whole = stdinAtOnce(start)
+  // Nothing started: what was made for it is undone.
   const undo = (error: unknown): never => {
-    launch.release?.()
-    cgroups?.remove()
-    void gate?.close()
+    for (const step of [launch.release, () => cgroups?.remove(), () => void gate?.close()]) step?.()
     throw error
   }
-  const kept = start.keep ? keptLaunch(host, launch, start) : undefined
-  const spawnOptions = { stdoutInSlabs: slabs, tool: tool.path, ...(whole ? { stdinFile: whole } : {}) }
-  const spawned = await spawner.launch(kept?.launch ?? launch, spawnOptions).catch(undo)
-  const { child, pipes } = kept ? await keptSpawned(kept, spawned).catch(undo) : spawned
+  const { child, pipes, kept } = await spawnIn(host, start, launch, undo)
   const control =
     child.pid !== undefined && tool.sandbox?.mechanism.control
       ? tool.sandbox.mechanism.control({ pid: child.pid, extraFds: pipes as (Readable | undefined)[] })
@@ -136,25 +132,26 @@ export async function launchProcess(
     ...(launch.release ? { release: launch.release } : {}),
     ...(cgroups ? { tree: new ProcessTree(cgroups, limits) } : {}),
     ...(gate ? { gate } : {}),
-    ...(kept ? { kept: { dir: kept.dir, keeper: spawned.child.pid } } : {}),
+    ...(kept ? { kept } : {}),
   }
 }
 
-/** The launch wrapped in a keeper (decision 0113), or why it cannot be kept. */
-function keptLaunch(host: Pick<ProcessHost, 'options'>, launch: Launch, start: StartOptions): KeptLaunch {
-  const keeping = host.options.keeping
-  if (keeping === undefined)
-    throw new RuntimeError(
-      'RUNTIME_ERR_SPAWN_FAILED',
-      `cannot keep ${start.tool.name}: no keeper is composed (the runtime's keeping option)`,
-    )
-  return keeping.wrap(launch)
-}
-
-/** The keeper's child in place of the spawned keeper (the launch's other pipes as they were: the keeper passes them on). */
-async function keptSpawned(kept: KeptLaunch, spawned: Spawned): Promise<Spawned> {
-  const child = await kept.attach(spawned.child.stdout, spawned.child.stderr)
-  return { child, pipes: spawned.pipes }
+/** Spawns the launch, in its keeper when it is kept (decision 0113); `undo` undoes the launch's preparations and throws. */
+async function spawnIn(
+  host: Pick<ProcessHost, 'options' | 'spawner'>,
+  start: StartOptions,
+  launch: Launch,
+  undo: (error: unknown) => never,
+): Promise<Spawned & { readonly kept?: Launched['kept'] }> {
+  const whole = stdinAtOnce(start)
+  // Slabs: by the spec the process runs with (a start may give its own), as its output reads it.
+  const slabs = bulkStdout(start.process ?? start.tool.process)
+  const options = { stdoutInSlabs: slabs, tool: start.tool.path, ...(whole ? { stdinFile: whole } : {}) }
+  const kept = start.keep ? keptLaunch(host, launch, start) : undefined
+  const spawned = await host.spawner.launch(kept?.launch ?? launch, options).catch(undo)
+  if (kept === undefined) return spawned
+  const attached = await keptSpawned(kept, spawned).catch(undo)
+  return { ...attached, kept: { dir: kept.dir, keeper: spawned.child.pid } }
 }
 
 async function treeOf(
@@ -165,15 +162,9 @@ async function treeOf(
   try {
     return await host.tree(id, limits.cgroup)
   } catch (error) {
-    throw uncontained((error as Error).message)
+    const why = `cannot contain the launch: ${(error as Error).message}; nothing was started`
+    throw new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', why)
   }
-}
-
-function uncontained(why: string): RuntimeError {
-  return new RuntimeError(
-    'RUNTIME_ERR_SPAWN_FAILED',
-    `cannot contain the launch: ${why}; nothing was started`,
-  )
 }
 
 /** The rundir is created if missing (at load, and again at each start should it have gone). */

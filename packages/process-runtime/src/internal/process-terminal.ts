@@ -3,6 +3,7 @@
  * the hang-up, and the recording of its session kept in the spill directory.
  */
 import type { TerminalSize } from '@toolvisor/launchers'
+import type { ProcessOutput } from '@toolvisor/process-output'
 import type { HeldDirectory, SpillLedger } from '@toolvisor/run-state'
 import type { Child } from '../spawner.js'
 import type { ProcessTerminal, StartOptions } from '../types.js'
@@ -67,4 +68,15 @@ export function processTerminal(
     },
     hangUp: () => owner.closeStdin(),
   }
+}
+
+/** What the child writes goes to its output (and a terminal's to its recording too). */
+export function pipeOutput(child: Child, output: ProcessOutput, recording: Recording | undefined): void {
+  if (recording)
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output.pushStdout(chunk)
+      recording.output(chunk)
+    })
+  else child.stdout?.on('data', (chunk: Buffer) => output.pushStdout(chunk))
+  child.stderr?.on('data', (chunk: Buffer) => output.pushStderr(chunk))
 }

@@ -1,6 +1,7 @@
 import { constants } from 'node:os'
 import type { Readable } from 'node:stream'
 import { RuntimeError } from '@toolvisor/launchers'
+import type { Child } from '../spawner.js'
 import type { PreparedTool } from '../types.js'
 import { isInside } from './policy.js'
 
@@ -62,4 +63,18 @@ export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): bo
   } catch {
     return false
   }
+}
+
+/**
+ * The child's pid when it was spawned; else its spawn failed (ENOENT, EACCES: Node reports it on
+ * 'error' and closes the pipes), and `failed` hears why once the pipes closed.
+ */
+export function spawnedPid(child: Child, path: string, failed: (why: string) => void): number | undefined {
+  let spawnError: Error | undefined
+  child.on('error', (error) => {
+    spawnError = error
+  })
+  if (child.pid !== undefined) return child.pid
+  child.once('close', () => failed(`cannot start ${path}: ${spawnError?.message ?? 'spawn failed'}`))
+  return undefined
 }

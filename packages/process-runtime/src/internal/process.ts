@@ -3,7 +3,6 @@ import type { TreeUsage } from '@toolvisor/containment'
 import type { ProcessSpec } from '@toolvisor/describe-v2'
 import type { ProcessControl } from '@toolvisor/launchers'
 import { ProcessOutput } from '@toolvisor/process-output'
-import { type KeptRecord, recordKept, updateKept } from '@toolvisor/run-state'
 import type { Child, KeptChildHandle } from '../spawner.js'
 import type {
   EndReason,
@@ -13,6 +12,7 @@ import type {
   ProcessTerminal,
   StartOptions,
 } from '../types.js'
+import { type Adopted, adoptedLaunch } from './process-kept.js'
 import {
   type Launched,
   launchFailure,
@@ -23,19 +23,12 @@ import {
   writeEvent,
 } from './process-launch.js'
 import { ProcessNetwork } from './process-network.js'
-import { processTerminal, recordingOf } from './process-terminal.js'
+import { pipeOutput, processTerminal, recordingOf } from './process-terminal.js'
 import { cancelSequence, ProcessTimers } from './process-timers.js'
 import { cleanUp, exitOf, type ProcessTree } from './process-tree.js'
-import { drained, signalGroup } from './process-util.js'
+import { drained, signalGroup, spawnedPid } from './process-util.js'
 import type { Recording } from './recording.js'
 import { type StartedWith, startedWith } from './started-with.js'
-
-/** A kept process of an earlier runtime, taken over from its keeper (`Runtime.adopt`). */
-export interface Adopted {
-  readonly child: KeptChildHandle
-  readonly tree?: ProcessTree
-  readonly record: KeptRecord
-}
 
 /** A tool process (`ManagedProcess`): lifecycle, stdin, stop; its output a `ProcessOutput`, timers `ProcessTimers`. */
 export class ToolProcess implements ManagedProcess {
@@ -57,8 +50,7 @@ export class ToolProcess implements ManagedProcess {
   readonly #lifetime = new AbortController()
   readonly #timers: ProcessTimers
   #child: Child | undefined
-  /** Its keeper's side, when it is kept (`StartOptions.keep`). */
-  #kept: KeptChildHandle | undefined
+  #kept = false
   #execStatus: Readable | undefined
   #control: ProcessControl | undefined
   #tree: ProcessTree | undefined
@@ -116,8 +108,7 @@ export class ToolProcess implements ManagedProcess {
     })
     if (start.onEvent) this.output.onEvent(start.onEvent)
     if (start.terminal) {
-      const bounds = { cap: host.options.spillBytes, allowance }
-      this.#recording = recordingOf(host.state.spill, id, start, bounds)
+      this.#recording = recordingOf(host.state.spill, id, start, { cap: host.options.spillBytes, allowance })
       this.terminal = processTerminal(start.terminal, this.#recording, {
         id,
         tool: this.tool,
@@ -129,7 +120,7 @@ export class ToolProcess implements ManagedProcess {
       })
     }
     const failed = (error: unknown) => this.#failStart('spawn-failed', launchFailure(start, error))
-    this.launched = (adopted ? this.#adopt(adopted) : this.#launch()).catch(failed)
+    this.launched = this.#launch(adopted).catch(failed)
   }
 
   get pid(): number | undefined {
@@ -157,24 +148,14 @@ export class ToolProcess implements ManagedProcess {
     this.#timers.touch()
   }
 
-  /** Kept: it runs on after this runtime (decision 0113): no timer, no listener of this runtime holds it. */
+  /** Held by a keeper (decision 0113): it runs on after this runtime. */
   get kept(): boolean {
-    return this.#kept !== undefined
+    return this.#kept
   }
 
-  /**
-   * Lets a kept process go on without this runtime (`dispose({ keep: true })`): its keeper keeps its
-   * output and its exit for the next runtime; here its timers stop and its exit is never told.
-   */
-  detach(): void {
-    if (this.#kept === undefined || this.#finished) return
-    this.#lifetime.abort()
-    this.#kept.detach()
-  }
-
-  /** Adds to its keeper's record what a later runtime needs to give it back to its owner. */
-  annotateKept(info: { readonly task?: string; readonly session?: string; readonly kind?: string }): void {
-    if (this.#kept) updateKept(this.#kept.dir, info)
+  /** A kept process let go (`dispose({ keep: true })`): its timers stop; its exit is its keeper's to tell the next runtime. */
+  abandon(): void {
+    if (!this.#finished) this.#lifetime.abort()
   }
 
   closeStdin(): void {
@@ -208,20 +189,15 @@ export class ToolProcess implements ManagedProcess {
     return exit
   }
 
-  async #launch(): Promise<void> {
-    if (this.#start.signal?.aborted) {
+  /** Launches it, or takes a kept process of an earlier runtime over from its keeper (`Runtime.adopt`). */
+  async #launch(adopted?: Adopted): Promise<void> {
+    if (!adopted && this.#start.signal?.aborted) {
       this.#failStart('cancelled', 'cancelled before it started')
       return
     }
     this.#host.state.launching(this.id, this.tool)
     // A launch that throws fails the start (the constructor's catch of `launched`).
-    this.#wire(await launchProcess(this.id, this.#start, this.#host))
-  }
-
-  /** Takes a kept process of an earlier runtime over from its keeper (`Runtime.adopt`). */
-  async #adopt({ child, tree, record }: Adopted): Promise<void> {
-    this.#host.state.launching(this.id, this.tool)
-    this.#wire({ child, ...(tree ? { tree } : {}), kept: { dir: record.dir, keeper: record.keeper, record } })
+    this.#wire(adopted ? adoptedLaunch(adopted) : await launchProcess(this.id, this.#start, this.#host))
   }
 
   #wire(launched: Launched): void {
@@ -230,42 +206,11 @@ export class ToolProcess implements ManagedProcess {
       this.#lifetime.signal.addEventListener('abort', () => void launched.gate?.close(), { once: true })
     this.#child = child
     if (launched.release) this.#lifetime.signal.addEventListener('abort', launched.release, { once: true })
-    let spawnError: Error | undefined
-    child.on('error', (error) => {
-      spawnError = error
-    })
-    if (child.pid === undefined) {
-      // spawn failed (ENOENT, EACCES): Node reports it on 'error' and closes the pipes.
-      const why = `cannot start ${this.#start.tool.path}: ${spawnError?.message ?? 'spawn failed'}`
-      child.once('close', () => this.#failStart('spawn-failed', why))
-      return
-    }
-    this.#host.state.track(this.id, child.pid, this.tool)
-    if (launched.kept?.keeper !== undefined) {
-      const { dir, keeper, record } = launched.kept
-      const run = this.#host.state.runId
-      // Its cgroup leaf stays where it was made; its log record is this run's from now on.
-      const cgroup = record ? record.cgroup : launched.tree ? { run, leaf: this.id } : undefined
-      const resumedAt = record ? [...(record.resumedAt ?? []), this.resumedAt!.toISOString()] : undefined
-      recordKept({
-        ...record,
-        dir,
-        run,
-        id: this.id,
-        tool: this.tool,
-        pid: child.pid,
-        keeper,
-        startedAt: this.startedAt.toISOString(),
-        ...(cgroup ? { cgroup } : {}),
-        ...(resumedAt ? { resumedAt } : {}),
-      })
-      if (record) {
-        const { task, session, kind } = record
-        const info = { ...(task ? { task } : {}), ...(session ? { session } : {}), ...(kind ? { kind } : {}) }
-        if (Object.keys(info).length > 0) this.#host.state.annotate(this.id, info)
-      }
-      this.#kept = child as KeptChildHandle
-    }
+    const failed = (why: string) => this.#failStart('spawn-failed', why)
+    const pid = spawnedPid(child, this.#start.tool.path, failed)
+    if (pid === undefined) return
+    this.#host.state.track(this.id, pid, this.tool)
+    if (launched.kept) this.#kept = this.#host.keeps(this, child as KeptChildHandle, launched)
     this.#control = launched.control
     this.#tree = launched.tree
     if (launched.gate)
@@ -278,14 +223,7 @@ export class ToolProcess implements ManagedProcess {
       })
     }
     wireStdin(child, this.#start)
-    const recording = this.#recording
-    if (recording)
-      child.stdout?.on('data', (chunk: Buffer) => {
-        this.output.pushStdout(chunk)
-        recording.output(chunk)
-      })
-    else child.stdout?.on('data', (chunk: Buffer) => this.output.pushStdout(chunk))
-    child.stderr?.on('data', (chunk: Buffer) => this.output.pushStderr(chunk))
+    pipeOutput(child, this.output, this.#recording)
     child.once('exit', (code, signal, why) => void this.#onExit(child, code, signal, why))
     this.#timers.arm(this.#start, this.#spec, this.#host.options.oneshotTimeoutMs)
     if (this.#spec.ready.kind === 'immediate') this.#becomeReady()

@@ -1,0 +1,98 @@
+import type { Readable } from 'node:stream'
+import type { Launch } from '@toolvisor/launchers'
+import { RuntimeError } from '@toolvisor/launchers'
+import { type KeptRecord, type RunState, recordKept } from '@toolvisor/run-state'
+import type { Keeping, KeptChildHandle, KeptLaunch } from '../spawner.js'
+import type { StartOptions } from '../types.js'
+import type { Launched, ProcessHost } from './process-launch.js'
+import type { ProcessTree } from './process-tree.js'
+import type { Spawned } from './spawn.js'
+
+/**
+ * Kept processes (issue 33, decision 0113): a launch wrapped in the runtime's keeper, its record
+ * in the keeper's directory, and a kept process of an earlier runtime taken over.
+ */
+
+/** A kept process of an earlier runtime, taken over from its keeper (`Runtime.adopt`). */
+export interface Adopted {
+  readonly child: KeptChildHandle
+  readonly tree?: ProcessTree
+  readonly record: KeptRecord
+}
+
+/** An adopted process as a launch (`Launched`) to wire. */
+export function adoptedLaunch({ child, tree, record }: Adopted): Launched {
+  return { child, ...(tree ? { tree } : {}), kept: { dir: record.dir, keeper: record.keeper, record } }
+}
+
+/** The runtime's keeping, or why nothing can be kept. */
+export function keeperOf(options: ProcessHost['options'], what = 'a kept process'): Keeping {
+  if (options.keeping === undefined)
+    throw new RuntimeError(
+      'RUNTIME_ERR_SPAWN_FAILED',
+      `cannot keep ${what}: no keeper is composed (the runtime's keeping option)`,
+    )
+  return options.keeping
+}
+
+/** The launch wrapped in a keeper, or why it cannot be kept. */
+export function keptLaunch(
+  host: Pick<ProcessHost, 'options'>,
+  launch: Launch,
+  start: StartOptions,
+): KeptLaunch {
+  return keeperOf(host.options, start.tool.name).wrap(launch)
+}
+
+/** The keeper's child in place of the spawned keeper (the launch's other pipes as they were: the keeper passes them on). */
+export async function keptSpawned(kept: KeptLaunch, spawned: Spawned): Promise<Spawned> {
+  const child = await kept.attach(
+    spawned.child.stdout as Readable | null,
+    spawned.child.stderr as Readable | null,
+  )
+  return { child, pipes: spawned.pipes }
+}
+
+/**
+ * Writes a kept process's record into its keeper's directory: this run's id for it from now on,
+ * its cgroup leaf where it was made (with a tree: this launch's; adopted: where it always was), and
+ * the annotations an adopted one had, in this run's log too.
+ */
+export function keepRecorded(
+  state: RunState,
+  process: {
+    readonly id: string
+    readonly tool: string
+    readonly startedAt: Date
+    readonly resumedAt?: Date | undefined
+  },
+  kept: {
+    readonly dir: string
+    readonly keeper: number
+    readonly pid: number
+    readonly record?: KeptRecord | undefined
+  },
+  contained: boolean,
+): void {
+  const { dir, keeper, pid, record } = kept
+  const run = state.runId
+  const cgroup = record ? record.cgroup : contained ? { run, leaf: process.id } : undefined
+  const resumedAt =
+    record && process.resumedAt ? [...(record.resumedAt ?? []), process.resumedAt.toISOString()] : undefined
+  recordKept({
+    ...record,
+    dir,
+    run,
+    id: process.id,
+    tool: process.tool,
+    pid,
+    keeper,
+    startedAt: process.startedAt.toISOString(),
+    ...(cgroup ? { cgroup } : {}),
+    ...(resumedAt ? { resumedAt } : {}),
+  })
+  if (record === undefined) return
+  const { task, session, kind } = record
+  const info = { ...(task ? { task } : {}), ...(session ? { session } : {}), ...(kind ? { kind } : {}) }
+  if (Object.keys(info).length > 0) state.annotate(process.id, info)
+}
