@@ -102,6 +102,9 @@ class Journal implements JournalStore {
   seqOf(session: string, id: string): number | undefined {
     return this.#memory.seqOf(session, id)
   }
+  lastKeyed(session: string, prefix: string): number {
+    return this.#memory.lastKeyed(session, prefix)
+  }
   read(session: string, after: number, max: number): readonly Envelope[] {
     return this.#memory.read(session, after, max)
   }

@@ -41,6 +41,27 @@ describe('the mail journal', () => {
     store.close()
   })
 
+  it('keeps what a durable source mailed across a reopen, even compacted: its replayed events are mailed once (decision 0113)', () => {
+    const dir = tempDir()
+    let store = openJournalStore({ dir })
+    let mailbox = createMailbox({ store })
+    mailbox.open('s1')
+    const source = mailbox.source('s1', 'process:p1', { per: 'events', n: 2 }, { durable: 'k1' })
+    for (const n of [1, 2, 3, 4, 5]) source.push(n)
+    expect(mailbox.deliver('s1').envelopes.map((e) => e.id)).toEqual(['process:p1@k1#2', 'process:p1@k1#4'])
+    store.compact()
+    store.close() // as a kill -9 would: event 5 was never in an envelope
+
+    store = openJournalStore({ dir })
+    expect(store.lastKeyed('s1', 'process:p1@k1#')).toBe(4)
+    mailbox = createMailbox({ store })
+    mailbox.open('s1')
+    const again = mailbox.source('s1', 'process:p1', { per: 'events', n: 2 }, { durable: 'k1' })
+    for (const n of [1, 2, 3, 4, 5, 6]) again.push(n)
+    expect(mailbox.deliver('s1').envelopes.map((e) => e.body)).toEqual([[5, 6]])
+    store.close()
+  })
+
   it('keeps a withdrawal across a reopen: withdrawn mail is never delivered, and its id stays a repeat', () => {
     const dir = tempDir()
     let store = openJournalStore({ dir })

@@ -15,6 +15,7 @@ export type {
   SessionOptions,
   SourceCounters,
   SourceMail,
+  SourceOpenOptions,
   WaitOptions,
   WaitResult,
   WakeOn,

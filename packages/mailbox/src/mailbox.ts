@@ -10,6 +10,7 @@ import { Source, type SourceHost } from './internal/source.js'
 import {
   checkDigest,
   checkMail,
+  checkNoSource,
   checkReader,
   checkSender,
   checkWhole,
@@ -22,6 +23,7 @@ import type {
   PageOptions,
   ReadOptions,
   SessionOptions,
+  SourceOpenOptions,
   WaitOptions,
   WaitResult,
   WakeOn,
@@ -51,8 +53,12 @@ class StoredMailbox implements Mailbox {
     this.#store = store
     this.#bound = { bytes: settings.envelopeBytes, events: settings.envelopeEvents }
     const host: SourceHost = {
-      emit: (source, contents) =>
-        this.#accept(this.#state(source.session), { ...contents, from: source.from }),
+      emit: (source, contents, key) =>
+        this.#accept(this.#state(source.session), {
+          ...contents,
+          from: source.from,
+          ...(key ? { id: key } : {}),
+        }),
       post: (source, mail) => this.post(source.session, { ...mail, from: source.from }),
       pending: (source) => this.#news(this.#state(source.session), source.from),
       detach: (source) => void this.#sessions.get(source.session)?.sources.delete(source.from),
@@ -120,18 +126,20 @@ class StoredMailbox implements Mailbox {
     return { id: envelope.id, seq: envelope.seq, duplicate: false }
   }
 
-  source(session: string, from: Sender, digest: DigestPolicy = { per: 'round' }): MailSource {
+  source(
+    session: string,
+    from: Sender,
+    digest: DigestPolicy = { per: 'round' },
+    options: SourceOpenOptions = {},
+  ): MailSource {
     const state = this.#state(session)
     checkSender(from)
     checkDigest(from, digest)
-    if (state.sources.has(from)) {
-      throw new MailboxError(
-        MailboxErrorCodes.SOURCE_EXISTS,
-        `mailbox: session ${JSON.stringify(session)} already has an open source for ${from}; ` +
-          `close it before opening another`,
-      )
-    }
-    const source = new Source({ session, from, digest, ...this.#sourced })
+    checkNoSource(state.sources.has(from), session, from)
+    const name = options.durable
+    const durable =
+      name === undefined ? undefined : { name, mailed: this.#store.lastKeyed(session, `${from}@${name}#`) }
+    const source = new Source({ session, from, digest, ...this.#sourced, ...(durable ? { durable } : {}) })
     state.sources.set(from, source)
     return source
   }

@@ -18,6 +18,8 @@ export interface MailStore {
   append(session: string, envelope: Envelope, key?: string): void
   /** The seq the envelope posted with this id was accepted at, or `undefined`. */
   seqOf(session: string, id: string): number | undefined
+  /** The greatest N of the ids `PREFIX<N>` it remembers for the session (a durable source's, see `source`); 0 for none. */
+  lastKeyed(session: string, prefix: string): number
   /** Up to `max` stored envelopes with seq greater than `after`, in seq order (`max` may be Infinity). */
   read(session: string, after: number, max: number): readonly Envelope[]
   /** Replaces the envelopes with these seqs by `digest` (a greater seq than any stored), atomically. */
@@ -92,6 +94,15 @@ export function createMemoryStore(from?: StoreSnapshot): MemoryStore {
       if (key !== undefined) state.ids.set(key, envelope.seq)
     },
     seqOf: (session, id) => get(session)?.ids.get(id),
+    lastKeyed(session, prefix) {
+      let last = 0
+      for (const id of get(session)?.ids.keys() ?? []) {
+        if (!id.startsWith(prefix)) continue
+        const n = Number(id.slice(prefix.length))
+        if (Number.isSafeInteger(n) && n > last) last = n
+      }
+      return last
+    },
     read(session, after, max) {
       const envelopes = get(session)?.envelopes ?? []
       const start = firstAfter(envelopes, after)

@@ -46,6 +46,17 @@ export type WaitResult =
   | { readonly reason: 'aborted' }
   | { readonly reason: 'closed' }
 
+/** How a source is opened. */
+export interface SourceOpenOptions {
+  /**
+   * A name unique to what produces the events (a kept process's keeper, decision 0113): each
+   * envelope the source makes is remembered by the store as `FROM@NAME#N` (N: the events mailed
+   * through it), and a source opened again under the same name drops the first N events pushed to
+   * it, which the producer replays after a restart: mailed once, never twice.
+   */
+  readonly durable?: string
+}
+
 /** A source's counts; `events` always equals `mailed + pending`. */
 export interface SourceCounters {
   /** Events pushed so far. */
@@ -126,7 +137,7 @@ export interface Mailbox {
    */
   post(session: string, mail: Mail): Receipt
   /** Opens the source of `from`'s events in the session (default digest: `round`). */
-  source(session: string, from: Sender, digest?: DigestPolicy): MailSource
+  source(session: string, from: Sender, digest?: DigestPolicy, options?: SourceOpenOptions): MailSource
   /**
    * The session's delivery point: flushes the pending events of every `round` and `seconds`
    * source (an `events` digest keeps its remainder short of `n`), returns the envelopes

@@ -5,8 +5,8 @@ import { Batch, type BatchContents, type BodyBound } from './batch.js'
 
 /** What a source needs from its mailbox. */
 export interface SourceHost {
-  /** Accepts the envelope a flush made. */
-  emit(source: Source, contents: BatchContents): Envelope
+  /** Accepts the envelope a flush made (`key`: a durable source's, remembered by the store). */
+  emit(source: Source, contents: BatchContents, key?: string): Envelope
   /** Posts a completion or control envelope for the source's sender (flushing the source first). */
   post(source: Source, mail: SourceMail): Receipt
   /** A `round` source got an event: a waiting session may wake. */
@@ -24,6 +24,8 @@ export interface SourceOptions {
   readonly host: SourceHost
   /** The longest an `events` remainder waits for its envelope (ms; 0: no bound). */
   readonly flushMs: number
+  /** A durable source's name (`SourceOpenOptions.durable`), and the events it mailed before. */
+  readonly durable?: { readonly name: string; readonly mailed: number }
 }
 
 /** The events of one sender in one session, mailed as its digest policy says. */
@@ -40,6 +42,7 @@ export class Source implements MailSource {
   #events = 0
   #mailed = 0
   #envelopes = 0
+  readonly #durable: { readonly name: string; readonly mailed: number } | undefined
 
   constructor(options: SourceOptions) {
     this.session = options.session
@@ -48,6 +51,7 @@ export class Source implements MailSource {
     this.#host = options.host
     this.#batch = new Batch(options.bound)
     this.#flushMs = options.flushMs
+    this.#durable = options.durable
   }
 
   get closed(): boolean {
@@ -61,8 +65,13 @@ export class Source implements MailSource {
 
   push(event: unknown): void {
     this.#mustBeOpen('push')
-    this.#batch.add(event)
     this.#events += 1
+    // Reopened durable: an event the source mailed before (the same producer, replayed) is dropped.
+    if (this.#durable !== undefined && this.#events <= this.#durable.mailed) {
+      this.#mailed += 1
+      return
+    }
+    this.#batch.add(event)
     switch (this.digest.per) {
       case 'round':
         this.#host.pending(this)
@@ -129,7 +138,8 @@ export class Source implements MailSource {
     const contents = this.#batch.take()
     this.#mailed += contents.events
     this.#envelopes += 1
-    return this.#host.emit(this, contents)
+    const key = this.#durable ? `${this.from}@${this.#durable.name}#${this.#mailed}` : undefined
+    return this.#host.emit(this, contents, key)
   }
 
   #arm(ms: number): void {

@@ -75,3 +75,13 @@ export function checkWhole(session: string, mail: Mail, envelopeBytes: number): 
       `${mail.kind} envelopes are never cut: shorten the body (tails, details)`,
   )
 }
+
+/** Throws when the session has an open source for `from` already (`open`). */
+export function checkNoSource(open: boolean, session: string, from: Sender): void {
+  if (!open) return
+  throw new MailboxError(
+    MailboxErrorCodes.SOURCE_EXISTS,
+    `mailbox: session ${JSON.stringify(session)} already has an open source for ${from}; ` +
+      `close it before opening another`,
+  )
+}
