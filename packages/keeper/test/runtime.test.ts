@@ -145,7 +145,8 @@ describe('a kept process through the runtime', () => {
     expect(others).toEqual([])
     expect(record).toMatchObject({ run: started.runId, pid: started.pid, tool: 'ticker' })
     const tool = await next.preparePlain({ name: 'ticker', file: '/usr/bin/python3' })
-    const adopted = await next.adopt(record!, { tool, argv: ticker, stdin: 'open' })
+    const adopted = next.adopt(record!, { tool, argv: ticker, stdin: 'open' })
+    await adopted.launched
     expect(adopted.pid).toBe(started.pid)
     expect(adopted.resumedAt).toBeInstanceOf(Date)
     expect(adopted.startedAt.getTime()).toBeLessThan(adopted.resumedAt!.getTime())

@@ -67,7 +67,7 @@ export type {
   WarmPlan,
 } from './spawner.js'
 export { nodeSpawner } from './spawner.js'
-export { RuntimeToken, spawnerToken } from './tokens.js'
+export { KeepingToken, RuntimeToken, spawnerToken } from './tokens.js'
 export type {
   ContainmentFacts,
   EndReason,

@@ -12,8 +12,8 @@ import { runuserRunAs, setprivRunAs } from '@toolvisor/run-as'
 import { z } from 'zod'
 import { AUTO_ORDER } from './internal/mechanism-choice.js'
 import { Runtime } from './runtime.js'
-import type { Spawner } from './spawner.js'
-import { RuntimeToken, spawnerToken } from './tokens.js'
+import type { Keeping, Spawner } from './spawner.js'
+import { KeepingToken, RuntimeToken, spawnerToken } from './tokens.js'
 import type { RuntimeOptions } from './types.js'
 
 /** Where run records and spill files go by default: `$XDG_STATE_HOME/toolvisor` or `~/.local/state/toolvisor`. */
@@ -52,6 +52,8 @@ export const RuntimeConfig = z
     sandbox: z.string().min(1).optional(),
     /** The spawner launches go through, by the name its plugin provides it under (`native`); default Node's spawn. */
     spawner: z.string().min(1).optional(),
+    /** Keep what asks to be kept past this runtime (decision 0113): injects `keeping` (`@toolvisor/keeper`). */
+    keep: z.boolean().optional(),
     runAs: z.string().min(1).optional(),
     runAsAllow: z.array(z.string().min(1)).optional(),
     sandboxUser: z.string().min(1).optional(),
@@ -119,17 +121,20 @@ export const RuntimeConfig = z
 const SPAWNER = 'spawner:'
 /** The key the network gates are injected under, when `network.gates` is true. */
 const GATES = 'network:'
+/** The key the keeping is injected under, when `keep` is true. */
+const KEEPING = 'keeping:'
 
 /** What the options need: the mechanisms a `sandbox` option names (`auto`'s), and the spawner a `spawner` option names. */
 function injected(
   config: z.output<typeof RuntimeConfig>,
-): Record<string, Token<SandboxMechanism | Spawner | NetworkGates>> {
-  const { sandbox, spawner, network } = config
+): Record<string, Token<SandboxMechanism | Spawner | NetworkGates | Keeping>> {
+  const { sandbox, spawner, network, keep } = config
   const names = sandbox === undefined ? [] : sandbox === 'auto' ? AUTO_ORDER : [sandbox]
   return {
     ...Object.fromEntries(names.map((name) => [name, sandboxMechanismToken(name)])),
     ...(spawner === undefined ? {} : { [SPAWNER]: spawnerToken(spawner) }),
     ...(network?.gates ? { [GATES]: NetworkGatesToken } : {}),
+    ...(keep ? { [KEEPING]: KeepingToken } : {}),
   }
 }
 
@@ -150,16 +155,17 @@ export const runtimePlugin = definePlugin({
     const launchers = createLaunchers()
     launchers.registerRunAs(setprivRunAs())
     launchers.registerRunAs(runuserRunAs())
-    const { [SPAWNER]: spawner, [GATES]: gates, ...mechanisms } = ctx.deps
+    const { [SPAWNER]: spawner, [GATES]: gates, [KEEPING]: keeping, ...mechanisms } = ctx.deps
     for (const mechanism of Object.values(mechanisms))
       launchers.registerSandbox(mechanism as SandboxMechanism)
     // The option names the spawner; the runtime gets the spawner itself.
-    const { spawner: _named, network, ...options } = config
+    const { spawner: _named, network, keep: _keep, ...options } = config
     const { gates: _asked, ...bounds } = network ?? {}
     const runtime = new Runtime(
       {
         ...stripUndefined(options),
         ...(spawner === undefined ? {} : { spawner: spawner as Spawner }),
+        ...(keeping === undefined ? {} : { keeping: keeping as Keeping }),
         ...(network === undefined
           ? {}
           : { network: { ...stripUndefined(bounds), ...(gates ? { gates: gates as NetworkGates } : {}) } }),

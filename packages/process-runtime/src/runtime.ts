@@ -21,8 +21,8 @@ import { ownPathsOf } from './internal/own-paths.js'
 import { type PlainProcessSpec, plainInput } from './internal/plain.js'
 import { type PrepareContext, prepareTool } from './internal/prepare.js'
 import { ToolProcess } from './internal/process.js'
-import { keeperOf, keepRecorded } from './internal/process-kept.js'
-import type { Launched, ProcessHost } from './internal/process-launch.js'
+import { keeperOf, recordLaunch } from './internal/process-kept.js'
+import type { ProcessHost } from './internal/process-launch.js'
 import { ProcessTree } from './internal/process-tree.js'
 import { RAW_ONESHOT } from './internal/raw.js'
 import { Retention } from './internal/retention.js'
@@ -30,6 +30,7 @@ import { cgroupFacts, containmentOf, runLives } from './internal/runtime-cgroups
 import { RUNTIME_DEFAULTS } from './options.js'
 import { type KeptChildHandle, nodeSpawner } from './spawner.js'
 import type {
+  Annotation,
   LaunchFacts,
   LostProcess,
   ManagedProcess,
@@ -122,7 +123,11 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       defaultLimits: this.#defaultLimits,
       finished: (process) => this.#finished(process),
       sweep: (process, urgency) => this.#sweeper.sweep(process.id, process.pid, urgency),
-      keeps: (process, child, launched) => this.#keeps(process, child, launched),
+      keeps: (process, child, launched, start) => {
+        const kept = recordLaunch(this.#state, { process, child, launched, start })
+        if (kept) this.#kept.set(process, child)
+        return kept
+      },
     }
     this.#containment?.ahead()
   }
@@ -132,14 +137,6 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     const containment = this.#containment
     if (containment === undefined) return undefined
     return containment.tree(id, limits)
-  }
-
-  #keeps(process: ToolProcess, child: KeptChildHandle, { kept, tree }: Launched): boolean {
-    if (kept?.keeper === undefined || child.pid === undefined) return false
-    const { dir, keeper, record } = kept
-    keepRecorded(this.#state, process, { dir, keeper, pid: child.pid, record }, tree !== undefined)
-    this.#kept.set(process, child)
-    return true
   }
 
   #spillLedger(id: string): SpillLedger {
@@ -223,13 +220,11 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     markTold(this.options.stateDir, lost)
   }
 
-  annotate(
-    id: string,
-    info: { readonly task?: string; readonly session?: string; readonly kind?: string },
-  ): void {
+  annotate(id: string, { mail, ...info }: Annotation): void {
     this.#state.annotate(id, info)
     // A kept process's keeper keeps them too, for the runtime that re-adopts it (decision 0113).
-    for (const [process, child] of this.#kept) if (process.id === id) updateKept(child.dir, info)
+    const kept = { ...info, ...(mail ? { mail } : {}) }
+    for (const [process, child] of this.#kept) if (process.id === id) updateKept(child.dir, kept)
   }
 
   /**
@@ -244,20 +239,18 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
    * Takes over a kept process an earlier runtime left (`kept()`): a new id here, its keeper's
    * output from the first byte (so its ring and spill are whole again), its stdin, its exit, its
    * cgroup where it still is, `resumedAt` set. `start` is what it was started with (its tool
-   * prepared again, its argv, `stdin: 'open'` to write to it). Rejects when its keeper does not
-   * answer: it is lost then.
+   * prepared again, its argv, `stdin: 'open'` to write to it). When its keeper does not answer it
+   * fails at its launch (`launched`), `lost`.
    */
-  async adopt(record: KeptRecord, start: StartOptions): Promise<ManagedProcess> {
+  adopt(record: KeptRecord, start: StartOptions): ManagedProcess {
     if (this.#disposed)
       throw new RuntimeError('RUNTIME_ERR_DISPOSED', 'the runtime is disposed: it adopts nothing more')
-    const child = await keeperOf(this.options, 'a process an earlier runtime kept').adopt(record.dir)
+    const child = keeperOf(this.options, 'a process an earlier runtime kept').adopt(record.dir)
     const cgroup = record.cgroup && this.#containment?.existing(record.cgroup.run, record.cgroup.leaf)
-    const limits = start.tool.limits ?? this.#defaultLimits
-    const tree = cgroup ? new ProcessTree(cgroup, limits) : undefined
+    const tree = cgroup ? new ProcessTree(cgroup, start.tool.limits ?? this.#defaultLimits) : undefined
     const adopted = { child, record, ...(tree ? { tree } : {}) }
     const process = new ToolProcess(this.#host, processId(++this.#counter), start, adopted)
     this.#running.add(process)
-    await process.launched
     return process
   }
 
@@ -270,7 +263,9 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     if (this.#disposed) return
     this.#disposed = true
     const running = [...this.#running]
-    const kept = options.keep ? running.filter((process) => this.#kept.has(process)) : []
+    // With a keeper composed, what it keeps runs on unless told otherwise.
+    const keep = options.keep ?? this.options.keeping !== undefined
+    const kept = keep ? running.filter((process) => this.#kept.has(process)) : []
     for (const process of kept) {
       process.abandon()
       this.#kept.get(process)?.detach()

@@ -1,5 +1,5 @@
 import { type Token, token } from '@toolvisor/kernel'
-import type { Spawner } from './spawner.js'
+import type { Keeping, Spawner } from './spawner.js'
 import type { ProcessRuntime } from './types.js'
 
 /** The `runtime` token: launches and tracks tool processes. */
@@ -13,3 +13,9 @@ export const RuntimeToken = token<ProcessRuntime>('runtime')
 export function spawnerToken(name: string): Token<Spawner> {
   return token<Spawner>(`spawner:${name}`)
 }
+
+/**
+ * The `keeping` token: what keeps a process past the runtime (decision 0113), provided by
+ * `@toolvisor/keeper`'s plugin; the runtime plugin injects it when its `keep` option is true.
+ */
+export const KeepingToken = token<Keeping>('keeping')

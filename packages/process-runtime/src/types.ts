@@ -13,6 +13,7 @@ import type { KeptRecord, LostProcess } from '@toolvisor/run-state'
 import type { EffectivePolicy } from './internal/environment.js'
 import type { AppliedLimits } from './internal/limits.js'
 import type { PlainProcessSpec } from './internal/plain.js'
+import type { Annotation } from './internal/process-kept.js'
 import type { StartedWith } from './internal/started-with.js'
 import type { RuntimeOptions } from './options.js'
 
@@ -71,9 +72,9 @@ export interface StartOptions {
   /** Aborting it cancels the process (declared cancel, then SIGKILL after `timeout.stop`). */
   readonly signal?: AbortSignal
   /**
-   * Held by a keeper (the runtime's `keeping`, decision 0113): the process outlives this runtime
-   * (`dispose({ keep: true })`, a crash, kill -9), its cgroup and limits with it, for a later
-   * runtime on the same state directory to re-adopt. Not on a terminal.
+   * Held by a keeper when the runtime has one (its `keeping`, decision 0113; else launched as any):
+   * the process outlives this runtime (its dispose, a crash, kill -9), its cgroup and limits with
+   * it, for a later runtime on the same state directory to re-adopt. Not on a terminal.
    */
   readonly keep?: boolean
   /** Overrides the tool's `process` (for `describe`, `check`, `help`: oneshot `chunks`). */
@@ -280,14 +281,11 @@ export interface ProcessRuntime {
   /** Records (atomically, in its run's directory) that the owner of a lost process was told. */
   markTold(lost: Pick<LostProcess, 'run' | 'id'>): void
   /** Records which task (of which kind) and session a process belongs to (for restart reports). */
-  annotate(
-    id: string,
-    info: { readonly task?: string; readonly session?: string; readonly kind?: string },
-  ): void
+  annotate(id: string, info: Annotation): void
   /** The kept processes an earlier runtime on this state directory left, each to `adopt` (decision 0113). */
   kept(): KeptRecord[]
-  /** Takes a kept process over from its keeper; rejects when it does not answer (it is lost then). */
-  adopt(record: KeptRecord, start: StartOptions): Promise<ManagedProcess>
+  /** Takes a kept process over from its keeper; it fails (`lost`) when its keeper does not answer. */
+  adopt(record: KeptRecord, start: StartOptions): ManagedProcess
 }
 
 import type { PrepareInput } from './internal/prepare.js'
@@ -297,3 +295,4 @@ export type { PrepareInput }
 import type { LaunchFacts } from './internal/launch-facts.js'
 
 export type { ContainmentFacts, LaunchFacts, NetworkSetup } from './internal/launch-facts.js'
+export type { Annotation }

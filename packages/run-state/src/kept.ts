@@ -27,6 +27,11 @@ export interface KeptRecord {
   readonly task?: string
   readonly session?: string
   readonly kind?: string
+  /** What it was started with: its arguments and working directory (a later runtime starts nothing again: they are shown). */
+  readonly argv?: readonly string[]
+  readonly cwd?: string
+  /** Its mail source's durable name (`@toolvisor/mailbox`), so a re-adopted process is mailed once. */
+  readonly mail?: string
 }
 
 /** Where a state directory's keepers are. */

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream'
 import type { Launch } from '@toolvisor/launchers'
 import { RuntimeError } from '@toolvisor/launchers'
 import { type KeptRecord, type RunState, recordKept } from '@toolvisor/run-state'
-import type { Keeping, KeptChildHandle, KeptLaunch } from '../spawner.js'
+import type { Child, Keeping, KeptChildHandle, KeptLaunch } from '../spawner.js'
 import type { StartOptions } from '../types.js'
 import type { Launched, ProcessHost } from './process-launch.js'
 import type { ProcessTree } from './process-tree.js'
@@ -13,16 +13,69 @@ import type { Spawned } from './spawn.js'
  * in the keeper's directory, and a kept process of an earlier runtime taken over.
  */
 
+/** Records a kept launch (or adoption) in its keeper's directory; false: it has no keeper after all. */
+export function recordLaunch(
+  state: RunState,
+  {
+    process,
+    child,
+    launched,
+    start,
+  }: { process: KeptLaunched['process']; child: Child; launched: Launched; start: StartOptions },
+): boolean {
+  const { kept, tree } = launched
+  if (kept?.keeper === undefined || child.pid === undefined) return false
+  const started = { argv: start.argv, ...(start.cwd ? { cwd: start.cwd } : {}) }
+  const { dir, keeper, record } = kept
+  keepRecorded(state, {
+    process,
+    dir,
+    keeper,
+    pid: child.pid,
+    record,
+    started,
+    contained: tree !== undefined,
+  })
+  return true
+}
+
+/** What `keepRecorded` records of a kept process launched (or adopted, with its earlier `record`). */
+export interface KeptLaunched {
+  readonly process: {
+    readonly id: string
+    readonly tool: string
+    readonly startedAt: Date
+    readonly resumedAt?: Date | undefined
+  }
+  readonly dir: string
+  readonly keeper: number
+  readonly pid: number
+  readonly record?: KeptRecord | undefined
+  readonly started: { readonly argv: readonly string[]; readonly cwd?: string }
+  /** It has a cgroup tree of its own (this launch's). */
+  readonly contained: boolean
+}
+
 /** A kept process of an earlier runtime, taken over from its keeper (`Runtime.adopt`). */
 export interface Adopted {
-  readonly child: KeptChildHandle
+  /** Its keeper's side, once it answered; rejects when it does not (the process is lost). */
+  readonly child: Promise<KeptChildHandle>
   readonly tree?: ProcessTree
   readonly record: KeptRecord
 }
 
-/** An adopted process as a launch (`Launched`) to wire. */
-export function adoptedLaunch({ child, tree, record }: Adopted): Launched {
-  return { child, ...(tree ? { tree } : {}), kept: { dir: record.dir, keeper: record.keeper, record } }
+/** An adopted process as a launch (`Launched`) to wire, once its keeper answered. */
+export async function adoptedLaunch({ child, tree, record }: Adopted): Promise<Launched> {
+  const answered = await child.catch((error: unknown) => {
+    // Nothing of it is this runtime's: what its cgroup still holds goes (the tree's end kills it).
+    void tree?.end()
+    throw new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', `lost: ${(error as Error).message}`)
+  })
+  return {
+    child: answered,
+    ...(tree ? { tree } : {}),
+    kept: { dir: record.dir, keeper: record.keeper, record },
+  }
 }
 
 /** The runtime's keeping, or why nothing can be kept. */
@@ -58,29 +111,15 @@ export async function keptSpawned(kept: KeptLaunch, spawned: Spawned): Promise<S
  * its cgroup leaf where it was made (with a tree: this launch's; adopted: where it always was), and
  * the annotations an adopted one had, in this run's log too.
  */
-export function keepRecorded(
-  state: RunState,
-  process: {
-    readonly id: string
-    readonly tool: string
-    readonly startedAt: Date
-    readonly resumedAt?: Date | undefined
-  },
-  kept: {
-    readonly dir: string
-    readonly keeper: number
-    readonly pid: number
-    readonly record?: KeptRecord | undefined
-  },
-  contained: boolean,
-): void {
-  const { dir, keeper, pid, record } = kept
+export function keepRecorded(state: RunState, kept: KeptLaunched): void {
+  const { process, dir, keeper, pid, record, started, contained } = kept
   const run = state.runId
   const cgroup = record ? record.cgroup : contained ? { run, leaf: process.id } : undefined
   const resumedAt =
     record && process.resumedAt ? [...(record.resumedAt ?? []), process.resumedAt.toISOString()] : undefined
   recordKept({
     ...record,
+    ...started,
     dir,
     run,
     id: process.id,
@@ -95,4 +134,15 @@ export function keepRecorded(
   const { task, session, kind } = record
   const info = { ...(task ? { task } : {}), ...(session ? { session } : {}), ...(kind ? { kind } : {}) }
   if (Object.keys(info).length > 0) state.annotate(process.id, info)
+}
+
+/**
+ * Which task (of which kind) and session a process belongs to, for restart reports; `mail`: the
+ * durable name of its mail source, kept with a kept process only (decision 0113).
+ */
+export interface Annotation {
+  readonly task?: string
+  readonly session?: string
+  readonly kind?: string
+  readonly mail?: string
 }

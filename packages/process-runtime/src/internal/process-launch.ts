@@ -30,7 +30,7 @@ export interface ProcessHost {
   /** The final-exec helper, when it could be built here. */
   readonly execHelper: string | undefined
   /** A kept process launched or adopted (decision 0113): recorded, its keeper's side held; false: it has no keeper. */
-  keeps(process: ToolProcess, child: KeptChildHandle, launched: Launched): boolean
+  keeps(process: ToolProcess, child: KeptChildHandle, launched: Launched, start: StartOptions): boolean
   /** What launches are spawned through (Node's spawn, or `launch-native`'s fork server). */
   readonly spawner: Spawner
   /** A cgroup tree for launch `id` (decision 0097), when this host has cgroups for it; throws when one cannot be made. */
@@ -147,7 +147,7 @@ async function spawnIn(
   // Slabs: by the spec the process runs with (a start may give its own), as its output reads it.
   const slabs = bulkStdout(start.process ?? start.tool.process)
   const options = { stdoutInSlabs: slabs, tool: start.tool.path, ...(whole ? { stdinFile: whole } : {}) }
-  const kept = start.keep ? keptLaunch(host, launch, start) : undefined
+  const kept = start.keep && host.options.keeping ? keptLaunch(host, launch, start) : undefined
   const spawned = await host.spawner.launch(kept?.launch ?? launch, options).catch(undo)
   if (kept === undefined) return spawned
   const attached = await keptSpawned(kept, spawned).catch(undo)

@@ -197,7 +197,7 @@ export class ToolProcess implements ManagedProcess {
     }
     this.#host.state.launching(this.id, this.tool)
     // A launch that throws fails the start (the constructor's catch of `launched`).
-    this.#wire(adopted ? adoptedLaunch(adopted) : await launchProcess(this.id, this.#start, this.#host))
+    this.#wire(adopted ? await adoptedLaunch(adopted) : await launchProcess(this.id, this.#start, this.#host))
   }
 
   #wire(launched: Launched): void {
@@ -210,7 +210,7 @@ export class ToolProcess implements ManagedProcess {
     const pid = spawnedPid(child, this.#start.tool.path, failed)
     if (pid === undefined) return
     this.#host.state.track(this.id, pid, this.tool)
-    if (launched.kept) this.#kept = this.#host.keeps(this, child as KeptChildHandle, launched)
+    if (launched.kept) this.#kept = this.#host.keeps(this, child as KeptChildHandle, launched, this.#start)
     this.#control = launched.control
     this.#tree = launched.tree
     if (launched.gate)
