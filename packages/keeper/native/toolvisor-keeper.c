@@ -10,20 +10,21 @@
  * DIR is the process's own directory (made by the daemon, 0700, in the state directory); FILE the
  * launch's first program (a path: no PATH search). The keeper
  *
- * 1. reads the state directory's keeper secret from FILE, and no longer dies with its parent;
+ * 1. reads the state directory's keeper secret from FILE, no longer dies with its parent, and forks:
+ *    the process its caller started exits at once, the keeper is its child (nobody waits on it);
  * 2. forks the launch: its 0, 1 and 2 are pipes to the keeper, the N descriptors after them (the
  *    launch's own: a status pipe, a sandbox's sockets) passed unchanged, its own process group
  *    (so a signal to the group reaches what it runs, never the keeper), every signal default;
  * 3. appends what the launch writes to DIR/out and DIR/err (0600), each up to BYTES (default
  *    unbounded; past it the bytes are read and dropped, and counted), feeds DIR/in's writes to its
  *    stdin through a 64 KiB buffer, and reaps it;
- * 4. listens on DIR/sock (0600) and says "ready PID\n" on its stdout, which it then closes.
+ * 4. listens on DIR/sock (0600) and says "ready PID KEEPER\n" on its stdout, which it then closes.
  *
  * The socket takes one client at a time, a newer one replacing the older (a daemon that came
  * back). A client of another uid is closed at once (SO_PEERCRED); one whose first line is not
  * "HELLO SECRET" too. The protocol, one text line per message (docs/decisions/0113):
  *
- *   keeper -> daemon   PID <pid>            the launch's pid (first, then the state so far:)
+ *   keeper -> daemon   PID <pid> <keeper>   the launch's pid and the keeper's (first, then the state so far:)
  *                      OUT <bytes>          DIR/out holds this many bytes of its stdout
  *                      ERR <bytes>          DIR/err, of its stderr
  *                      DROP <1|2> <bytes>   bytes of stdout (1) or stderr (2) dropped past the cap
@@ -190,7 +191,7 @@ static void flush_client(void) {
 
 static void welcome(void) {
   client_authed = 1;
-  int n = snprintf(wbuf, sizeof wbuf, "PID %d\n", (int)child);
+  int n = snprintf(wbuf, sizeof wbuf, "PID %d %d\n", (int)child, (int)getpid());
   wlen = (size_t)n;
   dirty_out = dirty_err = 1;
   dirty_drop[0] = streams[0].dropped > 0;
@@ -444,6 +445,12 @@ int main(int argc, char **argv) {
   signal(SIGHUP, SIG_IGN);
   signal(SIGTERM, SIG_IGN);
   read_secret(secret_file);
+  /* The conmon shape: the process the fork server started ends here, its child is the keeper.
+   * Nothing of the daemon then waits on the keeper (the fork server has no child left to reap and
+   * can end with the daemon), and the keeper is init's once the daemon is gone. */
+  pid_t keeper = fork();
+  if (keeper < 0) die("fork");
+  if (keeper > 0) _exit(0);
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
@@ -453,7 +460,7 @@ int main(int argc, char **argv) {
   if (sigfd < 0) die("signalfd");
   open_files(dir);
   clock_gettime(CLOCK_MONOTONIC, &alone_since);
-  printf("ready %d\n", (int)child);
+  printf("ready %d %d\n", (int)child, (int)getpid());
   fflush(stdout);
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (null >= 0) {

@@ -104,6 +104,8 @@ class KeptStream extends Readable {
 export class KeptChild extends EventEmitter implements Child {
   readonly dir: string
   pid: number | undefined
+  /** The keeper's own pid (told with the process's). */
+  keeper: number | undefined
   readonly stdin: Writable
   readonly stdout: KeptStream
   readonly stderr: KeptStream
@@ -193,6 +195,7 @@ export class KeptChild extends EventEmitter implements Child {
     const [word, a, b] = line.split(' ')
     if (word === 'PID') {
       this.pid = Number(a)
+      this.keeper = b === undefined ? undefined : Number(b)
       this.emit('pid', this.pid)
     } else if (word === 'OUT') {
       this.#state.out = Number(a)

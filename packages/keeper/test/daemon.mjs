@@ -15,5 +15,5 @@ const kept = keepers.wrap({
 const spawned = await nodeSpawner.launch(kept.launch)
 const child = await kept.attach(spawned.child.stdout, spawned.child.stderr)
 child.stdout.resume()
-process.stdout.write(`${JSON.stringify({ dir: kept.dir, pid: child.pid, keeper: spawned.child.pid })}\n`)
+process.stdout.write(`${JSON.stringify({ dir: kept.dir, pid: child.pid, keeper: child.keeper })}\n`)
 setInterval(() => {}, 1 << 30)

@@ -43,7 +43,7 @@ describe('a durable source', () => {
       const next = before.source('s1', 'process:p1', { per: 'events', n: 1 }, options)
       next.push('b')
       expect(next.counters()).toMatchObject({ events: 1, mailed: 1 })
-      next.end()
+      next.close()
     }
     expect(eventsIn(before.deliver('s1').envelopes)).toEqual(['a', 'b', 'b'])
   })

@@ -94,15 +94,7 @@ export function createMemoryStore(from?: StoreSnapshot): MemoryStore {
       if (key !== undefined) state.ids.set(key, envelope.seq)
     },
     seqOf: (session, id) => get(session)?.ids.get(id),
-    lastKeyed(session, prefix) {
-      let last = 0
-      for (const id of get(session)?.ids.keys() ?? []) {
-        if (!id.startsWith(prefix)) continue
-        const n = Number(id.slice(prefix.length))
-        if (Number.isSafeInteger(n) && n > last) last = n
-      }
-      return last
-    },
+    lastKeyed: (session, prefix) => lastKeyed(get(session)?.ids.keys() ?? [], prefix),
     read(session, after, max) {
       const envelopes = get(session)?.envelopes ?? []
       const start = firstAfter(envelopes, after)
@@ -151,4 +143,15 @@ function firstAfter(envelopes: readonly Envelope[], after: number): number {
     else high = middle
   }
   return low
+}
+
+/** The greatest N of the ids `PREFIX<N>` among `ids` (0 for none). */
+function lastKeyed(ids: Iterable<string>, prefix: string): number {
+  let last = 0
+  for (const id of ids) {
+    if (!id.startsWith(prefix)) continue
+    const n = Number(id.slice(prefix.length))
+    if (Number.isSafeInteger(n) && n > last) last = n
+  }
+  return last
 }

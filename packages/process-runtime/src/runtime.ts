@@ -15,7 +15,7 @@ import {
 import { confineTool } from './internal/confine.js'
 import { EnvdirRootGuard } from './internal/envdir-root.js'
 import { builtExecHelper, execHelperStatus } from './internal/exec-helper.js'
-import { networkFacts } from './internal/launch-facts.js'
+import { launchFactsOf } from './internal/launch-facts.js'
 import { type AppliedLimits, applyLimits } from './internal/limits.js'
 import { ownPathsOf } from './internal/own-paths.js'
 import { type PlainProcessSpec, plainInput } from './internal/plain.js'
@@ -26,7 +26,7 @@ import type { ProcessHost } from './internal/process-launch.js'
 import { ProcessTree } from './internal/process-tree.js'
 import { RAW_ONESHOT } from './internal/raw.js'
 import { Retention } from './internal/retention.js'
-import { cgroupFacts, containmentOf, runLives } from './internal/runtime-cgroups.js'
+import { containmentOf, runLives } from './internal/runtime-cgroups.js'
 import { RUNTIME_DEFAULTS } from './options.js'
 import { type KeptChildHandle, nodeSpawner } from './spawner.js'
 import type {
@@ -54,6 +54,8 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   readonly #running = new Set<ToolProcess>()
   /** The keepers' side of its kept processes (decision 0113). */
   readonly #kept = new Map<ToolProcess, KeptChildHandle>()
+  /** What annotated each running process (for its keeper's record, written once it runs). */
+  readonly #notes = new Map<string, Annotation>()
   readonly #retention: Retention
   readonly #sweeper: Sweeper
   readonly #disk: DiskBudget
@@ -123,13 +125,23 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
       defaultLimits: this.#defaultLimits,
       finished: (process) => this.#finished(process),
       sweep: (process, urgency) => this.#sweeper.sweep(process.id, process.pid, urgency),
-      keeps: (process, child, launched, start) => {
-        const kept = recordLaunch(this.#state, { process, child, launched, start })
-        if (kept) this.#kept.set(process, child)
-        return kept
-      },
+      keeps: (process, child, launched, start) => this.#keeps(process, { child, launched, start }),
     }
     this.#containment?.ahead()
+  }
+
+  /** Records a kept launch (or adoption) and holds its keeper's side; false: it has no keeper after all. */
+  #keeps(
+    process: ToolProcess,
+    { child, launched, start }: Omit<Parameters<typeof recordLaunch>[1], 'process'>,
+  ): boolean {
+    const kept = recordLaunch(this.#state, { process, child, launched, start })
+    if (!kept) return false
+    this.#kept.set(process, child as KeptChildHandle)
+    // What annotated it while it launched reaches its keeper's record too.
+    const noted = this.#notes.get(process.id)
+    if (noted) updateKept((child as KeptChildHandle).dir, noted)
+    return true
   }
 
   /** The launch's cgroup tree, and the next launch's made ahead, once this one is under way. */
@@ -148,6 +160,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   #finished(process: ToolProcess): void {
     this.#running.delete(process)
     this.#kept.delete(process)
+    this.#notes.delete(process.id)
     // Held weakly: the output and its process (through its callbacks) hold each other, and go together.
     this.#retention.add(process.output)
     // Nothing the budget keeps may hold the process: it would never see it collected.
@@ -179,19 +192,9 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   }
 
   launchFacts(): LaunchFacts {
-    return {
-      execHelper: this.#context.execHelper,
-      forkServer: this.#host.spawner.facts,
-      sandboxUser: this.options.sandboxUser,
-      root: process.geteuid?.() === 0,
-      environment: this.options.environment ?? {},
-      state: this.#disk.usage(),
-      containment: {
-        cgroup: cgroupFacts(this.#context.limitFacts.cgroups),
-        limits: this.#defaultLimits,
-      },
-      network: networkFacts(this.options.network),
-    }
+    const { execHelper, limitFacts } = this.#context
+    const facts = { execHelper, forkServer: this.#host.spawner.facts, state: this.#disk.usage() }
+    return launchFactsOf(this.options, facts, { cgroups: limitFacts.cgroups, limits: this.#defaultLimits })
   }
 
   start(options: StartOptions): ManagedProcess {
@@ -223,7 +226,9 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   annotate(id: string, { mail, ...info }: Annotation): void {
     this.#state.annotate(id, info)
     // A kept process's keeper keeps them too, for the runtime that re-adopts it (decision 0113).
-    const kept = { ...info, ...(mail ? { mail } : {}) }
+    const kept = { ...this.#notes.get(id), ...info, ...(mail ? { mail } : {}) }
+    if (![...this.#running].some((process) => process.id === id)) return
+    this.#notes.set(id, kept)
     for (const [process, child] of this.#kept) if (process.id === id) updateKept(child.dir, kept)
   }
 

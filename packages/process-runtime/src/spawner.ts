@@ -59,6 +59,8 @@ export interface KeptLaunch {
 export interface KeptChildHandle extends Child {
   /** Its keeper's directory. */
   readonly dir: string
+  /** Its keeper's pid. */
+  readonly keeper: number | undefined
   detach(): void
 }
 

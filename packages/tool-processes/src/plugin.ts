@@ -73,9 +73,12 @@ export const processesPlugin = definePlugin({
     ctx.onDispose(tools.register(processesTool({ tasks, oneshots, mailbox, sessions }, options)))
     const deps = { runtime, tasks, mailbox, sessions, handles, live }
     ctx.onDispose(modes.register('service', serviceHandler(deps, options)))
-    // Runs first (LIFO): no restart is scheduled any more, and every service ends with its cancel.
+    // Runs first (LIFO): no restart is scheduled any more, and every service ends with its cancel,
+    // but a kept one when the runtime keeps (decision 0113): it runs on for the next daemon.
     ctx.onDispose(async () => {
-      await Promise.all([...live].map((service) => service.stop({ reason: 'runtime-disposed' })))
+      const keeps = runtime.options.keeping !== undefined
+      const ending = [...live].filter((service) => !(keeps && service.kept))
+      await Promise.all(ending.map((service) => service.stop({ reason: 'runtime-disposed' })))
     })
   },
 })

@@ -1,5 +1,11 @@
 import type { ProcessSpec } from '@toolvisor/describe-v2'
-import type { RunContext, SequencedEvent, StartOptions, TerminalSize } from '@toolvisor/process-runtime'
+import type {
+  KeptRecord,
+  RunContext,
+  SequencedEvent,
+  StartOptions,
+  TerminalSize,
+} from '@toolvisor/process-runtime'
 import type { LoadedTool } from './binary-tool.js'
 import { ToolboxError } from './errors.js'
 import type { Tool, ToolCallContext, ToolResult } from './types.js'
@@ -53,6 +59,12 @@ export interface ModeHandler {
    * the task over (MCP Tasks); the tools of this mode say `taskSupport: 'optional'`.
    */
   readonly tasks?: boolean
+  /**
+   * Takes over a kept process of this mode an earlier daemon started (decision 0113): its task
+   * under the same id and owner, its process through `runtime.adopt`. Throws when it cannot.
+   * Absent: the mode keeps nothing (`adoptKept` stops what it finds of it).
+   */
+  adopt?(record: KeptRecord, loaded: LoadedTool): void
 }
 
 /**

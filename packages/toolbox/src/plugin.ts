@@ -56,6 +56,8 @@ export interface BinaryTools {
    * `toolvisor check` both take this path.
    */
   serve(registry: ToolRegistry, loaded: readonly LoadedTool[]): Served
+  /** The tools the last `serve` serves (what a restarted daemon gives kept processes back to, `adoptKept`). */
+  served(): readonly LoadedTool[]
 }
 
 /**
@@ -113,6 +115,7 @@ export function createBinaryTools(
   const tools = (loaded: LoadedTool) =>
     toolsOf({ loaded, describe: deps.describe, modes, resultBytes, ...(sessions ? { sessions } : {}) })
   const help = (loaded: readonly LoadedTool[]) => helpTool(loaded, deps, options)
+  let last: Served | undefined
   return {
     load: (path, entry) => loadTool(path, deps, options, entry),
     loadToolboxes: (dirs) => loadToolboxes(dirs, deps, options),
@@ -127,7 +130,11 @@ export function createBinaryTools(
         timeoutMs: run.timeoutMs,
         ...(run.signal ? { signal: run.signal } : {}),
       }),
-    serve: (registry, loaded) => serve({ registry, modes, toolsOf: tools, helpTool: help }, loaded),
+    serve: (registry, loaded) => {
+      last = serve({ registry, modes, toolsOf: tools, helpTool: help }, loaded)
+      return last
+    },
+    served: () => last?.served() ?? [],
   }
 }
 

@@ -3,6 +3,7 @@ import { type Mailbox, MailboxToken } from '@toolvisor/mailbox'
 import { type Listen, type ServeHttpOptions, serveHttp } from '@toolvisor/mcp-server'
 import { type OperatorPage, operatorPage } from '@toolvisor/operator-ui'
 import { defaultStateDir, type OwnPathOption, trustStateDir } from '@toolvisor/process-runtime'
+import { adoptKept, ModesToken } from '@toolvisor/toolbox'
 import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
 import { type Composed, compose, defined, reportLost, sessionBounds } from '../internal/compose.js'
@@ -25,7 +26,8 @@ with the x-toolvisor-session header (required in 2026-07-28; in 2025-11-25 its M
 otherwise, and it comes back with its Mcp-Session-Id). A session is kept when the client goes away,
 and ended after --session-ttl of idleness unless it owns running processes. Every request needs
 Authorization: Bearer <token>. SIGTERM or SIGINT stops every process with its declared cancel and
-exits 0. The operator page, at /ui on the same listener, shows every session and its processes
+exits 0; with --keep-processes, services run on, each held by its keeper, and the next serve on the
+same state directory re-adopts them. The operator page, at /ui on the same listener, shows every session and its processes
 live in a browser (log in with the token); read-only unless --ui-control.`,
 )
 
@@ -53,15 +55,20 @@ export async function serveCommand(
   const log = logTo(io)
   // Listened for from here on: a signal during the start stops the daemon once it started, with 0.
   const stop = withShutdownSignals(signals)
+  const keep = serve.keepProcesses
+    ? { ...(serve.keeperReapSeconds ? { reapAfterMs: serve.keeperReapSeconds * 1000 } : {}) }
+    : undefined
   const composed = await compose(config, {
     mailJournal: join(stateDir, 'mail'),
     configFile: configFileOf(values),
     ownPaths: servedPaths(tokenFile, listen, notify),
+    ...(keep ? { keep } : {}),
   }).catch((error: unknown) => {
     stop.off()
     throw error
   })
   reportLost(composed, log)
+  if (keep) await readopt(composed, log)
   const notifier =
     notify && startNotifier({ target: notify, tasks: composed.tasks, mailbox: composed.mailbox, log })
   const control = serve.uiControl === true
@@ -70,7 +77,11 @@ export async function serveCommand(
     const http = await serveHttp(composed.tools, httpOptions(composed, config, { listen, token, log, page }))
     announce(io, { url: http.url, tools: composed.tools.list().length, tokenFile, control })
     await stop.stopped
-    io.err('toolvisor: stopping: every process gets its declared cancel\n')
+    io.err(
+      keep
+        ? 'toolvisor: stopping: services run on with their keepers; every other process gets its declared cancel\n'
+        : 'toolvisor: stopping: every process gets its declared cancel\n',
+    )
     await http.close()
     return 0
   } finally {
@@ -183,4 +194,14 @@ function listenOf(text: string | undefined, remote: boolean, io: Io): Listen {
   if (!loopback)
     io.err(`toolvisor: warning: listening on ${host}, beyond this machine: only the bearer token guards it\n`)
   return { host: host === 'localhost' ? '127.0.0.1' : host, port }
+}
+
+/** Gives every kept service an earlier serve left back to its session (decision 0113), and says so. */
+async function readopt(composed: Composed, log: (line: string) => void): Promise<void> {
+  const modes = composed.kernel.get(ModesToken)
+  if (modes === undefined) return
+  for (const { record, outcome, why } of await adoptKept(composed.runtime, modes, composed.binary.served())) {
+    const what = `${record.task ?? record.tool} (${record.tool}, pid ${record.pid}) of session ${record.session ?? '-'}`
+    log(outcome === 'adopted' ? `re-adopted kept ${what}` : `stopped kept ${what}: ${why}`)
+  }
 }

@@ -3,6 +3,7 @@ import type { ReadBack } from '@toolvisor/answers'
 import { ReadBackToken, visibleLine } from '@toolvisor/answers'
 import { cacheFileIn, capabilitiesPlugin } from '@toolvisor/capability-backends'
 import { describePlugin } from '@toolvisor/describe-v2'
+import { keeperPlugin } from '@toolvisor/keeper'
 import { Kernel } from '@toolvisor/kernel'
 import { launchNativePlugin } from '@toolvisor/launch-native'
 import { type Mailbox, MailboxToken, mailboxPlugin } from '@toolvisor/mailbox'
@@ -54,6 +55,8 @@ export interface ComposeOptions {
   readonly mailJournal?: string
   /** The configuration file this command read (`--config`): no sandbox may see or change it. */
   readonly configFile?: string | undefined
+  /** Keep services past this daemon (`serve --keep-processes`, decision 0113): a keeper each. */
+  readonly keep?: { readonly reapAfterMs?: number }
   /**
    * More of this command's own paths no sandbox may reach (`serve`: its token file, the socket it
    * listens on); the runtime adds its state directory, the envdir root and the installation.
@@ -99,7 +102,7 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
       // in-memory head (which also bounds describe documents) at its default.
       ...defined({ yieldMs, streamResultEvents: config.streamResultEvents, resultBytes: config.resultBytes }),
     })
-    useRuntime(kernel, config, stateDir, ownPathsOf(options))
+    useRuntime(kernel, config, stateDir, { ownPaths: ownPathsOf(options), keep: options.keep })
     kernel.use(tasksPlugin)
     kernel.use(describePlugin)
     if (config.bash?.enabled) {
@@ -130,15 +133,23 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
  * The runtime, its sandbox mechanisms, and the native launch path (a cgroup per launch, limits:
  * `launch-native`) unless the operator turned it off (`launch.native: false`).
  */
-function useRuntime(kernel: Kernel, config: Config, stateDir: string, ownPaths: OwnPathOption[]): void {
+function useRuntime(
+  kernel: Kernel,
+  config: Config,
+  stateDir: string,
+  { ownPaths, keep }: { readonly ownPaths: OwnPathOption[]; readonly keep: ComposeOptions['keep'] },
+): void {
   kernel.use(bwrapPlugin, config.bwrap ? { bwrap: config.bwrap } : {})
   kernel.use(landlockPlugin, config.landlockLauncher ? { launcher: config.landlockLauncher } : {})
   const native = config.launch?.native !== false
   if (native) kernel.use(launchNativePlugin)
   kernel.use(networkPlugin, { socketDir: join(stateDir, 'net'), refuseOwnListeners: true })
+  // Kept services (serve --keep-processes): the keepers of this state directory.
+  if (keep) kernel.use(keeperPlugin, { stateDir, ...defined({ reapAfterMs: keep.reapAfterMs }) })
   kernel.use(runtimePlugin, {
     ...runtimeOptions(config, stateDir, ownPaths),
     ...(native ? { spawner: 'native' } : {}),
+    ...(keep ? { keep: true } : {}),
   })
 }
 

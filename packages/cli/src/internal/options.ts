@@ -74,6 +74,8 @@ export const SECTION_FLAGS = {
     headersTimeoutMs: { flag: 'headers-timeout-ms', commands: ['serve'], arg: 'N', value: whole(1), help: 'how long a client may take to send its headers (default 10000)' },
     requestTimeoutMs: { flag: 'request-timeout-ms', commands: ['serve'], arg: 'N', value: whole(1), help: 'how long a client may take to send its whole request (default 60000)' },
     workspaces: { flag: 'workspace-root', commands: ['serve'], arg: 'DIR', path: 'file', multiple: true, value: z.array(z.string().min(1)), help: "a directory a client may name as its session's workspace, or one inside it (repeatable; a bridge's --workspace, the x-toolvisor-workspace header); none: every session works in serve's own directory" },
+    keepProcesses: { flag: 'keep-processes', commands: ['serve'], value: z.boolean(), help: 'every service is held by a keeper of its own (toolvisor-keeper), so a restart of serve (SIGTERM, an upgrade, a crash) leaves it running and the next serve on the same state directory re-adopts it: same handle, session, output and mail (decision 0113)' },
+    keeperReapSeconds: { flag: 'keeper-reap-after', commands: ['serve'], arg: 'SECONDS', value: whole(1), help: 'with --keep-processes: how long a keeper whose daemon never comes back keeps its process before it kills it and goes (default 86400)' },
     notify: { flag: 'notify', commands: ['serve'], arg: 'unix:PATH|URL', path: 'address', value: z.string().refine((text) => notifyTargetOf(text) !== undefined, 'expected unix:PATH (a unix stream socket) or an http:// or https:// URL'), help: 'push the harness one keyed item per task (running, done, clear): JSON lines over a unix stream socket, or a JSON POST per item to an http(s) URL (decision 0051)' },
   },
   mcp: {

@@ -1,7 +1,9 @@
+import type { CgroupHost } from '@toolvisor/containment'
 import type { NetworkFacts } from '@toolvisor/launchers'
 import type { RuntimeOptions } from '../options.js'
 import type { EnvironmentPolicy } from './environment.js'
 import type { AppliedLimits } from './limits.js'
+import { cgroupFacts } from './runtime-cgroups.js'
 
 /** How processes are started here, for operators. */
 export interface LaunchFacts {
@@ -73,5 +75,21 @@ export function networkFacts(network: RuntimeOptions['network']): NetworkSetup {
     ...(network?.ceiling ? { ceiling: network.ceiling } : {}),
     host: network?.host ?? true,
     ...(network?.force ? { force: network.force } : {}),
+  }
+}
+
+/** What `launchFacts()` says, from the runtime's options and what it found. */
+export function launchFactsOf(
+  options: RuntimeOptions & { readonly sandboxUser: string },
+  found: Pick<LaunchFacts, 'execHelper' | 'forkServer' | 'state'>,
+  { cgroups, limits }: { readonly cgroups: CgroupHost; readonly limits: AppliedLimits },
+): LaunchFacts {
+  return {
+    ...found,
+    sandboxUser: options.sandboxUser,
+    root: process.geteuid?.() === 0,
+    environment: options.environment ?? {},
+    containment: { cgroup: cgroupFacts(cgroups), limits },
+    network: networkFacts(options.network),
   }
 }

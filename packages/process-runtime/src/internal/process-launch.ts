@@ -151,7 +151,7 @@ async function spawnIn(
   const spawned = await host.spawner.launch(kept?.launch ?? launch, options).catch(undo)
   if (kept === undefined) return spawned
   const attached = await keptSpawned(kept, spawned).catch(undo)
-  return { ...attached, kept: { dir: kept.dir, keeper: spawned.child.pid } }
+  return { ...attached, kept: { dir: kept.dir, keeper: (attached.child as KeptChildHandle).keeper } }
 }
 
 async function treeOf(

@@ -129,6 +129,10 @@ export function status(
     ...(process.usage() ? { usage: process.usage() } : {}),
     // The runtime it was started with, resolved: which user, where, which envdir (spec §2.3).
     ...(process.startedWith ? { runtime: process.startedWith } : {}),
+    // Kept across a restart of toolvisor (decision 0113): this daemon took it over from its keeper.
+    ...(process.resumedAt
+      ? { resumed: `resumed after a restart at ${process.resumedAt.toISOString()}` }
+      : {}),
     // On a terminal: its size now (`screen` shows it, `keys` types into it).
     ...(process.terminal
       ? { terminal: `${process.terminal.size.columns}x${process.terminal.size.rows}` }

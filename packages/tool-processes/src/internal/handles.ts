@@ -35,6 +35,21 @@ export class Handles {
     }
   }
 
+  /**
+   * Registers a task of `session` under `handle` as it was before a restart (a re-adopted kept
+   * service, decision 0113); the numbering goes on past it.
+   */
+  adopt(
+    session: string,
+    handle: string,
+    task: Pick<AddTaskOptions, 'kind' | 'tool'>,
+    start: () => ManagedProcess,
+  ): TaskInfo {
+    const n = Number(handle.slice(1))
+    if (Number.isSafeInteger(n) && n > (this.#next.get(session) ?? 0)) this.#next.set(session, n)
+    return this.#tasks.add({ ...task, owner: session, id: handle, start })
+  }
+
   /** Forgets a closed session's numbering. */
   forget(session: string): void {
     this.#next.delete(session)

@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto'
 import type { Mailbox } from '@toolvisor/mailbox'
-import type { ProcessRuntime } from '@toolvisor/process-runtime'
+import type { KeptRecord, ProcessRuntime, StartOptions } from '@toolvisor/process-runtime'
 import { ensureSession, type Sessions, type TaskRegistry } from '@toolvisor/tasks'
 import {
   describeExit,
   handedOver,
+  type LoadedTool,
   type ModeCall,
   type ModeHandler,
   succeeded,
@@ -48,6 +50,7 @@ export interface ServiceSettings {
 export function serviceHandler(deps: ServiceDeps, settings: ServiceSettings): ModeHandler {
   return {
     call: (call) => startService(deps, settings, call),
+    adopt: (record, loaded) => adoptService(deps, settings, record, loaded),
     companions(loaded) {
       if (loaded.spec.process.input === undefined || settings.omitSend.includes(loaded.spec.slug)) return []
       return [sendTool(loaded, deps.tasks, settings)]
@@ -72,7 +75,12 @@ async function startService(
   ensureSession(deps.sessions, session)
   let service: Service | undefined
   deps.handles.add(session, { kind: 'service', tool: call.name }, (handle) => {
-    service = launch(deps, settings, call, { session, handle })
+    service = launch(
+      deps,
+      settings,
+      { name: call.name, loaded: call.loaded, start: call.start },
+      { session, handle },
+    )
     return service
   })
   if (call.ctx.asTask !== undefined) {
@@ -104,28 +112,51 @@ async function answerAtEnd(service: Service, call: ModeCall): Promise<ToolResult
   }
 }
 
-/** A new service under `handle`, with its mail source. */
+/** What a service runs: the tool's name and load, and its first run's start. */
+interface ServiceStart {
+  readonly name: string
+  readonly loaded: LoadedTool
+  readonly start: StartOptions
+}
+
+/**
+ * A new service under `handle`, with its mail source; `adopted`: its first run is a kept process
+ * an earlier daemon started, re-adopted (decision 0113), its mail source reopened under its name.
+ */
 function launch(
   deps: ServiceDeps,
   settings: ServiceSettings,
-  call: ModeCall,
+  { name, loaded, start }: ServiceStart,
   { session, handle }: { readonly session: string; readonly handle: string },
+  adopted?: KeptRecord,
 ): Service {
-  const { spec } = call.loaded
-  const mail = serviceMail(deps.mailbox, session, handle, spec.process.digest)
+  const { spec } = loaded
+  // Kept (the runtime has a keeper): the mail is durable, under a name its keeper's record keeps.
+  const keeps = deps.runtime.options.keeping !== undefined
+  const durable = adopted ? adopted.mail : keeps ? randomBytes(6).toString('hex') : undefined
+  const mail = serviceMail(deps.mailbox, session, handle, spec.process.digest, durable)
+  const note = { task: handle, session, kind: 'service', ...(durable ? { mail: durable } : {}) }
+  let first = adopted
   try {
     const service = new Service({
       handle,
-      tool: call.name,
+      tool: name,
       onExit: spec.runtime.onExit,
       restart: settings.restart,
       idleSeconds: spec.runtime.timeout.idle,
-      // No signal: a service outlives the call that started it.
-      launch: (onEvent) => deps.runtime.start({ ...call.start, onEvent }),
-      annotate: (id) => deps.runtime.annotate(id, { task: handle, session, kind: 'service' }),
+      // No signal: a service outlives the call that started it (and, kept, the daemon).
+      launch: (onEvent) => {
+        const record = first
+        first = undefined
+        return record
+          ? deps.runtime.adopt(record, { ...start, onEvent })
+          : deps.runtime.start({ ...start, onEvent, keep: true })
+      },
+      annotate: (id) => deps.runtime.annotate(id, note),
       mail,
       ...(spec.process.input ? { input: spec.process.input.event ?? {} } : {}),
     })
+    if (durable) deps.runtime.annotate(service.id, note)
     deps.live.add(service)
     void service.exit.then(() => deps.live.delete(service))
     return service
@@ -172,4 +203,32 @@ function readyOrCancelled(service: Service, signal: AbortSignal): Promise<'ready
     )
     void service.ready.catch(() => {}).finally(() => signal.removeEventListener('abort', onAbort))
   })
+}
+
+/**
+ * Takes a kept service an earlier daemon started over (decision 0113): the same handle in the same
+ * session, its first run the kept process, its mail reopened durable, its `send` reaching the same
+ * stdin. Throws when the record does not name its session and handle.
+ */
+function adoptService(
+  deps: ServiceDeps,
+  settings: ServiceSettings,
+  record: KeptRecord,
+  loaded: LoadedTool,
+): void {
+  const { session, task: handle } = record
+  if (session === undefined || handle === undefined)
+    throw new Error(`kept service ${record.tool} (pid ${record.pid}) names no session or handle`)
+  ensureSession(deps.sessions, session)
+  const start: StartOptions = {
+    tool: loaded.prepared,
+    argv: record.argv ?? [],
+    stdin: 'open',
+    ...(record.cwd ? { cwd: record.cwd } : {}),
+  }
+  const what = { name: loaded.spec.slug, loaded, start }
+  deps.handles.adopt(session, handle, { kind: 'service', tool: loaded.spec.slug }, () =>
+    launch(deps, settings, what, { session, handle }, record),
+  )
+  deps.tasks.detach(handle)
 }

@@ -28,8 +28,11 @@ export function serviceMail(
   session: string,
   handle: string,
   digest: DigestPolicy,
+  durable?: string,
 ): ServiceMail {
-  const source: MailSource = mailbox.source(session, `process:${handle}`, digest)
+  // Durable (a kept service, decision 0113): its events replayed after a restart are mailed once.
+  const options = durable === undefined ? {} : { durable }
+  const source: MailSource = mailbox.source(session, `process:${handle}`, digest, options)
   return {
     event(value) {
       if (!source.closed) source.push(value)

@@ -77,6 +77,16 @@ export class Service implements ManagedProcess {
     return this.#final || this.#timer ? undefined : this.#runs.current.pid
   }
 
+  /** Its current run is held by a keeper (decision 0113): it outlives the runtime. */
+  get kept(): boolean {
+    return !this.#final && !this.#timer && this.#runs.current.kept === true
+  }
+
+  /** When a runtime re-adopted its current run from its keeper after a restart. */
+  get resumedAt(): Date | undefined {
+    return this.#runs.current.resumedAt
+  }
+
   get lifecycle(): Lifecycle {
     if (this.#final) return this.#final.lifecycle
     if (this.#timer) return { status: 'restarting', n: this.#row }

@@ -1,0 +1,167 @@
+// `serve --keep-processes` (issue 33, decision 0113): a service outlives the daemon (kill -9, and
+// SIGTERM), the next serve on the same state directory gives it back to its session: the same
+// handle and pid, every event printed meanwhile read once in order, its mail not repeated, `send`
+// answered, and `stop` leaves nothing.
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { eventually } from '@toolvisor/process-runtime/testing'
+import { afterEach, describe, expect, it } from 'vitest'
+import { tempDir } from './helpers.js'
+import { call, connect, serve } from './serve-helpers.js'
+
+function alive(pid: number): boolean {
+  try {
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ')
+  } catch {
+    return false
+  }
+}
+
+function keepersOf(state: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(`${state}/keep/`)
+      } catch {
+        return false
+      }
+    })
+}
+
+/** The pid of the one kept process of the state directory, from its keeper's record. */
+function keptPid(state: string): number {
+  const [key] = readdirSync(join(state, 'keep')).filter((name) => /^[0-9a-f]{16}$/.test(name))
+  return JSON.parse(readFileSync(join(state, 'keep', key!, 'kept.json'), 'utf8')).pid as number
+}
+
+/** The state directories of this file's daemons: what their keepers hold is killed after each test. */
+const states: string[] = []
+afterEach(() => {
+  for (const state of states.splice(0)) {
+    for (const keeper of keepersOf(state)) {
+      for (const child of childrenOf(keeper)) kill(-child)
+      kill(keeper)
+    }
+  }
+})
+
+function kill(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL')
+  } catch {
+    // gone
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number)
+  } catch {
+    return []
+  }
+}
+
+/** What the session was mailed (folded into answers, or read by `wait`): every line, in order. */
+const mailed: string[] = []
+
+/** A call's answer body (its first line), the mail folded after it noted in `mailed`. */
+async function body(client: Parameters<typeof call>[0], args: Record<string, unknown>) {
+  const text = await call(client, 'processes', args)
+  const [first, ...rest] = text.split('\n')
+  for (const line of rest) mailed.push(...[...line.matchAll(/"line":"([^"]*)"/g)].map((m) => m[1]!))
+  return JSON.parse(first!)
+}
+
+/** The events of p1 as `processes read` gives them (this reader's next ones), until `until` says enough. */
+async function readAll(
+  client: Parameters<typeof call>[0],
+  until: (lines: string[]) => boolean,
+): Promise<string[]> {
+  const lines: string[] = []
+  for (let i = 0; i < 50 && !until(lines); i++) {
+    const read = await body(client, { command: 'read', process: 'p1' })
+    lines.push(...(read.events as Array<{ line: string }>).map((event) => event.line))
+    if (!until(lines)) await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return lines
+}
+
+/** Waits for mail until `line` was mailed. */
+async function mailUntil(client: Parameters<typeof call>[0], line: string): Promise<void> {
+  for (let i = 0; i < 10 && !mailed.includes(line); i++) {
+    const text = await call(client, 'processes', { command: 'wait', timeout_seconds: 3 })
+    mailed.push(...[...text.matchAll(/"line":"([^"]*)"/g)].map((m) => m[1]!))
+  }
+}
+
+describe('serve --keep-processes', () => {
+  for (const how of ['SIGKILL', 'SIGTERM'] as const)
+    it(`${how} of serve: the next serve gives the service back to its session (same handle and pid), every line once in order, send answered, stop leaves nothing`, async () => {
+      const state = tempDir('tv-keep-state-')
+      states.push(state)
+      const dir = tempDir('tv-keep-')
+      const log = join(dir, 'app.log')
+      writeFileSync(log, '')
+      const first = await serve(['--keep-processes'], '127.0.0.1:0', {}, { state })
+      const alice = (await connect(first.url, first.token, undefined, 'alice')).client
+      expect(JSON.parse(await call(alice, 'log_watcher', { file: log }))).toMatchObject({ process: 'p1' })
+      const pid = keptPid(state)
+      expect(alive(pid)).toBe(true)
+      writeFileSync(log, 'one\ntwo\n', { flag: 'a' })
+      mailed.length = 0
+      expect(await readAll(alice, (lines) => lines.includes('two'))).toEqual(['one', 'two'])
+      await mailUntil(alice, 'two')
+
+      first.child.kill(how)
+      expect(await first.exited).toBe(how === 'SIGTERM' ? 0 : null)
+      // No daemon: the service goes on, and what it reports waits in its keeper's files.
+      expect(alive(pid)).toBe(true)
+      writeFileSync(log, 'three\nfour\n', { flag: 'a' })
+
+      const second = await serve(['--keep-processes'], '127.0.0.1:0', {}, { state })
+      expect(second.stderr()).toMatch(/re-adopted kept p1 \(log_watcher, pid \d+\) of session alice/)
+      const back = (await connect(second.url, second.token, undefined, 'alice')).client
+      const again = await body(back, { command: 'status', process: 'p1' })
+      expect(again).toMatchObject({ process: 'p1', status: 'running' })
+      expect(again.resumed).toMatch(/^resumed after a restart at /)
+      expect(keptPid(state)).toBe(pid)
+      // Its whole output again, from its first line: each once, the ones of the gap included.
+      const lines = await readAll(back, (seen) => seen.includes('four'))
+      expect(lines).toEqual(['one', 'two', 'three', 'four'])
+      // Its mail: what was mailed before the restart is not mailed again.
+      await mailUntil(back, 'four')
+      expect(mailed).toEqual(['one', 'two', 'three', 'four'])
+      // Its stdin: the same process answers.
+      const sent = await call(back, 'log_watcher__send', {
+        process: 'p1',
+        event: { op: 'pattern', value: 'x' },
+      })
+      expect(sent).toContain('notice')
+      // Another session sees none of it.
+      const bob = (await connect(second.url, second.token, undefined, 'bob')).client
+      expect(await call(bob, 'processes', { command: 'status', process: 'p1' })).toMatch(/another session/)
+
+      const stopped = await call(back, 'processes', { command: 'stop', process: 'p1' })
+      expect(stopped).toMatch(/exited|stopped/)
+      expect(await eventually(() => !alive(pid) && keepersOf(state).length === 0, 5000)).toBe(true)
+      second.child.kill('SIGTERM')
+      expect(await second.exited).toBe(0)
+    }, 60_000)
+
+  it('without --keep-processes, SIGTERM stops the service as before, and nothing is kept', async () => {
+    const state = tempDir('tv-keep-state-')
+    const log = join(tempDir('tv-keep-'), 'app.log')
+    writeFileSync(log, '')
+    const server = await serve([], '127.0.0.1:0', {}, { state })
+    const alice = (await connect(server.url, server.token, undefined, 'alice')).client
+    await call(alice, 'log_watcher', { file: log })
+    const listed = await call(alice, 'processes', { command: 'list' })
+    expect(listed).toMatch(/"process":"p1"/)
+    expect(existsSync(join(state, 'keep'))).toBe(false)
+    server.child.kill('SIGTERM')
+    expect(await server.exited).toBe(0)
+    expect(keepersOf(state)).toEqual([])
+  }, 60_000)
+})
