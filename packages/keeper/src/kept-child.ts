@@ -25,7 +25,7 @@ export interface KeptState {
  * says it grew: from the file's first byte, so a daemon that re-adopts the process reads every
  * byte it wrote, the ones written while no daemon ran included, in order and once.
  */
-class KeptStream extends Readable {
+export class KeptStream extends Readable {
   readonly #path: string
   #fd: number | undefined
   #offset = 0

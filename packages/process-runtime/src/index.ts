@@ -69,6 +69,7 @@ export type {
 export { nodeSpawner } from './spawner.js'
 export { KeepingToken, RuntimeToken, spawnerToken } from './tokens.js'
 export type {
+  Annotation,
   ContainmentFacts,
   EndReason,
   LaunchFacts,
