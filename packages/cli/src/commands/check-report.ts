@@ -3,6 +3,7 @@ import type { CapabilityReport, CheckResult } from '@toolvisor/capability-backen
 import {
   CORE_VARIABLES,
   DEFAULT_EXCLUDES,
+  type KeptRecord,
   type LaunchFacts,
   type LostProcess,
 } from '@toolvisor/process-runtime'
@@ -83,10 +84,22 @@ export function printCheck(report: CheckReport, json: boolean, io: Io): void {
 }
 
 /** How tools are started here: for operators, what `check --probe` prints last. */
-export function runtimeReport(facts: LaunchFacts, config: Config, lost: readonly LostProcess[] = []) {
+export function runtimeReport(
+  facts: LaunchFacts,
+  config: Config,
+  lost: readonly LostProcess[] = [],
+  kept: readonly KeptRecord[] = [],
+) {
   return {
     sandbox: config.sandbox ?? null,
     state: facts.state,
+    kept: kept.map((p) => ({
+      tool: p.tool,
+      pid: p.pid,
+      ...(p.task ? { task: p.task } : {}),
+      ...(p.session ? { session: p.session } : {}),
+      startedAt: p.startedAt,
+    })),
     lost: lost.map((p) => ({
       tool: p.tool,
       ...(p.task ? { task: p.task } : {}),
@@ -140,6 +153,7 @@ function runtimeLines(runtime: ReturnType<typeof runtimeReport>): string {
       `; core is ${runtime.environment.core.join(', ')}`,
     `  state: ${runtime.state.path}, ${mib(runtime.state.bytes)} of a ${mib(runtime.state.budget)} budget (ended runs are pruned oldest first)`,
     ...lostLines(runtime.lost),
+    ...keptLines(runtime.kept),
   ]
   return `${lines.join('\n')}\n`
 }
@@ -168,6 +182,18 @@ function lostLines(lost: ReturnType<typeof runtimeReport>['lost']): string[] {
       (p) =>
         `    ${visibleLine(p.task ?? '(no task)')} ${visibleLine(p.tool)}${p.kind ? ` (${p.kind})` : ''}, ${p.session ? `session ${visibleLine(p.session)}` : 'no session'}, started ${p.startedAt}` +
         `${p.leftoversKilled > 0 ? `, ${p.leftoversKilled} leftover process(es) killed` : ''}`,
+    ),
+  ]
+}
+
+/** What keepers hold with no serve to hold them (decision 0113): the next `serve --keep-processes` takes them back. */
+function keptLines(kept: ReturnType<typeof runtimeReport>['kept']): string[] {
+  if (kept.length === 0) return ['  kept: nothing waits for a serve']
+  return [
+    `  kept (${kept.length}; held by their keepers until a serve --keep-processes on this state directory takes them back, or check --probe --reap ends them):`,
+    ...kept.map(
+      (p) =>
+        `    ${visibleLine(p.task ?? '(no task)')} ${visibleLine(p.tool)}, pid ${p.pid}, ${p.session ? `session ${visibleLine(p.session)}` : 'no session'}, started ${p.startedAt}`,
     ),
   ]
 }

@@ -18,6 +18,7 @@ import type { Config } from '../config.js'
 import { CliError } from '../errors.js'
 import { type Composed, compose } from '../internal/compose.js'
 import { configFileOf, configOf, parseLine, usageOf } from '../internal/flags.js'
+import { reapKept } from '../internal/reap-kept.js'
 import { human, type Io } from '../output.js'
 import { limitsReport } from './check-containment.js'
 import { type CheckReport, printCheck, runtimeReport, type ToolReport } from './check-report.js'
@@ -60,6 +61,9 @@ export async function checkCommand(argv: readonly string[], io: Io): Promise<num
   const probe = values.probe === true
   const composed = await compose(config, { loadToolboxes: false, configFile: configFileOf(values) })
   try {
+    // Before the report: what it ends is no longer kept (decision 0113).
+    if (probe && values.reap === true)
+      for (const line of reapKept(composed.runtime.kept())) io.err(`${line}\n`)
     const report = await gather(composed, config, probe)
     printCheck(report, values.json === true, io)
     if (report.errors.length > 0) return 1
@@ -105,7 +109,7 @@ async function gather(composed: Composed, config: Config, probe: boolean): Promi
     )
   }
   const serves = composed.tools.list().map((tool) => composed.tools.safeName(tool.name))
-  const runtime = runtimeReport(facts, config, composed.runtime.keptLost())
+  const runtime = runtimeReport(facts, config, composed.runtime.keptLost(), composed.runtime.kept())
   return { capabilities, tools, serves, notTools: outcome.skipped, errors, warnings, runtime }
 }
 

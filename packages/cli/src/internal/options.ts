@@ -126,6 +126,7 @@ export const INVOCATION_FLAGS: readonly InvocationFlag[] = [
   { flag: 'config', commands: ALL, arg: 'FILE', help: 'read toolvisor.json (flags override it)', perInvocation: 'it names the file; a file cannot name itself' },
   { flag: 'command', commands: ['call'], arg: 'NAME', help: 'the sub-command to run, for a tool with commands', perInvocation: "it picks a sub-command of the TOOL on the same line; it means nothing without it" },
   { flag: 'probe', commands: ['check'], help: 'run every probe now, ignoring cached results', perInvocation: "it asks for a fresh measurement now; how long results are kept is the file's checkTtlMs" },
+  { flag: 'reap', commands: ['check'], help: "with --probe: end every kept process no serve holds (its keeper and what it runs, SIGKILL); the next start reports each lost to its session", perInvocation: 'it acts once, on what it finds now' },
   { flag: 'json', commands: ['check', 'describe'], help: 'print one JSON document instead of text', perInvocation: 'the output format is the caller of this run’s choice: a script parses what it asked for' },
   { flag: 'help', commands: ALL, short: 'h', help: 'this help', perInvocation: 'it prints help and runs nothing' },
 ]

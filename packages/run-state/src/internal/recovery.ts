@@ -235,7 +235,9 @@ function recoverRun(run: HeldDirectory, runId: string, ownerText: string, spared
   } catch {
     return []
   }
-  const records = liveRecords(run).filter((record) => !spared.ids.has(record.id))
+  // What an earlier start reported of this run (one that kept it open for a kept process) is not reported again.
+  const earlier = lostIn(run)
+  const records = liveRecords(run).filter((record) => !spared.ids.has(record.id) && !earlier.has(record.id))
   const killed = reapRun(run, runId, spared)
   const reportedAt = new Date().toISOString()
   const found: LostProcess[] = records.map((record) => ({
@@ -250,6 +252,24 @@ function recoverRun(run: HeldDirectory, runId: string, ownerText: string, spared
     ...(record.kind ? { kind: record.kind } : {}),
     reportedAt,
   }))
-  keepLost(run, found)
+  keepLost(run, [...earlier.values(), ...found])
+  // A kept process still runs (decision 0113): the run stays open for the start that finds its keeper gone.
+  if (spared.ids.size > 0) {
+    try {
+      run.rename('closed.json', 'owner.json')
+    } catch {
+      // gone meanwhile: nothing to reopen
+    }
+  }
   return found
+}
+
+/** The lost processes a run's directory already records, by id. */
+function lostIn(run: HeldDirectory): Map<string, LostProcess> {
+  try {
+    const records = JSON.parse(run.read('lost.json').toString('utf8')) as LostProcess[]
+    return new Map(Array.isArray(records) ? records.map((record) => [record.id, record]) : [])
+  } catch {
+    return new Map()
+  }
 }
