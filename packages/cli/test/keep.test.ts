@@ -127,9 +127,17 @@ describe('serve --keep-processes', () => {
       expect(again).toMatchObject({ process: 'p1', status: 'running' })
       expect(again.resumed).toMatch(/^resumed after a restart at /)
       expect(keptPid(state)).toBe(pid)
-      // Its whole output again, from its first line: each once, the ones of the gap included.
+      // The reader goes on where it was: the lines of the gap, each once, in order.
       const lines = await readAll(back, (seen) => seen.includes('four'))
-      expect(lines).toEqual(['one', 'two', 'three', 'four'])
+      expect(lines).toEqual(['three', 'four'])
+      // And its whole output is there again, from its first line.
+      const whole = await body(back, { command: 'page', process: 'p1', offset: 0 })
+      expect((whole.events as Array<{ line: string }>).map((event) => event.line)).toEqual([
+        'one',
+        'two',
+        'three',
+        'four',
+      ])
       // Its mail: what was mailed before the restart is not mailed again.
       await mailUntil(back, 'four')
       expect(mailed).toEqual(['one', 'two', 'three', 'four'])

@@ -223,11 +223,12 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     markTold(this.options.stateDir, lost)
   }
 
-  annotate(id: string, { mail, ...info }: Annotation): void {
-    this.#state.annotate(id, info)
-    // A kept process's keeper keeps them too, for the runtime that re-adopts it (decision 0113).
-    const kept = { ...this.#notes.get(id), ...info, ...(mail ? { mail } : {}) }
+  annotate(id: string, annotation: Annotation): void {
+    const { mail: _mail, cursors: _cursors, ...info } = annotation
+    if (Object.keys(info).length > 0) this.#state.annotate(id, info)
+    // A kept process's keeper keeps it all, for the runtime that re-adopts it (decision 0113).
     if (![...this.#running].some((process) => process.id === id)) return
+    const kept = { ...this.#notes.get(id), ...annotation }
     this.#notes.set(id, kept)
     for (const [process, child] of this.#kept) if (process.id === id) updateKept(child.dir, kept)
   }

@@ -32,6 +32,8 @@ export interface KeptRecord {
   readonly cwd?: string
   /** Its mail source's durable name (`@toolvisor/mailbox`), so a re-adopted process is mailed once. */
   readonly mail?: string
+  /** Each reader's event cursor in its task, so a reader goes on where it was after a re-adoption. */
+  readonly cursors?: Readonly<Record<string, number>>
 }
 
 /** Where a state directory's keepers are. */

@@ -73,7 +73,7 @@ class Tasks implements TaskRegistry {
       ...(deferred && 'start' in options ? { pending: options.start } : {}),
       exit: undefined,
       lostWhy: undefined,
-      cursors: new Map(),
+      cursors: new Map('start' in options ? Object.entries(options.cursors ?? {}) : []),
       byteCursors: new Map(),
       waiters: 0,
       detached: false,
@@ -134,9 +134,11 @@ class Tasks implements TaskRegistry {
   ): TaskRead {
     const entry = this.#owned(id, session)
     const reader = options.reader ?? session ?? ''
-    const from = entry.cursors.get(reader) ?? 0
-    const result = pageOf(entry, from, options.max ?? DEFAULT_READ)
+    const result = pageOf(entry, entry.cursors.get(reader) ?? 0, options.max ?? DEFAULT_READ)
     entry.cursors.set(reader, result.next)
+    // A kept process's keeper keeps the cursors for the daemon that re-adopts it (decision 0113).
+    if (entry.process?.kept)
+      this.#runtime.annotate(entry.process.id, { cursors: Object.fromEntries(entry.cursors) })
     return result
   }
 

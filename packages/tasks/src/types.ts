@@ -93,6 +93,8 @@ export type AddTaskOptions = {
        * owner is taken over (that task is forgotten).
        */
       readonly id?: string
+      /** Each reader's event cursor to begin with (a kept task re-adopted after a restart, decision 0113). */
+      readonly cursors?: Readonly<Record<string, number>>
       /**
        * Not started yet: the task is `pending` (its id held, shown, cancellable: a cancel ends it
        * `cancelled` without a process) until its starter calls `tasks.begin(id)`.

@@ -145,4 +145,6 @@ export interface Annotation {
   readonly session?: string
   readonly kind?: string
   readonly mail?: string
+  /** Each reader's event cursor in its task (`@toolvisor/tasks`), kept with a kept process only. */
+  readonly cursors?: Readonly<Record<string, number>>
 }

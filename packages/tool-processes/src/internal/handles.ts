@@ -42,7 +42,7 @@ export class Handles {
   adopt(
     session: string,
     handle: string,
-    task: Pick<AddTaskOptions, 'kind' | 'tool'>,
+    task: Pick<AddTaskOptions, 'kind' | 'tool'> & { readonly cursors?: Readonly<Record<string, number>> },
     start: () => ManagedProcess,
   ): TaskInfo {
     const n = Number(handle.slice(1))

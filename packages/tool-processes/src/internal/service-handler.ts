@@ -227,8 +227,11 @@ function adoptService(
     ...(record.cwd ? { cwd: record.cwd } : {}),
   }
   const what = { name: loaded.spec.slug, loaded, start }
-  deps.handles.adopt(session, handle, { kind: 'service', tool: loaded.spec.slug }, () =>
-    launch(deps, settings, what, { session, handle }, record),
-  )
+  const task = {
+    kind: 'service' as const,
+    tool: loaded.spec.slug,
+    ...(record.cursors ? { cursors: record.cursors } : {}),
+  }
+  deps.handles.adopt(session, handle, task, () => launch(deps, settings, what, { session, handle }, record))
   deps.tasks.detach(handle)
 }
