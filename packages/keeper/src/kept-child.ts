@@ -33,6 +33,7 @@ export class KeptStream extends Readable {
   #ended = false
   #reading = false
   #wanted = false
+  #trailer: string | undefined
 
   constructor(path: string) {
     super({ highWaterMark: 1 << 20 })
@@ -45,8 +46,9 @@ export class KeptStream extends Readable {
     this.#pump()
   }
 
-  /** The stream closed: once its file is read to `length` (what it was told last), it ends. */
-  end(): void {
+  /** The stream closed: once its file is read to `length` (what it was told last), it ends (`trailer` last). */
+  end(trailer?: string): void {
+    if (trailer) this.#trailer = trailer
     this.#ended = true
     this.#pump()
   }
@@ -67,6 +69,8 @@ export class KeptStream extends Readable {
     if (this.#offset >= this.#length) {
       if (this.#ended) {
         this.#wanted = false
+        if (this.#trailer !== undefined) this.push(Buffer.from(this.#trailer))
+        this.#trailer = undefined
         this.push(null)
       }
       return
@@ -207,7 +211,8 @@ export class KeptChild extends EventEmitter implements Child {
       const key = a === '1' ? 'out' : 'err'
       this.#state.dropped = { ...this.#state.dropped, [key]: Number(b) }
     } else if (word === 'END') {
-      ;(a === '1' ? this.stdout : this.stderr).end()
+      if (a === '1') this.stdout.end()
+      else this.stderr.end(droppedNote(this.#state.dropped))
     } else if (word === 'EXIT') {
       const code = a === '-' ? null : Number(a)
       const signal = b === '-' ? null : (SIGNAL_NAMES.get(Number(b)) ?? 'SIGKILL')
@@ -263,4 +268,14 @@ function sizeOf(path: string): number {
   } catch {
     return 0
   }
+}
+
+/** What stderr ends with when the keeper dropped bytes past its cap (none: nothing). */
+function droppedNote(dropped: KeptState['dropped']): string | undefined {
+  const parts = [
+    dropped.out > 0 ? `${dropped.out} bytes of stdout` : '',
+    dropped.err > 0 ? `${dropped.err} bytes of stderr` : '',
+  ].filter(Boolean)
+  if (parts.length === 0) return undefined
+  return `\n[toolvisor: ${parts.join(' and ')} past the keeper's cap were not kept (decision 0113)]\n`
 }

@@ -11,8 +11,16 @@ export const KeeperConfig = z
     stateDir: z.string().min(1),
     /** How long a keeper with no daemon lives before it kills its process and goes (ms; default 24 h). */
     reapAfterMs: z.number().int().positive().optional(),
-    /** Bytes each stream's file may hold (default unbounded: the runtime's spill budget still applies to its copy). */
-    capBytes: z.number().int().positive().optional(),
+    /**
+     * Bytes each stream's file may hold (default 256 MiB, the runtime's own spill cap): past it a
+     * kept process's output is dropped, counted, and said at the end of its stderr, never written
+     * without bound.
+     */
+    capBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(256 * 1024 * 1024),
     /** The keeper binary (default: the one this package built). */
     binary: z.string().min(1).optional(),
   })

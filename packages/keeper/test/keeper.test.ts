@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { nodeSpawner } from '@toolvisor/process-runtime'
 import { createTestUser, eventually } from '@toolvisor/test-kit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Keepers, type KeptChild } from '../src/index.js'
@@ -173,6 +174,37 @@ describe('a kept process outlives the daemon that started it', () => {
     await closed
     expect(seen.all[0]).toBe('tick 0')
     expect(await eventually(() => !existsSync(daemon.dir))).toBe(true)
+  })
+})
+
+describe('what a keeper keeps', () => {
+  it('past its cap a stream is read and dropped, never written: the file stops at the cap, the process runs to its end, and stderr says how much was not kept', async () => {
+    const root = stateRoot()
+    const keepers = new Keepers({ root, capBytes: 1000 })
+    const script =
+      'import sys; sys.stdout.write("x" * 5000); sys.stdout.flush(); print("done", file=sys.stderr)'
+    const kept = keepers.wrap({
+      file: '/usr/bin/python3',
+      args: ['-c', script],
+      env: {},
+      cwd: '/',
+      extraFds: [],
+    })
+    const spawned = await nodeSpawner.launch(kept.launch)
+    const child = await kept.attach(spawned.child.stdout, spawned.child.stderr)
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()))
+    const closed = new Promise((resolve) => child.once('close', resolve))
+    const exit = await new Promise((resolve) => child.once('exit', (code) => resolve(code)))
+    await closed
+    expect(exit).toBe(0)
+    expect(out).toBe('x'.repeat(1000))
+    expect(err).toBe(
+      "done\n\n[toolvisor: 4000 bytes of stdout past the keeper's cap were not kept (decision 0113)]\n",
+    )
+    expect(child.state.dropped).toEqual({ out: 4000, err: 0 })
   })
 })
 

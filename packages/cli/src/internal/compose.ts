@@ -145,7 +145,12 @@ function useRuntime(
   if (native) kernel.use(launchNativePlugin)
   kernel.use(networkPlugin, { socketDir: join(stateDir, 'net'), refuseOwnListeners: true })
   // Kept services (serve --keep-processes): the keepers of this state directory.
-  if (keep) kernel.use(keeperPlugin, { stateDir, ...defined({ reapAfterMs: keep.reapAfterMs }) })
+  if (keep)
+    kernel.use(keeperPlugin, {
+      stateDir,
+      // The keeper's copy of a stream is bounded as the runtime's spill file is.
+      ...defined({ reapAfterMs: keep.reapAfterMs, capBytes: config.spillBytes }),
+    })
   kernel.use(runtimePlugin, {
     ...runtimeOptions(config, stateDir, ownPaths),
     ...(native ? { spawner: 'native' } : {}),
