@@ -155,6 +155,7 @@ function launch(
       annotate: (id) => deps.runtime.annotate(id, note),
       mail,
       ...(spec.process.input ? { input: spec.process.input.event ?? {} } : {}),
+      ...(adopted ? { resumed: (adopted.resumedAt?.length ?? 0) + 1 } : {}),
     })
     if (durable) deps.runtime.annotate(service.id, note)
     deps.live.add(service)

@@ -20,6 +20,8 @@ export interface ServiceOptions {
   readonly mail: ServiceMail | undefined
   /** The declared `input.event` schema (what `send` accepts); absent when it takes no input. */
   readonly input?: unknown
+  /** How many times daemons re-adopted it (decision 0113): its restarts' mail ids say so, never repeating one mailed before. */
+  readonly resumed?: number
 }
 
 /** One restart, as `processes status` shows it and its control mail says it. */

@@ -201,7 +201,8 @@ export class Service implements ManagedProcess {
     this.#timer = setTimeout(() => this.#relaunch(), delay)
     this.#timer.unref()
     const stderr = this.#runs.stderrLines(3).map((line) => line.slice(0, 200))
-    this.#options.mail?.restarting(`restart-${this.handle}-${this.#restarted}`, {
+    const resumed = this.#options.resumed ? `r${this.#options.resumed}-` : ''
+    this.#options.mail?.restarting(`restart-${this.handle}-${resumed}${this.#restarted}`, {
       ...this.#about(),
       ...record,
       of: policy.max,
