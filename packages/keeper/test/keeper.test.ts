@@ -7,6 +7,7 @@ import { nodeSpawner } from '@toolvisor/process-runtime'
 import { createTestUser, eventually } from '@toolvisor/test-kit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Keepers, type KeptChild } from '../src/index.js'
+import { alive, ticker } from './helpers.js'
 
 /**
  * The keeper from outside: a "daemon" (a Node process of its own, `daemon.mjs`) starts a kept
@@ -14,22 +15,6 @@ import { Keepers, type KeptChild } from '../src/index.js'
  */
 
 const daemonScript = join(import.meta.dirname, 'daemon.mjs')
-/** A service: a tick every 20 ms, and an answer to each line on its stdin; `quit` ends it (code 7). */
-const service = [
-  '-u',
-  '-c',
-  [
-    'import sys, threading, time',
-    'def tick():',
-    '    n = 0',
-    '    while True:',
-    '        print(f"tick {n}", flush=True); n += 1; time.sleep(0.02)',
-    'threading.Thread(target=tick, daemon=True).start()',
-    'for line in sys.stdin:',
-    '    if line.strip() == "quit": sys.exit(7)',
-    '    print(f"echo: {line.strip()}", flush=True)',
-  ].join('\n'),
-]
 
 const cleanups: (() => void)[] = []
 afterEach(() => {
@@ -51,7 +36,7 @@ interface Daemon {
 
 /** Starts a daemon that keeps `python3 SERVICE` under `root`; resolves once it told what it started. */
 async function startDaemon(root: string, extra: Record<string, unknown> = {}): Promise<Daemon> {
-  const daemon = spawn(process.execPath, [daemonScript, JSON.stringify({ root, ...extra, argv: service })], {
+  const daemon = spawn(process.execPath, [daemonScript, JSON.stringify({ root, ...extra, argv: ticker })], {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   cleanups.push(() => daemon.kill('SIGKILL'))
@@ -68,15 +53,6 @@ async function startDaemon(root: string, extra: Record<string, unknown> = {}): P
       }
   })
   return { process: daemon, ...said }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ')
-  } catch {
-    return false
-  }
 }
 
 function lines(child: KeptChild): { readonly all: string[] } {

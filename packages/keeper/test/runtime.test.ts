@@ -8,6 +8,7 @@ import { eventually, processesRunning } from '@toolvisor/test-kit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { makeRuntime, tempDir } from '../../process-runtime/test/helpers.js'
 import { Keepers, type KeptChild } from '../src/index.js'
+import { alive, ticker } from './helpers.js'
 
 /**
  * Kept processes through the runtime, as `serve` composes it (the fork server, a cgroup per launch
@@ -17,23 +18,6 @@ import { Keepers, type KeptChild } from '../src/index.js'
  */
 
 const daemonScript = join(import.meta.dirname, 'runtime-daemon.mjs')
-const ticker = [
-  '-u',
-  '-c',
-  [
-    'import sys, threading, time',
-    'def tick():',
-    '    n = 0',
-    '    while True:',
-    '        print(f"tick {n}", flush=True); n += 1; time.sleep(0.02)',
-    'threading.Thread(target=tick, daemon=True).start()',
-    // A line as the runtime writes an event (JSON) or as it is (through the keeper directly).
-    'for line in sys.stdin:',
-    "    word = line.strip().strip('\"')",
-    '    if word == "quit": sys.exit(7)',
-    '    print(f"echo: {word}", flush=True)',
-  ].join('\n'),
-]
 
 const cleanups: (() => void)[] = []
 afterEach(() => {
@@ -70,14 +54,6 @@ async function startDaemon(stateDir: string): Promise<Started> {
     }
   })
   return { daemon, said, ...started }
-}
-
-function alive(pid: number): boolean {
-  try {
-    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ')
-  } catch {
-    return false
-  }
 }
 
 function cgroupOf(pid: number): string {
