@@ -63,6 +63,15 @@ function childrenOf(pid: number): number[] {
   }
 }
 
+/** Asks `check` every 100 ms until it says yes (at most 10 s). */
+async function soon(check: () => Promise<boolean>): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    if (await check()) return true
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return false
+}
+
 /** What the session was mailed (folded into answers, or read by `wait`): every line, in order. */
 const mailed: string[] = []
 
@@ -157,6 +166,46 @@ describe('serve --keep-processes', () => {
       second.child.kill('SIGTERM')
       expect(await second.exited).toBe(0)
     }, 60_000)
+
+  it('a background bash command printing every 100 ms: kill -9 of serve, the next serve gives it back; bash_output goes on where it was, nothing lost or repeated; bash_kill leaves nothing', async () => {
+    const state = tempDir('tv-keep-state-')
+    states.push(state)
+    const first = await serve(['--keep-processes', '--bash'], '127.0.0.1:0', {}, { state })
+    const alice = (await connect(first.url, first.token, undefined, 'alice')).client
+    const command = 'i=0; while true; do echo "line $i"; i=$((i+1)); sleep 0.1; done'
+    const started = await call(alice, 'bash', { command, description: 'count', run_in_background: true })
+    expect(started).toBe('started background task bash-1')
+    const numbers = (text: string) => [...text.matchAll(/^line (\d+)$/gm)].map((m) => Number(m[1]))
+    const seen: number[] = []
+    expect(
+      await soon(async () => {
+        seen.push(...numbers(await call(alice, 'bash_output', { task_id: 'bash-1' })))
+        return seen.length >= 3
+      }),
+    ).toBe(true)
+    const pid = keptPid(state)
+    first.child.kill('SIGKILL')
+    await first.exited
+    // No daemon for a while: it goes on counting into its keeper's files.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(alive(pid)).toBe(true)
+    const second = await serve(['--keep-processes', '--bash'], '127.0.0.1:0', {}, { state })
+    expect(second.stderr()).toMatch(/re-adopted kept bash-1 \(bash, pid \d+\) of session alice/)
+    const back = (await connect(second.url, second.token, undefined, 'alice')).client
+    const before = seen.at(-1)!
+    expect(
+      await soon(async () => {
+        seen.push(...numbers(await call(back, 'bash_output', { task_id: 'bash-1' })))
+        return seen.at(-1)! >= before + 8
+      }),
+    ).toBe(true)
+    // Every line from the first, in order, once: the ones printed while no daemon ran included.
+    expect(seen).toEqual(seen.map((_, i) => i))
+    expect(await call(back, 'bash_kill', { task_id: 'bash-1' })).toBe('killed background task bash-1')
+    expect(await eventually(() => !alive(pid) && keepersOf(state).length === 0, 5000)).toBe(true)
+    second.child.kill('SIGTERM')
+    expect(await second.exited).toBe(0)
+  }, 60_000)
 
   it('check --probe lists what keepers hold with no serve; --reap ends it, and the next serve reports it lost to its session, once', async () => {
     const state = tempDir('tv-keep-state-')

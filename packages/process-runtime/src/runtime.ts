@@ -224,7 +224,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   }
 
   annotate(id: string, annotation: Annotation): void {
-    const { mail: _mail, cursors: _cursors, ...info } = annotation
+    const { mail: _m, cursors: _c, byteCursors: _b, handler: _h, ...info } = annotation
     if (Object.keys(info).length > 0) this.#state.annotate(id, info)
     // A kept process's keeper keeps it all, for the runtime that re-adopts it (decision 0113).
     if (![...this.#running].some((process) => process.id === id)) return

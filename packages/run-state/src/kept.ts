@@ -32,8 +32,11 @@ export interface KeptRecord {
   readonly cwd?: string
   /** Its mail source's durable name (`@toolvisor/mailbox`), so a re-adopted process is mailed once. */
   readonly mail?: string
-  /** Each reader's event cursor in its task, so a reader goes on where it was after a re-adoption. */
+  /** Each reader's event and byte cursors in its task, so a reader goes on where it was after a re-adoption. */
   readonly cursors?: Readonly<Record<string, number>>
+  readonly byteCursors?: Readonly<Record<string, readonly [number, number]>>
+  /** What its kind's handler needs to take it back (opaque here). */
+  readonly handler?: Readonly<Record<string, unknown>>
 }
 
 /** Where a state directory's keepers are. */

@@ -8,7 +8,7 @@ import {
   newestBytes,
   type ProcessExit,
 } from '@toolvisor/process-runtime'
-import type { TaskBytes, TaskInfo, TaskKind, TaskRead } from './types.js'
+import type { AddTaskOptions, TaskBytes, TaskInfo, TaskKind, TaskRead } from './types.js'
 
 /** A task in the registry. */
 export interface Entry {
@@ -176,4 +176,34 @@ export function wake(entry: Entry): void {
   const wakes = entry.wakes ?? []
   entry.wakes = undefined
   for (const done of wakes) done()
+}
+
+/** A new task's entry; its readers' cursors as given (a kept task re-adopted after a restart, decision 0113). */
+export function entryOf(id: string, options: AddTaskOptions, process: ManagedProcess | undefined): Entry {
+  const start = 'start' in options ? options : undefined
+  return {
+    id,
+    kind: options.kind,
+    owner: options.owner,
+    tool: options.tool,
+    label: options.label,
+    startedAt: process?.startedAt ?? new Date(),
+    process,
+    ...(start?.deferred ? { pending: start.start } : {}),
+    exit: undefined,
+    lostWhy: undefined,
+    cursors: new Map(Object.entries(start?.cursors ?? {})),
+    byteCursors: new Map(Object.entries(start?.byteCursors ?? {})),
+    waiters: 0,
+    detached: false,
+    seen: false,
+  }
+}
+
+/** Its readers' cursors, as a kept process's keeper keeps them. */
+export function keptCursors(entry: Entry): {
+  cursors: Record<string, number>
+  byteCursors: Record<string, readonly [number, number]>
+} {
+  return { cursors: Object.fromEntries(entry.cursors), byteCursors: Object.fromEntries(entry.byteCursors) }
 }

@@ -1,5 +1,5 @@
 import type { LostProcess, ManagedProcess, ProcessExit, ProcessRuntime } from '@toolvisor/process-runtime'
-import { bytesOf, type Entry, info, lostEntry, pageOf, waitEnd, wake } from './entry.js'
+import { bytesOf, type Entry, entryOf, info, keptCursors, lostEntry, pageOf, waitEnd, wake } from './entry.js'
 import { TasksError } from './errors.js'
 import { TaskIds } from './internal/ids.js'
 import { TaskSignals } from './internal/signals.js'
@@ -62,23 +62,7 @@ class Tasks implements TaskRegistry {
     const id = this.#claim(options.id, options.owner, 'start' in options ? options.idPrefix : undefined)
     const deferred = 'start' in options && options.deferred === true
     const process = deferred ? undefined : 'start' in options ? options.start() : options.process
-    const entry: Entry = {
-      id,
-      kind: options.kind,
-      owner: options.owner,
-      tool: options.tool,
-      label: options.label,
-      startedAt: process?.startedAt ?? new Date(),
-      process,
-      ...(deferred && 'start' in options ? { pending: options.start } : {}),
-      exit: undefined,
-      lostWhy: undefined,
-      cursors: new Map('start' in options ? Object.entries(options.cursors ?? {}) : []),
-      byteCursors: new Map(),
-      waiters: 0,
-      detached: false,
-      seen: false,
-    }
+    const entry = entryOf(id, options, process)
     this.#entries.set(id, entry)
     if (process !== undefined) this.#attach(entry, process)
     return info(entry)
@@ -136,9 +120,7 @@ class Tasks implements TaskRegistry {
     const reader = options.reader ?? session ?? ''
     const result = pageOf(entry, entry.cursors.get(reader) ?? 0, options.max ?? DEFAULT_READ)
     entry.cursors.set(reader, result.next)
-    // A kept process's keeper keeps the cursors for the daemon that re-adopts it (decision 0113).
-    if (entry.process?.kept)
-      this.#runtime.annotate(entry.process.id, { cursors: Object.fromEntries(entry.cursors) })
+    this.#keepCursors(entry)
     return result
   }
 
@@ -148,7 +130,14 @@ class Tasks implements TaskRegistry {
     options: { readonly reader?: string; readonly max: number; readonly utf8?: boolean },
   ): TaskBytes {
     const entry = this.#owned(id, session)
-    return bytesOf(entry, options.reader ?? session ?? '', options)
+    const bytes = bytesOf(entry, options.reader ?? session ?? '', options)
+    this.#keepCursors(entry)
+    return bytes
+  }
+
+  /** A kept process's keeper keeps its readers' cursors for the daemon that re-adopts it (decision 0113). */
+  #keepCursors(entry: Entry): void {
+    if (entry.process?.kept) this.#runtime.annotate(entry.process.id, keptCursors(entry))
   }
 
   page(

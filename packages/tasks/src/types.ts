@@ -95,6 +95,8 @@ export type AddTaskOptions = {
       readonly id?: string
       /** Each reader's event cursor to begin with (a kept task re-adopted after a restart, decision 0113). */
       readonly cursors?: Readonly<Record<string, number>>
+      /** Each reader's byte cursors (stdout, stderr) to begin with, likewise. */
+      readonly byteCursors?: Readonly<Record<string, readonly [number, number]>>
       /**
        * Not started yet: the task is `pending` (its id held, shown, cancellable: a cancel ends it
        * `cancelled` without a process) until its starter calls `tasks.begin(id)`.

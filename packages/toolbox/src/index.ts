@@ -11,7 +11,15 @@ export type { KeptOutcome } from './kept.js'
 export { adoptKept } from './kept.js'
 export type { EntryOptions, LoadOptions, LoadOutcome, ToolboxEntry } from './loader.js'
 export { loadToolboxes, toolboxFiles } from './loader.js'
-export type { ModeCall, ModeHandler, ModeStart, Modes, ProcessMode, ResultRules } from './modes.js'
+export type {
+  KeptAdopter,
+  ModeCall,
+  ModeHandler,
+  ModeStart,
+  Modes,
+  ProcessMode,
+  ResultRules,
+} from './modes.js'
 export { RESERVED_NAMES } from './names.js'
 export type { Oneshots } from './oneshots.js'
 export type { BinaryTools } from './plugin.js'

@@ -23,6 +23,19 @@ export async function adoptKept(
 ): Promise<KeptOutcome[]> {
   const outcomes: KeptOutcome[] = []
   for (const record of runtime.kept()) {
+    const adopter = record.kind === undefined ? undefined : modes.keptAdopter(record.kind)
+    if (adopter !== undefined) {
+      const why = await adopter(record).then(
+        () => undefined,
+        (error: unknown) => (error as Error).message,
+      )
+      if (why === undefined) outcomes.push({ record, outcome: 'adopted' })
+      else {
+        await stopKept(runtime, record)
+        outcomes.push({ record, outcome: 'stopped', why })
+      }
+      continue
+    }
     const tool = loaded.find((candidate) => candidate.spec.slug === record.tool)
     const handler = record.kind === undefined ? undefined : modes.get(record.kind as ProcessMode)
     let why: string | undefined

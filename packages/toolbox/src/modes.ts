@@ -81,12 +81,23 @@ export interface Modes {
   list(): ProcessMode[]
   /** Calls `listener` after each registration; returns the unsubscription. */
   onRegister(listener: (mode: ProcessMode) => void): () => void
+  /**
+   * Registers who takes back a kept process of a task kind no tool mode runs (the bash tools'
+   * `bash`, decision 0113; a mode's own are its handler's `adopt`); returns its removal.
+   */
+  registerKept(kind: string, adopt: KeptAdopter): () => void
+  /** Who takes back a kept process of `kind`, if anyone registered. */
+  keptAdopter(kind: string): KeptAdopter | undefined
 }
+
+/** Takes back a kept process an earlier daemon started (its task, its process through `runtime.adopt`); throws when it cannot. */
+export type KeptAdopter = (record: KeptRecord) => Promise<void>
 
 /** Creates an empty `modes` registry. */
 export function createModes(): Modes {
   const handlers = new Map<ProcessMode, ModeHandler>()
   const listeners = new Set<(mode: ProcessMode) => void>()
+  const adopters = new Map<string, KeptAdopter>()
   return {
     register(mode, handler) {
       if (handlers.has(mode)) {
@@ -107,6 +118,13 @@ export function createModes(): Modes {
       listeners.add(listener)
       return () => listeners.delete(listener)
     },
+    registerKept(kind, adopt) {
+      adopters.set(kind, adopt)
+      return () => {
+        if (adopters.get(kind) === adopt) adopters.delete(kind)
+      }
+    },
+    keptAdopter: (kind) => adopters.get(kind),
   }
 }
 

@@ -145,6 +145,9 @@ export interface Annotation {
   readonly session?: string
   readonly kind?: string
   readonly mail?: string
-  /** Each reader's event cursor in its task (`@toolvisor/tasks`), kept with a kept process only. */
+  /** Each reader's event and byte cursors in its task (`@toolvisor/tasks`), kept with a kept process only. */
   readonly cursors?: Readonly<Record<string, number>>
+  readonly byteCursors?: Readonly<Record<string, readonly [number, number]>>
+  /** What its kind's handler needs to take it back (the bash tools: the mode, workspace, names, command). */
+  readonly handler?: Readonly<Record<string, unknown>>
 }

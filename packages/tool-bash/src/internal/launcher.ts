@@ -66,6 +66,15 @@ export interface Launch {
    * toolvisor runs as root): a permission that user lacks is the mode's doing (decision 0101).
    */
   readonly user?: string
+  /** What `launchFor` made it of: a daemon that re-adopts a kept command prepares it again (decision 0113). */
+  readonly of?: LaunchOf
+}
+
+/** The arguments of `Launcher.launchFor`. */
+export interface LaunchOf {
+  readonly mode?: SandboxMode
+  readonly root: string
+  readonly extra: readonly string[]
 }
 
 /** How the launcher runs bash. */
@@ -138,7 +147,16 @@ export class Launcher {
    * that call only). A policy the mechanism cannot honour throws `BASH_ERR_SANDBOX` naming why;
    * it is never run weaker.
    */
-  launchFor(mode: SandboxMode | undefined, root: string, extra: readonly string[] = []): Promise<Launch> {
+  async launchFor(
+    mode: SandboxMode | undefined,
+    root: string,
+    extra: readonly string[] = [],
+  ): Promise<Launch> {
+    const of = { ...(mode ? { mode } : {}), root, extra }
+    return { ...(await this.#launchFor(mode, root, extra)), of }
+  }
+
+  #launchFor(mode: SandboxMode | undefined, root: string, extra: readonly string[]): Promise<Launch> {
     if (mode === undefined) return Promise.resolve(this.#plain)
     if (mode === 'danger-full-access') return Promise.resolve({ ...this.#plain, mode })
     if (extra.length > 0) return this.#confined(mode, root, extra)
@@ -224,8 +242,8 @@ export class Launcher {
     options: { name?: string; idPrefix?: string; timeoutMs?: number; deferred?: boolean } = {},
   ): Promise<TaskInfo> {
     let started: ManagedProcess | undefined
-    const start = () =>
-      (started = this.#runtime.start({
+    const start = () => {
+      started = this.#runtime.start({
         tool: command.launch.background,
         argv: bashArgv(command.command),
         cwd: command.cwd,
@@ -233,7 +251,14 @@ export class Launcher {
         resultBytes: 0,
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
         ...onTerminal(command),
-      }))
+        // Kept past the daemon when it keeps (serve --keep-processes, decision 0113); never on a terminal.
+        ...(command.terminal === undefined ? { keep: true } : {}),
+      })
+      // What a daemon that re-adopts it needs to prepare it again (`adoptBash`, decision 0113).
+      const of = command.launch.of
+      if (of) this.#runtime.annotate(started.id, { handler: { ...of, command: command.command } })
+      return started
+    }
     const task = tasks.add({
       kind: 'bash',
       tool: BASH_TOOL,
