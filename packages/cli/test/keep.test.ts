@@ -207,6 +207,32 @@ describe('serve --keep-processes', () => {
     expect(await second.exited).toBe(0)
   }, 60_000)
 
+  it('a stream followed as a task: kill -9 of serve, the next serve gives it back under its id; read goes on where it was and it ends as it would have', async () => {
+    const state = tempDir('tv-keep-state-')
+    states.push(state)
+    const first = await serve(['--keep-processes'], '127.0.0.1:0', {}, { state })
+    const alice = (await connect(first.url, first.token, undefined, 'alice')).client
+    expect(JSON.parse(await call(alice, 'counter', { to: 30, 'every-ms': 50 }))).toMatchObject({ task: 't1' })
+    const ns: number[] = []
+    const follow = async (client: typeof alice) => {
+      const read = await body(client, { command: 'read', process: 't1' })
+      ns.push(...(read.events as Array<{ n: number }>).map((event) => event.n))
+      return read.status as string
+    }
+    expect(await soon(async () => (await follow(alice), ns.length >= 3))).toBe(true)
+    first.child.kill('SIGKILL')
+    await first.exited
+    const second = await serve(['--keep-processes'], '127.0.0.1:0', {}, { state })
+    expect(second.stderr()).toMatch(/re-adopted kept t1 \(counter, pid \d+\) of session alice/)
+    const back = (await connect(second.url, second.token, undefined, 'alice')).client
+    expect(await soon(async () => (await follow(back)) === 'exited (0)')).toBe(true)
+    // Every event once, in order, the ones of the gap included.
+    expect(ns).toEqual(Array.from({ length: 30 }, (_, i) => i + 1))
+    expect(await eventually(() => keepersOf(state).length === 0, 5000)).toBe(true)
+    second.child.kill('SIGTERM')
+    expect(await second.exited).toBe(0)
+  }, 60_000)
+
   it('check --probe lists what keepers hold with no serve; --reap ends it, and the next serve reports it lost to its session, once', async () => {
     const state = tempDir('tv-keep-state-')
     states.push(state)

@@ -1,7 +1,8 @@
 import type { ReadBack, ReadBackOf } from '@toolvisor/answers'
 import { eventValue, fitBackward, type Renderer, rendererFor } from '@toolvisor/answers'
-import type { ManagedProcess, ProcessRuntime } from '@toolvisor/process-runtime'
+import type { KeptRecord, ManagedProcess, ProcessRuntime } from '@toolvisor/process-runtime'
 import type { TaskRegistry } from '@toolvisor/tasks'
+import type { LoadedTool } from './binary-tool.js'
 import type { ModeCall, ModeHandler } from './modes.js'
 import { exitMeta, failure, networkNote, succeeded, text } from './results.js'
 import type { ToolCallContext, ToolResult } from './types.js'
@@ -29,7 +30,9 @@ export function streamHandler(
     async call(call) {
       let forward = call.progress
       // The task outlives the call: the call's signal cancels it only while the call is open.
-      const process = deps.runtime.start({ ...call.start, onEvent: (event) => forward?.(event) })
+      // Kept past the daemon when it keeps (serve --keep-processes, decision 0113); never on a terminal.
+      const keep = call.start.terminal === undefined
+      const process = deps.runtime.start({ ...call.start, onEvent: (event) => forward?.(event), keep })
       const task = deps.tasks.add({
         kind: 'stream',
         tool: call.name,
@@ -61,8 +64,31 @@ export function streamHandler(
       }
       return finished({ process, task: task.id, call, options, render, readBack })
     },
+    adopt: (record, loaded) => adoptStream(deps, record, loaded),
     tasks: true,
   }
+}
+
+/** Takes a kept stream an earlier daemon started back (decision 0113): its task under the same id, owner and cursors. */
+function adoptStream(
+  deps: { readonly runtime: ProcessRuntime; readonly tasks: TaskRegistry },
+  record: KeptRecord,
+  loaded: LoadedTool,
+): void {
+  const { task, session } = record
+  if (task === undefined) throw new Error(`kept stream ${record.tool} (pid ${record.pid}) names no task`)
+  const start = { tool: loaded.prepared, argv: record.argv ?? [], ...(record.cwd ? { cwd: record.cwd } : {}) }
+  const process = deps.runtime.adopt(record, start)
+  deps.tasks.add({
+    kind: 'stream',
+    tool: loaded.spec.slug,
+    id: task,
+    start: () => process,
+    ...(session !== undefined ? { owner: session } : {}),
+    ...(record.cursors ? { cursors: record.cursors } : {}),
+    ...(record.byteCursors ? { byteCursors: record.byteCursors } : {}),
+  })
+  deps.tasks.detach(task)
 }
 
 interface Ended {
