@@ -4,7 +4,7 @@
  * shape. Outermost in the launch chain, run as toolvisor's own user, placed by the fork server in
  * the launch's cgroups like any launch:
  *
- *   toolvisor-keeper --dir DIR --secret FILE [--fds N] [--cap BYTES] [--reap-after SECONDS] -- FILE [ARGS...]
+ *   toolvisor-keeper --dir DIR --secret FILE [--fds N] [--cap BYTES] [--reap-after SECONDS] [--cgroup DIR]... -- FILE [ARGS...]
  *   toolvisor-keeper --version     prints "toolvisor-keeper 1"
  *
  * DIR is the process's own directory (made by the daemon, 0700, in the state directory); FILE the
@@ -39,7 +39,8 @@
  * and holds the launch back in nothing (its pipes are always read), and the notices are coalesced
  * (at most one pending line of each kind), so neither side buffers without bound.
  *
- * With no client for SECONDS (default 86400), the keeper kills the launch's group and, once it
+ * With no client for SECONDS (default 86400), the keeper kills the launch's group and every other
+ * process of the launch's cgroups (`--cgroup`: the leaves made for this launch) and, once it
  * was reaped and its streams closed, removes DIR and exits: a keeper whose daemon never comes back
  * is reaped by the bound the operator sets.
  */
@@ -354,6 +355,36 @@ static void remove_dir(void) {
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) unlinkat(dirfd_, names[i], 0);
 }
 
+/* The launch's cgroups (`--cgroup DIR`, each a leaf made for this launch alone): what the launch
+ * started that left its process group (a daemonized child, a sandbox helper) is killed there. */
+static const char *cgroups[4];
+static int ncgroups;
+
+/* Kills every process of the launch's cgroups but the keeper, a few rounds (a fork racing the
+ * read of cgroup.procs is found by the next). Without --cgroup nothing is read: the keeper never
+ * kills by a cgroup it was not told is the launch's own. */
+static void kill_cgroup_peers(void) {
+  for (int round = 0; round < 8; round++) {
+    int found = 0;
+    for (int i = 0; i < ncgroups; i++) {
+      char path[PATH_MAX];
+      if ((size_t)snprintf(path, sizeof path, "%s/cgroup.procs", cgroups[i]) >= sizeof path) continue;
+      FILE *procs = fopen(path, "re");
+      if (procs == NULL) continue;
+      long pid;
+      while (fscanf(procs, "%ld", &pid) == 1) {
+        if (pid <= 0 || pid == (long)getpid()) continue;
+        kill((pid_t)pid, SIGKILL);
+        found = 1;
+      }
+      fclose(procs);
+    }
+    if (!found) return;
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+}
+
 static int parse_args(int argc, char **argv, const char **dir, const char **secret_file, int *fds) {
   int i = 1;
   for (; i < argc; i++) {
@@ -364,9 +395,10 @@ static int parse_args(int argc, char **argv, const char **dir, const char **secr
     else if (strcmp(argv[i], "--fds") == 0) *fds = atoi(argv[++i]);
     else if (strcmp(argv[i], "--cap") == 0) cap = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--reap-after") == 0) reap_after = atol(argv[++i]);
+    else if (strcmp(argv[i], "--cgroup") == 0 && ncgroups < 4) cgroups[ncgroups++] = argv[++i];
     else break;
   }
-  fprintf(stderr, "usage: toolvisor-keeper --dir DIR --secret FILE [--fds N] [--cap BYTES] [--reap-after SECONDS] -- FILE [ARGS...]\n");
+  fprintf(stderr, "usage: toolvisor-keeper --dir DIR --secret FILE [--fds N] [--cap BYTES] [--reap-after SECONDS] [--cgroup DIR]... -- FILE [ARGS...]\n");
   exit(2);
 }
 
@@ -496,9 +528,12 @@ int main(int argc, char **argv) {
       long left = reap_after * 1000L - (now_ms() - (alone_since.tv_sec * 1000L + alone_since.tv_nsec / 1000000L));
       if (left <= 0) {
         /* No daemon for the whole bound: the launch is ended, and the keeper with it once it is. */
-        if (!killed && child_status < 0) {
-          kill(-child, SIGKILL);
-          kill(child, SIGKILL);
+        if (!killed) {
+          if (child_status < 0) {
+            kill(-child, SIGKILL);
+            kill(child, SIGKILL);
+          }
+          kill_cgroup_peers();
         }
         if (!killed) killed_at = now_ms();
         killed = 1;

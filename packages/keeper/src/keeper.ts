@@ -8,7 +8,7 @@ import {
   readFileSync,
   writeFileSync,
 } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { type Launch, RuntimeError } from '@toolvisor/launchers'
@@ -91,6 +91,12 @@ export class Keepers {
     if (capBytes !== undefined) args.push('--cap', String(capBytes))
     if (reapAfterMs !== undefined)
       args.push('--reap-after', String(Math.max(1, Math.ceil(reapAfterMs / 1000))))
+    // Its own cgroups (the v2 leaf it is born in, the v1 leaves it joins): what its reap kills.
+    const leaves = [
+      ...(launch.cgroupDir ? [launch.cgroupDir] : []),
+      ...(launch.cgroups ?? []).map((procs) => dirname(procs)),
+    ]
+    for (const leaf of leaves.slice(0, 4)) args.push('--cgroup', leaf)
     const wrapped: Launch = {
       ...launch,
       file: this.binary,

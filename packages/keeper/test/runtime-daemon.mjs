@@ -8,10 +8,10 @@ import { Keepers } from '@toolvisor/keeper'
 import { nativeSpawner } from '@toolvisor/launch-native'
 import { createLaunchers, Runtime } from '@toolvisor/process-runtime'
 
-const { stateDir, argv } = JSON.parse(process.argv[2])
-const keeping = new Keepers({ root: join(stateDir, 'keep') })
+const { stateDir, argv, file = '/usr/bin/python3', reapAfterMs } = JSON.parse(process.argv[2])
+const keeping = new Keepers({ root: join(stateDir, 'keep'), ...(reapAfterMs ? { reapAfterMs } : {}) })
 const runtime = new Runtime({ stateDir, spawner: nativeSpawner(), keeping }, createLaunchers())
-const tool = await runtime.preparePlain({ name: 'ticker', file: '/usr/bin/python3' })
+const tool = await runtime.preparePlain({ name: 'ticker', file })
 const started = runtime.start({ tool, argv, keep: true, stdin: 'open' })
 await started.launched
 // As the task registry does for a service of session alice.

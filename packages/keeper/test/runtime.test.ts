@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { cgroupHost } from '@toolvisor/containment'
@@ -32,10 +32,14 @@ interface Started {
   readonly said: AsyncIterableIterator<string>
 }
 
-async function startDaemon(stateDir: string): Promise<Started> {
-  const daemon = spawn(process.execPath, [daemonScript, JSON.stringify({ stateDir, argv: ticker })], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  })
+async function startDaemon(stateDir: string, extra: Record<string, unknown> = {}): Promise<Started> {
+  const daemon = spawn(
+    process.execPath,
+    [daemonScript, JSON.stringify({ stateDir, argv: ticker, ...extra })],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  )
   cleanups.push(() => daemon.kill('SIGKILL'))
   const said = createInterface({ input: daemon.stdout! })[Symbol.asyncIterator]()
   const first = await said.next()
@@ -196,4 +200,37 @@ describe('a keeper that died while no runtime ran', () => {
       // Told once: the start after it finds nothing new.
       expect(makeRuntime({ stateDir }).lost()).toEqual([])
     })
+})
+
+describe('a keeper whose daemon never comes back', () => {
+  it.skipIf(!cgroups)(
+    `past its bound, kills what the launch started outside its process group too: its cgroup (${cgroups ? 'runs here' : 'skipped: no cgroup per launch here'})`,
+    async () => {
+      const stateDir = tempDir('tv-kept-')
+      // A daemonized grandchild (its own session): the process group's kill misses it, the cgroup's does not.
+      const script = 'setsid sleep 300 & i=0; while :; do echo "tick $i"; i=$((i+1)); sleep 0.02; done'
+      const started = await startDaemon(stateDir, {
+        file: '/bin/sh',
+        argv: ['-c', script],
+        reapAfterMs: 1000,
+      })
+      const escaped = () =>
+        readdirSync('/proc').filter((name) => {
+          try {
+            return readFileSync(`/proc/${name}/cmdline`, 'utf8') === 'sleep\u0000300\u0000'
+          } catch {
+            return false
+          }
+        })
+      expect(await eventually(() => escaped().length > 0)).toBe(true)
+      const leftBehind = escaped().map(Number)
+      started.daemon.kill('SIGKILL')
+      await new Promise((resolve) => started.daemon.once('exit', resolve))
+      expect(
+        await eventually(() => !alive(started.pid) && leftBehind.every((pid) => !alive(pid)), 10_000),
+      ).toBe(true)
+      expect(await eventually(() => !existsSync(started.dir), 10_000)).toBe(true)
+    },
+    30_000,
+  )
 })
