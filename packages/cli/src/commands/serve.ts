@@ -26,8 +26,8 @@ with the x-toolvisor-session header (required in 2026-07-28; in 2025-11-25 its M
 otherwise, and it comes back with its Mcp-Session-Id). A session is kept when the client goes away,
 and ended after --session-ttl of idleness unless it owns running processes. Every request needs
 Authorization: Bearer <token>. SIGTERM or SIGINT stops every process with its declared cancel and
-exits 0; with --keep-processes, services run on, each held by its keeper, and the next serve on the
-same state directory re-adopts them. The operator page, at /ui on the same listener, shows every session and its processes
+exits 0; with --keep-processes, services, stream tasks and background bash commands run on, each
+held by its keeper, and the next serve on the same state directory re-adopts them. The operator page, at /ui on the same listener, shows every session and its processes
 live in a browser (log in with the token); read-only unless --ui-control.`,
 )
 
@@ -79,7 +79,7 @@ export async function serveCommand(
     await stop.stopped
     io.err(
       keep
-        ? 'toolvisor: stopping: services run on with their keepers; every other process gets its declared cancel\n'
+        ? 'toolvisor: stopping: kept processes run on with their keepers; every other process gets its declared cancel\n'
         : 'toolvisor: stopping: every process gets its declared cancel\n',
     )
     await http.close()
@@ -196,7 +196,7 @@ function listenOf(text: string | undefined, remote: boolean, io: Io): Listen {
   return { host: host === 'localhost' ? '127.0.0.1' : host, port }
 }
 
-/** Gives every kept service an earlier serve left back to its session (decision 0113), and says so. */
+/** Gives every kept process an earlier serve left back to its session (decision 0113), and says so. */
 async function readopt(composed: Composed, log: (line: string) => void): Promise<void> {
   const modes = composed.kernel.get(ModesToken)
   if (modes === undefined) return

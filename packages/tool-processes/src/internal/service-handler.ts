@@ -152,7 +152,8 @@ function launch(
           ? deps.runtime.adopt(record, { ...start, onEvent })
           : deps.runtime.start({ ...start, onEvent, keep: true })
       },
-      annotate: (id) => deps.runtime.annotate(id, note),
+      // A restarted run: its events are numbered after the earlier runs', which a re-adoption cannot count again.
+      annotate: (id) => deps.runtime.annotate(id, { ...note, handler: { restarted: true } }),
       mail,
       ...(spec.process.input ? { input: spec.process.input.event ?? {} } : {}),
       ...(adopted ? { resumed: (adopted.resumedAt?.length ?? 0) + 1 } : {}),
@@ -228,11 +229,9 @@ function adoptService(
     ...(record.cwd ? { cwd: record.cwd } : {}),
   }
   const what = { name: loaded.spec.slug, loaded, start }
-  const task = {
-    kind: 'service' as const,
-    tool: loaded.spec.slug,
-    ...(record.cursors ? { cursors: record.cursors } : {}),
-  }
+  // The readers' cursors count the events of its runs before this one when it restarted: then they start again.
+  const cursors = record.cursors && record.handler?.restarted !== true ? { cursors: record.cursors } : {}
+  const task = { kind: 'service' as const, tool: loaded.spec.slug, ...cursors }
   deps.handles.adopt(session, handle, task, () => launch(deps, settings, what, { session, handle }, record))
   deps.tasks.detach(handle)
 }
