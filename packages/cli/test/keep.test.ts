@@ -4,10 +4,12 @@
 // answered, and `stop` leaves nothing.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import { eventually } from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
 import { run, tempDir } from './helpers.js'
 import { call, connect, serve } from './serve-helpers.js'
+import { settled, startTask } from './task-helpers.js'
 
 function alive(pid: number): boolean {
   try {
@@ -81,6 +83,12 @@ async function body(client: Parameters<typeof call>[0], args: Record<string, unk
   const [first, ...rest] = text.split('\n')
   for (const line of rest) mailed.push(...[...line.matchAll(/"line":"([^"]*)"/g)].map((m) => m[1]!))
   return JSON.parse(first!)
+}
+
+/** How many kept processes of the state directory have their record written. */
+function keptCount(state: string): number {
+  const keep = join(state, 'keep')
+  return readdirSync(keep).filter((name) => existsSync(join(keep, name, 'kept.json'))).length
 }
 
 /** The events of p1 as `processes read` gives them (this reader's next ones), until `until` says enough. */
@@ -229,6 +237,33 @@ describe('serve --keep-processes', () => {
     // Every event once, in order, the ones of the gap included.
     expect(ns).toEqual(Array.from({ length: 30 }, (_, i) => i + 1))
     expect(await eventually(() => keepersOf(state).length === 0, 5000)).toBe(true)
+    second.child.kill('SIGTERM')
+    expect(await second.exited).toBe(0)
+  }, 60_000)
+
+  it('an MCP task (a stream taken as a task): kill -9 of serve, the client back in its session polls it to completion and fetches its result, every event once', async () => {
+    const state = tempDir('tv-keep-state-')
+    states.push(state)
+    const first = await serve(['--keep-processes'], '127.0.0.1:0', {}, { state })
+    const alice = (await connect(first.url, first.token, undefined, 'alice')).client
+    const task = await startTask(alice, 'counter', { to: 20, 'every-ms': 100 })
+    expect(task).toMatchObject({ taskId: 't1', status: 'working' })
+    // Kept once its launch is done (the task is answered before): a daemon that dies mid-launch loses it.
+    expect(await eventually(() => existsSync(join(state, 'keep')) && keptCount(state) === 1)).toBe(true)
+    first.child.kill('SIGKILL')
+    await first.exited
+    const second = await serve(['--keep-processes'], '127.0.0.1:0', {}, { state })
+    expect(second.stderr()).toMatch(/re-adopted kept t1 \(counter, pid \d+\) of session alice/)
+    const back = (await connect(second.url, second.token, undefined, 'alice')).client
+    expect(await settled(back, 't1')).toMatchObject({ taskId: 't1', status: 'completed' })
+    const result = await back.experimental.tasks.getTaskResult('t1', CallToolResultSchema)
+    expect(result.isError).toBe(false)
+    // The answer the dead daemon would have built is gone with it: this one is the registry's, and
+    // says where the output is; every event is there, once.
+    expect(result.structuredContent).toMatchObject({ task: 't1', tool: 'counter', status: 'completed' })
+    const read = await body(back, { command: 'read', process: 't1', max: 100 })
+    const events = (read.events as Array<{ n: number }>).map((event) => event.n)
+    expect(events).toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
     second.child.kill('SIGTERM')
     expect(await second.exited).toBe(0)
   }, 60_000)
