@@ -24,7 +24,8 @@
  * back). A client of another uid is closed at once (SO_PEERCRED); one whose first line is not
  * "HELLO SECRET" too. The protocol, one text line per message (docs/decisions/0113):
  *
- *   keeper -> daemon   PID <pid> <keeper>   the launch's pid and the keeper's (first, then the state so far:)
+ *   keeper -> daemon   PID <pid> <keeper> <version>   the launch's pid, the keeper's, and this
+ *                                        protocol's version (first, then the state so far:)
  *                      OUT <bytes>          DIR/out holds this many bytes of its stdout
  *                      ERR <bytes>          DIR/err, of its stderr
  *                      DROP <1|2> <bytes>   bytes of stdout (1) or stderr (2) dropped past the cap
@@ -192,7 +193,7 @@ static void flush_client(void) {
 
 static void welcome(void) {
   client_authed = 1;
-  int n = snprintf(wbuf, sizeof wbuf, "PID %d %d\n", (int)child, (int)getpid());
+  int n = snprintf(wbuf, sizeof wbuf, "PID %d %d %d\n", (int)child, (int)getpid(), VERSION);
   wlen = (size_t)n;
   dirty_out = dirty_err = 1;
   dirty_drop[0] = streams[0].dropped > 0;

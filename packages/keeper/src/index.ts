@@ -1,5 +1,5 @@
 export type { KeepersOptions, KeptLaunch } from './keeper.js'
 export { builtKeeper, Keepers, keeperStatus } from './keeper.js'
 export type { KeptState } from './kept-child.js'
-export { KeptChild, KeptStream } from './kept-child.js'
+export { KEEPER_PROTOCOL, KeptChild, KeptStream } from './kept-child.js'
 export { KeeperConfig, keeperPlugin } from './plugin.js'

@@ -11,6 +11,9 @@ const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
   Object.entries(os.signals).map(([name, n]) => [n, name as NodeJS.Signals]),
 )
 
+/** The keeper protocol this client speaks (`toolvisor-keeper`'s VERSION). */
+export const KEEPER_PROTOCOL = 1
+
 /** What a kept child says of its process as it goes (`KeptChild.state`). */
 export interface KeptState {
   /** Bytes of stdout (`out`) and stderr (`err`) the keeper's files hold. */
@@ -110,6 +113,8 @@ export class KeptChild extends EventEmitter implements Child {
   pid: number | undefined
   /** The keeper's own pid (told with the process's). */
   keeper: number | undefined
+  /** The keeper's protocol version (`KEEPER_PROTOCOL` is the one this client speaks). */
+  version: number | undefined
   readonly stdin: Writable
   readonly stdout: KeptStream
   readonly stderr: KeptStream
@@ -159,7 +164,15 @@ export class KeptChild extends EventEmitter implements Child {
         socket.once('close', early)
         child.once('pid', () => {
           socket.off('close', early)
-          resolve(child)
+          if (child.version === KEEPER_PROTOCOL) return resolve(child)
+          // Another version's keeper (an upgrade that changed the protocol): refused, never misread.
+          child.detach()
+          reject(
+            new Error(
+              `the keeper in ${dir} speaks protocol ${child.version}, this toolvisor ${KEEPER_PROTOCOL}: ` +
+                'start the toolvisor version that kept it to take it back, or end it (toolvisor check --probe --reap)',
+            ),
+          )
         })
         socket.write(`HELLO ${secret}\n`)
       })
@@ -196,10 +209,11 @@ export class KeptChild extends EventEmitter implements Child {
   }
 
   #line(line: string): void {
-    const [word, a, b] = line.split(' ')
+    const [word, a, b, c] = line.split(' ')
     if (word === 'PID') {
       this.pid = Number(a)
       this.keeper = b === undefined ? undefined : Number(b)
+      this.version = c === undefined ? 0 : Number(c)
       this.emit('pid', this.pid)
     } else if (word === 'OUT') {
       this.#state.out = Number(a)

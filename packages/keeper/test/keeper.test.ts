@@ -1,12 +1,13 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { nodeSpawner } from '@toolvisor/process-runtime'
 import { createTestUser, eventually } from '@toolvisor/test-kit'
 import { afterEach, describe, expect, it } from 'vitest'
-import { Keepers, type KeptChild } from '../src/index.js'
+import { Keepers, KeptChild } from '../src/index.js'
 import { alive, ticker } from './helpers.js'
 
 /**
@@ -181,6 +182,20 @@ describe('what a keeper keeps', () => {
       "done\n\n[toolvisor: 4000 bytes of stdout past the keeper's cap were not kept (decision 0113)]\n",
     )
     expect(child.state.dropped).toEqual({ out: 4000, err: 0 })
+  })
+})
+
+describe('a keeper of another version', () => {
+  it('is refused with what to do, never misread', async () => {
+    const dir = join(stateRoot(), 'k')
+    mkdirSync(dir, { recursive: true })
+    // A keeper that speaks protocol 2: its welcome, then nothing this client knows.
+    const server = createServer((socket) => socket.end('PID 4242 4243 2\nSHINY new\n'))
+    await new Promise<void>((resolve) => server.listen(join(dir, 'sock'), resolve))
+    cleanups.push(() => server.close())
+    await expect(KeptChild.connect(dir, 'any')).rejects.toThrow(
+      `the keeper in ${dir} speaks protocol 2, this toolvisor 1: start the toolvisor version that kept it to take it back, or end it (toolvisor check --probe --reap)`,
+    )
   })
 })
 
