@@ -170,7 +170,7 @@ export class KeptChild extends EventEmitter implements Child {
           reject(
             new Error(
               `the keeper in ${dir} speaks protocol ${child.version}, this toolvisor ${KEEPER_PROTOCOL}: ` +
-                'start the toolvisor version that kept it to take it back, or end it (toolvisor check --probe --reap)',
+                'this version cannot take it back (the version that kept it can)',
             ),
           )
         })

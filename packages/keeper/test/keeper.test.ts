@@ -194,7 +194,7 @@ describe('a keeper of another version', () => {
     await new Promise<void>((resolve) => server.listen(join(dir, 'sock'), resolve))
     cleanups.push(() => server.close())
     await expect(KeptChild.connect(dir, 'any')).rejects.toThrow(
-      `the keeper in ${dir} speaks protocol 2, this toolvisor 1: start the toolvisor version that kept it to take it back, or end it (toolvisor check --probe --reap)`,
+      `the keeper in ${dir} speaks protocol 2, this toolvisor 1: this version cannot take it back (the version that kept it can)`,
     )
   })
 })
