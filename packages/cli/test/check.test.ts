@@ -56,6 +56,7 @@ describe('toolvisor check', () => {
         sandbox: null,
         state: { path: expect.any(String), bytes: expect.any(Number), budget: 1024 ** 3 },
         lost: [],
+        kept: [],
         execHelper: { available: true, path: expect.stringMatching(/\/toolvisor-exec$/) },
         forkServer: { available: true, path: expect.stringMatching(/\/toolvisor-spawnd$/) },
         // Allow lists run through the network gates, whose namespace helper this build made.
