@@ -48,7 +48,14 @@ describe('every flag of every command', () => {
     }
     expect(missing).toEqual([])
     const perInvocation = allFlags().filter((flag) => 'perInvocation' in flag)
-    expect(perInvocation.map((flag) => flag.flag)).toEqual(['config', 'command', 'probe', 'reap', 'json', 'help'])
+    expect(perInvocation.map((flag) => flag.flag)).toEqual([
+      'config',
+      'command',
+      'probe',
+      'reap',
+      'json',
+      'help',
+    ])
   })
 
   it('comes from the table: no command declares a flag of its own', () => {

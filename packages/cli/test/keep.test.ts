@@ -227,7 +227,12 @@ describe('serve --keep-processes', () => {
       ns.push(...(read.events as Array<{ n: number }>).map((event) => event.n))
       return read.status as string
     }
-    expect(await soon(async () => (await follow(alice), ns.length >= 3))).toBe(true)
+    expect(
+      await soon(async () => {
+        await follow(alice)
+        return ns.length >= 3
+      }),
+    ).toBe(true)
     first.child.kill('SIGKILL')
     await first.exited
     const second = await serve(['--keep-processes'], '127.0.0.1:0', {}, { state })

@@ -38,7 +38,7 @@ describe('a durable source', () => {
     before.open('s1')
     const first = before.source('s1', 'process:p1', { per: 'events', n: 1 }, { durable: 'k1' })
     first.push('a')
-    first.end()
+    first.close()
     for (const options of [{ durable: 'k2' }, {}]) {
       const next = before.source('s1', 'process:p1', { per: 'events', n: 1 }, options)
       next.push('b')
