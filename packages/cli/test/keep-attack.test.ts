@@ -7,6 +7,7 @@ import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, w
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { procStat } from '@toolvisor/containment'
 import { createTestUser, type TestUser } from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
 import { bin } from './helpers.js'
@@ -33,7 +34,7 @@ function keeperPids(state: string): number[] {
 
 /** Every process below `roots`, found by their parents. */
 function descendantsOf(roots: readonly number[]): number[] {
-  const parent = new Map(pids().map((pid) => [pid, parentOf(pid)]))
+  const parent = new Map(pids().map((pid) => [pid, procStat(pid)?.ppid]))
   const found = new Set<number>()
   let grew = true
   while (grew) {
@@ -57,15 +58,6 @@ function cmdline(pid: number): string {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8')
   } catch {
     return ''
-  }
-}
-
-function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-  } catch {
-    return undefined
   }
 }
 

@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs'
 
-/** What /proc says of a process: its group and its start time (clock ticks since boot). */
+/** What /proc says of a process: its parent, its group and its start time (clock ticks since boot). */
 export interface ProcStat {
   /** One letter: R, S, D, Z (zombie), T, ... */
   readonly state: string
+  readonly ppid: number
   readonly pgrp: number
   readonly startTime: string
 }
@@ -30,7 +31,7 @@ function parseStat(stat: string): ProcStat | undefined {
   const pgrp = Number(fields[2])
   const startTime = fields[19]
   if (!Number.isInteger(pgrp) || startTime === undefined) return undefined
-  return { state: fields[0] ?? '?', pgrp, startTime }
+  return { state: fields[0] ?? '?', ppid: Number(fields[1]), pgrp, startTime }
 }
 
 /**

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { cgroupHost } from '@toolvisor/containment'
+import { cgroupHost, procStat } from '@toolvisor/containment'
 import { nativeSpawner } from '@toolvisor/launch-native'
 import { eventually, processesRunning } from '@toolvisor/test-kit'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -181,7 +181,7 @@ describe('a keeper that died while no runtime ran', () => {
       if (how === 'kill -9 of the runtime') started.daemon.kill('SIGKILL')
       else started.daemon.stdin!.write('dispose\n')
       await new Promise((resolve) => started.daemon.once('exit', resolve))
-      const keeper = Number(readFileSync(`/proc/${started.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
+      const keeper = procStat(started.pid)!.ppid
       process.kill(keeper, 'SIGKILL')
       expect(await eventually(() => !alive(keeper))).toBe(true)
       const next = makeRuntime({ stateDir, orphanGraceMs: 0 })

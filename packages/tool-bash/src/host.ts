@@ -55,13 +55,7 @@ export function createBashHost(tasks: TaskRegistry): BashHost {
       }
       if (task.exit === undefined) await tasks.cancel(id, owner)
     },
-    async closeAll(session) {
-      const running = tasks
-        .all()
-        .filter((task) => task.kind === 'bash' && task.exit === undefined)
-        .filter((task) => session === undefined || task.owner === session)
-      await Promise.all(running.map((task) => tasks.cancel(task.id, task.owner)))
-    },
+    closeAll: (session) => stopShells(tasks, (task) => session === undefined || task.owner === session),
   }
 }
 
@@ -76,4 +70,15 @@ function shellInfo(task: TaskInfo): BackgroundShellInfo {
     killed: exit !== undefined && stopped(exit),
     ...(task.owner !== undefined ? { owner: task.owner } : {}),
   }
+}
+
+/** Stops every running background shell `which` picks (its declared stop), resolving once all are gone. */
+export async function stopShells(tasks: TaskRegistry, which: (task: TaskInfo) => boolean): Promise<void> {
+  const running = tasks.all().filter((task) => task.kind === 'bash' && task.exit === undefined && which(task))
+  await Promise.all(running.map((task) => tasks.cancel(task.id, task.owner)))
+}
+
+/** The shells a shutdown stops: every one, or with a runtime that keeps (decision 0113) all but the kept. */
+export function stoppedAtShutdown(tasks: TaskRegistry, keeps: boolean): (task: TaskInfo) => boolean {
+  return (task) => !(keeps && task.process !== undefined && tasks.process(task.id, task.owner).kept)
 }

@@ -4,11 +4,11 @@ import { rendererFor } from '@toolvisor/answers'
 import { definePlugin } from '@toolvisor/kernel'
 import { MailboxToken } from '@toolvisor/mailbox'
 import { pinnedExecutable, RuntimeToken } from '@toolvisor/process-runtime'
-import { SessionsToken, type TaskRegistry, TasksToken } from '@toolvisor/tasks'
+import { SessionsToken, TasksToken } from '@toolvisor/tasks'
 import { ApprovalToken, ModesToken, ToolsToken } from '@toolvisor/toolbox'
 import { BashConfig } from './config.js'
 import { BashError } from './errors.js'
-import { BashToken, createBashHost } from './host.js'
+import { BashToken, createBashHost, stoppedAtShutdown, stopShells } from './host.js'
 import { mailCompletions } from './internal/completion.js'
 import { StandingModes } from './internal/escalation.js'
 import { bashAdopter } from './internal/kept.js'
@@ -64,7 +64,7 @@ export const bashPlugin = definePlugin({
     const host = createBashHost(tasks)
     // Disposers run last-registered first: the tools and the mail go, then the shells stop (the
     // kept ones run on when the runtime keeps, and an earlier serve's are taken back: decision 0113).
-    ctx.onDispose(() => (runtime.options.keeping ? stopUnkept(tasks) : host.closeAll()))
+    ctx.onDispose(() => stopShells(tasks, stoppedAtShutdown(tasks, runtime.options.keeping !== undefined)))
     const sessions = () => ctx.get(SessionsToken)
     const adopter = bashAdopter({ runtime, tasks, launcher, sessions })
     const removals = [services.cap.follow(), ctx.get(ModesToken)?.registerKept('bash', adopter) ?? (() => {})]
@@ -133,13 +133,4 @@ function bashExecutable(configured: string | undefined): string {
     'BASH_ERR_NO_BASH',
     `tool-bash: no bash found on PATH (${process.env.PATH ?? ''}); install bash or set the bash option to its path`,
   )
-}
-
-/** Stops every running background shell but the kept ones (they outlive this daemon). */
-async function stopUnkept(tasks: TaskRegistry): Promise<void> {
-  const running = tasks.all().filter((task) => task.kind === 'bash' && task.exit === undefined)
-  const unkept = running.filter(
-    (task) => task.process === undefined || !tasks.process(task.id, task.owner).kept,
-  )
-  await Promise.all(unkept.map((task) => tasks.cancel(task.id, task.owner)))
 }

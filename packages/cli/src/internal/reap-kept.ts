@@ -1,5 +1,5 @@
-import { readFileSync, rmSync } from 'node:fs'
-import { isSameProcess } from '@toolvisor/containment'
+import { rmSync } from 'node:fs'
+import { isSameProcess, procStat } from '@toolvisor/containment'
 import type { KeptRecord } from '@toolvisor/process-runtime'
 
 /**
@@ -15,7 +15,7 @@ export function reapKept(kept: readonly KeptRecord[]): string[] {
     const what = `${record.task ?? record.tool} (${record.tool}, pid ${record.pid})${record.session ? ` of session ${record.session}` : ''}`
     if (!isSameProcess(record.keeper, record.keeperStart))
       return `toolvisor: kept ${what}: its keeper is gone already`
-    const child = parentOf(record.pid) === record.keeper
+    const child = procStat(record.pid)?.ppid === record.keeper
     signal(record.keeper)
     if (child) {
       signal(-record.pid)
@@ -24,15 +24,6 @@ export function reapKept(kept: readonly KeptRecord[]): string[] {
     rmSync(record.dir, { recursive: true, force: true })
     return `toolvisor: reaped kept ${what}: its keeper${child ? ' and its process group' : ''} killed; the next start reports it lost to its session`
   })
-}
-
-function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-  } catch {
-    return undefined
-  }
 }
 
 function signal(pid: number): void {
