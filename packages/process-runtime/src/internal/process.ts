@@ -153,7 +153,7 @@ export class ToolProcess implements ManagedProcess {
     return this.#kept
   }
 
-  /** A kept process let go (`dispose({ keep: true })`): its timers stop; its exit is its keeper's to tell the next runtime. */
+  /** A kept process let go (`dispose({ keep: true })`): its timers stop, its placeholders stay; its keeper tells its exit. */
   abandon(): void {
     if (!this.#finished) this.#lifetime.abort()
   }
@@ -202,10 +202,10 @@ export class ToolProcess implements ManagedProcess {
 
   #wire(launched: Launched): void {
     const { child } = launched
-    if (launched.gate)
-      this.#lifetime.signal.addEventListener('abort', () => void launched.gate?.close(), { once: true })
+    // At its end its gate closes and its placeholders go (a kept one abandoned keeps them: decision 0113).
+    const end = () => [launched.gate?.close(), this.#finished && launched.release?.()]
+    this.#lifetime.signal.addEventListener('abort', end, { once: true })
     this.#child = child
-    if (launched.release) this.#lifetime.signal.addEventListener('abort', launched.release, { once: true })
     const failed = (why: string) => this.#failStart('spawn-failed', why)
     const pid = spawnedPid(child, this.#start.tool.path, failed)
     if (pid === undefined) return
