@@ -144,6 +144,9 @@ describe('a kept process through the runtime', () => {
     expect(ticks.length).toBeGreaterThan(10)
     expect(ticks).toEqual(ticks.map((_, i) => i))
     expect(await eventually(() => !alive(started.pid) && !existsSync(started.dir))).toBe(true)
+    // It ended under the runtime that took it over: a later start reports nothing of it lost.
+    await next.dispose()
+    expect(makeRuntime({ stateDir, orphanGraceMs: 0 }).lost()).toEqual([])
     if (cgroups) {
       // Its leaf, below the dead run's cgroup, held it to the end and went with it.
       expect(record!.cgroup).toEqual({ run: started.runId, leaf: record!.id })

@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { closeSync, constants, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { isSameProcess, procStat } from '@toolvisor/containment'
+import { HeldDirectory } from './held-dir.js'
 
 /**
  * A kept process (issue 33, decision 0113): launched through a keeper (`@toolvisor/keeper`) whose
@@ -102,3 +103,26 @@ export function sparedOf(stateDir: string, run: string, kept = keptAlive(stateDi
 
 /** Spares nothing. */
 export const NOTHING_SPARED: Spared = { ids: new Set(), leaves: new Set() }
+
+/**
+ * Ends record `id` in the log of the run that launched it (`run`), once another run took the
+ * process over (`Runtime.adopt`): the process is that run's no more, so no later start reports it
+ * lost there. A run already pruned has nothing to end.
+ */
+export function handedOver(stateDir: string, run: string, id: string): void {
+  let held: HeldDirectory
+  try {
+    held = HeldDirectory.open(join(stateDir, 'runs', run))
+  } catch {
+    return
+  }
+  try {
+    const fd = held.open('processes.log', constants.O_WRONLY | constants.O_APPEND)
+    writeSync(fd, `${JSON.stringify({ op: '-', id })}\n`)
+    closeSync(fd)
+  } catch {
+    // its log is gone: nothing lists it
+  } finally {
+    held.close()
+  }
+}

@@ -1,7 +1,8 @@
+import { dirname } from 'node:path'
 import type { Readable } from 'node:stream'
 import type { Launch } from '@toolvisor/launchers'
 import { RuntimeError } from '@toolvisor/launchers'
-import { type KeptRecord, type RunState, recordKept } from '@toolvisor/run-state'
+import { handedOver, type KeptRecord, type RunState, recordKept } from '@toolvisor/run-state'
 import type { Child, Keeping, KeptChildHandle, KeptLaunch } from '../spawner.js'
 import type { StartOptions } from '../types.js'
 import type { Launched, ProcessHost } from './process-launch.js'
@@ -131,6 +132,8 @@ export function keepRecorded(state: RunState, kept: KeptLaunched): void {
     ...(resumedAt ? { resumedAt } : {}),
   })
   if (record === undefined) return
+  // The run that launched it lists it no more: a later start must not report it lost there.
+  handedOver(dirname(dirname(state.dir)), record.run, record.id)
   const { task, session, kind } = record
   const info = { ...(task ? { task } : {}), ...(session ? { session } : {}), ...(kind ? { kind } : {}) }
   if (Object.keys(info).length > 0) state.annotate(process.id, info)
