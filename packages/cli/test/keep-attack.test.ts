@@ -8,7 +8,12 @@ import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { procStat } from '@toolvisor/containment'
-import { createTestUser, type TestUser } from '@toolvisor/process-runtime/testing'
+import {
+  createTestUser,
+  readableBy,
+  type TestUser,
+  unreachableCheckout,
+} from '@toolvisor/process-runtime/testing'
 import { afterEach, describe, expect, it } from 'vitest'
 import { bin } from './helpers.js'
 
@@ -114,9 +119,11 @@ describe('a sandboxed command of serve --keep-processes cannot reach the keepers
     for (const as of ['root', 'an ordinary user'] as const)
       it.skipIf(as === 'an ordinary user' && !root)(
         `${mechanism}, as ${as}${as === 'an ordinary user' && !root ? ' (skipped: making a second user needs root)' : ''}: the keep directory, its secret and every keeper socket are refused`,
-        async () => {
+        async (context) => {
           const user = as === 'root' ? undefined : createTestUser()
           if (user) cleanups.push(() => user.remove())
+          // A checkout under a 0700 home or `mktemp -d`: that user cannot even run toolvisor from it.
+          if (user && !readableBy(user.user, bin)) return context.skip(unreachableCheckout(user.user, bin))
           const state = ownDir('tv-keep-attack-state-', user)
           const work = ownDir('tv-keep-attack-work-', user)
           // The read-only mode's commands run as the sandbox user under root: the workspace is theirs to read.
