@@ -21,12 +21,18 @@ afterEach(async () => {
   }
 })
 
-/** `toolvisor serve` on a free loopback port (or `listen`) with its own state; resolves once it listens. */
+/** `toolvisor serve` on a free loopback port (or `listen`) with its own state (or `setup.state`); resolves once it listens. */
 export async function serve(
   extra: string[] = [],
   listen = '127.0.0.1:0',
   node: { args?: string[]; env?: Record<string, string> } = {},
-  setup: { readonly config?: Record<string, unknown>; readonly state?: string; readonly cwd?: string } = {},
+  setup: {
+    readonly config?: Record<string, unknown>
+    readonly state?: string
+    readonly cwd?: string
+    /** Another build's `bin.js` (an upgrade's): the tests' own by default. */
+    readonly bin?: string
+  } = {},
 ) {
   const tag = randomUUID()
   const state = setup.state ?? tempDir('tv-serve-state-')
@@ -36,7 +42,7 @@ export async function serve(
     process.execPath,
     [
       ...(node.args ?? []),
-      bin,
+      setup.bin ?? bin,
       'serve',
       '--listen',
       listen,
