@@ -127,7 +127,13 @@ async function scenario(how: 'SIGKILL' | 'SIGTERM', secondBin?: string): Promise
   const task = await startTask(alice.client, 'counter', { to: 30, 'every-ms': 100 })
   expect(task).toMatchObject({ status: 'working' })
   expect(await alice.json('log_watcher', { file: other })).toMatchObject({ process: 'p2' })
-  expect(await eventually(() => keptRecords(state).length === 5, 10_000)).toBe(true)
+  // One more that ends while no daemon runs: its completion reaches the session once.
+  const go = join(folder, 'go')
+  const waiting = `until [ -e '${go}' ]; do sleep 0.05; done; echo finished`
+  expect(await alice.call('bash', { command: waiting, description: 'wait', run_in_background: true })).toBe(
+    'started background task bash-2',
+  )
+  expect(await eventually(() => keptRecords(state).length === 6, 10_000)).toBe(true)
 
   writeFileSync(log, 'one\ntwo\n', { flag: 'a' })
   expect(await linesOf(alice, 'p1', 2)).toEqual(['one', 'two'])
@@ -145,7 +151,7 @@ async function scenario(how: 'SIGKILL' | 'SIGTERM', secondBin?: string): Promise
   expect(await eventually(() => readFileSync(journal, 'utf8').includes('"unread"'), 5000)).toBe(true)
 
   const pids = Object.fromEntries(
-    ['p1', 'bash-1', 't1', task.taskId, 'p2'].map((id) => [id, keptOf(state, id).pid]),
+    ['p1', 'bash-1', 't1', task.taskId, 'p2', 'bash-2'].map((id) => [id, keptOf(state, id).pid]),
   )
   first.child.kill(how)
   expect(await first.exited).toBe(how === 'SIGTERM' ? 0 : null)
@@ -162,11 +168,14 @@ async function scenario(how: 'SIGKILL' | 'SIGTERM', secondBin?: string): Promise
     'the command printed nothing in the gap',
   ).toBe(true)
   expect(alive(pids.p1!) && alive(pids['bash-1']!)).toBe(true)
+  writeFileSync(go, '')
+  expect(await eventually(() => !alive(pids['bash-2']!), 5000), 'bash-2 did not end in the gap').toBe(true)
 
   const second = await serve(flags, '127.0.0.1:0', {}, { state, ...(secondBin ? { bin: secondBin } : {}) })
   for (const [id, tool] of [
     ['p1', 'log_watcher'],
     ['bash-1', 'bash'],
+    ['bash-2', 'bash'],
     ['t1', 'counter'],
     [task.taskId, 'counter'],
   ])
@@ -239,6 +248,9 @@ async function scenario(how: 'SIGKILL' | 'SIGTERM', secondBin?: string): Promise
   const mail = [...alice.mail, ...back.mail]
   expect(new Set(mail.map((m) => m.id)).size, JSON.stringify(mail)).toBe(mail.length)
   expect(mailedLines(mail, 'p1')).toEqual(['one', 'two', 'unread', 'three', 'four'])
+  // What ended while no daemon ran is told once.
+  const ended = mail.filter((m) => m.from === 'task:bash-2' && m.kind === 'completion')
+  expect(ended, JSON.stringify(mail)).toHaveLength(1)
   const lost = mail.filter((m) => m.id.startsWith('lost-'))
   expect(lost.map((m) => [m.from, (m.body as { status: string }).status])).toEqual([
     ['task:p2', 'failed: lost on restart'],
