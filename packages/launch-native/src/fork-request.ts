@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs'
 import { constants } from 'node:os'
 import {
   type Launch,
@@ -205,8 +206,28 @@ export const LAUNCH_DEADLINE_MS = 10_000
 
 /** The error of a launch that got no answer within `deadlineMs` (the server is told to kill it). */
 export function launchTimeout(tool: string, deadlineMs: number): RuntimeError {
-  const why = `the launch of ${tool} did not start within ${deadlineMs / 1000} s: the fork server had no word of its exec (its working directory, its executable or a grant on a filesystem that does not answer?); it was killed, and no other launch waited for it`
+  const head = `the launch of ${tool} did not start within ${deadlineMs / 1000} s`
+  const tail = 'it was killed, and no other launch waited for it'
+  const full = descriptorsFull()
+  const why =
+    full === undefined
+      ? `${head}: the fork server had no word of its exec (its working directory, its executable or a grant on a filesystem that does not answer?); ${tail}`
+      : // Its descriptors come over the channel, and a process with no room for them never hears the answer.
+        `${head}: this process is out of file descriptors (${full}), so the launch's descriptors could not reach it; ${tail}; close some or raise the limit (ulimit -n)`
   return new RuntimeError('RUNTIME_ERR_LAUNCH_TIMEOUT', why)
+}
+
+/** `N of M open` when this process has no room left for a launch's descriptors (under 8 free). */
+function descriptorsFull(): string | undefined {
+  try {
+    const limit = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1]
+    const open = readdirSync('/proc/self/fd').length
+    return limit !== undefined && Number(limit) - open < 8 ? `${open} of ${limit} open` : undefined
+  } catch (error) {
+    // No room even to look: that is the answer.
+    const code = (error as NodeJS.ErrnoException).code
+    return code === 'EMFILE' || code === 'ENFILE' ? 'no room left even to count them' : undefined
+  }
 }
 
 /** Options of a {@link ForkServer}. */

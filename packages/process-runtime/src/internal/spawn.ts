@@ -120,15 +120,33 @@ export function spawnLaunch(
       detached: true,
       stdio: inherited,
     })
+    if (child.stdio === undefined) {
+      // Node started nothing and emits why on the child a turn later, where nobody would listen
+      // and the host would die of it: heard here.
+      child.once('error', () => {})
+      throw outOfDescriptors(launch)
+    }
     if (standard !== undefined) overPipes(child, standard.ours)
     ours.length = 0
     const pipes = wireExtras(launch, (i) => child.stdio[3 + i] as ExtraStream | null)
     return { child, pipes }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    throw code === 'EMFILE' || code === 'ENFILE' ? outOfDescriptors(launch, error) : error
   } finally {
     for (const descriptor of opened) closeSync(descriptor)
     // Not taken over by a socket: the spawn threw before.
     for (const descriptor of ours) closeSync(descriptor)
   }
+}
+
+/** The failure of a launch this process had no descriptors for (EMFILE, ENFILE): nothing was started. */
+function outOfDescriptors(launch: Launch, cause?: unknown): RuntimeError {
+  return new RuntimeError(
+    'RUNTIME_ERR_SPAWN_FAILED',
+    `cannot start ${launch.file}: this process is out of file descriptors (EMFILE or ENFILE), so nothing was started; it may succeed once others close, or raise the limit (ulimit -n)`,
+    cause === undefined ? undefined : { cause },
+  )
 }
 
 /** A stream over one of a child's extra descriptors (a socket pair's end: both ways). */
