@@ -108,6 +108,42 @@ describe('toolvisor serve after a kill -9', () => {
   }, 90_000)
 })
 
+describe('toolvisor serve killed while a service waits to restart', () => {
+  for (const flags of [[], ['--keep-processes']])
+    it(`reports it lost to its session, once, though nothing of it ran${flags.length ? ' (with --keep-processes)' : ''}`, async () => {
+      const address = `unix:${join(tempDir('tv-restart-'), 'serve.sock')}`
+      const config = { toolboxes: [join(fixtures, 'restarting')] }
+      const first = await serve(flags, address, {}, { config })
+      const agent = await turn(address, first.state, 'agent-1', first.tag)
+      expect(await call(agent, 'crasher', {})).toMatch(/^\{"process":"p1"/)
+      let status = ''
+      for (let i = 0; i < 100 && !status.startsWith('restarting'); i++) {
+        // Its first line: mail may be folded after it.
+        const answer = await call(agent, 'processes', { command: 'status', process: 'p1' })
+        status = JSON.parse(answer.split('\n')[0]!).status
+        if (!status.startsWith('restarting')) await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      expect(status).toBe('restarting (1)')
+      first.child.kill('SIGKILL')
+      await first.exited
+      const second = await serve(flags, address, {}, { config, state: first.state })
+      expect(second.stderr()).toContain('reported lost: p1 crasher (session agent-1)')
+      const back = await turn(address, second.state, 'agent-1', second.tag)
+      const mail = await unread(back)
+      expect(mail.filter((m) => m.id.startsWith('lost-')).map((m) => [m.from, m.body.status])).toEqual([
+        ['task:p1', 'failed: lost on restart'],
+      ])
+      const listed = JSON.parse(await call(back, 'processes', { command: 'list' })).processes
+      expect(listed.map((p: { process: string; status: string }) => `${p.process} ${p.status}`)).toEqual([
+        'p1 failed: lost on restart',
+      ])
+      const later = await turn(address, second.state, 'agent-1', second.tag)
+      expect(await unread(later)).toEqual([])
+      second.child.kill('SIGTERM')
+      expect(await second.exited).toBe(0)
+    }, 60_000)
+})
+
 describe('toolvisor serve on SIGINT', () => {
   it('stops accepting, stops every process with its declared cancel, pushes their ends, closes its run and exits 0', async () => {
     const endpoint = await harness()

@@ -146,9 +146,7 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
 
   /** The launch's cgroup tree, and the next launch's made ahead, once this one is under way. */
   #tree(id: string, limits: CgroupLimits): Promise<Tree> | undefined {
-    const containment = this.#containment
-    if (containment === undefined) return undefined
-    return containment.tree(id, limits)
+    return this.#containment?.tree(id, limits)
   }
 
   #spillLedger(id: string): SpillLedger {
@@ -231,6 +229,10 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
     const kept = { ...this.#notes.get(id), ...annotation }
     this.#notes.set(id, kept)
     for (const [process, child] of this.#kept) if (process.id === id) updateKept(child.dir, kept)
+  }
+
+  waiting(tool: string, info: Pick<Annotation, 'task' | 'session' | 'kind'>): () => void {
+    return this.#state.waiting(tool, info)
   }
 
   /**

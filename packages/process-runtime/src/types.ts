@@ -282,6 +282,13 @@ export interface ProcessRuntime {
   markTold(lost: Pick<LostProcess, 'run' | 'id'>): void
   /** Records which task (of which kind) and session a process belongs to (for restart reports). */
   annotate(id: string, info: Annotation): void
+  /**
+   * Records that a task waits to start a process again (a service between two runs, its restart
+   * pending): should this runtime die meanwhile, the next start reports the task lost, as it does a
+   * task whose process was running. Returns the release: call it once its next process is started
+   * and annotated, or once it ended for good.
+   */
+  waiting(tool: string, info: Pick<Annotation, 'task' | 'session' | 'kind'>): () => void
   /** The kept processes an earlier runtime on this state directory left, each to `adopt` (decision 0113). */
   kept(): KeptRecord[]
   /** Takes a kept process over from its keeper; it fails (`lost`) when its keeper does not answer. */

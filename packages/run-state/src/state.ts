@@ -42,6 +42,7 @@ export class RunState {
   /** Ids tracked and not yet untracked. */
   readonly #live = new Set<string>()
   #closed = false
+  #waits = 0
 
   private constructor(stateDir: string, lost: LostProcess[]) {
     const self = procStat(process.pid)
@@ -132,6 +133,25 @@ export class RunState {
   /** Writes a record of the run beside its log (`cgroups.json`: where its cgroups are, for the reap). */
   note(name: string, text: string): void {
     this.#run.write(name, text)
+  }
+
+  /**
+   * Records that a task waits to start a process again (`Runtime.waiting`): a launch under way with
+   * no pid, as far as the log goes, so a later start reports its task lost. Returns the release.
+   */
+  waiting(
+    tool: string,
+    info: { readonly task?: string; readonly session?: string; readonly kind?: string },
+  ): () => void {
+    const id = `wait-${++this.#waits}`
+    this.launching(id, tool)
+    this.annotate(id, info)
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      this.untrack(id)
+    }
   }
 
   untrack(id: string): void {

@@ -154,6 +154,7 @@ function launch(
       },
       // A restarted run: its events are numbered after the earlier runs', which a re-adoption cannot count again.
       annotate: (id) => deps.runtime.annotate(id, { ...note, handler: { restarted: true } }),
+      waiting: () => deps.runtime.waiting(name, { task: handle, session, kind: 'service' }),
       mail,
       ...(spec.process.input ? { input: spec.process.input.event ?? {} } : {}),
       ...(adopted ? { resumed: (adopted.resumedAt?.length ?? 0) + 1 } : {}),

@@ -16,6 +16,11 @@ export interface ServiceOptions {
   readonly launch: (onEvent: (event: SequencedEvent) => void) => ManagedProcess
   /** Records a restarted run's process as this task's (so a crash of toolvisor reports it lost). */
   readonly annotate: (processId: string) => void
+  /**
+   * Records that it waits to start again (a restart pending): should toolvisor die meanwhile, the
+   * next start reports it lost. Returns the release (`ProcessRuntime.waiting`).
+   */
+  readonly waiting: () => () => void
   /** Where its news goes; absent: nowhere. */
   readonly mail: ServiceMail | undefined
   /** The declared `input.event` schema (what `send` accepts); absent when it takes no input. */

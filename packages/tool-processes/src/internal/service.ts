@@ -48,6 +48,8 @@ export class Service implements ManagedProcess {
   #row = 0
   #restarted = 0
   #timer: NodeJS.Timeout | undefined
+  /** Releases the record of its pending restart (`ServiceOptions.waiting`). */
+  #waiting: (() => void) | undefined
   #stopping: EndReason | undefined
   #final: { readonly exit: ProcessExit; readonly lifecycle: Lifecycle } | undefined
   #resolveExit!: (exit: ProcessExit) => void
@@ -200,6 +202,7 @@ export class Service implements ManagedProcess {
     if (this.#restarts.length > KEEP_RESTARTS) this.#restarts.shift()
     this.#timer = setTimeout(() => this.#relaunch(), delay)
     this.#timer.unref()
+    this.#waiting = this.#options.waiting()
     const stderr = this.#runs.stderrLines(3).map((line) => line.slice(0, 200))
     const resumed = this.#options.resumed ? `r${this.#options.resumed}-` : ''
     this.#options.mail?.restarting(`restart-${this.handle}-${resumed}${this.#restarted}`, {
@@ -215,6 +218,7 @@ export class Service implements ManagedProcess {
     if (this.#stopping !== undefined || this.#final) return
     try {
       this.#options.annotate(this.#launch().id)
+      this.#released()
     } catch (error) {
       // The runtime is gone (shutting down): the service ends, said as such.
       const why = `could not restart: ${error instanceof Error ? error.message : String(error)}`
@@ -233,6 +237,7 @@ export class Service implements ManagedProcess {
     if (this.#final) return
     clearTimeout(this.#timer)
     this.#timer = undefined
+    this.#released()
     const lifecycle: Lifecycle =
       exit.status === 'failed'
         ? { status: 'failed', why: exit.why ?? 'failed' }
@@ -252,6 +257,11 @@ export class Service implements ManagedProcess {
       ...(exit.usage ? { usage: exit.usage } : {}),
     })
     this.#resolveExit(exit)
+  }
+
+  #released(): void {
+    this.#waiting?.()
+    this.#waiting = undefined
   }
 
   #about(): Record<string, unknown> {
