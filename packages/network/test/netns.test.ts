@@ -192,7 +192,8 @@ function connectHost(port: number): Promise<string> {
 
 async function get(url: string): Promise<string | undefined> {
   try {
-    const response = await fetch(url)
+    // Bounded: a connection the forwarder holds without an answer is a failure to see, never a hung test.
+    const response = await fetch(url, { signal: AbortSignal.timeout(3000) })
     return await response.text()
   } catch {
     return undefined // reset while the server inside is not listening yet
@@ -501,7 +502,10 @@ describe.each(users)('as $name', ({ ids }) => {
     // The server inside listens on innerPort, in the namespace only.
     expect(await connectHost(innerPort)).toBe('ECONNREFUSED')
     server.kill('SIGTERM')
-    await ended
+    const timer = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms, 'still running'))
+    expect(await Promise.race([ended.then(() => 'ended'), timer(10_000)]), 'the launch after SIGTERM').toBe(
+      'ended',
+    )
     expect(await until(async () => (await connectHost(hostPort)) === 'ECONNREFUSED')).toBe(true)
   })
 
