@@ -15,7 +15,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { asUserSkip, ordinaryUser, seenAs, userCommand, userDir } from './as-user.js'
 import { bashMcpArgs, bin, eventually } from './helpers.js'
+import { states } from './keep-helpers.js'
 import { dir, hasBwrap, isRoot, mechanisms } from './sandbox-helpers.js'
+import { call, connect, serve } from './serve-helpers.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
@@ -208,6 +210,42 @@ describe.skipIf(!hasBwrap || !isRoot)('placeholders when toolvisor is killed -9 
       expect(await eventually(() => !spawnSync('pgrep', ['-f', 'sleep 30303']).stdout.length, 5000)).toBe(
         true,
       )
+    })
+  }
+})
+
+describe.skipIf(!hasBwrap || !isRoot)('placeholders of a kept command (serve --keep-processes)', () => {
+  for (const mechanism of mechanisms) {
+    it(`${mechanism}: kill -9 of serve, the next serve re-adopts the command; they stay while it runs and go at its end`, async () => {
+      const ws = repository(dir('tv-protect-keep-'), 65534, 65534)
+      const state = dir('tv-protect-keep-state-', 0o700)
+      states.push(state)
+      const flags = [
+        '--keep-processes',
+        '--bash',
+        '--sandbox',
+        mechanism,
+        '--bash-sandbox',
+        'workspace-write',
+      ]
+      const left = () =>
+        ['.envrc', '.vscode', '.mcp.json', '.zshrc'].filter((name) => existsSync(join(ws, name)))
+      const first = await serve(flags, '127.0.0.1:0', {}, { state, cwd: ws })
+      const alice = (await connect(first.url, first.token, undefined, 'alice')).client
+      const command = { command: 'sleep 30304', description: 'wait', run_in_background: true }
+      expect(await call(alice, 'bash', command)).toBe('started background task bash-1')
+      expect(await eventually(() => left().length === 4, 10_000)).toBe(true)
+      first.child.kill('SIGKILL')
+      await first.exited
+      const second = await serve(flags, '127.0.0.1:0', {}, { state, cwd: ws })
+      expect(second.stderr()).toMatch(/re-adopted kept bash-1/)
+      // Still running, still masked: the placeholders stay.
+      const back = (await connect(second.url, second.token, undefined, 'alice')).client
+      expect(left()).toHaveLength(4)
+      expect(await call(back, 'bash_kill', { task_id: 'bash-1' })).toBe('killed background task bash-1')
+      expect(await eventually(() => left().length === 0, 5000), `left: ${left().join(', ')}`).toBe(true)
+      second.child.kill('SIGTERM')
+      expect(await second.exited).toBe(0)
     })
   }
 })

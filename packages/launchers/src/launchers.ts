@@ -252,6 +252,12 @@ export interface SandboxMechanism {
   wrap(launch: Launch, policy: SandboxPolicy, runAs: RunAsTarget | undefined): Launch
   /** Called right after spawn: how to signal the tool itself. Absent: the process group is signalled. */
   control?(child: SpawnedChild): ProcessControl
+  /**
+   * Holds placeholders a launch of an earlier runtime made (`Launch.placeholders` of a kept process
+   * a later runtime re-adopted, decision 0113), counted with its own launches' so that none is
+   * removed while a launch still masks it; returns their release. Absent: it makes none.
+   */
+  holdPlaceholders?(placeholders: readonly Placeholder[]): () => void
   /** What it enforces and its known gaps on this host. */
   describe(): Promise<MechanismDescription>
 }

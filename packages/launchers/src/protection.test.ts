@@ -1,4 +1,6 @@
-import type { Stats } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, type Stats, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { SandboxPolicy } from './launchers.js'
 import { mayCreateIn, Placeholders, protectedTargets } from './protection.js'
@@ -123,5 +125,20 @@ describe('protection (decision 0096)', () => {
     expect(placeholders.held.has(target.path)).toBe(false)
     expect(placeholders.hold([{ ...target, state: 'there' }])).toEqual({})
     expect(placeholders.hold([target]).placeholders).toEqual([{ path: target.path, kind: 'file' }])
+  })
+
+  it('Placeholders.again: one an earlier runtime made is counted with the launches, removed at the last release only', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tv-placeholder-'))
+    const path = join(dir, '.envrc')
+    writeFileSync(path, '')
+    const placeholders = new Placeholders()
+    const adopted = placeholders.again([{ path, kind: 'file' }])
+    const launch = placeholders.hold([{ path, state: 'missing', kind: 'file' }]).release
+    adopted()
+    adopted()
+    expect(existsSync(path)).toBe(true)
+    launch?.()
+    expect(existsSync(path)).toBe(false)
+    rmSync(dir, { recursive: true })
   })
 })

@@ -8,7 +8,7 @@ import { lstatSync, type Stats } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { RuntimeError } from './errors.js'
 import type { Launch, Pin, SandboxPolicy } from './launchers.js'
-import { removePlaceholder } from './placeholder.js'
+import { type Placeholder, removePlaceholder } from './placeholder.js'
 
 /** A protected path of one launch, and how it is to be kept. */
 export interface ProtectedTarget {
@@ -136,11 +136,22 @@ export class Placeholders {
    * `before` too, a release the launch already had; `Launch.placeholders`).
    */
   hold(targets: readonly ProtectedTarget[], before?: () => void): Pick<Launch, 'release' | 'placeholders'> {
-    const placeholders = targets.filter((target) => target.state === 'missing')
+    const placeholders = targets
+      .filter((target) => target.state === 'missing')
+      .map(({ path, kind }) => ({ path, kind }))
     if (placeholders.length === 0) return before ? { release: before } : {}
+    return { release: this.again(placeholders, before), placeholders }
+  }
+
+  /**
+   * Holds `placeholders` (made by this registry's launches, or by an earlier runtime's for a kept
+   * process: `SandboxMechanism.holdPlaceholders`); returns the release, which removes each whose
+   * count drops to none, then calls `before`.
+   */
+  again(placeholders: readonly Placeholder[], before?: () => void): () => void {
     for (const { path } of placeholders) this.#held.set(path, (this.#held.get(path) ?? 0) + 1)
     let released = false
-    const release = () => {
+    return () => {
       if (released) return
       released = true
       for (const placeholder of placeholders) {
@@ -153,6 +164,5 @@ export class Placeholders {
       }
       before?.()
     }
-    return { release, placeholders: placeholders.map(({ path, kind }) => ({ path, kind })) }
   }
 }

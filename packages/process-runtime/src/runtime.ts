@@ -21,9 +21,8 @@ import { ownPathsOf } from './internal/own-paths.js'
 import { type PlainProcessSpec, plainInput } from './internal/plain.js'
 import { type PrepareContext, prepareTool } from './internal/prepare.js'
 import { ToolProcess } from './internal/process.js'
-import { keeperOf, recordLaunch } from './internal/process-kept.js'
+import { adopting, keeperOf, recordLaunch } from './internal/process-kept.js'
 import type { ProcessHost } from './internal/process-launch.js'
-import { ProcessTree } from './internal/process-tree.js'
 import { RAW_ONESHOT } from './internal/raw.js'
 import { Retention } from './internal/retention.js'
 import { containmentOf, runLives } from './internal/runtime-cgroups.js'
@@ -253,11 +252,11 @@ export class Runtime implements ProcessRuntime, AsyncDisposable {
   adopt(record: KeptRecord, start: StartOptions): ManagedProcess {
     if (this.#disposed)
       throw new RuntimeError('RUNTIME_ERR_DISPOSED', 'the runtime is disposed: it adopts nothing more')
-    const child = keeperOf(this.options, 'a process an earlier runtime kept').adopt(record.dir)
-    const cgroup = record.cgroup && this.#containment?.existing(record.cgroup.run, record.cgroup.leaf)
-    const tree = cgroup ? new ProcessTree(cgroup, start.tool.limits ?? this.#defaultLimits) : undefined
-    const adopted = { child, record, ...(tree ? { tree } : {}) }
-    const process = new ToolProcess(this.#host, processId(++this.#counter), start, adopted)
+    const id = processId(++this.#counter)
+    const keeping = keeperOf(this.options, 'a process an earlier runtime kept')
+    const limits = start.tool.limits ?? this.#defaultLimits
+    const host = { keeping, state: this.#state, id, containment: this.#containment, limits }
+    const process = new ToolProcess(this.#host, id, start, adopting(host, record, start))
     this.#running.add(process)
     return process
   }

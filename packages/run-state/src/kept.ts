@@ -1,6 +1,7 @@
 import { closeSync, constants, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { isSameProcess, procStat } from '@toolvisor/containment'
+import type { Placeholder } from '@toolvisor/launchers'
 import { HeldDirectory } from './held-dir.js'
 
 /**
@@ -36,6 +37,8 @@ export interface KeptRecord {
   /** Each reader's event and byte cursors in its task, so a reader goes on where it was after a re-adoption. */
   readonly cursors?: Readonly<Record<string, number>>
   readonly byteCursors?: Readonly<Record<string, readonly [number, number]>>
+  /** What its launch's mechanism left on the host (`Launch.placeholders`): removed at its end, by whichever runtime holds it then. */
+  readonly placeholders?: readonly Placeholder[]
   /** What its kind's handler needs to take it back (opaque here). */
   readonly handler?: Readonly<Record<string, unknown>>
 }

@@ -5,6 +5,7 @@ import type {
   ExtraFd,
   Launch,
   MechanismDescription,
+  Placeholder,
   ProcessControl,
   Qualification,
   RunAsTarget,
@@ -110,9 +111,8 @@ class Bwrap implements SandboxMechanism {
     let ids: Ids | undefined
     if (runAs !== undefined && process.geteuid?.() === 0) {
       const resolved = await resolveIds(runAs)
-      if (typeof resolved === 'string') {
+      if (typeof resolved === 'string')
         return { ok: false, field: 'run_as', reason: resolved, fix: 'create the user, or fix runtime.run_as' }
-      }
       ids = resolved
     }
     const base = await this.#check('host', ids)
@@ -174,11 +174,7 @@ class Bwrap implements SandboxMechanism {
   control(child: SpawnedChild): ProcessControl {
     let childPid: number | undefined
     const info = child.extraFds.findLast((fd): fd is Readable => fd !== undefined)
-    if (info !== undefined) {
-      readChildPid(info, (pid) => {
-        childPid = pid
-      })
-    }
+    if (info !== undefined) readChildPid(info, (pid) => (childPid = pid))
     return {
       signal(signal: NodeJS.Signals): boolean {
         if (childPid === undefined || !alive(childPid)) return false
@@ -190,6 +186,10 @@ class Bwrap implements SandboxMechanism {
         }
       },
     }
+  }
+
+  holdPlaceholders(placeholders: readonly Placeholder[]): () => void {
+    return this.#placeholders.again(placeholders)
   }
 
   async describe(): Promise<MechanismDescription> {

@@ -3,6 +3,7 @@ import type {
   Launch,
   MechanismDescription,
   NetworkRoute,
+  Placeholder,
   Qualification,
   RunAsTarget,
   SandboxMechanism,
@@ -122,6 +123,10 @@ class Landlock implements SandboxMechanism {
       extraFds,
       ...held,
     }
+  }
+
+  holdPlaceholders(placeholders: readonly Placeholder[]): () => void {
+    return this.#placeholders.again(placeholders)
   }
 
   async describe(): Promise<MechanismDescription> {

@@ -1,12 +1,14 @@
 import { dirname } from 'node:path'
 import type { Readable } from 'node:stream'
-import type { Launch } from '@toolvisor/launchers'
-import { RuntimeError } from '@toolvisor/launchers'
+import type { Containment } from '@toolvisor/containment'
+import type { Launch, Placeholder } from '@toolvisor/launchers'
+import { RuntimeError, removePlaceholder } from '@toolvisor/launchers'
 import { handedOver, type KeptRecord, type RunState, recordKept } from '@toolvisor/run-state'
 import type { Child, Keeping, KeptChildHandle, KeptLaunch } from '../spawner.js'
 import type { StartOptions } from '../types.js'
+import type { AppliedLimits } from './limits.js'
 import type { Launched, ProcessHost } from './process-launch.js'
-import type { ProcessTree } from './process-tree.js'
+import { ProcessTree } from './process-tree.js'
 import type { Spawned } from './spawn.js'
 
 /**
@@ -26,7 +28,11 @@ export function recordLaunch(
 ): boolean {
   const { kept, tree } = launched
   if (kept?.keeper === undefined || child.pid === undefined) return false
-  const started = { argv: start.argv, ...(start.cwd ? { cwd: start.cwd } : {}) }
+  const started = {
+    argv: start.argv,
+    ...(start.cwd ? { cwd: start.cwd } : {}),
+    ...(kept.placeholders ? { placeholders: kept.placeholders } : {}),
+  }
   const { dir, keeper, record } = kept
   keepRecorded(state, {
     process,
@@ -38,6 +44,15 @@ export function recordLaunch(
     contained: tree !== undefined,
   })
   return true
+}
+
+/** A kept launch's keeper (`Launched.kept`): its directory and pid, the record it was adopted from. */
+export interface KeptInfo {
+  readonly dir: string
+  readonly keeper: number | undefined
+  readonly record?: KeptRecord
+  /** What its launch left on the host, for its record (a later runtime that re-adopts it removes them). */
+  readonly placeholders?: readonly Placeholder[]
 }
 
 /** What `keepRecorded` records of a kept process launched (or adopted, with its earlier `record`). */
@@ -52,7 +67,11 @@ export interface KeptLaunched {
   readonly keeper: number
   readonly pid: number
   readonly record?: KeptRecord | undefined
-  readonly started: { readonly argv: readonly string[]; readonly cwd?: string }
+  readonly started: {
+    readonly argv: readonly string[]
+    readonly cwd?: string
+    readonly placeholders?: readonly Placeholder[]
+  }
   /** It has a cgroup tree of its own (this launch's). */
   readonly contained: boolean
 }
@@ -63,18 +82,68 @@ export interface Adopted {
   readonly child: Promise<KeptChildHandle>
   readonly tree?: ProcessTree
   readonly record: KeptRecord
+  /** Holds what its launch left on the host again (its mechanism's count); returns the release. */
+  readonly holdPlaceholders: (placeholders: readonly Placeholder[]) => () => void
+  /** Records them in this run's log (once the adoption is logged as a launch). */
+  readonly held: (placeholders: readonly Placeholder[]) => void
+}
+
+/** What of the runtime an adoption needs: its keeping and run, the id it gives, its cgroups and the limits. */
+export interface AdoptingHost {
+  readonly keeping: Keeping
+  readonly state: RunState
+  readonly id: string
+  readonly containment: Containment | undefined
+  readonly limits: AppliedLimits
+}
+
+/** What `Runtime.adopt` hands the process that takes `record` over. */
+export function adopting(
+  { keeping, state, id, containment, limits }: AdoptingHost,
+  record: KeptRecord,
+  start: StartOptions,
+): Adopted {
+  // Its cgroup, where it still is: a tree of this runtime's from now on.
+  const cgroup = record.cgroup && containment?.existing(record.cgroup.run, record.cgroup.leaf)
+  const tree = cgroup ? new ProcessTree(cgroup, limits) : undefined
+  const mechanism = start.tool.sandbox?.mechanism
+  return {
+    child: keeping.adopt(record.dir),
+    record,
+    ...(tree ? { tree } : {}),
+    held: (placeholders) => state.holding(id, placeholders),
+    // A mechanism that counts them holds them with its own launches'; else they go at the end.
+    holdPlaceholders: (placeholders) =>
+      mechanism?.holdPlaceholders?.(placeholders) ??
+      (() => {
+        for (const placeholder of placeholders) removePlaceholder(placeholder)
+      }),
+  }
 }
 
 /** An adopted process as a launch (`Launched`) to wire, once its keeper answered. */
-export async function adoptedLaunch({ child, tree, record }: Adopted): Promise<Launched> {
+export async function adoptedLaunch({
+  child,
+  tree,
+  record,
+  holdPlaceholders,
+  held,
+}: Adopted): Promise<Launched> {
+  const placeholders = record.placeholders ?? []
   const answered = await child.catch((error: unknown) => {
-    // Nothing of it is this runtime's: what its cgroup still holds goes (the tree's end kills it).
+    // Nothing of it is this runtime's: what its cgroup still holds goes (the tree's end kills it),
+    // and what its launch left on the host with it.
     void tree?.end()
+    if (placeholders.length > 0) holdPlaceholders(placeholders)()
     throw new RuntimeError('RUNTIME_ERR_SPAWN_FAILED', `lost: ${(error as Error).message}`)
   })
+  // What its launch left on the host is this runtime's to remove at its end (in its log: should it die first, its reap does).
+  const release = placeholders.length > 0 ? holdPlaceholders(placeholders) : undefined
+  if (placeholders.length > 0) held(placeholders)
   return {
     child: answered,
     ...(tree ? { tree } : {}),
+    ...(release ? { release } : {}),
     kept: { dir: record.dir, keeper: record.keeper, record },
   }
 }

@@ -6,13 +6,13 @@ import type { Launch, NetworkGate, ProcessControl, TerminalSize } from '@toolvis
 import { RuntimeError } from '@toolvisor/launchers'
 import { bulkStdout } from '@toolvisor/process-output'
 import type { SpillLedger, SweepUrgency } from '@toolvisor/run-state'
-import { type KeptRecord, MARKER_VARIABLE, type RunState } from '@toolvisor/run-state'
+import { MARKER_VARIABLE, type RunState } from '@toolvisor/run-state'
 import type { Child, KeptChildHandle, Spawner } from '../spawner.js'
 import type { ProcessRuntime, StartOptions } from '../types.js'
 import { buildEnvironment } from './environment.js'
 import type { AppliedLimits } from './limits.js'
 import type { ToolProcess } from './process.js'
-import { keptLaunch, keptSpawned } from './process-kept.js'
+import { type KeptInfo, keptLaunch, keptSpawned } from './process-kept.js'
 import { assembleWithin, gateOf } from './process-network.js'
 import { ProcessTree } from './process-tree.js'
 import { errnoText, workingDirectory } from './process-util.js'
@@ -62,7 +62,7 @@ export interface Launched {
   /** Its gate to the network, when its policy is an allow list (closed by the process when it ends). */
   readonly gate?: NetworkGate
   /** Its keeper's directory and pid, when it is kept (`StartOptions.keep`). */
-  readonly kept?: { readonly dir: string; readonly keeper: number | undefined; readonly record?: KeptRecord }
+  readonly kept?: KeptInfo
 }
 
 /**
@@ -151,7 +151,9 @@ async function spawnIn(
   const spawned = await host.spawner.launch(kept?.launch ?? launch, options).catch(undo)
   if (kept === undefined) return spawned
   const attached = await keptSpawned(kept, spawned).catch(undo)
-  return { ...attached, kept: { dir: kept.dir, keeper: (attached.child as KeptChildHandle).keeper } }
+  const keeper = (attached.child as KeptChildHandle).keeper
+  const placeholders = launch.placeholders ? { placeholders: launch.placeholders } : {}
+  return { ...attached, kept: { dir: kept.dir, keeper, ...placeholders } }
 }
 
 async function treeOf(
