@@ -5,6 +5,7 @@ import type { Sessions } from '@toolvisor/tasks'
 import type { ToolRegistry } from '@toolvisor/toolbox'
 import { McpServerError } from './errors.js'
 import { bearerRefusal, type Guard, originRefusal, type Refusal } from './internal/http-guard.js'
+import { RefusalLog } from './internal/http-log.js'
 import { Connections, jsonError } from './internal/http-sessions.js'
 import { messageOf } from './internal/result.js'
 import { stderrLog } from './internal/stderr-log.js'
@@ -114,9 +115,11 @@ export async function serveHttp(tools: ToolRegistry, options: ServeHttpOptions):
   const origins: string[] = [...extra]
   const hosts: string[] = []
   const guard: Guard = { token, allowedOrigins: origins, allowedHosts: hosts }
+  // A client that sends a wrong token (an unexpanded `${VAR}`) is said on stderr, rate-limited.
+  const refusals = new RefusalLog((line) => log(`${options.name}: ${line}`))
   const http = listener(
     options,
-    (request, response) => route(request, response, { guard, connections, routes }),
+    (request, response) => route(request, response, { guard, connections, routes, refusals }),
     log,
   )
   const url = await listenOn(http, listen)
@@ -166,24 +169,33 @@ function listener(
 async function route(
   request: IncomingMessage,
   response: ServerResponse,
-  context: { guard: Guard; connections: Connections; routes: ServeHttpOptions['routes'] },
+  context: {
+    guard: Guard
+    connections: Connections
+    routes: ServeHttpOptions['routes']
+    refusals: RefusalLog
+  },
 ): Promise<void> {
+  const refuse = (refusal: Refusal) => {
+    context.refusals.note(request, refusal)
+    refused(request, response, refusal)
+  }
   const foreign = originRefusal(request, context.guard)
-  if (foreign) return refuse(request, response, foreign)
+  if (foreign) return refuse(foreign)
   const bearer = bearerRefusal(request, context.guard)
   const path = new URL(request.url ?? '/', 'http://localhost').pathname
   const other = [...(context.routes ?? [])].find(
     ([prefix]) => path === prefix || path.startsWith(`${prefix}/`),
   )
   if (other) return other[1](request, response, bearer === undefined)
-  if (bearer) return refuse(request, response, bearer)
+  if (bearer) return refuse(bearer)
   if (path === '/mcp') return context.connections.handle(request, response)
   request.resume()
   response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' })
   response.end('not found: MCP is served at /mcp\n')
 }
 
-function refuse(request: IncomingMessage, response: ServerResponse, refusal: Refusal): void {
+function refused(request: IncomingMessage, response: ServerResponse, refusal: Refusal): void {
   request.resume()
   response.writeHead(refusal.status, { 'content-type': 'text/plain; charset=utf-8', ...refusal.headers })
   response.end(`${refusal.message}\n`)

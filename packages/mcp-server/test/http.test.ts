@@ -112,8 +112,8 @@ describe('serveHttp', () => {
     )
   })
 
-  it('refuses a request without the token, with a wrong one, from a foreign Origin or for another Host, before reading it', async () => {
-    const { server, sessions } = await serve()
+  it('refuses a request without the token, with a wrong one, from a foreign Origin or for another Host, before reading it, and logs each', async () => {
+    const { server, sessions, logs } = await serve()
     const none = await raw(server.url, { headers: json, body: initialize })
     expect(none).toMatchObject({ status: 401, body: 'missing Authorization: Bearer <token>\n' })
     expect(none.headers['www-authenticate']).toBe('Bearer realm="toolvisor"')
@@ -147,6 +147,18 @@ describe('serveHttp', () => {
     const elsewhere = await raw(new URL('/other', server.url).href, { method: 'GET', headers: {} })
     expect(elsewhere.status).toBe(401)
     expect(sessions.list()).toHaveLength(1)
+    // Each refusal said once, with where it came from (the GET of /other repeats the first reason
+    // from the same address within 10 s: counted, not said); the one session opened, with its client.
+    const from = String.raw`from 127\.0\.0\.1:\d+`
+    const said = [
+      String.raw`refused POST "/mcp" ${from}: missing Authorization: Bearer <token> \(401\)$`,
+      String.raw`refused POST "/mcp" ${from}: wrong bearer token \(401\)$`,
+      String.raw`refused POST "/mcp" ${from}: origin "http://evil\.example" is not allowed .* \(403\)$`,
+      String.raw`MCP session [0-9a-f-]{36} ${from}: "raw" "0" \(protocol "2025-06-18"\), in toolvisor session http-`,
+      String.raw`refused POST "/mcp" ${from}: host "evil\.example:80" is not this server .* \(403\)$`,
+    ]
+    const logged = logs.filter((line) => /: (refused|MCP session) /.test(line))
+    expect(logged).toEqual(said.map((line) => expect.stringMatching(new RegExp(`^toolvisor-test: ${line}`))))
   })
 
   it('answers a malformed body, an unknown session and an oversized body with proper errors, and goes on', async () => {

@@ -6,6 +6,7 @@ import type { Sessions } from '@toolvisor/tasks'
 import type { ToolRegistry } from '@toolvisor/toolbox'
 import { createSurface, type McpServerOptions, type McpSurface } from '../server.js'
 import { readJsonBody } from './http-body.js'
+import { clientOf, peerOf } from './http-log.js'
 import { ModernLeg } from './http-modern.js'
 import { messageOf } from './result.js'
 import { SessionEvents, SessionTransport, SSE_RETRY_MS } from './resumable.js'
@@ -153,6 +154,9 @@ export class Connections {
       retryInterval: SSE_RETRY_MS,
       onsessioninitialized: (id) => {
         if (connection) this.#byId.set(id, connection)
+        log(
+          `MCP session ${id} from ${peerOf(request)}: ${clientOf(read?.body)}, in toolvisor session ${session}`,
+        )
       },
       // The client ended its MCP session (DELETE): a session it did not name can never be
       // reached again, so it ends too, with what it owns; a named one waits for its client.
