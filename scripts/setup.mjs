@@ -104,6 +104,9 @@ function ensureInstalled(pnpm) {
 }
 
 function ensureBuilt(pnpm) {
+  // The first build takes about a minute: said, so a first run is not silent meanwhile.
+  if (!existsSync(join(root, 'packages', 'cli', 'dist', 'bin.js')))
+    process.stderr.write('setup: building the packages (once; later runs rebuild only what changed)\n')
   quiet('build', pnpm, ['exec', 'turbo', 'run', 'build', '--output-logs=errors-only'])
 }
 

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { fixtures, run, tempDir } from './helpers.js'
+import { examples, fixtures, run, tempDir } from './helpers.js'
 import { dir, hasBwrap, sandboxedTool } from './sandbox-helpers.js'
 
 const web = join(fixtures, 'web')
@@ -94,6 +94,33 @@ describe('toolvisor check', () => {
     }
     expect(runtime).toContain(
       '  environment: inherit none; never *KEY*, *SECRET*, *TOKEN*, *PASSWORD*, AWS_*; set LANG; core is PATH, HOME, USER, LANG, LC_*, TERM, TZ, TMPDIR, SHELL\n',
+    )
+  })
+
+  it('with --sandbox auto, says what auto chose: each sandboxed tool its mechanism, counted', async () => {
+    // Where the sandbox user can read it (its describe runs as that user when toolvisor is root).
+    const box = dir('tv-check-auto-')
+    const boxed = join(box, 'boxed')
+    writeFileSync(
+      boxed,
+      `#!/bin/sh\ncase "$1" in\ndescribe) echo '{"protocol": 2, "slug": "boxed", "description": "boxed", "args": [], "runtime": {"sandbox": {"net": "none"}}}' ;;\nrun) echo ok ;;\nesac\n`,
+      { mode: 0o755 },
+    )
+    const { code, stdout } = await run([
+      'check',
+      '--toolbox',
+      box,
+      '--toolbox',
+      examples,
+      '--sandbox',
+      'auto',
+    ])
+    expect(code).toBe(0)
+    // The first of bwrap, landlock that honours it: bwrap where it runs, else landlock.
+    const mechanism = /\n {4}boxed .* sandbox (bwrap|landlock)\b/.exec(stdout)?.[1]
+    expect(mechanism, stdout).toBeDefined()
+    expect(stdout).toContain(
+      `  sandbox: auto: each sandboxed tool gets the first of bwrap, landlock that honours its declaration; here ${mechanism} for 1 tool\n`,
     )
   })
 

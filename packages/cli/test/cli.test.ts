@@ -1,7 +1,20 @@
+import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { shown } from '../src/commands/demo.js'
-import { examples, fixtures, run, tagged, taggedCommands, toolvisor } from './helpers.js'
+import {
+  bin,
+  eventually,
+  examples,
+  fixtures,
+  run,
+  tagged,
+  taggedCommands,
+  tempDir,
+  toolvisor,
+} from './helpers.js'
 
 describe('toolvisor describe', () => {
   it('prints what the model will see', async () => {
@@ -189,6 +202,29 @@ describe('toolvisor', () => {
     expect(stdout).toContain('result: {"accepted":true,"events":[{"notice":"pattern is now /WARN/"}]}')
     expect(stdout).toContain('"line":"ERROR disk full"')
     expect(stdout).toContain('"process":"p2","tool":"log_watcher","kind":"service","status":"exited (0)"')
+    // Its last line is a command this user can run: toolvisor when it is on PATH, else this build.
+    expect(stdout).toMatch(
+      new RegExp(`\\nNext: (toolvisor|node \\S+/dist/bin\\.js) mcp --toolbox ${examples}  \\(serve them to`),
+    )
+  }, 60_000)
+
+  it('Ctrl-C in the demo stops what it started, removes its folder and exits 130', async () => {
+    const tmp = tempDir('tv-demo-tmp-')
+    const tag = randomUUID()
+    const child = spawn(process.execPath, [bin, 'demo', '--toolbox', examples], {
+      env: { ...process.env, TMPDIR: tmp, TV_TEST_TAG: tag },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    child.stdout!.on('data', (chunk) => (stdout += chunk))
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)))
+    // Services running: the demo is in the middle of its work.
+    expect(await eventually(() => stdout.includes('\n8. A service'), 30_000), stdout).toBe(true)
+    expect(readdirSync(tmp).filter((name) => name.startsWith('toolvisor-demo-'))).toHaveLength(1)
+    child.kill('SIGINT')
+    expect(await exited).toBe(130)
+    expect(readdirSync(tmp)).toEqual([])
+    expect(await eventually(() => tagged(tag).length === 0, 5000), 'processes left running').toBe(true)
   }, 60_000)
 
   it("shows each item of the demo's listings on its own line, so no mail hides behind a long one", () => {

@@ -205,7 +205,9 @@ describe.each(ERAS)('toolvisor mcp, with the SDK client over stdio, speaking %s'
     expect(stderr()).toContain(
       `\ntoolvisor: tool not loaded: ${join(box, 'broken')}: describe exited with code 1`,
     )
-    expect(stderr()).toMatch(/\ntoolvisor: tools changed: serving 3 tools \(1 failed to load\)\n/)
+    // What it served before the load ended is said as such, then what the load brought.
+    expect(stderr()).toMatch(/^toolvisor: serving 1 tool as session \S+ while the toolboxes load\n/)
+    expect(stderr()).toMatch(/\ntoolvisor: serving 3 tools \(1 failed to load\)\n/)
   })
 
   it('ends at once when the client leaves while a describe still runs, and stops that describe', async () => {

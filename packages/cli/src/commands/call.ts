@@ -125,7 +125,7 @@ async function stoppedOnExit(
   const { events, total } = composed.tasks.page(task, session, { offset: 0, max: Number.MAX_SAFE_INTEGER })
   const info = composed.tasks.get(task, session)
   io.err(
-    `toolvisor call: ${visibleLine(info.tool)} was still running after --yield-ms; a task cannot outlive this command, so it was stopped (${exit.signal ?? `exit code ${exit.code}`}) after ${total} events. To follow a stream, serve it with toolvisor mcp, or leave out --yield-ms.\n`,
+    `toolvisor call: ${visibleLine(info.tool)} was still running after --yield-ms; a task cannot outlive this command, so it was stopped (${exit.signal ?? `exit code ${exit.code}`}) after ${eventsText(total)}. To follow a stream, serve it with toolvisor mcp, or leave out --yield-ms.\n`,
   )
   const body = events.map((e) => e.value)
   return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: false, structuredContent: body }
@@ -144,7 +144,7 @@ async function stoppedService(
   const exit = await composed.tasks.cancel(handle, session)
   const total = composed.tasks.process(handle, session).output.counters().events
   io.err(
-    `toolvisor call: ${visibleLine(handle)} is a service, which cannot outlive this command: it was stopped with its declared cancel (${exit.signal ?? `exit code ${exit.code}`}) after ${total} events. To keep it running and talk to it, serve it with toolvisor mcp.\n`,
+    `toolvisor call: ${visibleLine(handle)} is a service, which cannot outlive this command: it was stopped with its declared cancel (${exit.signal ?? `exit code ${exit.code}`}) after ${eventsText(total)}. To keep it running and talk to it, serve it with toolvisor mcp.\n`,
   )
   return result
 }
@@ -177,3 +177,6 @@ function pick(loaded: LoadedTool, tools: readonly Tool[], command: string | unde
     `${loaded.spec.slug} has no command "${command}"; its commands: ${commands || '(none)'}`
   )
 }
+
+/** `1 event`, `3 events`. */
+const eventsText = (n: number): string => `${n} event${n === 1 ? '' : 's'}`

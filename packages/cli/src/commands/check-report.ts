@@ -64,7 +64,7 @@ export interface CheckReport {
  */
 export function printCheck(report: CheckReport, json: boolean, io: Io): void {
   if (!json) {
-    io.out(table(report) + runtimeLines(report.runtime))
+    io.out(table(report) + runtimeLines(report.runtime, report.tools))
     return
   }
   const document = {
@@ -129,13 +129,13 @@ export function runtimeReport(
   }
 }
 
-function runtimeLines(runtime: ReturnType<typeof runtimeReport>): string {
+function runtimeLines(runtime: ReturnType<typeof runtimeReport>, tools: readonly ToolReport[]): string {
   const helper = runtime.execHelper.available
     ? `toolvisor-exec (${runtime.execHelper.path}): every tool starts with only its own environment and descriptors 0-2`
     : `toolvisor-exec missing: ${runtime.execHelper.reason}`
   const lines = [
     'runtime',
-    `  sandbox: ${runtime.sandbox ?? 'none configured'}`,
+    `  sandbox: ${sandboxLine(runtime.sandbox, tools)}`,
     `  final exec: ${helper}`,
     `  launches: ${
       runtime.forkServer.available
@@ -263,4 +263,16 @@ function table(report: CheckReport): string {
     lines.push('warnings', ...report.warnings.map((w) => `  ${human(w, '    ')}`))
   if (lines.length === 0) lines.push('nothing configured: pass --toolbox DIR or --config FILE')
   return `${lines.join('\n')}\n`
+}
+
+/**
+ * The configured mechanism; for `auto`, what it chose: each sandboxed tool gets the first of
+ * bwrap, landlock that honours its declaration, counted here (each tool's row names its own).
+ */
+function sandboxLine(sandbox: string | null, tools: readonly ToolReport[]): string {
+  if (sandbox !== 'auto') return sandbox ?? 'none configured'
+  const chosen = new Map<string, number>()
+  for (const { mechanism } of tools) if (mechanism) chosen.set(mechanism, (chosen.get(mechanism) ?? 0) + 1)
+  const counted = [...chosen].map(([name, n]) => `${name} for ${n} tool${n === 1 ? '' : 's'}`).join(', ')
+  return `auto: each sandboxed tool gets the first of bwrap, landlock that honours its declaration; here ${counted || 'no tool declares a sandbox'}`
 }

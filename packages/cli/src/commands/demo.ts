@@ -1,6 +1,7 @@
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { accessSync, appendFileSync, constants, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { delimiter, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { Sessions } from '@toolvisor/tasks'
 import type { ToolCallContext, ToolRegistry, ToolResult } from '@toolvisor/toolbox'
 import type { Config } from '../config.js'
@@ -48,6 +49,13 @@ export async function demoCommand(argv: readonly string[], io: Io): Promise<numb
     { yieldMs: 1000, configFile: configFileOf(values) },
   )
   const demo = demoOf(composed, scratch, io)
+  // Ctrl-C: what it started is stopped and its folder removed, as at its end.
+  const interrupted = () =>
+    void composed.kernel.dispose().finally(() => {
+      rmSync(scratch, { recursive: true, force: true })
+      process.exit(130)
+    })
+  process.once('SIGINT', interrupted)
   try {
     loading(demo, examples, Date.now() - began)
     await oneshots(demo)
@@ -55,14 +63,33 @@ export async function demoCommand(argv: readonly string[], io: Io): Promise<numb
     await commandsAndErrors(demo)
     const files = await services(demo)
     await talkToServices(demo, files)
-    demo.say(
-      'Next: toolvisor mcp --toolbox examples/tools  (serve them to Claude Code, Codex, any MCP client)',
-    )
+    demo.say(`Next: ${nextCommand(examples)}`)
     return 0
   } finally {
+    process.off('SIGINT', interrupted)
     await composed.kernel.dispose()
     rmSync(scratch, { recursive: true, force: true })
   }
+}
+
+/**
+ * The command that serves the examples, as this user can type it: `toolvisor` when it is on PATH,
+ * else this build's `bin.js` run by node, with how to put it on PATH.
+ */
+function nextCommand(examples: Config['toolboxes']): string {
+  const toolboxes = examples.map((box) => `--toolbox ${typeof box === 'string' ? box : box.path}`).join(' ')
+  const onPath = (process.env.PATH ?? '').split(delimiter).some((dir) => {
+    try {
+      accessSync(join(dir, 'toolvisor'), constants.X_OK)
+      return dir !== ''
+    } catch {
+      return false
+    }
+  })
+  const serve = 'serve them to Claude Code, Codex, any MCP client'
+  if (onPath) return `toolvisor mcp ${toolboxes}  (${serve})`
+  const bin = fileURLToPath(new URL('../bin.js', import.meta.url))
+  return `node ${bin} mcp ${toolboxes}  (${serve}; npm run install-cli puts toolvisor on PATH)`
 }
 
 /** A toolbox holding one tool whose describe document is wrong, and a note file to read. */

@@ -13,6 +13,8 @@ export interface ToolAnnouncerOptions {
    * once, and the SDK's entry sends it to the client's listen subscriptions only.
    */
   readonly modern?: boolean
+  /** The toolboxes' first load, when it is still under way at the start (`McpServerOptions.firstLoad`). */
+  readonly firstLoad?: Promise<unknown>
 }
 
 /**
@@ -28,12 +30,21 @@ export class ToolAnnouncer {
   private initialized = false
   private flush: NodeJS.Immediate | undefined
   private unsubscribe: (() => void) | undefined
+  /** `loading` until the first load settles, `loaded` until the change it made is announced. */
+  private load: 'loading' | 'loaded' | 'done' = 'done'
 
   constructor(private readonly options: ToolAnnouncerOptions) {
     this.served = this.names()
     this.initialized = options.modern === true
     options.server.oninitialized = () => {
       this.initialized = true
+    }
+    if (options.firstLoad) {
+      this.load = 'loading'
+      const settled = () => {
+        if (this.load === 'loading') this.load = 'loaded'
+      }
+      options.firstLoad.then(settled, settled)
     }
   }
 
@@ -50,7 +61,9 @@ export class ToolAnnouncer {
     if (quiet) this.logged = this.options.tools.loadErrors().length
     else {
       this.logReports()
-      this.options.log(`serving ${this.summary()} as session ${this.options.sessionId}`)
+      // What is served before the toolboxes loaded is not all there will be: said, not left to look like a failure.
+      const loading = this.load === 'loading' ? ' while the toolboxes load' : ''
+      this.options.log(`serving ${this.summary()} as session ${this.options.sessionId}${loading}`)
     }
     this.unsubscribe = this.options.tools.onChange?.(() => {
       this.flush ??= setImmediate(this.announce)
@@ -71,7 +84,10 @@ export class ToolAnnouncer {
     const names = this.names()
     if (names === this.served) return
     this.served = names
-    this.options.log(`tools changed: serving ${this.summary()}`)
+    // The first load's tools are what it serves at last (the host says the load ended), not a change.
+    const news = this.load === 'loaded' ? '' : 'tools changed: '
+    if (this.load === 'loaded') this.load = 'done'
+    this.options.log(`${news}serving ${this.summary()}`)
     // The connection may be closing; a lost announcement is moot then.
     if (this.initialized) this.options.server.sendToolListChanged().catch(() => {})
   }

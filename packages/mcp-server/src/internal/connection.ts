@@ -70,7 +70,14 @@ export function connectionServer(
   // The 2025 tasks say in the list which tools may run as one; the 2026 extension has no such field.
   const listed = { tools, tasks: tasks !== undefined && era === 'legacy' }
   serveTools(server, inflight, handle, listed, firstLoadOf(options))
-  const announcer = new ToolAnnouncer({ tools, server, sessionId, log, modern: era === 'modern' })
+  const announcer = new ToolAnnouncer({
+    tools,
+    server,
+    sessionId,
+    log,
+    modern: era === 'modern',
+    ...(options.firstLoad ? { firstLoad: options.firstLoad } : {}),
+  })
   // What starting set up and stopping undoes: the mail watch, the approvals' attachment.
   const undo: Array<() => void> = []
   return {
