@@ -11,8 +11,10 @@ import type { ProcessOutputView, SequencedEvent } from '@toolvisor/process-outpu
 import type { Account } from '@toolvisor/run-as'
 import type { KeptRecord, LostProcess } from '@toolvisor/run-state'
 import type { EffectivePolicy } from './internal/environment.js'
+import type { LaunchFacts } from './internal/launch-facts.js'
 import type { AppliedLimits } from './internal/limits.js'
 import type { PlainProcessSpec } from './internal/plain.js'
+import type { PrepareInput } from './internal/prepare.js'
 import type { Annotation } from './internal/process-kept.js'
 import type { StartedWith } from './internal/started-with.js'
 import type { RuntimeOptions } from './options.js'
@@ -283,10 +285,9 @@ export interface ProcessRuntime {
   /** Records which task (of which kind) and session a process belongs to (for restart reports). */
   annotate(id: string, info: Annotation): void
   /**
-   * Records that a task waits to start a process again (a service between two runs, its restart
-   * pending): should this runtime die meanwhile, the next start reports the task lost, as it does a
-   * task whose process was running. Returns the release: call it once its next process is started
-   * and annotated, or once it ended for good.
+   * Records that a task waits to start a process again (a service's restart pending): should this
+   * runtime die meanwhile, the next start reports it lost. Returns the release (call it once its
+   * next process is started and annotated, or it ended for good).
    */
   waiting(tool: string, info: Pick<Annotation, 'task' | 'session' | 'kind'>): () => void
   /** The kept processes an earlier runtime on this state directory left, each to `adopt` (decision 0113). */
@@ -295,11 +296,5 @@ export interface ProcessRuntime {
   adopt(record: KeptRecord, start: StartOptions): ManagedProcess
 }
 
-import type { PrepareInput } from './internal/prepare.js'
-
-export type { PrepareInput }
-
-import type { LaunchFacts } from './internal/launch-facts.js'
-
 export type { ContainmentFacts, LaunchFacts, NetworkSetup } from './internal/launch-facts.js'
-export type { Annotation }
+export type { Annotation, PrepareInput }
