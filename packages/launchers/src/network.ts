@@ -53,7 +53,11 @@ export interface NetworkGate {
    * fresh network namespace bridged to the proxy; for a `port` route, unchanged.
    */
   enclose(launch: Launch): Launch
-  /** Called at each refused connection; returns the unsubscribe. */
+  /**
+   * Called at each refused connection, and at once for those refused before it subscribed (the
+   * first 20 a gate keeps: a launch may connect before the runtime wired its process); returns the
+   * unsubscribe.
+   */
   onDenied(listener: (denial: NetDenial) => void): () => void
   /** Its accounts so far. */
   report(): NetReport

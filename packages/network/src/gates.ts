@@ -15,6 +15,7 @@ import type {
 import { inNetworkNamespace, NAMESPACE_PROXY_PORT, netnsHelperStatus } from './netns.js'
 import {
   createProxy,
+  type Denial,
   denialMarker,
   type Gate,
   type NetProxy,
@@ -173,9 +174,11 @@ class OpenGate implements NetworkGate {
   }
 
   onDenied(listener: (denial: NetDenial) => void): () => void {
-    return this.#gate.onDenied((denial) =>
-      listener({ host: denial.host, port: denial.port, reason: denial.reason, marker: denialMarker(denial) }),
-    )
+    const told = (denial: Denial) =>
+      listener({ host: denial.host, port: denial.port, reason: denial.reason, marker: denialMarker(denial) })
+    // Those refused before it subscribed first: a launch may connect before its process is wired.
+    for (const denial of this.#gate.report().denied) told(denial)
+    return this.#gate.onDenied(told)
   }
 
   report() {
