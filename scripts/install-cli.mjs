@@ -96,7 +96,13 @@ function intoProject(dir, wanted) {
   const file = join(dir, 'package.json')
   const manifest = existsSync(file)
     ? JSON.parse(readFileSync(file, 'utf8'))
-    : { name: 'toolvisor-install', private: true, description: 'made by toolvisor scripts/install-cli.mjs' }
+    : {
+        name: 'toolvisor-install',
+        private: true,
+        // Every package is ESM only: a project of its own files (the library guide's) is ESM too.
+        type: 'module',
+        description: 'made by toolvisor scripts/install-cli.mjs',
+      }
   const spec = (tarball) => `file:toolvisor-packs/${tarball}`
   const tarballs = tarballNames()
   manifest.overrides = { ...manifest.overrides }

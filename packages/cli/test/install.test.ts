@@ -39,13 +39,23 @@ function pathWith(bin: string): string {
   return [bin, dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':')
 }
 
-/** The code block the library guide marks as tested. */
-function libraryExample(): string {
+/** The code block the library guide marks as tested under `name` (`<!-- tested: NAME -->`). */
+function guideBlock(name: string): string {
   const guide = readFileSync(join(root, 'docs', 'guides', 'using-the-library.md'), 'utf8')
-  const marked = guide.split('<!-- tested: library-demo.mjs -->')[1]
-  const block = marked?.match(/```js\n([\s\S]*?)```/)?.[1]
-  expect(block, 'docs/guides/using-the-library.md has no tested example').toBeDefined()
+  const marked = guide.split(`<!-- tested: ${name} -->`)[1]
+  const block = marked?.match(/```\w+\n([\s\S]*?)```/)?.[1]
+  expect(block, `docs/guides/using-the-library.md has no tested ${name}`).toBeDefined()
   return block!
+}
+
+/** What the guide's first program prints (its JavaScript and its TypeScript form alike). */
+function printsTheDemo(out: string): void {
+  expect(out).toContain(
+    'tools: counter, echo_args, file_stats, git_lite__log, git_lite__status, help, log_lines, log_watcher, log_watcher__send, processes, word_count\n',
+  )
+  expect(out).toContain('5 words, 1 line, 19 characters\n')
+  expect(out).toMatch(/^event 3: \{"n":3,"at":"[^"]+"\}$/m)
+  expect(out).toMatch(/^result: \[\{"n":1,/m)
 }
 
 describe('npm run install-cli', () => {
@@ -88,10 +98,11 @@ describe('the tarballs a publish uploads', () => {
         const manifest = sh('tar', ['-xzOf', join(packs, tarball), 'package/package.json'])
         expect(manifest, tarball).not.toContain('workspace:')
       }
+      // An empty folder: --into makes its package.json, ESM as every package is.
       const app = tempDir('tv-app-')
-      writeFileSync(join(app, 'package.json'), '{"name":"app","private":true,"type":"module"}\n')
       sh(process.execPath, [script, '--into', app, '--no-setup'])
       const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'))
+      expect(manifest.type).toBe('module')
       expect(manifest.dependencies['@toolvisor/toolbox']).toBe(
         `file:toolvisor-packs/toolvisor-toolbox-${version}.tgz`,
       )
@@ -99,14 +110,28 @@ describe('the tarballs a publish uploads', () => {
         `${version}\n`,
       )
 
-      writeFileSync(join(app, 'library-demo.mjs'), libraryExample())
+      writeFileSync(join(app, 'library-demo.mjs'), guideBlock('library-demo.mjs'))
       const out = sh(process.execPath, ['library-demo.mjs', examples], npmEnv, app)
-      expect(out).toContain(
-        'tools: counter, echo_args, file_stats, git_lite__log, git_lite__status, help, log_lines, log_watcher, log_watcher__send, processes, word_count\n',
+      printsTheDemo(out)
+
+      // The TypeScript form: type-checked against the installed packages' types (strict), then run.
+      // As the guide says: Node's types beside the packages' own (TypeScript is the workspace's 5.9).
+      sh(
+        'npm',
+        ['install', '--no-audit', '--no-fund', '--loglevel=error', '-D', '@types/node@^20.19.0'],
+        npmEnv,
+        app,
       )
-      expect(out).toContain('5 words, 1 line, 19 characters\n')
-      expect(out).toMatch(/^event 3: \{"n":3,"at":"[^"]+"\}$/m)
-      expect(out).toMatch(/^result: \[\{"n":1,/m)
+      writeFileSync(join(app, 'tsconfig.json'), guideBlock('tsconfig.json'))
+      writeFileSync(join(app, 'library-demo.ts'), guideBlock('library-demo.ts'))
+      sh(
+        process.execPath,
+        [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'],
+        npmEnv,
+        app,
+      )
+      const typed = sh(process.execPath, [join('dist', 'library-demo.js'), examples], npmEnv, app)
+      printsTheDemo(typed)
     },
     2 * STEP_MS + 60_000,
   )

@@ -61,6 +61,8 @@ export const KernelErrorCodes = {
   DISPOSE_FAILED: 'KERNEL_ERR_DISPOSE_FAILED',
   /** `ready()` gave up: plugins still wait for tokens nobody provides; the message names them. */
   PENDING: 'KERNEL_ERR_PENDING',
+  /** `require()` found no active provider of the token; the message says whether one is pending or none was used. */
+  NOT_PROVIDED: 'KERNEL_ERR_NOT_PROVIDED',
 } as const
 
 /** A kernel error code. */

@@ -30,7 +30,7 @@ import type { Token } from './token.js'
  * await using kernel = new Kernel()
  * kernel.use(greeterPlugin)            // pending: injects 'clock'
  * await kernel.use(clockPlugin)        // active; greeter activates right after
- * kernel.get(Greeter)?.greet('ada')
+ * kernel.get(Greeter)?.greet('ada')   // or kernel.require(Greeter).greet('ada'): throws if none
  * ```
  */
 export class Kernel implements AsyncDisposable {
@@ -75,6 +75,21 @@ export class Kernel implements AsyncDisposable {
   get<T>(token: Token<T>): T | undefined {
     const provider = this.#providers.get(token.key)
     return provider && this.#isAvailable(token.key) ? (provider.value as T) : undefined
+  }
+
+  /**
+   * The service behind a token, typed `T` (after `await kernel.ready()`, typically); throws
+   * `KERNEL_ERR_NOT_PROVIDED` when no active plugin provides it, saying why.
+   */
+  require<T>(token: Token<T>): T {
+    if (this.#isAvailable(token.key)) return this.#providers.get(token.key)!.value as T
+    const waiting = this.#entries.find(
+      (entry) => entry.state === 'pending' && (entry.plugin.provides ?? []).some((t) => t.key === token.key),
+    )
+    const why = waiting
+      ? `its provider ${waiting.plugin.name} is not active yet (it waits for ${this.#missing(waiting).join(', ') || 'its start'}): await kernel.ready() first`
+      : 'no plugin used here provides it: use() the plugin that does'
+    throw new KernelError('KERNEL_ERR_NOT_PROVIDED', `nothing provides ${token.key}: ${why}`)
   }
 
   /** Every plugin still waiting, with the token keys it misses. */

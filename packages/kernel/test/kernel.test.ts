@@ -70,6 +70,34 @@ describe('activation', () => {
     await kernel.dispose()
   })
 
+  it('require() gives the service typed, or says why there is none: none used, or its provider pending', async () => {
+    const kernel = new Kernel()
+    expect(() => kernel.require(Greeter)).toThrow(
+      new KernelError(
+        'KERNEL_ERR_NOT_PROVIDED',
+        'nothing provides greeter: no plugin used here provides it: use() the plugin that does',
+      ),
+    )
+    const greeter = kernel.use(greeterPlugin())
+    const thrown = (() => {
+      try {
+        return kernel.require(Greeter)
+      } catch (error) {
+        return error
+      }
+    })()
+    expect(thrown).toMatchObject({
+      code: 'KERNEL_ERR_NOT_PROVIDED',
+      message:
+        'nothing provides greeter: its provider greeter is not active yet (it waits for clock): await kernel.ready() first',
+    })
+    await kernel.use(clockPlugin())
+    await greeter
+    const typed: Greeter = kernel.require(Greeter)
+    expect(typed.greet('ada')).toBe('hello ada at 42')
+    await kernel.dispose()
+  })
+
   it('activates at once when the provider came first', async () => {
     const kernel = new Kernel()
     await kernel.use(clockPlugin())
@@ -413,6 +441,11 @@ describe('errors', () => {
     const patient = new Kernel()
     const waiting = patient.use(definePlugin({ name: 'waiting', inject: { x: missing }, apply() {} }))
     note(await rejection(patient.ready({ timeoutMs: 10 }))) // PENDING
+    try {
+      patient.require(missing)
+    } catch (error) {
+      note(error) // NOT_PROVIDED
+    }
     const failing = new Kernel()
     await failing.use(
       definePlugin({
