@@ -55,6 +55,10 @@ describe('toolvisor describe', () => {
     const text = (await run(['describe', tool])).stdout
     expect(text).toContain('\nlog_watcher__send\n')
     expect(text).toContain('  process  string: the handle of a running log_watcher process')
+    // The event it sends, whole: its fields, an enum's values.
+    expect(text).toContain(
+      '  event  object\n    op  "pattern" | "pause" | "resume" | "stop"\n    value  string, optional: pattern: the new regular expression\n',
+    )
     expect(text).toContain('\nservice: on_exit report, digest seconds 2\n')
   })
 

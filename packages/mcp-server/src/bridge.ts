@@ -1,7 +1,13 @@
 import { request as httpRequest } from 'node:http'
 import type { Readable as NodeReadable, Writable } from 'node:stream'
 import { Readable } from 'node:stream'
-import { type JSONRPCMessage, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import {
+  type CallToolResult,
+  Client,
+  type JSONRPCMessage,
+  type Progress,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client'
 import { McpServerError } from './errors.js'
 import { SESSION_HEADER } from './internal/http-sessions.js'
 import { messageOf } from './internal/result.js'
@@ -40,13 +46,7 @@ export interface BridgeOptions {
  */
 export async function bridgeStdio(options: BridgeOptions): Promise<void> {
   const log = options.log ?? stderrLog
-  const url = 'url' in options.upstream ? new URL(options.upstream.url) : new URL('http://toolvisor/mcp')
-  const fetcher = 'socket' in options.upstream ? unixFetch(options.upstream.socket) : fetch
-  const headers: Record<string, string> = {
-    authorization: `Bearer ${options.token}`,
-    [SESSION_HEADER]: options.session,
-    ...(options.workspace !== undefined ? { [WORKSPACE_HEADER]: options.workspace } : {}),
-  }
+  const { url, headers, fetcher } = upstreamOf(options)
   await reach(url, headers, fetcher, options.upstream)
   const upstream = new StreamableHTTPClientTransport(url, { fetch: fetcher, requestInit: { headers } })
   const downstream = new StdioTransport({
@@ -70,6 +70,57 @@ export async function bridgeStdio(options: BridgeOptions): Promise<void> {
   await upstream.terminateSession().catch(() => {})
   await upstream.close()
   await downstream.close()
+}
+
+/** Where and as whom `callUpstream` calls: the daemon, its token, the session (and its workspace). */
+export type UpstreamSession = Pick<BridgeOptions, 'upstream' | 'token' | 'session' | 'workspace'>
+
+/**
+ * One tool call in a running `toolvisor serve`, in the session `session`, as an MCP client makes it:
+ * what it starts stays with the daemon, in that session (a service, a stream task), for the next
+ * call to read, send to or stop. `progress` hears each progress notification. Rejects at once,
+ * saying why, when the daemon cannot be reached or refuses the token (`MCP_ERR_UPSTREAM`).
+ */
+export async function callUpstream(
+  to: UpstreamSession,
+  call: { readonly name: string; readonly arguments: Record<string, unknown> },
+  options: {
+    readonly signal?: AbortSignal
+    readonly progress?: (progress: number, message?: string) => void
+  } = {},
+): Promise<CallToolResult> {
+  const { url, headers, fetcher } = upstreamOf(to)
+  await reach(url, headers, fetcher, to.upstream)
+  const client = new Client({ name: 'toolvisor call', version: '1' })
+  const transport = new StreamableHTTPClientTransport(url, { fetch: fetcher, requestInit: { headers } })
+  await client.connect(transport)
+  try {
+    const progress = options.progress
+    return (await client.callTool(call, {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(progress
+        ? { onprogress: (p: Progress) => progress(p.progress, p.message), resetTimeoutOnProgress: true }
+        : {}),
+      timeout: 24 * 60 * 60 * 1000,
+    })) as CallToolResult
+  } finally {
+    // The MCP session ends with the call (the daemon holds no idle one per call); the toolvisor
+    // session, named, stays with what it owns.
+    await transport.terminateSession().catch(() => {})
+    await client.close().catch(() => {})
+  }
+}
+
+/** The daemon's URL, the headers every request carries, and the fetch that reaches it. */
+function upstreamOf(to: UpstreamSession) {
+  const url = 'url' in to.upstream ? new URL(to.upstream.url) : new URL('http://toolvisor/mcp')
+  const fetcher = 'socket' in to.upstream ? unixFetch(to.upstream.socket) : fetch
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${to.token}`,
+    [SESSION_HEADER]: to.session,
+    ...(to.workspace !== undefined ? { [WORKSPACE_HEADER]: to.workspace } : {}),
+  }
+  return { url, headers, fetcher }
 }
 
 /** Sends one message upstream; a request that cannot be delivered is answered with an error. */
@@ -111,7 +162,9 @@ async function reach(
     if (status === 400 || status === 403) refused = workspaceRefusal(await answer.text().catch(() => ''))
     else await answer.body?.cancel()
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code ?? messageOf(error)
+    // undici says "fetch failed"; its cause says why (ECONNREFUSED, ENOENT, "bad port").
+    const inner = (error as { cause?: { code?: string; message?: string } }).cause
+    const cause = inner?.code ?? inner?.message ?? messageOf(error)
     throw new McpServerError(
       'MCP_ERR_UPSTREAM',
       `cannot reach toolvisor serve at ${where}: ${cause}; is it running?`,

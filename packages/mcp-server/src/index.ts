@@ -6,8 +6,8 @@ export {
   McpApprovals,
   mcpApprovalPlugin,
 } from './approval.js'
-export type { BridgeOptions, Upstream } from './bridge.js'
-export { bridgeStdio } from './bridge.js'
+export type { BridgeOptions, Upstream, UpstreamSession } from './bridge.js'
+export { bridgeStdio, callUpstream } from './bridge.js'
 export type { McpServerErrorCode } from './errors.js'
 export { McpServerError, McpServerErrorCodes } from './errors.js'
 export type { HttpSurface, Listen, Route, ServeHttpOptions } from './http.js'

@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path'
-import { bridgeStdio } from '@toolvisor/mcp-server'
+import { bridgeStdio, type Upstream } from '@toolvisor/mcp-server'
 import { defaultStateDir } from '@toolvisor/process-runtime'
 import { CliError } from '../errors.js'
 import { withShutdownSignals } from '../internal/signals.js'
@@ -32,11 +32,7 @@ export async function bridgeCommand(
       '--connect needs --session NAME: the session every turn of this client shares',
     )
   }
-  const upstream = flags.connect.startsWith('unix:')
-    ? { socket: resolve(flags.connect.slice(5)) }
-    : { url: flags.connect.includes('://') ? flags.connect : `http://${flags.connect}/mcp` }
-  const file = resolve(flags.tokenFile ?? join(flags.stateDir ?? defaultStateDir(), 'serve.token'))
-  const token = tokenIn(file, flags.tokenFile !== undefined, false)
+  const { upstream, token } = daemonOf(flags)
   const stop = withShutdownSignals(signals)
   try {
     await bridgeStdio({
@@ -51,4 +47,16 @@ export async function bridgeCommand(
   } finally {
     stop.off()
   }
+}
+
+/** The daemon `--connect` names (a URL, HOST:PORT or unix:PATH) and its token (`--token-file`, else STATE_DIR's). */
+export function daemonOf(flags: Pick<BridgeFlags, 'connect' | 'tokenFile' | 'stateDir'>): {
+  readonly upstream: Upstream
+  readonly token: string
+} {
+  const upstream = flags.connect.startsWith('unix:')
+    ? { socket: resolve(flags.connect.slice(5)) }
+    : { url: flags.connect.includes('://') ? flags.connect : `http://${flags.connect}/mcp` }
+  const file = resolve(flags.tokenFile ?? join(flags.stateDir ?? defaultStateDir(), 'serve.token'))
+  return { upstream, token: tokenIn(file, flags.tokenFile !== undefined, false) }
 }

@@ -7,6 +7,7 @@ import { configFileOf, configOf, type FlagValues, parseLine, usageOf } from '../
 import { withShutdownSignals } from '../internal/signals.js'
 import { checkToolboxes, entryOf, type FoundTool, findTool, isToolPath } from '../internal/toolboxes.js'
 import { type Io, logTo } from '../output.js'
+import { connectedCall } from './call-connected.js'
 
 /** `toolvisor call --help`. */
 export const CALL_USAGE = usageOf(
@@ -18,7 +19,15 @@ would get. TOOL is the path of the tool's file, or with --toolbox DIR a tool's n
 model-facing name such as git_lite__log, or its file name). A stream tool is waited for until it
 ends (use --yield-ms to get the running placeholder instead). Ctrl-C cancels the call: the tool
 gets its declared cancel, then SIGKILL. Exit 0 on success, 1 when the tool failed, 2 on a loading
-or usage error, 130 when cancelled.`,
+or usage error, 130 when cancelled.
+
+With --connect ADDR the call is made in a running toolvisor serve instead, in the session --session
+names (default cli), TOOL named as the model sees it: what it starts (a service, a stream task)
+stays there, for the next call to read (processes), talk to (TOOL__send) or stop:
+
+  toolvisor call log_watcher '{"file":"/var/log/app.log"}' --connect 127.0.0.1:8765 --session me
+  toolvisor call log_watcher__send '{"process":"p1","event":{"op":"pattern","value":"WARN"}}' --connect 127.0.0.1:8765 --session me
+  toolvisor call processes '{"command":"read","process":"p1"}' --connect 127.0.0.1:8765 --session me`,
 )
 
 const DAY_MS = 24 * 60 * 60 * 1000
@@ -62,6 +71,7 @@ export async function callCommand(
 ): Promise<number> {
   const line = callLine(argv, io)
   if (typeof line === 'number') return line
+  if (line.config.call?.connect !== undefined) return connectedCall(line, io, signals)
   const { values, config, args, yieldMs } = line
   const byName = !isToolPath(line.path)
   if (byName && config.toolboxes.length === 0) {

@@ -69,18 +69,35 @@ function argumentLines(spec: LoadedTool['spec'], tool: Tool): string[] {
         `  ${visibleLine(arg.name)}  ${arg.backingType}${arg.required ? '' : ', optional'}, ${arg.mode}: ${human(arg.description, '    ')}`,
     )
   }
-  const schema = tool.inputSchema as {
-    properties?: Record<string, { type?: unknown; description?: unknown }>
-    required?: unknown
-  }
+  const lines = schemaLines(tool.inputSchema as Schema, '  ')
+  return lines.length === 0 ? ['  no arguments'] : lines
+}
+
+/** The part of a JSON Schema `describe` shows: an object's properties, a type, an enum. */
+interface Schema {
+  readonly type?: unknown
+  readonly enum?: unknown
+  readonly description?: unknown
+  readonly properties?: Record<string, Schema>
+  readonly required?: unknown
+}
+
+/**
+ * An object schema's properties, one line each (`name  type[, optional][: description]`), an
+ * object's own properties indented below it, so the event a companion sends reads whole.
+ */
+function schemaLines(schema: Schema, indent: string): string[] {
   const required = Array.isArray(schema.required) ? schema.required : []
-  const properties = Object.entries(schema.properties ?? {})
-  if (properties.length === 0) return ['  no arguments']
-  return properties.map(([name, property]) => {
-    const type = typeof property.type === 'string' ? property.type : 'any'
+  return Object.entries(schema.properties ?? {}).flatMap(([name, property]) => {
+    const type = Array.isArray(property.enum)
+      ? property.enum.map((value) => visibleLine(JSON.stringify(value))).join(' | ')
+      : typeof property.type === 'string'
+        ? property.type
+        : 'any'
     const description =
-      typeof property.description === 'string' ? `: ${human(property.description, '    ')}` : ''
-    return `  ${visibleLine(name)}  ${type}${required.includes(name) ? '' : ', optional'}${description}`
+      typeof property.description === 'string' ? `: ${human(property.description, `${indent}  `)}` : ''
+    const line = `${indent}${visibleLine(name)}  ${type}${required.includes(name) ? '' : ', optional'}${description}`
+    return [line, ...schemaLines(property, `${indent}  `)]
   })
 }
 

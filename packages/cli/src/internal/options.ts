@@ -98,6 +98,9 @@ export const SECTION_FLAGS = {
     session: { flag: 'session', commands: ['call'], arg: 'ID', value: z.string().min(1), help: 'the session the call belongs to (AGENT_SESSION_ID; default cli)' },
     progress: { flag: 'progress', commands: ['call'], value: z.boolean(), help: 'print each event to stderr as it arrives' },
     yieldMs: { flag: 'yield-ms', commands: ['call'], arg: 'N', value: whole(0), help: 'answer with the running placeholder after N ms (stream tools; default: wait for the end)' },
+    connect: { flag: 'connect', commands: ['call'], arg: 'ADDR', path: 'address', value: z.string().min(1), help: 'call TOOL (by its model-facing name) in the toolvisor serve at HOST:PORT, a URL or unix:PATH, in the session --session names: what it starts stays there for the next call (processes, TOOL__send)' },
+    tokenFile: { flag: 'token-file', commands: ['call'], arg: 'FILE', path: 'file', value: z.string().min(1), help: "with --connect: the daemon's bearer token (default STATE_DIR/serve.token)" },
+    workspace: { flag: 'workspace', commands: ['call'], arg: 'DIR', path: 'file', value: z.string().min(1), help: "with --connect: the session's working directory, which the daemon takes when it lies in one of its --workspace-root directories" },
   },
 } as const satisfies Record<string, Record<string, SectionFlag>>
 
