@@ -101,7 +101,8 @@ describe('serveHttp', () => {
     expect((await two.client.callTool({ name: 'whoami', arguments: {} })).content).toEqual([
       { type: 'text', text: 'agent-1' },
     ])
-    expect(sessions.get('agent-1')).toMatchObject({ opens: 2, origin: 'mcp-http' })
+    // Its client as it named itself, for the operator page.
+    expect(sessions.get('agent-1')).toMatchObject({ opens: 2, origin: 'mcp-http', client: 'http-test 0' })
     const bad = await raw(server.url, {
       headers: { ...json, authorization: `Bearer ${TOKEN}`, [SESSION_HEADER]: 'a b' },
       body: initialize,

@@ -28,6 +28,8 @@ function draw() {
   const mode = $('mode')
   mode.textContent = view.control ? 'control' : 'read-only'
   mode.dataset.mode = view.control ? 'control' : 'read-only'
+  // Read-only says how to act: the operator who wants Stop and End looks here first.
+  $('mode-hint').textContent = view.control ? '' : 'serve --ui-control adds Stop, End session and typing'
   const selected = tail.selected
   if (selected) {
     const session = view.sessions.find((s) => s.id === selected.session)

@@ -160,6 +160,7 @@ function taskRow(task, view, now, optional) {
 function sessionHead(session, view, now) {
   const name = session.id === '' ? 'visible to every session' : session.id
   const facts = session.open ? [`${session.origin}`, `open ${duration(now - session.openedAt)}`] : ['closed']
+  if (session.client !== undefined) facts.unshift(session.client)
   if (session.mail !== undefined) facts.push(`${session.mail} mail waiting`)
   const ending = view.control && session.open
   return el(

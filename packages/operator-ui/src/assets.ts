@@ -16,6 +16,7 @@ const FILES: Readonly<Record<string, string>> = {
   'render.js': 'text/javascript; charset=utf-8',
   'tail.js': 'text/javascript; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
+  'login.css': 'text/css; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
 }
 

@@ -89,3 +89,10 @@ export async function bodyOf(request: IncomingMessage, max: number): Promise<str
 export function peerOf(request: IncomingMessage): string {
   return request.socket.remoteAddress ?? 'a unix socket'
 }
+
+/** The token's path for a browser on this machine (loopback, or the unix socket); none for another. */
+export function tokenFileFor(request: IncomingMessage, tokenFile: string | undefined): string | undefined {
+  const address = request.socket.remoteAddress
+  const local = address === undefined || ['127.0.0.1', '::1', '::ffff:127.0.0.1'].includes(address)
+  return local ? tokenFile : undefined
+}

@@ -5,7 +5,7 @@ import type { Sessions, TaskRegistry } from '@toolvisor/tasks'
 import { type Asset, loadAssets } from './assets.js'
 import { ACTIONS_KEPT, act, type ControlContext } from './control.js'
 import { UiError } from './errors.js'
-import { pageCsp, peerOf, send, sendText } from './http.js'
+import { pageCsp, peerOf, send, sendText, tokenFileFor } from './http.js'
 import { StateHub } from './internal/live.js'
 import { logIn, loginForm } from './internal/login.js'
 import { clearedCookie, Logins } from './internal/logins.js'
@@ -41,6 +41,8 @@ export interface OperatorPageOptions {
   readonly loginIdleMs?: number
   /** Event streams open at once at most (pages and tails). Default 32. */
   readonly maxStreams?: number
+  /** Where the token is (`serve.token`, or `--token-file`): the login form names it to a browser on this machine. */
+  readonly tokenFile?: string
 }
 
 /** The `/ui` route of `serveHttp`, and its `close` (ends every stream, unhooks from the registries). */
@@ -50,6 +52,7 @@ export interface OperatorPage extends Route {
 
 interface Context extends ReadContext, ControlContext {
   readonly token: string
+  readonly tokenFile: string | undefined
   readonly logins: Logins
   readonly assets: ReadonlyMap<string, Asset>
 }
@@ -84,6 +87,7 @@ export function operatorPage(options: OperatorPageOptions): OperatorPage {
   const streams = new Set<EventStream>()
   const context: Context = {
     token: options.token,
+    tokenFile: options.tokenFile,
     tasks: options.tasks,
     sessions: options.sessions,
     control,
@@ -118,11 +122,16 @@ async function handle(
   const url = new URL(request.url ?? '/', 'http://localhost')
   const method = request.method ?? 'GET'
   if (url.pathname === '/ui/login' && method === 'POST') return logIn(request, response, context)
+  if (url.pathname === '/ui/login.css' && method === 'GET') {
+    request.resume()
+    const sheet = context.assets.get('login.css')!
+    return send(response, 200, sheet.type, sheet.body)
+  }
   const login = bearer ? undefined : context.logins.find(request)
   if (!bearer && login === undefined) {
     request.resume()
     if (method === 'GET' && ['/ui', '/ui/', '/ui/login'].includes(url.pathname))
-      return loginForm(response, 'first')
+      return loginForm(response, 'first', tokenFileFor(request, context.tokenFile))
     return sendText(response, 401, 'log in at /ui first, or send Authorization: Bearer <token>', {
       'www-authenticate': 'Bearer realm="toolvisor"',
     })

@@ -55,6 +55,8 @@ export interface SessionView {
   readonly id: string
   readonly open: boolean
   readonly origin?: string
+  /** Its client as the client named itself (`claude-code 2.1.197`), when known. */
+  readonly client?: string
   readonly openedAt?: number
   /** Envelopes waiting for the session's next delivery, when the mailbox is composed. */
   readonly mail?: number
@@ -128,6 +130,7 @@ function sessionView(
     id,
     open: session !== undefined,
     ...(session ? { origin: session.origin, openedAt: session.openedAt.getTime() } : {}),
+    ...(session?.client ? { client: session.client } : {}),
     ...(waiting ? { mail: waiting.total } : {}),
     tasks: shown.map((task) => taskView(sources, task, waiting?.from)),
     omitted: tasks.length - shown.length,

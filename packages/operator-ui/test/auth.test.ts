@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs'
+import type { IncomingMessage } from 'node:http'
 import { describe, expect, it } from 'vitest'
 import { ASSETS_DIR } from '../src/assets.js'
+import { tokenFileFor } from '../src/http.js'
 import { CSP } from '../src/index.js'
 import { setup } from './helpers.js'
 
@@ -127,6 +129,21 @@ describe('the operator page without the token', () => {
     expect((await fetch(`${base}/ui/app.js`, { headers: { cookie: right.cookie } })).status).toBe(401)
   })
 
+  it("styles the login form with the one file served without a login, and names the token's file to a browser on this machine", async () => {
+    const { base } = await setup({ tokenFile: '/var/lib/toolvisor/serve.token' })
+    const html = await (await fetch(`${base}/ui`)).text()
+    expect(html).toContain('<link rel="stylesheet" href="/ui/login.css">')
+    // The page is on loopback here, so is its browser: the path is named.
+    expect(html).toContain('It is in <code>/var/lib/toolvisor/serve.token</code> on this machine.')
+    const sheet = await fetch(`${base}/ui/login.css`)
+    expect(sheet.status).toBe(200)
+    expect(sheet.headers.get('content-type')).toBe('text/css; charset=utf-8')
+    expectStrictHeaders(sheet, '/ui/login.css')
+    expect(await sheet.text()).toContain('#says[data-why="wrong"]')
+    // Nothing else of the page is: its own stylesheet and scripts still need a login.
+    expect((await fetch(`${base}/ui/style.css`)).status).toBe(401)
+  })
+
   it('refuses a page of another origin, and an opaque one (Origin: null), before anything (403), even with a login', async () => {
     const { base, token } = await setup()
     const { cookie } = await logIn(base, token)
@@ -156,7 +173,15 @@ describe('the page itself', () => {
     }
     expect(html).not.toMatch(/\son[a-z]+\s*=|\sstyle\s*=|javascript:|<style|https?:\/\//i)
     const files = readdirSync(ASSETS_DIR)
-    expect(files.sort()).toEqual(['app.js', 'favicon.svg', 'index.html', 'render.js', 'style.css', 'tail.js'])
+    expect(files.sort()).toEqual([
+      'app.js',
+      'favicon.svg',
+      'index.html',
+      'login.css',
+      'render.js',
+      'style.css',
+      'tail.js',
+    ])
     for (const file of files.filter((name) => name.endsWith('.js'))) {
       const source = readFileSync(new URL(file, ASSETS_DIR), 'utf8')
       expect(source, file).not.toMatch(
@@ -166,7 +191,8 @@ describe('the page itself', () => {
       for (const [, from] of source.matchAll(/from '([^']+)'/g))
         expect(from, file).toMatch(/^\/ui\/[a-z-]+\.js$/)
     }
-    expect(readFileSync(new URL('style.css', ASSETS_DIR), 'utf8')).not.toMatch(/@import|url\(/)
+    for (const sheet of ['style.css', 'login.css'])
+      expect(readFileSync(new URL(sheet, ASSETS_DIR), 'utf8'), sheet).not.toMatch(/@import|url\(/)
   })
 
   it('answers HEAD, refuses other methods (405) and unknown files (404)', async () => {
@@ -178,5 +204,15 @@ describe('the page itself', () => {
     expect((await fetch(`${base}/ui/events`, { method: 'HEAD', headers: bearer })).status).toBe(405)
     expect((await fetch(`${base}/ui/../package.json`, { headers: bearer })).status).toBe(404)
     expect((await fetch(`${base}/ui/%2e%2e%2fpackage.json`, { headers: bearer })).status).toBe(404)
+  })
+})
+
+describe('tokenFileFor', () => {
+  it('names the file to a client on loopback or the unix socket, never to another', () => {
+    const from = (remoteAddress: string | undefined) =>
+      ({ socket: { remoteAddress } }) as unknown as IncomingMessage
+    for (const local of ['127.0.0.1', '::1', '::ffff:127.0.0.1', undefined])
+      expect(tokenFileFor(from(local), '/t'), String(local)).toBe('/t')
+    expect(tokenFileFor(from('10.0.0.5'), '/t')).toBeUndefined()
   })
 })

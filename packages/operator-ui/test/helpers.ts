@@ -21,7 +21,9 @@ afterEach(async () => {
 
 /** A page over a fresh runtime (events ring of 16, 1 KiB in memory per stream: paging reads the spill files). */
 export async function setup(
-  options: Partial<Pick<OperatorPageOptions, 'control' | 'maxStreams' | 'mail' | 'restartsOf'>> = {},
+  options: Partial<
+    Pick<OperatorPageOptions, 'control' | 'maxStreams' | 'mail' | 'restartsOf' | 'tokenFile'>
+  > = {},
 ) {
   const stateDir = mkdtempSync(join(tmpdir(), 'tv-ui-state-'))
   const runtime = new Runtime(

@@ -19,6 +19,8 @@ export interface SessionInfo {
    * run unless they say otherwise (`tool-bash`'s `workdir`).
    */
   readonly cwd?: string
+  /** Its client, as the client named itself (`claude-code 2.1.197`), when its surface heard it (`note`). */
+  readonly client?: string
 }
 
 /** How to open a session. */
@@ -64,6 +66,11 @@ export interface Sessions {
    * the errors come back together as one AggregateError. Closing an unknown id is an error.
    */
   close(id: string, reason?: CloseReason): Promise<void>
+  /**
+   * Records what operators should see of an open session: its client as the client named itself
+   * (the latest connection's). Unknown ids are ignored (the session closed meanwhile).
+   */
+  note(id: string, facts: { readonly client: string }): void
   /** Runs `hook` on every close from now on; returns the unregistration. */
   onClose(hook: CloseHook): () => void
   /** Runs `hook` when a new session opens; returns the unregistration. */
@@ -121,6 +128,11 @@ class SessionTable implements Sessions {
 
   get(id: string): SessionInfo | undefined {
     return this.#open.get(id)
+  }
+
+  note(id: string, facts: { readonly client: string }): void {
+    const known = this.#open.get(id)
+    if (known !== undefined) this.#open.set(id, { ...known, client: facts.client.slice(0, 200) })
   }
 
   list(): SessionInfo[] {

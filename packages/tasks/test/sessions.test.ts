@@ -27,6 +27,16 @@ describe('sessions', () => {
     expect(opened).toEqual(['a'])
   })
 
+  it('notes the client of an open session (the latest), bounded, and ignores an unknown one', () => {
+    const sessions = createSessions()
+    sessions.open({ id: 'a' })
+    sessions.note('a', { client: 'claude-code 2.1.197' })
+    sessions.note('a', { client: `codex ${'x'.repeat(500)}` })
+    expect(sessions.get('a')?.client).toBe(`codex ${'x'.repeat(194)}`)
+    sessions.note('gone', { client: 'c' })
+    expect(sessions.get('gone')).toBeUndefined()
+  })
+
   it('refuses an id that is not one, saying what an id may hold', () => {
     const sessions = createSessions()
     for (const id of ['', 'a b', 'x'.repeat(129), 'tab\there', '../etc']) {

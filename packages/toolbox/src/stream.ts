@@ -2,6 +2,7 @@ import type { ReadBack, ReadBackOf } from '@toolvisor/answers'
 import { eventValue, fitBackward, type Renderer, rendererFor } from '@toolvisor/answers'
 import type { KeptRecord, ManagedProcess, ProcessRuntime } from '@toolvisor/process-runtime'
 import type { TaskRegistry } from '@toolvisor/tasks'
+import { argvLabel } from './argv-label.js'
 import type { LoadedTool } from './binary-tool.js'
 import type { ModeCall, ModeHandler } from './modes.js'
 import { exitMeta, failure, networkNote, succeeded, text } from './results.js'
@@ -36,6 +37,7 @@ export function streamHandler(
       const task = deps.tasks.add({
         kind: 'stream',
         tool: call.name,
+        label: argvLabel(call.start.argv),
         process,
         ...(call.ctx.sessionId !== undefined ? { owner: call.ctx.sessionId } : {}),
       })
@@ -82,6 +84,7 @@ function adoptStream(
   deps.tasks.add({
     kind: 'stream',
     tool: loaded.spec.slug,
+    ...(record.argv ? { label: argvLabel(record.argv) } : {}),
     id: task,
     start: () => process,
     ...(session !== undefined ? { owner: session } : {}),

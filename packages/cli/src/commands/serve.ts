@@ -72,7 +72,7 @@ export async function serveCommand(
   const notifier =
     notify && startNotifier({ target: notify, tasks: composed.tasks, mailbox: composed.mailbox, log })
   const control = serve.uiControl === true
-  const page = operatorPage({ token, control, log, ...composed, ...mailOf(composed) })
+  const page = operatorPage({ token, tokenFile, control, log, ...composed, ...mailOf(composed) })
   try {
     const http = await serveHttp(composed.tools, httpOptions(composed, config, { listen, token, log, page }))
     announce(io, { url: http.url, tools: composed.tools.list().length, tokenFile, control })

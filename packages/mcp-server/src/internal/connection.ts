@@ -78,6 +78,13 @@ export function connectionServer(
     modern: era === 'modern',
     ...(options.firstLoad ? { firstLoad: options.firstLoad } : {}),
   })
+  // Operators see each session's client as it named itself (the operator page), once it initialized.
+  const announced = server.oninitialized
+  server.oninitialized = () => {
+    announced?.()
+    const client = server.getClientVersion()
+    if (client) options.sessions?.note(sessionId, { client: `${client.name} ${client.version}` })
+  }
   // What starting set up and stopping undoes: the mail watch, the approvals' attachment.
   const undo: Array<() => void> = []
   return {

@@ -20,7 +20,7 @@ export class Handles {
    */
   add(
     session: string,
-    task: Pick<AddTaskOptions, 'kind' | 'tool'>,
+    task: Pick<AddTaskOptions, 'kind' | 'tool' | 'label'>,
     start: (handle: string) => ManagedProcess,
   ): TaskInfo {
     for (;;) {
@@ -42,7 +42,9 @@ export class Handles {
   adopt(
     session: string,
     handle: string,
-    task: Pick<AddTaskOptions, 'kind' | 'tool'> & { readonly cursors?: Readonly<Record<string, number>> },
+    task: Pick<AddTaskOptions, 'kind' | 'tool' | 'label'> & {
+      readonly cursors?: Readonly<Record<string, number>>
+    },
     start: () => ManagedProcess,
   ): TaskInfo {
     const n = Number(handle.slice(1))

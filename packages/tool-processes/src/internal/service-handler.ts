@@ -3,6 +3,7 @@ import type { Mailbox } from '@toolvisor/mailbox'
 import type { KeptRecord, ProcessRuntime, StartOptions } from '@toolvisor/process-runtime'
 import { ensureSession, type Sessions, type TaskRegistry } from '@toolvisor/tasks'
 import {
+  argvLabel,
   describeExit,
   handedOver,
   type LoadedTool,
@@ -74,15 +75,19 @@ async function startService(
   }
   ensureSession(deps.sessions, session)
   let service: Service | undefined
-  deps.handles.add(session, { kind: 'service', tool: call.name }, (handle) => {
-    service = launch(
-      deps,
-      settings,
-      { name: call.name, loaded: call.loaded, start: call.start },
-      { session, handle },
-    )
-    return service
-  })
+  deps.handles.add(
+    session,
+    { kind: 'service', tool: call.name, label: argvLabel(call.start.argv) },
+    (handle) => {
+      service = launch(
+        deps,
+        settings,
+        { name: call.name, loaded: call.loaded, start: call.start },
+        { session, handle },
+      )
+      return service
+    },
+  )
   if (call.ctx.asTask !== undefined) {
     // Taken as a task (MCP Tasks): the task is the service itself, its answer its end.
     call.ctx.asTask(service!.handle, answerAtEnd(service!, call))
@@ -232,7 +237,8 @@ function adoptService(
   const what = { name: loaded.spec.slug, loaded, start }
   // The readers' cursors count the events of its runs before this one when it restarted: then they start again.
   const cursors = record.cursors && record.handler?.restarted !== true ? { cursors: record.cursors } : {}
-  const task = { kind: 'service' as const, tool: loaded.spec.slug, ...cursors }
+  const label = record.argv ? { label: argvLabel(record.argv) } : {}
+  const task = { kind: 'service' as const, tool: loaded.spec.slug, ...label, ...cursors }
   deps.handles.adopt(session, handle, task, () => launch(deps, settings, what, { session, handle }, record))
   deps.tasks.detach(handle)
 }
