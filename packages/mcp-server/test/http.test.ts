@@ -101,8 +101,12 @@ describe('serveHttp', () => {
     expect((await two.client.callTool({ name: 'whoami', arguments: {} })).content).toEqual([
       { type: 'text', text: 'agent-1' },
     ])
-    // Its client as it named itself, for the operator page.
+    // Its client as it named itself, and its calls, for the operator page.
     expect(sessions.get('agent-1')).toMatchObject({ opens: 2, origin: 'mcp-http', client: 'http-test 0' })
+    expect(sessions.get('agent-1')?.calls?.map((c) => [c.tool, c.error])).toEqual([
+      ['whoami', false],
+      ['whoami', false],
+    ])
     const bad = await raw(server.url, {
       headers: { ...json, authorization: `Bearer ${TOKEN}`, [SESSION_HEADER]: 'a b' },
       body: initialize,

@@ -197,6 +197,18 @@ function sessionCard(session, view, now, selected) {
         el('tbody', {}, rows),
       )
     : el('p', { class: 'empty' }, 'Nothing running or kept.')
+  const calls = session.calls?.length
+    ? el(
+        'p',
+        { class: 'calls' },
+        'recent calls: ',
+        session.calls
+          .slice()
+          .reverse()
+          .map((call) => `${call.tool} ${call.ms} ms${call.error ? ' (error)' : ''}`)
+          .join(' · '),
+      )
+    : ''
   const omitted = session.omitted
     ? el('p', { class: 'omitted' }, `${session.omitted} older ended tasks not shown`)
     : ''
@@ -206,6 +218,7 @@ function sessionCard(session, view, now, selected) {
     sessionHead(session, view, now),
     body,
     omitted,
+    calls,
   )
 }
 

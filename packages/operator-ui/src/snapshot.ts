@@ -57,6 +57,13 @@ export interface SessionView {
   readonly origin?: string
   /** Its client as the client named itself (`claude-code 2.1.197`), when known. */
   readonly client?: string
+  /** Its last calls, oldest first (`Sessions.note`): a oneshot call's only trace. */
+  readonly calls?: readonly {
+    readonly tool: string
+    readonly at: number
+    readonly ms: number
+    readonly error: boolean
+  }[]
   readonly openedAt?: number
   /** Envelopes waiting for the session's next delivery, when the mailbox is composed. */
   readonly mail?: number
@@ -131,6 +138,7 @@ function sessionView(
     open: session !== undefined,
     ...(session ? { origin: session.origin, openedAt: session.openedAt.getTime() } : {}),
     ...(session?.client ? { client: session.client } : {}),
+    ...(session?.calls?.length ? { calls: session.calls } : {}),
     ...(waiting ? { mail: waiting.total } : {}),
     tasks: shown.map((task) => taskView(sources, task, waiting?.from)),
     omitted: tasks.length - shown.length,

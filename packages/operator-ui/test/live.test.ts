@@ -61,6 +61,22 @@ describe('the state stream', () => {
     expect(ended()).toMatchObject({ status: 'exited', exit: { reason: 'cancelled' } })
     expect(ended().endedAt).toBeGreaterThanOrEqual(ended().startedAt)
   })
+
+  it("shows a session's client and its last calls, a oneshot's only trace", async () => {
+    const { base, bearer, sessions } = await setup()
+    sessions.open({ id: 'alpha', origin: 'mcp-http' })
+    sessions.note('alpha', { client: 'claude-code 2.1.197' })
+    sessions.note('alpha', { call: { tool: 'word_count', at: Date.now(), ms: 12, error: false } })
+    const stream = await sse(`${base}/ui/events`, bearer)
+    expect(await eventually(() => latest(stream.messages) !== undefined)).toBe(true)
+    expect(latest(stream.messages)!.sessions[0]).toMatchObject({
+      client: 'claude-code 2.1.197',
+      calls: [{ tool: 'word_count', ms: 12, error: false }],
+    })
+    // A later call reaches the page with the next counters (within a second or so), no lifecycle change needed.
+    sessions.note('alpha', { call: { tool: 'git_lite__log', at: Date.now(), ms: 40, error: true } })
+    expect(await eventually(() => latest(stream.messages)!.sessions[0]!.calls?.length === 2, 3000)).toBe(true)
+  })
 })
 
 describe('a tail', () => {

@@ -21,7 +21,29 @@ export interface SessionInfo {
   readonly cwd?: string
   /** Its client, as the client named itself (`claude-code 2.1.197`), when its surface heard it (`note`). */
   readonly client?: string
+  /** Its last calls (at most 10, oldest first), as its surface noted them: oneshot calls leave this trace only. */
+  readonly calls?: readonly SessionCall[]
 }
+
+/** One call a session made, for operators. */
+export interface SessionCall {
+  /** The model-facing name it called. */
+  readonly tool: string
+  /** When it began (epoch ms), and how long it took. */
+  readonly at: number
+  readonly ms: number
+  /** Its answer was an error. */
+  readonly error: boolean
+}
+
+/** What a surface notes of an open session (`Sessions.note`). */
+export interface SessionFacts {
+  readonly client?: string
+  readonly call?: SessionCall
+}
+
+/** How many calls a session keeps for operators. */
+const CALLS_KEPT = 10
 
 /** How to open a session. */
 export interface OpenSession {
@@ -68,9 +90,10 @@ export interface Sessions {
   close(id: string, reason?: CloseReason): Promise<void>
   /**
    * Records what operators should see of an open session: its client as the client named itself
-   * (the latest connection's). Unknown ids are ignored (the session closed meanwhile).
+   * (the latest connection's), a call it made (the last 10 kept). Unknown ids are ignored (the
+   * session closed meanwhile).
    */
-  note(id: string, facts: { readonly client: string }): void
+  note(id: string, facts: SessionFacts): void
   /** Runs `hook` on every close from now on; returns the unregistration. */
   onClose(hook: CloseHook): () => void
   /** Runs `hook` when a new session opens; returns the unregistration. */
@@ -130,9 +153,13 @@ class SessionTable implements Sessions {
     return this.#open.get(id)
   }
 
-  note(id: string, facts: { readonly client: string }): void {
+  note(id: string, facts: SessionFacts): void {
     const known = this.#open.get(id)
-    if (known !== undefined) this.#open.set(id, { ...known, client: facts.client.slice(0, 200) })
+    if (known === undefined) return
+    const client = facts.client === undefined ? {} : { client: facts.client.slice(0, 200) }
+    const call = facts.call
+    const calls = call === undefined ? {} : { calls: [...(known.calls ?? []), call].slice(-CALLS_KEPT) }
+    this.#open.set(id, { ...known, ...client, ...calls })
   }
 
   list(): SessionInfo[] {

@@ -66,7 +66,15 @@ export function connectionServer(
   if (mail && era === 'modern') serveMailResource(server, mail)
   const inflight = new Inflight()
   const rounds = era === 'modern' ? options.approvals : undefined
-  const handle = callHandler({ tools, sessionId, connection, limits, log, mail, tasks, rounds, era })
+  const handled = callHandler({ tools, sessionId, connection, limits, log, mail, tasks, rounds, era })
+  // Each call leaves a trace for operators (the operator page's recent calls): a oneshot no other.
+  const handle: typeof handled = async (request, ctx) => {
+    const at = Date.now()
+    const result = await handled(request, ctx)
+    const error = 'isError' in result && result.isError === true
+    options.sessions?.note(sessionId, { call: { tool: request.params.name, at, ms: Date.now() - at, error } })
+    return result
+  }
   // The 2025 tasks say in the list which tools may run as one; the 2026 extension has no such field.
   const listed = { tools, tasks: tasks !== undefined && era === 'legacy' }
   serveTools(server, inflight, handle, listed, firstLoadOf(options))
