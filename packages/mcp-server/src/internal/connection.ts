@@ -10,6 +10,7 @@ import { noticeMail, type SessionMailOptions, watchMail } from './mail.js'
 import { MAIL_URI, serveMailResource } from './mail-resource.js'
 import { parseOptions } from './options.js'
 import { messageOf } from './result.js'
+import { notedCalls, notedClient } from './session-notes.js'
 import { stderrLog } from './stderr-log.js'
 import type { TaskServer } from './task-requests.js'
 import type { TaskAnswers } from './tasks.js'
@@ -67,32 +68,20 @@ export function connectionServer(
   const inflight = new Inflight()
   const rounds = era === 'modern' ? options.approvals : undefined
   const handled = callHandler({ tools, sessionId, connection, limits, log, mail, tasks, rounds, era })
-  // Each call leaves a trace for operators (the operator page's recent calls): a oneshot no other.
-  const handle: typeof handled = async (request, ctx) => {
-    const at = Date.now()
-    const result = await handled(request, ctx)
-    const error = 'isError' in result && result.isError === true
-    options.sessions?.note(sessionId, { call: { tool: request.params.name, at, ms: Date.now() - at, error } })
-    return result
-  }
+  const handle = notedCalls(handled, options.sessions, sessionId)
   // The 2025 tasks say in the list which tools may run as one; the 2026 extension has no such field.
   const listed = { tools, tasks: tasks !== undefined && era === 'legacy' }
   serveTools(server, inflight, handle, listed, firstLoadOf(options))
+  const firstLoad = options.firstLoad ? { firstLoad: options.firstLoad } : {}
   const announcer = new ToolAnnouncer({
     tools,
     server,
     sessionId,
     log,
     modern: era === 'modern',
-    ...(options.firstLoad ? { firstLoad: options.firstLoad } : {}),
+    ...firstLoad,
   })
-  // Operators see each session's client as it named itself (the operator page), once it initialized.
-  const announced = server.oninitialized
-  server.oninitialized = () => {
-    announced?.()
-    const client = server.getClientVersion()
-    if (client) options.sessions?.note(sessionId, { client: `${client.name} ${client.version}` })
-  }
+  notedClient(server, options.sessions, sessionId)
   // What starting set up and stopping undoes: the mail watch, the approvals' attachment.
   const undo: Array<() => void> = []
   return {
