@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { examples, fixtures, run, tempDir } from './helpers.js'
+import { fixtures, run, tempDir } from './helpers.js'
 import { dir, hasBwrap, sandboxedTool } from './sandbox-helpers.js'
 
 const web = join(fixtures, 'web')
@@ -98,22 +98,18 @@ describe('toolvisor check', () => {
   })
 
   it('with --sandbox auto, says what auto chose: each sandboxed tool its mechanism, counted', async () => {
-    // Where the sandbox user can read it (its describe runs as that user when toolvisor is root).
+    // Only this toolbox, where the sandbox user can read it: with a mechanism configured every
+    // describe runs as that user, and a clone in a 0700 folder keeps the examples out of its reach.
     const box = dir('tv-check-auto-')
-    const boxed = join(box, 'boxed')
-    writeFileSync(
-      boxed,
-      `#!/bin/sh\ncase "$1" in\ndescribe) echo '{"protocol": 2, "slug": "boxed", "description": "boxed", "args": [], "runtime": {"sandbox": {"net": "none"}}}' ;;\nrun) echo ok ;;\nesac\n`,
-      { mode: 0o755 },
-    )
+    sandboxedTool(box, 'boxed', { sandbox: { net: 'none' } })
     const { code, stdout } = await run([
       'check',
       '--toolbox',
       box,
-      '--toolbox',
-      examples,
       '--sandbox',
       'auto',
+      '--state-dir',
+      tempDir(),
     ])
     expect(code).toBe(0)
     // The first of bwrap, landlock that honours it: bwrap where it runs, else landlock.
