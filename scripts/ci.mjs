@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // What `.ci/run` runs after the system packages: the whole test suite (`npm test`) on every Node
 // of CI_MAJORS, then the MCP conformance suite against `toolvisor serve`, then lint and typecheck
-// (`scripts/setup.mjs checks`: each a count in the tally). The first run installs
+// (`scripts/setup.mjs checks`: each a count in the tally), then the release path through a local
+// registry (`scripts/registry.mjs`: every package published to Verdaccio, then npx and npm i -g
+// from an empty folder). The first run installs
 // and builds; the others reuse that build (turbo's cache: the build does not depend on the Node
 // that runs it, and the one native part, the Landlock launcher, is built with cc). Each other Node
 // is put first on PATH, so pnpm, turbo, vitest and every process the tests start run on it.
@@ -84,6 +86,9 @@ for (const [i, major] of order.entries()) {
     process.stdout.write('\nci: lint and typecheck (scripts/setup.mjs checks)\n')
     const checks = await run(process.execPath, 'scripts/setup.mjs', ['checks'])
     runs.push({ what: 'checks', code: checks.code, tally: checks.tally, failures: checks.failures })
+    process.stdout.write('\nci: the release path through a local registry (scripts/registry.mjs)\n')
+    const registry = await run(process.execPath, 'scripts/registry.mjs')
+    runs.push({ what: 'registry', code: registry.code, tally: registry.tally, failures: registry.failures })
   }
 }
 
