@@ -152,8 +152,9 @@ describe.skipIf(!present)(title, () => {
       .locator('td.n-events', { hasText: /^[1-9]/ })
       .waitFor()
     await row('beta', slow).locator('button[data-stop]').click()
+    // The dialog quotes what it runs (its label: the stream's arguments).
     expect(await page.locator('#confirm-text').textContent()).toContain(
-      `Stop ${slow} (counter) of session beta?`,
+      `Stop ${slow} (counter: run --to 100000 --every-ms 1000) of session beta?`,
     )
     await page.locator('#confirm-ok').click()
     await page.locator(`[data-session="beta"] tr[data-task="${slow}"][data-status="exited"]`).waitFor()
