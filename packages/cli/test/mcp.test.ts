@@ -144,7 +144,10 @@ describe.each(ERAS)('toolvisor mcp, with the SDK client over stdio, speaking %s'
     )
     expect(result.isError).toBeFalsy()
     // Once seen short of its last under load (CI, 2026-12-07): the server's own count, if it dropped one, says so.
-    expect(seen.map((p) => p.progress), JSON.stringify(result._meta ?? {})).toEqual([1, 2, 3, 4])
+    expect(
+      seen.map((p) => p.progress),
+      JSON.stringify(result._meta ?? {}),
+    ).toEqual([1, 2, 3, 4])
     expect(JSON.parse(seen[0]!.message!)).toMatchObject({ n: 1 })
   })
 
