@@ -78,7 +78,11 @@ export async function demoCommand(argv: readonly string[], io: Io): Promise<numb
  */
 function nextCommand(examples: Config['toolboxes']): string {
   const toolboxes = examples.map((box) => `--toolbox ${typeof box === 'string' ? box : box.path}`).join(' ')
-  const onPath = (process.env.PATH ?? '').split(delimiter).some((dir) => {
+  // The folders npm and pnpm put first for a script (`npm run demo`) are not the user's PATH.
+  const userPath = (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter((dir) => !/(node_modules\/\.bin|node-gyp-bin)$/.test(dir))
+  const onPath = userPath.some((dir) => {
     try {
       accessSync(join(dir, 'toolvisor'), constants.X_OK)
       return dir !== ''
