@@ -77,7 +77,9 @@ export async function demoCommand(argv: readonly string[], io: Io): Promise<numb
  * else this build's `bin.js` run by node, with how to put it on PATH.
  */
 function nextCommand(examples: Config['toolboxes']): string {
-  const toolboxes = examples.map((box) => `--toolbox ${typeof box === 'string' ? box : box.path}`).join(' ')
+  const toolboxes = examples
+    .map((box) => `--toolbox ${shellWord(typeof box === 'string' ? box : box.path)}`)
+    .join(' ')
   // The folders npm and pnpm put first for a script (`npm run demo`) are not the user's PATH.
   const userPath = (process.env.PATH ?? '')
     .split(delimiter)
@@ -93,8 +95,12 @@ function nextCommand(examples: Config['toolboxes']): string {
   const serve = 'serve them to Claude Code, Codex, any MCP client'
   if (onPath) return `toolvisor mcp ${toolboxes}  (${serve})`
   const bin = fileURLToPath(new URL('../bin.js', import.meta.url))
-  return `node ${bin} mcp ${toolboxes}  (${serve}; npm run install-cli puts toolvisor on PATH)`
+  return `node ${shellWord(bin)} mcp ${toolboxes}  (${serve}; npm run install-cli puts toolvisor on PATH)`
 }
+
+/** A path as a shell takes it whole: quoted when it holds a space or anything a shell reads. */
+const shellWord = (word: string): string =>
+  /^[\w./:=@%+,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
 
 /** A toolbox holding one tool whose describe document is wrong, and a note file to read. */
 function brokenToolbox(scratch: string): string {
