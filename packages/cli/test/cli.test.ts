@@ -208,7 +208,10 @@ describe('toolvisor', () => {
     expect(stdout).toContain('"process":"p2","tool":"log_watcher","kind":"service","status":"exited (0)"')
     // Its last line is a command this user can run: toolvisor when it is on PATH, else this build.
     expect(stdout).toMatch(
-      new RegExp(`\\nNext: (toolvisor|node \\S+/dist/bin\\.js) mcp --toolbox ${examples}  \\(serve them to`),
+      // A path with a space is quoted, so the line pastes whole.
+      new RegExp(
+        `\\nNext: (toolvisor|node \\S+/dist/bin\\.js|node '[^']+/dist/bin\\.js') mcp --toolbox ${examples.includes(' ') ? `'${examples}'` : examples}  \\(serve them to`,
+      ),
     )
   }, 60_000)
 
